@@ -1,0 +1,32 @@
+/**
+ * What the domain needs from the connected gateways. Implemented by the link server (`link-server.ts`);
+ * domain code and its tests depend only on this interface.
+ */
+import type { CommandAction, CommandResult } from '@devicelab/proto';
+
+export interface ConnectedGateway {
+  id: string;
+  name: string;
+  publicAddress: string;
+  publicPort: number;
+  version: string;
+  connectedAt: Date;
+  deviceVendorUniqueIdentifiers: string[];
+}
+
+export class GatewayUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GatewayUnavailableError';
+  }
+}
+
+export interface GatewayDirectory {
+  /**
+   * Sends a command to the gateway that currently holds the device and waits for its result.
+   * Rejects with GatewayUnavailableError when no connected gateway holds the device, the stream is lost
+   * before the result arrives, or `timeoutMs` passes.
+   */
+  sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult>;
+  connectedGateways(): ConnectedGateway[];
+}

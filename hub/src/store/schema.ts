@@ -1,0 +1,174 @@
+/** Kysely table types of the records store. One migration set serves embedded and external PostgreSQL. */
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface UsersTable {
+  id: Generated<string>;
+  /** Login name: an e-mail address, or the built-in `admin`. Unique case-insensitively. */
+  login: string;
+  first_name: string | null;
+  middle_name: string | null;
+  last_name: string | null;
+  is_active: Generated<boolean>;
+  /** SHA-256 of the API token; the token itself is never stored. */
+  token_sha256: Buffer | null;
+  profile: Generated<Json<Record<string, string>>>;
+  created_at: Generated<CreatedAt>;
+  last_login_at: Timestamp | null;
+}
+
+export interface RolesTable {
+  id: Generated<string>;
+  name: string;
+  entitlements: string[];
+  built_in: Generated<boolean>;
+}
+
+export interface UserRolesTable {
+  user_id: string;
+  role_id: string;
+}
+
+export interface GatewaysTable {
+  id: Generated<string>;
+  name: string;
+  token_sha256: Buffer;
+  public_address: string | null;
+  public_port: number | null;
+  connected: Generated<boolean>;
+  last_seen_at: Timestamp | null;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface DevicesTable {
+  id: Generated<string>;
+  /** adb serial / iOS UDID: how the gateway names the device; keeps the Guid stable across reconnects. */
+  vendor_unique_identifier: string;
+  gateway_id: string | null;
+  name: string;
+  operating_system: string;
+  serial_number: string | null;
+  model: string | null;
+  manufacturer: string | null;
+  friendly_model: string | null;
+  operating_system_version: string | null;
+  operating_system_build: string | null;
+  product_type: string | null;
+  hardware_model: string | null;
+  device_class: string | null;
+  form_factor: Generated<string>;
+  vendor_device_name: string | null;
+  mac_address: string | null;
+  bluetooth_address: string | null;
+  usb_location: string | null;
+  usb_hub_serial_number: string | null;
+  usb_hub_port_number: number | null;
+  battery_status: Generated<string>;
+  battery_percent: Generated<number>;
+  disk_space: Generated<string>;
+  disk_space_used: Generated<string>;
+  /** Online/Offline as users see it; derived from readiness when the gateway reports. */
+  availability: Generated<string>;
+  /** Gateway's view: Ready, Unauthorized, Offline, Booting, Detached; plus the hub's `Rebooting`. */
+  readiness: Generated<string>;
+  readiness_detail: string | null;
+  enabled: Generated<boolean>;
+  deleted: Generated<boolean>;
+  slot_number: number | null;
+  notes: string | null;
+  retained_by: string | null;
+  retained_at: Timestamp | null;
+  properties: Generated<Json<{ name: string; value: string }[]>>;
+  installed_packages: Generated<Json<{ identifier: string; version: string; buildVersion: string; system: boolean }[]>>;
+  last_inuse_at: Timestamp | null;
+  last_connected_at: Timestamp | null;
+  last_disconnected_at: Timestamp | null;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface ApplicationsTable {
+  id: Generated<string>;
+  display_name: string;
+  application_identifier: string;
+  version: string | null;
+  build_version: string | null;
+  operating_system: string;
+  minimum_os_version: string | null;
+  /** SHA-256 of the binary in the blob store (content address). */
+  blob_sha256: string;
+  file_name: string;
+  file_byte_count: string;
+  version_counter: number;
+  icon_blob: string | null;
+  vendor_application_name: string | null;
+  supported_form_factors: Generated<string>;
+  provision_expiration_date: Timestamp | null;
+  provisions_all_devices: Generated<boolean>;
+  signing_certificate_name: string | null;
+  signing_certificate_in_profile: Generated<boolean>;
+  app_team_identifier: string | null;
+  agent_dylib_team_identifier: string | null;
+  agent_dylib_embedded: Generated<boolean>;
+  /** Android: the launcher activity found in the manifest (used by launch). */
+  launch_activity: string | null;
+  application_errors: Generated<Json<string[]>>;
+  enabled: Generated<boolean>;
+  notes: string | null;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface AsyncJobsTable {
+  id: Generated<string>;
+  kind: string;
+  owner_id: string;
+  /** running -> complete -> delivered (after the completed status was returned once). */
+  status: Generated<string>;
+  result: Json<unknown> | null;
+  created_at: Generated<CreatedAt>;
+  completed_at: Timestamp | null;
+  last_polled_at: Timestamp;
+}
+
+export interface EventsTable {
+  id: Generated<string>;
+  event_type: string;
+  event_date: Generated<CreatedAt>;
+  device_id: string | null;
+  device_name: string | null;
+  performed_by_id: string | null;
+  performed_by_name: string | null;
+  user_id: string | null;
+  application_id: string | null;
+  application_name: string | null;
+  int_value: Generated<number>;
+  bool_value: Generated<boolean>;
+  string_value: string | null;
+  message: string;
+  is_success: Generated<boolean>;
+  device_online_count: Generated<number>;
+  device_inuse_count: Generated<number>;
+}
+
+export interface Database {
+  users: UsersTable;
+  roles: RolesTable;
+  user_roles: UserRolesTable;
+  gateways: GatewaysTable;
+  devices: DevicesTable;
+  applications: ApplicationsTable;
+  async_jobs: AsyncJobsTable;
+  events: EventsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type DeviceRow = Selectable<DevicesTable>;
+export type DeviceUpdate = Updateable<DevicesTable>;
+export type NewDevice = Insertable<DevicesTable>;
+export type ApplicationRow = Selectable<ApplicationsTable>;
+export type NewApplication = Insertable<ApplicationsTable>;
+export type GatewayRow = Selectable<GatewaysTable>;
+export type EventRow = Selectable<EventsTable>;
+export type NewEvent = Insertable<EventsTable>;

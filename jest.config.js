@@ -1,0 +1,15 @@
+/** One jest run over every package; tests live in `<package>/test/**/*.test.ts`. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/shared', '<rootDir>/proto', '<rootDir>/labsim', '<rootDir>/gateway', '<rootDir>/hub', '<rootDir>/scripts'],
+  testMatch: ['**/test/**/*.test.ts'],
+  transform: {
+    // Type checking happens once in `tsc -b` (scripts/test.mjs); jest only transpiles.
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json', isolatedModules: true }],
+  },
+  moduleNameMapper: { '^@devicelab/(shared|proto|hub|gateway|labsim)$': '<rootDir>/$1/src' },
+  globalSetup: '<rootDir>/scripts/jest/global-setup.ts',
+  globalTeardown: '<rootDir>/scripts/jest/global-teardown.ts',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,49 @@
+/**
+ * What the adbd protocol layer needs from a simulated device.
+ *
+ * The transport and the services only talk to this interface, so the wire
+ * protocol code knows nothing about Android state (props, packages, ...).
+ */
+import type { ChildProcess } from 'node:child_process';
+
+export type AuthMode =
+  /** Reply to CNXN at once (adb over TCP never requires AUTH). */
+  | 'none'
+  /** Ask for a signature, then accept the public key ("Allow USB debugging" tapped). */
+  | 'accept'
+  /** Ask for a signature forever: adb shows the device as `unauthorized`. */
+  | 'reject';
+
+export interface InstallOutcome {
+  /** Text the package manager prints, e.g. "Success\n" or "Failure [...]\n". */
+  output: string;
+  ok: boolean;
+}
+
+/** One-shot fault: drop the TCP connection at some point. */
+export interface DropFault {
+  /** Drop when the host opens its next stream. */
+  onNextStream?: boolean;
+  /** Drop after the device has sent this many more payload bytes. */
+  afterBytes?: number;
+}
+
+export interface DevicePort {
+  /** CNXN banner, e.g. `device::ro.product.name=..;features=...`. */
+  banner(): string;
+  authMode(): AuthMode;
+  /** Consumes a pending drop fault (returns it once, then undefined). */
+  takeDropFault(): DropFault | undefined;
+  /** Spawns `/bin/sh -c <command>` (or an interactive sh when command is empty) inside the device sandbox. */
+  spawnShell(command: string): ChildProcess;
+  /** Streamed install (abb_exec / exec:cmd package install -S): the complete APK bytes and pm arguments. */
+  installStream(apk: Buffer, pmArgs: string[]): Promise<InstallOutcome>;
+  /** Runs a device tool in-process (used by abb_exec for non-install commands). */
+  runTool(tool: string, args: string[]): Promise<{ stdout: string; stderr: string; code: number }>;
+  /** Maps an absolute device path (/sdcard/x) onto the host file system. */
+  hostPath(devicePath: string): string;
+  /** Refreshes generated files (/proc, /sys) before a service reads them. */
+  refreshGeneratedFiles(): void;
+  /** `reboot:` service; the argument is e.g. "" or "bootloader". */
+  reboot(target: string): void;
+}

@@ -1,0 +1,75 @@
+/**
+ * TypeScript shapes of the messages in `devicelab_link.proto` as @grpc/proto-loader delivers them
+ * (camelCase fields, int64 as number, `body`/`action` naming the populated oneof member).
+ */
+
+export interface Hello { gatewayName: string; gatewayVersion: string; nonce: Buffer; publicAddress: string; publicPort: number }
+export interface Welcome { hubProof: Buffer; heartbeatIntervalMs: number }
+export interface Heartbeat { sentAtMs: number }
+export interface DeviceProperty { name: string; value: string }
+export interface InstalledPackage { identifier: string; version: string; buildVersion: string; system: boolean }
+
+export interface DeviceState {
+  vendorUniqueIdentifier: string;
+  operatingSystem: string;
+  readiness: string;
+  readinessDetail?: string;
+  serialNumber?: string;
+  model?: string;
+  manufacturer?: string;
+  friendlyModel?: string;
+  operatingSystemVersion?: string;
+  operatingSystemBuild?: string;
+  productType?: string;
+  hardwareModel?: string;
+  deviceClass?: string;
+  formFactor?: string;
+  vendorDeviceName?: string;
+  macAddress?: string;
+  bluetoothAddress?: string;
+  usbLocation?: string;
+  usbHubSerialNumber?: string;
+  usbHubPortNumber?: number;
+  batteryPercent?: number;
+  batteryStatus?: string;
+  diskSpace?: number;
+  diskSpaceUsed?: number;
+  properties?: DeviceProperty[];
+  packages?: InstalledPackage[];
+}
+
+export interface InstallApp { blobSha256: string; fileName: string; applicationIdentifier: string; force: boolean; nativeAutomation: boolean }
+export interface UninstallApp { applicationIdentifier: string; keepData: boolean }
+export interface LaunchApp { applicationIdentifier: string; arguments: string; startOnly: boolean }
+export interface ReadLog { maxLines: number }
+
+export type CommandAction =
+  | { action: 'install'; install: InstallApp }
+  | { action: 'uninstall'; uninstall: UninstallApp }
+  | { action: 'launch'; launch: LaunchApp }
+  | { action: 'reboot'; reboot: Record<string, never> }
+  | { action: 'readLog'; readLog: ReadLog };
+
+export type Command = { commandId: string; vendorUniqueIdentifier: string; deadlineMs: number } & CommandAction;
+
+export interface CommandResult { commandId: string; ok: boolean; errorMessage: string; text: string }
+
+export type GatewayMessage =
+  | { body: 'hello'; hello: Hello }
+  | { body: 'heartbeat'; heartbeat: Heartbeat }
+  | { body: 'snapshot'; snapshot: { devices: DeviceState[] } }
+  | { body: 'deviceUpdate'; deviceUpdate: DeviceState }
+  | { body: 'deviceRemoved'; deviceRemoved: { vendorUniqueIdentifier: string } }
+  | { body: 'commandResult'; commandResult: CommandResult };
+
+export type HubMessage =
+  | { body: 'welcome'; welcome: Welcome }
+  | { body: 'heartbeat'; heartbeat: Heartbeat }
+  | { body: 'command'; command: Command };
+
+export interface BlobRequest { sha256: string }
+export interface BlobChunk { data: Buffer; totalSize: number }
+
+/** Metadata keys of the gateway's credentials on every call. */
+export const GATEWAY_NAME_METADATA = 'x-devicelab-gateway';
+export const AUTHORIZATION_METADATA = 'authorization';

@@ -1,0 +1,20 @@
+/** Result envelopes of spec 2.3 in their wire form (wire-decisions rules 11 and 14). */
+
+export type ResultModel = { isSuccess: true } | { isSuccess: false; errorMessage: string };
+export type Result<T> = { isSuccess: true; data: T } | { isSuccess: false; errorMessage: string };
+
+export const success = (): ResultModel => ({ isSuccess: true });
+export const successWith = <T>(data: T): Result<T> => ({ isSuccess: true, data });
+export const failure = (errorMessage: string): { isSuccess: false; errorMessage: string } =>
+  ({ isSuccess: false, errorMessage });
+
+export interface AsyncResponse { asyncResponseId: string }
+export interface AsyncStatus<T> { isComplete: boolean; data?: T }
+
+/** A business failure a handler can throw; the HTTP layer writes it as a failure Result with HTTP 200. */
+export class ApiFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ApiFailure';
+  }
+}

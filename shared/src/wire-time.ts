@@ -1,0 +1,64 @@
+/** DateTime and TimeSpan codecs of the wire (wire-decisions rules 7 and 17). */
+
+/** `yyyy-mm-ddThh:mm:ssZ` in UTC, no fractional seconds. */
+export function formatWireDate(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** TimeSpan output: total seconds as a number. */
+export function formatTimeSpan(milliseconds: number): number {
+  return Math.round(milliseconds) / 1000;
+}
+
+export interface ParsedRequestDate {
+  date: Date;
+  /** True when the text carried no time of day (a date-only `toDate` then covers that whole day). */
+  dateOnly: boolean;
+}
+
+const US_CULTURE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$/;
+const ISO_DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?$/;
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+
+/**
+ * Parses the request date forms real clients send: ISO 8601 with or without offset, `yyyy-MM-dd`, and
+ * US culture `M/d/yyyy h:mm:ss tt`. A value without offset is in the server's time zone.
+ * Returns undefined for text that is not a date.
+ */
+export function parseRequestDate(text: string): ParsedRequestDate | undefined {
+  const value = text.trim();
+  let m = ISO_DATE_ONLY.exec(value);
+  if (m) return local(+m[1], +m[2], +m[3], 0, 0, 0, 0, true);
+  m = ISO_LOCAL.exec(value);
+  if (m) return local(+m[1], +m[2], +m[3], +m[4], +m[5], +(m[6] ?? 0), fraction(m[7]), false);
+  if (ISO_WITH_OFFSET.test(value)) {
+    const date = new Date(value.replace(' ', 'T'));
+    return Number.isNaN(date.getTime()) ? undefined : { date, dateOnly: false };
+  }
+  m = US_CULTURE.exec(value);
+  if (m) {
+    let hour = m[4] === undefined ? 0 : +m[4];
+    const meridiem = m[7]?.toUpperCase();
+    if (meridiem && (hour < 1 || hour > 12)) return undefined;
+    if (meridiem === 'PM' && hour < 12) hour += 12;
+    if (meridiem === 'AM' && hour === 12) hour = 0;
+    return local(+m[3], +m[1], +m[2], hour, m[5] === undefined ? 0 : +m[5], m[6] === undefined ? 0 : +m[6], 0,
+      m[4] === undefined);
+  }
+  return undefined;
+}
+
+function fraction(digits: string | undefined): number {
+  return digits ? Math.round(Number(`0.${digits}`) * 1000) : 0;
+}
+
+function local(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number, dateOnly: boolean) {
+  const date = new Date(y, mo - 1, d, h, mi, s, ms);
+  // Reject rollovers such as 2/30/2024 or 25:00.
+  if (date.getFullYear() !== y || date.getMonth() !== mo - 1 || date.getDate() !== d || date.getHours() !== h
+    || date.getMinutes() !== mi || s > 59) {
+    return undefined;
+  }
+  return { date, dateOnly };
+}
