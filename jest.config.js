@@ -1,4 +1,4 @@
-/** One jest run over every package; tests live in `<package>/test/**/*.test.ts`. */
+// One jest run over every package; tests live in each package's test/ folder as *.test.ts.
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/shared', '<rootDir>/proto', '<rootDir>/labsim', '<rootDir>/gateway', '<rootDir>/hub', '<rootDir>/scripts'],

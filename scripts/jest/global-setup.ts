@@ -1,2 +1,14 @@
-// Placeholder until the test-database setup lands (hub/src/store); replaced by the real one.
-export default async function globalSetup(): Promise<void> {}
+/**
+ * Prepares the run's PostgreSQL once, before any worker starts: TEST_DATABASE_URL when set, else an embedded
+ * server in a temporary directory; then a migrated template database that each test file clones
+ * (hub/test/support/test-database.ts). Workers learn the server through process.env, which jest copies to them.
+ */
+import { exportToWorkers, prepareTestDatabaseServer } from '../../hub/test/support/test-database-server';
+
+export default async function globalSetup(): Promise<void> {
+  const server = await prepareTestDatabaseServer();
+  exportToWorkers(server);
+  // globalTeardown runs in this same process and context.
+  (globalThis as { __devicelabStopTestDatabase?: () => Promise<void> }).__devicelabStopTestDatabase = () =>
+    server.shutdown();
+}

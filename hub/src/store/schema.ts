@@ -4,6 +4,8 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Json<T> = ColumnType<T, string, string>;
+/** A jsonb column with a database default: optional on insert. */
+type JsonWithDefault<T> = ColumnType<T, string | undefined, string>;
 
 export interface UsersTable {
   id: Generated<string>;
@@ -15,8 +17,8 @@ export interface UsersTable {
   is_active: Generated<boolean>;
   /** SHA-256 of the API token; the token itself is never stored. */
   token_sha256: Buffer | null;
-  profile: Generated<Json<Record<string, string>>>;
-  created_at: Generated<CreatedAt>;
+  profile: JsonWithDefault<Record<string, string>>;
+  created_at: CreatedAt;
   last_login_at: Timestamp | null;
 }
 
@@ -40,7 +42,7 @@ export interface GatewaysTable {
   public_port: number | null;
   connected: Generated<boolean>;
   last_seen_at: Timestamp | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface DevicesTable {
@@ -81,12 +83,12 @@ export interface DevicesTable {
   notes: string | null;
   retained_by: string | null;
   retained_at: Timestamp | null;
-  properties: Generated<Json<{ name: string; value: string }[]>>;
-  installed_packages: Generated<Json<{ identifier: string; version: string; buildVersion: string; system: boolean }[]>>;
+  properties: JsonWithDefault<{ name: string; value: string }[]>;
+  installed_packages: JsonWithDefault<{ identifier: string; version: string; buildVersion: string; system: boolean }[]>;
   last_inuse_at: Timestamp | null;
   last_connected_at: Timestamp | null;
   last_disconnected_at: Timestamp | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface ApplicationsTable {
@@ -114,10 +116,10 @@ export interface ApplicationsTable {
   agent_dylib_embedded: Generated<boolean>;
   /** Android: the launcher activity found in the manifest (used by launch). */
   launch_activity: string | null;
-  application_errors: Generated<Json<string[]>>;
+  application_errors: JsonWithDefault<string[]>;
   enabled: Generated<boolean>;
   notes: string | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface AsyncJobsTable {
@@ -127,7 +129,7 @@ export interface AsyncJobsTable {
   /** running -> complete -> delivered (after the completed status was returned once). */
   status: Generated<string>;
   result: Json<unknown> | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
   completed_at: Timestamp | null;
   last_polled_at: Timestamp;
 }
@@ -135,7 +137,7 @@ export interface AsyncJobsTable {
 export interface EventsTable {
   id: Generated<string>;
   event_type: string;
-  event_date: Generated<CreatedAt>;
+  event_date: CreatedAt;
   device_id: string | null;
   device_name: string | null;
   performed_by_id: string | null;
@@ -152,6 +154,11 @@ export interface EventsTable {
   device_inuse_count: Generated<number>;
 }
 
+export interface HubSettingsTable {
+  key: string;
+  value: string;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -161,6 +168,7 @@ export interface Database {
   applications: ApplicationsTable;
   async_jobs: AsyncJobsTable;
   events: EventsTable;
+  hub_settings: HubSettingsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -1,0 +1,248 @@
+/**
+ * The Android DeviceDriver over adbkit and the real adb server. Per device: the adb state from the tracker,
+ * a readiness (Booting until `sys.boot_completed` = 1, then Ready with facts and packages), and a generation
+ * counter that cancels a running boot wait when the state changes.
+ */
+import Adb from '@devicefarmer/adbkit';
+import type { Client, DeviceClient } from '@devicefarmer/adbkit';
+import type { DeviceState, InstalledPackage } from '@devicelab/proto';
+import { createLogger, type DeviceReadiness, type Logger } from '@devicelab/shared';
+import {
+  DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions,
+  type UninstallOptions,
+} from '../device-driver';
+import { installApk, launchPackage, readLogcat, uninstallPackage } from './app-commands';
+import { type DeviceFacts, readFacts } from './facts';
+import { readInstalledPackages } from './installed-packages';
+import { readinessForAdbState } from './readiness';
+import { asCommandError, runShell } from './shell';
+import { AdbTracker } from './tracker';
+
+export interface AndroidDriverOptions {
+  /** adb server port; default `ANDROID_ADB_SERVER_PORT` or 5037. */
+  adbPort?: number;
+  adbHost?: string;
+  /** adb binary used to start the server when it is not running. */
+  adbBin?: string;
+  logger?: Logger;
+  /** How often `sys.boot_completed` is polled while Booting. */
+  bootPollMs?: number;
+  /** After a reboot command, how long the old boot may still answer before we trust `sys.boot_completed`. */
+  rebootGraceMs?: number;
+  /** Period of the `host:devices` reconciliation poll (adb 29 misses some track updates); 0 disables it. */
+  devicePollMs?: number;
+}
+
+interface Entry {
+  serial: string;
+  adbState: string;
+  readiness: DeviceReadiness;
+  detail?: string;
+  facts?: DeviceFacts;
+  packages?: InstalledPackage[];
+  generation: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class AndroidDriver implements DeviceDriver {
+  readonly operatingSystem = 'Android';
+  readonly client: Client;
+  private readonly logger: Logger;
+  private readonly entries = new Map<string, Entry>();
+  private listener: DeviceListener | undefined;
+  private tracker: AdbTracker | undefined;
+  private stopped = false;
+  private readonly bootPollMs: number;
+  private readonly rebootGraceMs: number;
+  private readonly devicePollMs: number;
+
+  constructor(options: AndroidDriverOptions = {}) {
+    const port = options.adbPort ?? (Number(process.env.ANDROID_ADB_SERVER_PORT) || 5037);
+    this.client = Adb.createClient({ port, host: options.adbHost, bin: options.adbBin });
+    this.logger = options.logger ?? createLogger('gateway.android');
+    this.bootPollMs = options.bootPollMs ?? 1_000;
+    this.rebootGraceMs = options.rebootGraceMs ?? 3_000;
+    this.devicePollMs = options.devicePollMs ?? 2_000;
+  }
+
+  async start(listener: DeviceListener): Promise<void> {
+    this.listener = listener;
+    this.tracker = new AdbTracker(this.client, {
+      state: (serial, adbState) => this.onAdbState(serial, adbState),
+      removed: (serial) => this.onRemoved(serial),
+    }, this.logger, { minMs: 250, maxMs: 5_000, pollMs: this.devicePollMs });
+    await this.tracker.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.tracker?.stop();
+    for (const entry of this.entries.values()) entry.generation++;
+  }
+
+  snapshot(): DeviceState[] {
+    return [...this.entries.values()].map((e) => this.stateOf(e));
+  }
+
+  async describe(id: string): Promise<DeviceState> {
+    const device = this.device(id, false);
+    const facts = await readFacts(device);
+    const packages = await readInstalledPackages(device);
+    const entry = this.entries.get(id);
+    if (!entry) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`);
+    entry.facts = facts;
+    entry.packages = packages;
+    return this.stateOf(entry);
+  }
+
+  async install(id: string, appPath: string, options?: InstallOptions): Promise<void> {
+    await installApk(this.device(id), appPath, options);
+    this.refreshPackages(id);
+  }
+
+  async uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<void> {
+    await uninstallPackage(this.device(id), packageId, options);
+    this.refreshPackages(id);
+  }
+
+  async launch(id: string, packageId: string, options?: LaunchOptions): Promise<string> {
+    return launchPackage(this.device(id), packageId, options);
+  }
+
+  async readLog(id: string, maxLines: number): Promise<string> {
+    return readLogcat(this.device(id), maxLines);
+  }
+
+  async reboot(id: string): Promise<void> {
+    const device = this.device(id);
+    try {
+      await device.reboot();
+    } catch (err) {
+      throw asCommandError(id, err);
+    }
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    // adb 29 sends no track update when a TCP device drops, so do not wait for the tracker to notice.
+    const generation = ++entry.generation;
+    this.setReadiness(entry, 'Booting', 'Rebooting');
+    void this.bootFlow(entry, generation, true);
+  }
+
+  /** The adbkit handle of a known device; `requireReady` rejects devices that cannot take commands yet. */
+  private device(id: string, requireReady = true): DeviceClient {
+    const entry = this.entries.get(id);
+    if (!entry) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`);
+    if (requireReady && entry.readiness !== 'Ready') {
+      throw new DeviceCommandError(`Device ${id} is not ready (${entry.readiness}${entry.detail ? `: ${entry.detail}` : ''})`);
+    }
+    return this.client.getDevice(id);
+  }
+
+  private onAdbState(serial: string, adbState: string): void {
+    if (this.stopped) return;
+    let entry = this.entries.get(serial);
+    if (entry && entry.adbState === adbState) return; // a re-track repeats every device
+    const mapped = readinessForAdbState(adbState);
+    if (!entry) {
+      entry = { serial, adbState, readiness: mapped.readiness, detail: mapped.detail, generation: 0 };
+      this.entries.set(serial, entry);
+    }
+    entry.adbState = adbState;
+    const generation = ++entry.generation;
+    this.setReadiness(entry, mapped.readiness, mapped.detail);
+    if (mapped.readiness === 'Booting') void this.bootFlow(entry, generation, false);
+  }
+
+  private onRemoved(serial: string): void {
+    const entry = this.entries.get(serial);
+    if (!entry) return;
+    entry.generation++;
+    this.entries.delete(serial);
+    this.emitRemoved(serial);
+  }
+
+  /** Booting -> (wait for sys.boot_completed = 1) -> read facts + packages -> Ready. */
+  private async bootFlow(entry: Entry, generation: number, afterReboot: boolean): Promise<void> {
+    const current = () => !this.stopped && entry.generation === generation && this.entries.get(entry.serial) === entry;
+    const device = this.client.getDevice(entry.serial);
+    const started = Date.now();
+    let sawDown = !afterReboot;
+    while (current()) {
+      let booted = false;
+      const t0 = Date.now();
+      try {
+        booted = (await runShell(device, 'getprop sys.boot_completed', 3_000)).trim() === '1';
+      } catch (err) {
+        sawDown = true;
+        this.logger.debug({ serial: entry.serial, err: String(err), ms: Date.now() - t0 }, 'boot poll failed');
+      }
+      this.logger.debug({ serial: entry.serial, booted, ms: Date.now() - t0 }, 'boot poll');
+      if (!booted) sawDown = true;
+      if (booted && (sawDown || Date.now() - started >= this.rebootGraceMs)) break;
+      await sleep(this.bootPollMs);
+    }
+    for (let attempt = 1; current(); attempt++) {
+      try {
+        const facts = await readFacts(device);
+        const packages = await readInstalledPackages(device);
+        if (!current()) return;
+        entry.facts = facts;
+        entry.packages = packages;
+        this.setReadiness(entry, 'Ready', undefined);
+        return;
+      } catch (err) {
+        this.logger.warn({ serial: entry.serial, err: String(err), attempt }, 'reading device facts failed');
+        if (attempt >= 3) {
+          if (current()) this.setReadiness(entry, 'Ready', `Device facts could not be read: ${String(err)}`);
+          return;
+        }
+        await sleep(this.bootPollMs);
+      }
+    }
+  }
+
+  private refreshPackages(id: string): void {
+    const entry = this.entries.get(id);
+    if (!entry || entry.readiness !== 'Ready') return;
+    readInstalledPackages(this.client.getDevice(id)).then((packages) => {
+      if (this.entries.get(id) !== entry || entry.readiness !== 'Ready') return;
+      entry.packages = packages;
+      this.emitChanged(entry);
+    }, (err) => this.logger.warn({ serial: id, err: String(err) }, 'refreshing installed packages failed'));
+  }
+
+  private setReadiness(entry: Entry, readiness: DeviceReadiness, detail: string | undefined): void {
+    entry.readiness = readiness;
+    entry.detail = detail;
+    this.emitChanged(entry);
+  }
+
+  private stateOf(entry: Entry): DeviceState {
+    const state: DeviceState = {
+      ...(entry.facts ?? {}),
+      vendorUniqueIdentifier: entry.serial,
+      operatingSystem: 'Android',
+      readiness: entry.readiness,
+    };
+    if (entry.detail) state.readinessDetail = entry.detail;
+    if (entry.packages) state.packages = entry.packages;
+    return state;
+  }
+
+  private emitChanged(entry: Entry): void {
+    try {
+      this.listener?.deviceChanged(this.stateOf(entry));
+    } catch (err) {
+      this.logger.error({ err: String(err) }, 'device listener failed');
+    }
+  }
+
+  private emitRemoved(serial: string): void {
+    try {
+      this.listener?.deviceRemoved(serial);
+    } catch (err) {
+      this.logger.error({ err: String(err) }, 'device listener failed');
+    }
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * The gateway's side of the link: dials the hub (`GatewayLink.Connect`), proves itself with its token in the
+ * call metadata, checks the hub's proof in Welcome (drops impostors), sends a full inventory snapshot then
+ * deltas, heartbeats at the hub's interval, executes commands, and reconnects with backoff after any loss.
+ *
+ * Events: `connected` (Welcome verified, snapshot sent), `disconnected`, `hubRejected` (wrong hub proof).
+ */
+import { EventEmitter } from 'node:events';
+import * as grpc from '@grpc/grpc-js';
+import {
+  AUTHORIZATION_METADATA, GATEWAY_NAME_METADATA, GatewayLinkClient, type BlobChunk, type BlobRequest, type Command,
+  type DeviceState, type GatewayMessage, type HubMessage,
+} from '@devicelab/proto';
+import type { Logger } from '@devicelab/shared';
+import type { AppCache } from '../apps/app-cache';
+import type { DeviceDriver, DeviceListener } from '../drivers/device-driver';
+import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
+import { CommandExecutor } from './command-executor';
+import { newNonce, verifyHubProof } from './hub-proof';
+
+export const GATEWAY_VERSION = '0.1.0';
+
+export interface HubLinkTls {
+  /** PEM root certificate(s) to verify the hub; system roots when omitted. */
+  ca?: Buffer;
+  /** Client certificate and key (mutual TLS), optional. */
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+export interface HubLinkOptions {
+  name: string;
+  token: string;
+  /** `host:port` of the hub's link server. */
+  hubAddress: string;
+  publicAddress: string;
+  publicPort: number;
+  driver: DeviceDriver;
+  appCache: AppCache;
+  logger: Logger;
+  /** TLS when set; an insecure channel otherwise. */
+  tls?: HubLinkTls;
+  backoff?: BackoffOptions;
+  /** How long to wait for Welcome after Hello. */
+  welcomeTimeoutMs?: number;
+  gatewayVersion?: string;
+}
+
+interface LinkClient extends grpc.Client {
+  Connect(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<GatewayMessage, HubMessage>;
+  FetchBlob(request: BlobRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<BlobChunk>;
+}
+
+interface Session {
+  call: grpc.ClientDuplexStream<GatewayMessage, HubMessage>;
+  verified: boolean;
+  closed: boolean;
+  timers: NodeJS.Timeout[];
+  lastHubMessageAt: number;
+  hubSendsHeartbeats: boolean;
+}
+
+const DEFAULT_HEARTBEAT_MS = 10_000;
+
+export class HubLink extends EventEmitter implements DeviceListener {
+  private readonly client: LinkClient;
+  private readonly backoff: Backoff;
+  private readonly executor: CommandExecutor;
+  private readonly logger: Logger;
+  private session: Session | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private stopped = true;
+
+  constructor(private readonly options: HubLinkOptions) {
+    super();
+    this.logger = options.logger;
+    const credentials = options.tls
+      ? grpc.credentials.createSsl(options.tls.ca ?? null, options.tls.key ?? null, options.tls.cert ?? null)
+      : grpc.credentials.createInsecure();
+    this.client = new GatewayLinkClient(options.hubAddress, credentials, {
+      'grpc.keepalive_time_ms': 15_000,
+      'grpc.keepalive_timeout_ms': 10_000,
+      'grpc.keepalive_permit_without_calls': 1,
+      'grpc.initial_reconnect_backoff_ms': 250,
+      'grpc.max_reconnect_backoff_ms': 10_000,
+    }) as unknown as LinkClient;
+    this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+    this.executor = new CommandExecutor(options.driver, options.appCache, (sha) => this.fetchBlob(sha), this.logger);
+  }
+
+  /** True while a session with a verified hub is open. */
+  get connected(): boolean {
+    return this.session?.verified === true && !this.session.closed;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    const session = this.session;
+    if (session) {
+      this.closeSession(session);
+      try {
+        session.call.end();
+      } catch {
+        // already gone
+      }
+      session.call.cancel();
+    }
+    this.client.close();
+  }
+
+  // DeviceListener: deltas go out only on a verified session (a reconnect sends a fresh snapshot anyway).
+  deviceChanged(state: DeviceState): void {
+    this.send({ body: 'deviceUpdate', deviceUpdate: state });
+  }
+
+  deviceRemoved(vendorUniqueIdentifier: string): void {
+    this.send({ body: 'deviceRemoved', deviceRemoved: { vendorUniqueIdentifier } });
+  }
+
+  /** The blob as a stream of chunks from the hub's FetchBlob. */
+  async *fetchBlob(sha256: string): AsyncIterable<Buffer> {
+    const stream = this.client.FetchBlob({ sha256 }, this.metadata());
+    try {
+      for await (const chunk of stream as AsyncIterable<BlobChunk>) {
+        if (chunk.data && chunk.data.length > 0) yield Buffer.from(chunk.data);
+      }
+    } finally {
+      stream.cancel();
+    }
+  }
+
+  private metadata(): grpc.Metadata {
+    const metadata = new grpc.Metadata();
+    metadata.set(AUTHORIZATION_METADATA, `Bearer ${this.options.token}`);
+    metadata.set(GATEWAY_NAME_METADATA, this.options.name);
+    return metadata;
+  }
+
+  private send(message: GatewayMessage, session = this.session): boolean {
+    if (!session || !session.verified || session.closed) return false;
+    try {
+      session.call.write(message);
+      return true;
+    } catch (err) {
+      this.logger.warn({ err: String(err) }, 'writing to the hub failed');
+      return false;
+    }
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const nonce = newNonce();
+    const call = this.client.Connect(this.metadata());
+    const session: Session = {
+      call, verified: false, closed: false, timers: [], lastHubMessageAt: Date.now(), hubSendsHeartbeats: false,
+    };
+    this.session = session;
+    const lost = (reason: string) => {
+      if (session.closed) return;
+      const wasVerified = session.verified;
+      this.closeSession(session);
+      call.cancel();
+      if (this.stopped) return;
+      this.logger.warn({ reason }, 'link to the hub lost');
+      if (wasVerified) this.emit('disconnected', reason);
+      this.scheduleReconnect();
+    };
+    session.timers.push(setTimeout(() => lost('no Welcome from the hub in time'), this.options.welcomeTimeoutMs ?? 10_000));
+    call.on('data', (message: HubMessage) => this.onHubMessage(session, nonce, message, lost));
+    call.on('error', (err: grpc.ServiceError) => lost(`${err.code === undefined ? '' : `${grpc.status[err.code]}: `}${err.details ?? err.message}`));
+    call.on('end', () => lost('the hub closed the stream'));
+    call.write({
+      body: 'hello',
+      hello: {
+        gatewayName: this.options.name,
+        gatewayVersion: this.options.gatewayVersion ?? GATEWAY_VERSION,
+        nonce,
+        publicAddress: this.options.publicAddress,
+        publicPort: this.options.publicPort,
+      },
+    });
+  }
+
+  private onHubMessage(session: Session, nonce: Buffer, message: HubMessage, lost: (reason: string) => void): void {
+    if (session.closed) return;
+    session.lastHubMessageAt = Date.now();
+    if (!session.verified) {
+      if (message.body !== 'welcome') {
+        lost(`expected Welcome, got ${message.body}`);
+        return;
+      }
+      if (!verifyHubProof(this.options.token, nonce, message.welcome.hubProof)) {
+        this.logger.error({ hub: this.options.hubAddress },
+          'wrong hub: its Welcome proof does not match this gateway token; refusing its commands');
+        this.emit('hubRejected');
+        lost('wrong hub proof');
+        return;
+      }
+      session.verified = true;
+      this.backoff.reset();
+      this.startHeartbeats(session, message.welcome.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS, lost);
+      this.send({ body: 'snapshot', snapshot: { devices: this.options.driver.snapshot() } }, session);
+      this.logger.info({ hub: this.options.hubAddress }, 'connected to the hub');
+      this.emit('connected');
+      return;
+    }
+    switch (message.body) {
+      case 'heartbeat':
+        session.hubSendsHeartbeats = true;
+        return;
+      case 'command':
+        void this.runCommand(session, message.command);
+        return;
+      default:
+        this.logger.warn({ body: message.body }, 'unexpected message from the hub');
+    }
+  }
+
+  private startHeartbeats(session: Session, intervalMs: number, lost: (reason: string) => void): void {
+    session.timers.push(setInterval(() => {
+      this.send({ body: 'heartbeat', heartbeat: { sentAtMs: Date.now() } }, session);
+      // A hub that sends heartbeats and then falls silent for three intervals is gone.
+      if (session.hubSendsHeartbeats && Date.now() - session.lastHubMessageAt > 3 * intervalMs) {
+        lost('three hub heartbeats missed');
+      }
+    }, intervalMs));
+  }
+
+  private async runCommand(session: Session, command: Command): Promise<void> {
+    const result = await this.executor.execute(command);
+    if (!this.send({ body: 'commandResult', commandResult: result }, session)) {
+      this.logger.warn({ command: command.commandId }, 'command finished after the link was lost; result dropped');
+    }
+  }
+
+  private closeSession(session: Session): void {
+    session.closed = true;
+    for (const timer of session.timers) clearTimeout(timer);
+    session.timers = [];
+    if (this.session === session) this.session = undefined;
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped || this.reconnectTimer) return;
+    const delay = this.backoff.next();
+    this.logger.info({ delayMs: delay }, 'reconnecting to the hub');
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect();
+    }, delay);
+  }
+}

@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { AppCache, BlobDigestMismatchError } from '../../src/apps/app-cache';
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+describe('AppCache', () => {
+  let dir: string;
+  beforeEach(async () => { dir = await mkdtemp(path.join(os.tmpdir(), 'gw-cache-')); });
+  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+
+  const source = (data: Buffer, counter: { calls: number }, delayMs = 0) => () => {
+    counter.calls++;
+    return (async function* () {
+      for (let i = 0; i < data.length; i += 1000) {
+        if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+        yield data.subarray(i, i + 1000);
+      }
+    })();
+  };
+
+  it('downloads once, verifies, and serves later requests from disk', async () => {
+    const data = Buffer.alloc(10_000, 7);
+    const counter = { calls: 0 };
+    const cache = new AppCache(path.join(dir, 'apps'));
+    const file = await cache.ensure(sha(data), source(data, counter));
+    expect(file).toBe(path.join(dir, 'apps', `${sha(data)}.apk`));
+    expect(await readFile(file)).toEqual(data);
+    await cache.ensure(sha(data).toUpperCase(), source(data, counter));
+    expect(counter.calls).toBe(1);
+  });
+
+  it('shares one download between concurrent requests', async () => {
+    const data = Buffer.alloc(5_000, 1);
+    const counter = { calls: 0 };
+    const cache = new AppCache(dir);
+    const files = await Promise.all([1, 2, 3].map(() => cache.ensure(sha(data), source(data, counter, 5))));
+    expect(new Set(files).size).toBe(1);
+    expect(counter.calls).toBe(1);
+  });
+
+  it('rejects content with the wrong digest and leaves no file behind', async () => {
+    const data = Buffer.from('not what was promised');
+    const cache = new AppCache(dir);
+    const wanted = sha(Buffer.from('something else'));
+    await expect(cache.ensure(wanted, source(data, { calls: 0 }))).rejects.toBeInstanceOf(BlobDigestMismatchError);
+    expect(await readdir(dir)).toEqual([]);
+    expect(await cache.has(wanted)).toBe(false);
+  });
+
+  it('cleans up after a failing source and allows a retry', async () => {
+    const data = Buffer.from('payload');
+    const cache = new AppCache(dir);
+    const failing = () => (async function* () { yield Buffer.from('pay'); throw new Error('stream lost'); })();
+    await expect(cache.ensure(sha(data), failing)).rejects.toThrow('stream lost');
+    expect(await readdir(dir)).toEqual([]);
+    await expect(cache.ensure(sha(data), source(data, { calls: 0 }))).resolves.toContain(sha(data));
+  });
+
+  it('refuses addresses that are not SHA-256', () => {
+    expect(() => new AppCache(dir).pathFor('../../etc/passwd')).toThrow(/SHA-256/);
+  });
+});

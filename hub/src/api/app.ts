@@ -1,0 +1,70 @@
+/**
+ * The REST application: everything under `/apiv1`, behind the authentication middleware, with the wire rules of
+ * `http/` applied once. Unknown paths answer 404 with a failure Result.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from '@devicelab/shared';
+import type { BlobStore } from '../apps/blob-store';
+import type { Clock } from '../domain/async-jobs';
+import type { GatewayDirectory } from '../gateways/gateway-directory';
+import { textBody } from '../http/body';
+import { errorHandler, notFound } from '../http/handler';
+import type { Db } from '../store/database';
+import { applicationRouter } from './application-routes';
+import { asyncRouter } from './async-routes';
+import type { ApiDependencies } from './context';
+import { deviceRouter } from './device-routes';
+import { serviceRouter } from './service-routes';
+
+export interface ApiAppOptions {
+  db: Db;
+  blobs: BlobStore;
+  gateways: GatewayDirectory;
+  /** Sets `req.user` (AuthenticatedUser) or answers 401 itself; runs for every /apiv1 path. */
+  authenticate: RequestHandler;
+  logger: Logger;
+  /** Largest accepted application upload; default 2 GiB. */
+  uploadLimitBytes?: number;
+  /** HMAC key of DeviceAccessTicket authenticators. */
+  ticketSecret: string | Buffer;
+  /** Where uploads are streamed before parsing; default `<os tmpdir>/devicelab-uploads`. */
+  uploadTempDir?: string;
+  /** Injectable clock (async job expiry, retain time, /Service). */
+  clock?: Clock;
+  /** HubInformation.ServiceNodeId; default derived from the records database (stable per install). */
+  serviceNodeId?: string;
+  /** HubInformation.ServiceVersion; default the hub package version. */
+  serviceVersion?: string;
+}
+
+export function createApiApp(options: ApiAppOptions): Express {
+  const deps: ApiDependencies = {
+    db: options.db,
+    blobs: options.blobs,
+    gateways: options.gateways,
+    logger: options.logger,
+    ticketSecret: options.ticketSecret,
+    uploadLimitBytes: options.uploadLimitBytes ?? 2 * 1024 * 1024 * 1024,
+    uploadTempDir: options.uploadTempDir ?? path.join(os.tmpdir(), 'devicelab-uploads'),
+    clock: options.clock ?? (() => new Date()),
+    serviceNodeId: options.serviceNodeId,
+    serviceVersion: options.serviceVersion,
+  };
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', false); // parameters are read by http/params from the raw URL
+  const api = express.Router();
+  api.use(options.authenticate);
+  api.use(textBody());
+  api.use(deviceRouter(deps));
+  api.use(applicationRouter(deps));
+  api.use(asyncRouter(deps));
+  api.use(serviceRouter(deps));
+  api.use(notFound());
+  app.use('/apiv1', api);
+  app.use(notFound());
+  app.use(errorHandler(options.logger));
+  return app;
+}

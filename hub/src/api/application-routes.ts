@@ -1,0 +1,80 @@
+/** /Application: list, upload (async), install/launch (async), uninstall (spec 4.1). */
+import { Router } from 'express';
+import { ApiFailure, success, successWith } from '@devicelab/shared';
+import { installApplication, launchApplication, uninstallApplication } from '../domain/application-commands';
+import { listApplications, uploadApplication } from '../domain/applications';
+import { hasEntitlement, requireEntitlement } from '../http/entitlements';
+import { handle } from '../http/handler';
+import { createUploadMiddleware, discardUploads, takeUploadedFile } from '../http/upload';
+import { asyncReply } from './async-reply';
+import type { ApiDependencies } from './context';
+import { applicationFilters, operationName, postOperation, requireGuid, requireString, unknownAction } from './params';
+
+export function applicationRouter(deps: ApiDependencies): Router {
+  const { db, gateways, blobs } = deps;
+  const router = Router();
+  const upload = createUploadMiddleware({ tempDir: deps.uploadTempDir, limitBytes: deps.uploadLimitBytes });
+
+  router.get('/Application', handle(async ({ params, user }) => {
+    if (!hasEntitlement(user, 'ApplicationList')) return [];
+    return listApplications(db, user, applicationFilters(params));
+  }));
+
+  router.post('/Application', upload, handle(async (ctx) => {
+    const { params, user, req } = ctx;
+    let op: string;
+    try {
+      op = postOperation(params);
+      if (op !== 'verb:add') await discardUploads(req);
+    } catch (err) {
+      await discardUploads(req);
+      throw err;
+    }
+    switch (op) {
+      case 'verb:add': {
+        let file;
+        try {
+          requireEntitlement(user, 'ApplicationUpload');
+          file = await takeUploadedFile(req);
+        } catch (err) {
+          await discardUploads(req);
+          throw err;
+        }
+        const chosen = file;
+        return asyncReply(ctx, deps, 'upload',
+          () => uploadApplication(db, blobs, user,
+            { path: chosen.path, originalName: chosen.originalName, operatingSystem: chosen.operatingSystem }),
+          (app) => successWith(app));
+      }
+      case 'action:install': {
+        const appId = requireGuid(params, 'id');
+        const deviceId = requireString(params, 'deviceId');
+        const options = { force: params.bool('force'), nativeAutomation: params.bool('nativeAutomation') };
+        return asyncReply(ctx, deps, 'install', async () => {
+          await installApplication(db, gateways, user, appId, deviceId, options);
+          return success();
+        });
+      }
+      case 'action:uninstall': {
+        requireEntitlement(user, 'DeviceApplicationManagement');
+        const appId = requireGuid(params, 'id');
+        const deviceId = requireString(params, 'deviceId');
+        await uninstallApplication(db, gateways, user, appId, deviceId, { removeData: params.bool('removedata') });
+        return success();
+      }
+      case 'action:launch': {
+        const appId = requireGuid(params, 'id');
+        const deviceId = requireString(params, 'deviceId');
+        const options = { arguments: params.string('arguments'), startOnly: params.bool('startOnly') };
+        return asyncReply(ctx, deps, 'launch', async () => {
+          await launchApplication(db, gateways, user, appId, deviceId, options);
+          return success();
+        });
+      }
+      default:
+        throw new ApiFailure(unknownAction(operationName(op)));
+    }
+  }));
+
+  return router;
+}

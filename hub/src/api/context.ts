@@ -1,0 +1,19 @@
+/** What every router needs: the store, blobs, gateways and settings given to createApiApp. */
+import type { Logger } from '@devicelab/shared';
+import type { BlobStore } from '../apps/blob-store';
+import type { Clock } from '../domain/async-jobs';
+import type { GatewayDirectory } from '../gateways/gateway-directory';
+import type { Db } from '../store/database';
+
+export interface ApiDependencies {
+  db: Db;
+  blobs: BlobStore;
+  gateways: GatewayDirectory;
+  logger: Logger;
+  ticketSecret: string | Buffer;
+  uploadLimitBytes: number;
+  uploadTempDir: string;
+  clock: Clock;
+  serviceNodeId?: string;
+  serviceVersion?: string;
+}

@@ -1,0 +1,232 @@
+/**
+ * Users, roles and API tokens over the records store: the built-in accounts made on first start, user
+ * creation, token rotation, and the credential check behind Basic auth.
+ */
+import { sql } from 'kysely';
+import { ADMINISTRATOR_ROLE, builtInRoles, Entitlement, type Entitlement as EntitlementName } from '@devicelab/shared';
+import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
+import { jsonb } from '../store/jsonb';
+import type { UserRow } from '../store/schema';
+import { generateApiToken, hashToken, isWellFormedApiToken, tokenMatchesHash } from './api-tokens';
+import { displayNameOf, type AuthenticatedUser } from './authenticated-user';
+
+export const ADMIN_LOGIN = 'admin';
+
+export class UserNotFoundError extends Error {
+  constructor(readonly login: string) {
+    super(`No user with login '${login}'.`);
+    this.name = 'UserNotFoundError';
+  }
+}
+
+export class DuplicateLoginError extends Error {
+  constructor(readonly login: string) {
+    super(`A user with login '${login}' already exists.`);
+    this.name = 'DuplicateLoginError';
+  }
+}
+
+export class UnknownRoleError extends Error {
+  constructor(readonly roleNames: string[]) {
+    super(`Unknown role(s): ${roleNames.join(', ')}.`);
+    this.name = 'UnknownRoleError';
+  }
+}
+
+export class InvalidApiTokenError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'InvalidApiTokenError';
+  }
+}
+
+export interface EnsureBuiltInsOptions {
+  /** DEVICELAB_ADMIN_TOKEN: when given, the admin's token is set to it on every start (idempotent). */
+  adminToken?: string;
+}
+
+export interface EnsureBuiltInsResult {
+  /** true when the admin user was created by this call. */
+  adminCreated: boolean;
+  /**
+   * The admin's token when this call created or set it (generated on creation, or DEVICELAB_ADMIN_TOKEN):
+   * print it once; only its hash is stored. Undefined when the stored token was left as it was.
+   */
+  adminToken?: string;
+  /** true when `adminToken` was generated here (nobody knows it yet). */
+  adminTokenGenerated: boolean;
+}
+
+/**
+ * First-start setup, safe to run on every start and from two hubs at once:
+ *  - roles Administrator and Tester exist; Administrator's entitlements are re-synced to the full list on
+ *    every start (it holds everything by definition, including entitlements added by upgrades); Tester is
+ *    created with its defaults and then left alone, so an operator's edits survive restarts;
+ *  - user `admin` exists with role Administrator. Its token: `adminToken` when given, applied on every start
+ *    so changing DEVICELAB_ADMIN_TOKEN and restarting changes the token (and unsetting it keeps the last one);
+ *    otherwise generated once on creation and returned for the caller to print.
+ */
+export async function ensureBuiltInRolesAndAdmin(
+  db: Db,
+  options: EnsureBuiltInsOptions = {},
+): Promise<EnsureBuiltInsResult> {
+  const { adminToken } = options;
+  if (adminToken !== undefined && !isWellFormedApiToken(adminToken)) {
+    throw new InvalidApiTokenError(
+      'DEVICELAB_ADMIN_TOKEN must be a lower-case GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx); clients reject other shapes.',
+    );
+  }
+  try {
+    return await withTx(db, (trx) => ensureBuiltIns(trx, adminToken));
+  } catch (err) {
+    // Another hub created the same rows between our check and insert: its rows are as good as ours.
+    if (isUniqueViolation(err) && violatedConstraint(err) !== 'users_token_key') {
+      return withTx(db, (trx) => ensureBuiltIns(trx, adminToken));
+    }
+    if (isUniqueViolation(err)) throw new InvalidApiTokenError('DEVICELAB_ADMIN_TOKEN is already the token of another user.');
+    throw err;
+  }
+}
+
+async function ensureBuiltIns(trx: Tx, adminToken: string | undefined): Promise<EnsureBuiltInsResult> {
+  for (const [name, entitlements] of Object.entries(builtInRoles)) {
+    await trx
+      .insertInto('roles')
+      .values({ name, entitlements: [...entitlements], built_in: true })
+      .onConflict((oc) => oc.expression(sql`lower(name)`).doNothing())
+      .execute();
+  }
+  await trx
+    .updateTable('roles')
+    .set({ entitlements: [...builtInRoles[ADMINISTRATOR_ROLE]], built_in: true })
+    .where(sql<boolean>`lower(name) = lower(${ADMINISTRATOR_ROLE})`)
+    .execute();
+
+  const existing = await findUserRow(trx, ADMIN_LOGIN);
+  if (existing) {
+    if (adminToken !== undefined) {
+      await trx.updateTable('users').set({ token_sha256: hashToken(adminToken) }).where('id', '=', existing.id).execute();
+    }
+    await assignRoles(trx, existing.id, [ADMINISTRATOR_ROLE]);
+    return { adminCreated: false, adminToken, adminTokenGenerated: false };
+  }
+  const token = adminToken ?? generateApiToken();
+  const { id } = await trx
+    .insertInto('users')
+    .values({ login: ADMIN_LOGIN, first_name: null, middle_name: null, last_name: null, token_sha256: hashToken(token) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await assignRoles(trx, id, [ADMINISTRATOR_ROLE]);
+  return { adminCreated: true, adminToken: token, adminTokenGenerated: adminToken === undefined };
+}
+
+export interface NewUser {
+  login: string;
+  firstName?: string | null;
+  middleName?: string | null;
+  lastName?: string | null;
+  /** Role names (case-insensitive); every one must exist. */
+  roles: string[];
+  isActive?: boolean;
+  profile?: Record<string, string>;
+}
+
+/** Creates a user with a fresh API token; returns the row and the token (shown once, never stored). */
+export async function createUser(db: Db, user: NewUser): Promise<{ user: UserRow; token: string }> {
+  const token = generateApiToken();
+  try {
+    return await withTx(db, async (trx) => {
+      const row = await trx
+        .insertInto('users')
+        .values({
+          login: user.login,
+          first_name: user.firstName ?? null,
+          middle_name: user.middleName ?? null,
+          last_name: user.lastName ?? null,
+          is_active: user.isActive ?? true,
+          profile: jsonb(user.profile ?? {}),
+          token_sha256: hashToken(token),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await assignRoles(trx, row.id, user.roles);
+      return { user: row, token };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err) && violatedConstraint(err) === 'users_login_key') throw new DuplicateLoginError(user.login);
+    throw err;
+  }
+}
+
+/** Replaces a user's token with a new one and returns it; the old token stops working at once. */
+export async function rotateUserToken(db: Db, login: string): Promise<string> {
+  const token = generateApiToken();
+  const updated = await db
+    .updateTable('users')
+    .set({ token_sha256: hashToken(token) })
+    .where(sql<boolean>`lower(login) = lower(${login})`)
+    .returning('id')
+    .executeTakeFirst();
+  if (!updated) throw new UserNotFoundError(login);
+  return token;
+}
+
+/** last_login_at is refreshed at most this often, so every API call does not become a write. */
+const LAST_LOGIN_RESOLUTION = '1 minute';
+
+/**
+ * The Basic-auth check: the user with this login (case-insensitive), active, whose token hash matches in
+ * constant time. Undefined for any failure, without saying which part was wrong.
+ */
+export async function findUserByCredentials(db: Db, login: string, token: string): Promise<AuthenticatedUser | undefined> {
+  const row = await findUserRow(db, login);
+  if (!row || !row.is_active || !tokenMatchesHash(token, row.token_sha256)) return undefined;
+  await db
+    .updateTable('users')
+    .set({ last_login_at: sql`now()` })
+    .where('id', '=', row.id)
+    .where((eb) =>
+      eb.or([eb('last_login_at', 'is', null), eb('last_login_at', '<', sql<Date>`now() - ${LAST_LOGIN_RESOLUTION}::interval`)]),
+    )
+    .execute();
+  return loadAuthenticatedUser(db, row);
+}
+
+/** The AuthenticatedUser of a user row: its roles and the union of their entitlements. */
+export async function loadAuthenticatedUser(db: Db | Tx, row: UserRow): Promise<AuthenticatedUser> {
+  const roles = await db
+    .selectFrom('user_roles')
+    .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+    .select(['roles.name', 'roles.entitlements'])
+    .where('user_roles.user_id', '=', row.id)
+    .orderBy('roles.name')
+    .execute();
+  const known = new Set<string>(Entitlement);
+  const entitlements = new Set<EntitlementName>();
+  for (const role of roles) {
+    for (const name of role.entitlements) if (known.has(name)) entitlements.add(name as EntitlementName);
+  }
+  return { id: row.id, login: row.login, displayName: displayNameOf(row), entitlements, roles: roles.map((r) => r.name) };
+}
+
+function findUserRow(db: Db | Tx, login: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where(sql<boolean>`lower(login) = lower(${login})`).executeTakeFirst();
+}
+
+async function assignRoles(trx: Tx, userId: string, roleNames: string[]): Promise<void> {
+  if (roleNames.length === 0) return;
+  const lowered = [...new Set(roleNames.map((name) => name.toLowerCase()))];
+  const roles = await trx
+    .selectFrom('roles')
+    .select(['id', 'name'])
+    .where(sql<boolean>`lower(name) = ANY(${lowered}::text[])`)
+    .execute();
+  const found = new Set(roles.map((r) => r.name.toLowerCase()));
+  const missing = roleNames.filter((name) => !found.has(name.toLowerCase()));
+  if (missing.length > 0) throw new UnknownRoleError(missing);
+  await trx
+    .insertInto('user_roles')
+    .values(roles.map((role) => ({ user_id: userId, role_id: role.id })))
+    .onConflict((oc) => oc.columns(['user_id', 'role_id']).doNothing())
+    .execute();
+}

@@ -1,0 +1,85 @@
+/** Install, uninstall and launch of an uploaded application on a device (spec 4.1). */
+import { ApiFailure } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import type { GatewayDirectory } from '../gateways/gateway-directory';
+import { requireEntitlement } from '../http/entitlements';
+import { withTx, type Db } from '../store/database';
+import type { ApplicationRow } from '../store/schema';
+import { assertUsableBy } from './device-actions';
+import { resolveDevice, type DeviceWithRetainer } from './device-queries';
+import { recordEvent } from './events';
+import { runDeviceCommand } from './gateway-commands';
+
+export const applicationNotFound = (id: string): string => `Application '${id}' not found.`;
+
+async function target(
+  db: Db, user: AuthenticatedUser, applicationId: string, deviceIdentifier: string,
+): Promise<{ app: ApplicationRow; device: DeviceWithRetainer }> {
+  const app = await db.selectFrom('applications').selectAll().where('id', '=', applicationId).executeTakeFirst();
+  if (!app) throw new ApiFailure(applicationNotFound(applicationId));
+  const device = await resolveDevice(db, deviceIdentifier);
+  assertUsableBy(device, user);
+  if (app.operating_system !== device.operating_system) {
+    throw new ApiFailure('Application operating system does not match the device.');
+  }
+  return { app, device };
+}
+
+export interface InstallOptions { force?: boolean; nativeAutomation?: boolean }
+
+export async function installApplication(
+  db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, applicationId: string, deviceIdentifier: string,
+  options: InstallOptions = {},
+): Promise<void> {
+  requireEntitlement(user, 'DeviceApplicationManagement');
+  const { app, device } = await target(db, user, applicationId, deviceIdentifier);
+  await runDeviceCommand(gateways, device, {
+    action: 'install',
+    install: {
+      blobSha256: app.blob_sha256, fileName: app.file_name, applicationIdentifier: app.application_identifier,
+      force: options.force ?? false, nativeAutomation: options.nativeAutomation ?? false,
+    },
+  });
+  await withTx(db, (trx) => recordEvent(trx, {
+    eventType: 'ApplicationInstall', message: 'Application Installed', deviceId: device.id, deviceName: device.name,
+    performedById: user.id, performedByName: user.displayName, applicationId: app.id,
+    applicationName: app.display_name, stringValue: app.version,
+  }));
+}
+
+/** `removeData` omitted ⇒ true (the primary form of the spec). */
+export async function uninstallApplication(
+  db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, applicationId: string, deviceIdentifier: string,
+  options: { removeData?: boolean } = {},
+): Promise<void> {
+  requireEntitlement(user, 'DeviceApplicationManagement');
+  const { app, device } = await target(db, user, applicationId, deviceIdentifier);
+  await runDeviceCommand(gateways, device, {
+    action: 'uninstall',
+    uninstall: { applicationIdentifier: app.application_identifier, keepData: options.removeData === false },
+  });
+}
+
+export interface LaunchOptions { arguments?: string; startOnly?: boolean }
+
+export async function launchApplication(
+  db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, applicationId: string, deviceIdentifier: string,
+  options: LaunchOptions = {},
+): Promise<void> {
+  requireEntitlement(user, 'DeviceConnect');
+  const { app, device } = await target(db, user, applicationId, deviceIdentifier);
+  await runDeviceCommand(gateways, device, {
+    action: 'launch',
+    launch: {
+      // The gateway resolves the launcher activity on the device itself.
+      applicationIdentifier: app.application_identifier,
+      arguments: options.arguments ?? '',
+      startOnly: options.startOnly ?? false,
+    },
+  });
+  await withTx(db, (trx) => recordEvent(trx, {
+    eventType: 'ApplicationLaunch', message: 'Application Launched', deviceId: device.id, deviceName: device.name,
+    performedById: user.id, performedByName: user.displayName, applicationId: app.id,
+    applicationName: app.display_name, stringValue: options.arguments ?? null,
+  }));
+}

@@ -1,0 +1,101 @@
+/** Application upload and listing (spec 4.1). */
+import { promises as fs } from 'node:fs';
+import { sql } from 'kysely';
+import type { Application, DeviceOperatingSystem } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { readAppMetadata } from '../apps/app-metadata';
+import type { BlobStore } from '../apps/blob-store';
+import { hasEntitlement, requireEntitlement } from '../http/entitlements';
+import { withTx, type Db } from '../store/database';
+import { toApplicationModel } from './application-mapping';
+
+export interface UploadInput {
+  /** Temporary file holding the binary; removed by uploadApplication whatever happens. */
+  path: string;
+  originalName: string;
+  operatingSystem: DeviceOperatingSystem;
+}
+
+/**
+ * Parses the package, stores the binary in the blob store and records the Application. versionCounter counts the
+ * uploads of the same applicationIdentifier (this one included). A file that is not a valid package fails with
+ * nothing stored.
+ */
+export async function uploadApplication(
+  db: Db, blobs: BlobStore, user: AuthenticatedUser, file: UploadInput,
+): Promise<Application> {
+  try {
+    requireEntitlement(user, 'ApplicationUpload');
+    const meta = await readAppMetadata(file.path, file.operatingSystem);
+    const blob = await blobs.putFile(file.path);
+    const row = await withTx(db, async (trx) => {
+      // Serialise uploads of one identifier so versionCounter values are unique and gap-free.
+      await sql`select pg_advisory_xact_lock(hashtext(${`app:${meta.applicationIdentifier}`}))`.execute(trx);
+      const { count } = await trx.selectFrom('applications')
+        .select((eb) => eb.fn.countAll<string>().as('count'))
+        .where('application_identifier', '=', meta.applicationIdentifier)
+        .executeTakeFirstOrThrow();
+      return trx.insertInto('applications').values({
+        display_name: meta.displayName,
+        application_identifier: meta.applicationIdentifier,
+        version: meta.version ?? null,
+        build_version: meta.buildVersion ?? null,
+        operating_system: meta.operatingSystem,
+        minimum_os_version: meta.minimumOperatingSystemVersion ?? null,
+        blob_sha256: blob.sha256,
+        file_name: file.originalName,
+        file_byte_count: String(blob.size),
+        version_counter: Number(count) + 1,
+        icon_blob: meta.iconDataUrl ?? null,
+        vendor_application_name: meta.displayName,
+        supported_form_factors: meta.supportedFormFactors,
+        provision_expiration_date: meta.provisionExpirationDate ?? null,
+        provisions_all_devices: meta.provisionsAllDevices,
+        app_team_identifier: meta.appTeamIdentifier ?? null,
+        launch_activity: meta.launchActivity ?? null,
+        application_errors: JSON.stringify(meta.applicationErrors) as never,
+      }).returningAll().executeTakeFirstOrThrow();
+    });
+    return toApplicationModel(row);
+  } finally {
+    await fs.rm(file.path, { force: true });
+  }
+}
+
+export interface ApplicationFilters {
+  id?: string;
+  displayName?: string;
+  applicationIdentifier?: string;
+  version?: string;
+  buildVersion?: string;
+  operatingSystem?: DeviceOperatingSystem;
+  minimumOperatingSystemVersion?: string;
+  applicationBlob?: string;
+  originalApplicationBlob?: string;
+  fileName?: string;
+}
+
+/** GET /Application. Without ApplicationList the answer is `[]`. Text filters match case-insensitively. */
+export async function listApplications(
+  db: Db, user: AuthenticatedUser, filters: ApplicationFilters,
+): Promise<Application[]> {
+  if (!hasEntitlement(user, 'ApplicationList')) return [];
+  let q = db.selectFrom('applications').selectAll();
+  const textFilters = [
+    ['display_name', filters.displayName], ['application_identifier', filters.applicationIdentifier],
+    ['version', filters.version], ['build_version', filters.buildVersion],
+    ['minimum_os_version', filters.minimumOperatingSystemVersion], ['blob_sha256', filters.applicationBlob],
+    ['blob_sha256', filters.originalApplicationBlob], ['file_name', filters.fileName],
+  ] as const;
+  for (const [column, value] of textFilters) {
+    if (value !== undefined) q = q.where((eb) => eb(eb.fn('lower', [column]), '=', value.toLowerCase()));
+  }
+  if (filters.id !== undefined) q = q.where('id', '=', filters.id);
+  if (filters.operatingSystem !== undefined) q = q.where('operating_system', '=', filters.operatingSystem);
+  const rows = await q.orderBy('created_at', 'desc').orderBy('id').execute();
+  return rows.map(toApplicationModel);
+}
+
+export async function findApplication(db: Db, id: string) {
+  return db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst();
+}

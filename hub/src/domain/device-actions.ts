@@ -1,0 +1,128 @@
+/** Retain, release, reboot and log of one device (spec 3, 4.2); every change and its event in one transaction. */
+import { ApiFailure, type DeviceAccessTicket } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import type { GatewayDirectory } from '../gateways/gateway-directory';
+import { hasEntitlement, requireEntitlement } from '../http/entitlements';
+import { withTx, type Db, type Tx } from '../store/database';
+import { signDeviceTicket } from './device-ticket';
+import { inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
+import { recordEvent } from './events';
+import { runDeviceCommand } from './gateway-commands';
+
+export interface RetainOptions { ticketSecret: string | Buffer; now?: () => Date }
+
+/** Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online). */
+export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
+  if (device.deleted) throw new ApiFailure('Device is deleted.');
+  if (!device.enabled) throw new ApiFailure('Device is disabled.');
+  if (device.retained_by && device.retained_by !== user.id) throw new ApiFailure(inUseBy(device));
+  if (device.availability !== 'Online') throw new ApiFailure('Device is offline.');
+}
+
+export async function retainDevice(
+  db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
+): Promise<DeviceAccessTicket> {
+  requireEntitlement(user, 'DeviceConnect');
+  const { id } = await resolveDevice(db, identifier);
+  return withTx(db, async (trx) => {
+    const device = await lockDevice(trx, id);
+    assertUsableBy(device, user);
+    let retainedAt = device.retained_at;
+    if (device.retained_by !== user.id || !retainedAt) {
+      retainedAt = options.now?.() ?? new Date();
+      await trx.updateTable('devices')
+        .set({ retained_by: user.id, retained_at: retainedAt, last_inuse_at: retainedAt })
+        .where('id', '=', id).execute();
+      await recordEvent(trx, {
+        eventType: 'DeviceRetained', message: 'Device Retained', boolValue: true,
+        deviceId: id, deviceName: device.name, performedById: user.id, performedByName: user.displayName,
+        userId: user.id,
+      });
+    }
+    const gateway = device.gateway_id
+      ? await trx.selectFrom('gateways').select(['public_address', 'public_port'])
+        .where('id', '=', device.gateway_id).executeTakeFirst()
+      : undefined;
+    return {
+      authenticator: signDeviceTicket(options.ticketSecret, { deviceId: id, userId: user.id, retainedAt }),
+      gatewayAddress: gateway?.public_address ?? '',
+      gatewayPort: gateway?.public_port ?? 0,
+      deviceVendorUniqueIdentifier: device.vendor_unique_identifier,
+      serialNumber: device.serial_number ?? device.vendor_unique_identifier,
+    };
+  });
+}
+
+/** Owner, a device nobody retains, or DeviceReleaseAny; otherwise the in-use text. */
+export async function releaseDevice(db: Db, user: AuthenticatedUser, identifier: string): Promise<void> {
+  const { id } = await resolveDevice(db, identifier);
+  await withTx(db, async (trx) => {
+    const device = await lockDevice(trx, id);
+    if (!device.retained_by) return;
+    if (device.retained_by !== user.id && !hasEntitlement(user, 'DeviceReleaseAny')) {
+      throw new ApiFailure(inUseBy(device));
+    }
+    await dropRetain(trx, device, user);
+  });
+}
+
+async function dropRetain(trx: Tx, device: DeviceWithRetainer, by: AuthenticatedUser): Promise<void> {
+  await trx.updateTable('devices')
+    .set({ retained_by: null, retained_at: null, last_inuse_at: new Date() })
+    .where('id', '=', device.id).execute();
+  await recordEvent(trx, {
+    eventType: 'DeviceRetained', message: 'Device Released', boolValue: false,
+    deviceId: device.id, deviceName: device.name, performedById: by.id, performedByName: by.displayName,
+    userId: device.retained_by,
+  });
+}
+
+/**
+ * Reboot: the device reads Offline (readiness `Rebooting`) until its gateway reports it Ready again. When the
+ * gateway cannot run the command the previous state is restored.
+ */
+export async function rebootDevice(
+  db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, identifier: string,
+): Promise<void> {
+  requireEntitlement(user, 'DeviceReboot');
+  const { id } = await resolveDevice(db, identifier);
+  const before = await withTx(db, async (trx) => {
+    const device = await lockDevice(trx, id);
+    assertUsableBy(device, user);
+    await trx.updateTable('devices')
+      .set({ readiness: 'Rebooting', availability: 'Offline', last_disconnected_at: new Date() })
+      .where('id', '=', id).execute();
+    await recordEvent(trx, {
+      eventType: 'DeviceAvailability', message: 'Device Offline', boolValue: false, stringValue: 'Rebooting',
+      deviceId: id, deviceName: device.name, performedById: user.id, performedByName: user.displayName,
+    });
+    return device;
+  });
+  try {
+    await runDeviceCommand(gateways, before, { action: 'reboot', reboot: {} });
+  } catch (err) {
+    await withTx(db, async (trx) => {
+      const device = await lockDevice(trx, id);
+      if (device.readiness !== 'Rebooting') return;
+      await trx.updateTable('devices')
+        .set({ readiness: before.readiness, availability: before.availability })
+        .where('id', '=', id).execute();
+      if (before.availability === 'Online') {
+        await recordEvent(trx, {
+          eventType: 'DeviceAvailability', message: 'Device Online', boolValue: true,
+          deviceId: id, deviceName: device.name, performedById: user.id, performedByName: user.displayName,
+        });
+      }
+    });
+    throw err;
+  }
+}
+
+export async function readDeviceLog(
+  db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, identifier: string, maxLines = 1000,
+): Promise<string> {
+  requireEntitlement(user, 'DeviceList');
+  const device = await resolveDevice(db, identifier);
+  const result = await runDeviceCommand(gateways, device, { action: 'readLog', readLog: { maxLines } });
+  return result.text;
+}

@@ -1,0 +1,80 @@
+/** Device rows → wire Device model (spec 2.3); null keys are dropped later by the response writer. */
+import { formatWireDate, type Application, type Device, type DeviceAvailabilityStatus, type DeviceBatteryStatus,
+  type DeviceFormFactor, type DeviceOperatingSystem } from '@devicelab/shared';
+import type { ApplicationRow } from '../store/schema';
+import { matchManagedApplication, toApplicationModel, unmanagedApplication,
+  type InstalledPackage } from './application-mapping';
+import { jsonArray, type DevicePropertyValue } from './row-values';
+import { retainerDisplayName, type DeviceWithRetainer } from './device-queries';
+
+export interface DeviceDetailOptions {
+  properties?: boolean;
+  /** Managed applications installed on the device. */
+  applications?: boolean;
+  /** All installed applications; unmanaged ones carry the all-zero Guid. */
+  allApplications?: boolean;
+}
+
+const date = (d: Date | null): string | undefined => (d ? formatWireDate(d) : undefined);
+const opt = <T>(v: T | null): T | undefined => v ?? undefined;
+
+export function toDeviceModel(
+  row: DeviceWithRetainer, options: DeviceDetailOptions = {}, managed: ApplicationRow[] = [],
+): Device {
+  const device: Device = {
+    id: row.id,
+    name: row.name,
+    availability: row.availability as DeviceAvailabilityStatus,
+    retainedById: opt(row.retained_by),
+    retainedByDisplayName: retainerDisplayName(row),
+    retainedByUserName: opt(row.retainer_login),
+    enabled: row.enabled,
+    batteryStatus: row.battery_status as DeviceBatteryStatus,
+    batteryPercentCharged: row.battery_percent,
+    diskSpace: Number(row.disk_space),
+    diskSpaceUsed: Number(row.disk_space_used),
+    slotNumber: opt(row.slot_number),
+    lastInuseAt: date(row.last_inuse_at),
+    lastDisconnectedAt: date(row.last_disconnected_at),
+    lastConnectedAt: date(row.last_connected_at),
+    deleted: row.deleted,
+    notes: opt(row.notes),
+    model: opt(row.model),
+    operatingSystem: row.operating_system as DeviceOperatingSystem,
+    operatingSystemVersion: opt(row.operating_system_version),
+    operatingSystemBuild: opt(row.operating_system_build),
+    macAddress: opt(row.mac_address),
+    serialNumber: opt(row.serial_number),
+    manufacturer: opt(row.manufacturer),
+    friendlyModel: opt(row.friendly_model),
+    vendorUniqueIdentifier: row.vendor_unique_identifier,
+    vendorDeviceName: opt(row.vendor_device_name),
+    deviceClass: opt(row.device_class),
+    formFactor: row.form_factor as DeviceFormFactor,
+    productType: opt(row.product_type),
+    isAudioEnabled: false,
+    hardwareModel: opt(row.hardware_model),
+    usbHubSerialNumber: opt(row.usb_hub_serial_number),
+    usbHubPortNumber: opt(row.usb_hub_port_number),
+    usbLocation: opt(row.usb_location),
+    bluetoothAddress: opt(row.bluetooth_address),
+  };
+  if (options.properties) {
+    device.properties = jsonArray<DevicePropertyValue>(row.properties).map((p) => ({ name: p.name, value: p.value, type: 'System' as const }));
+  }
+  if (options.applications || options.allApplications) {
+    device.installedApplications = installedApplications(row, !!options.allApplications, managed);
+  }
+  return device;
+}
+
+function installedApplications(row: DeviceWithRetainer, all: boolean, managed: ApplicationRow[]): Application[] {
+  const os = row.operating_system as DeviceOperatingSystem;
+  const out: Application[] = [];
+  for (const pkg of jsonArray<InstalledPackage>(row.installed_packages)) {
+    const app = matchManagedApplication(pkg, row.operating_system, managed);
+    if (app) out.push(toApplicationModel(app));
+    else if (all) out.push(unmanagedApplication(pkg, os));
+  }
+  return out;
+}

@@ -1,0 +1,61 @@
+/** GET /Service: HubInformation (spec 2.3, 4.6). */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { formatWireDate, type HubInformation } from '@devicelab/shared';
+import type { GatewayDirectory } from '../gateways/gateway-directory';
+import type { Db } from '../store/database';
+
+export interface ServiceIdentity { serviceNodeId: string; serviceVersion: string }
+
+/** Local time with its UTC offset, e.g. `2024-05-01T14:03:07+02:00`. */
+export function formatLocalDateTime(date: Date): string {
+  const pad = (n: number) => String(Math.trunc(Math.abs(n))).padStart(2, '0');
+  const offset = -date.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:`
+    + `${pad(date.getMinutes())}:${pad(date.getSeconds())}${sign}${pad(offset / 60)}:${pad(offset % 60)}`;
+}
+
+export function describeService(
+  gateways: GatewayDirectory, identity: ServiceIdentity, now: Date = new Date(),
+): HubInformation {
+  return {
+    ServiceNodeId: identity.serviceNodeId,
+    ServiceVersion: identity.serviceVersion,
+    systemDateTime: formatLocalDateTime(now),
+    systemDateTimeUtc: formatWireDate(now),
+    deviceGatewayInformation: gateways.connectedGateways().map((g) => ({
+      ServiceNodeId: g.id,
+      ServiceVersion: g.version,
+      systemDateTime: formatLocalDateTime(now),
+      systemDateTimeUtc: formatWireDate(now),
+      deviceVendorUniqueIdentifiers: [...g.deviceVendorUniqueIdentifiers],
+      buildTool: [],
+      automation: [],
+    })),
+  };
+}
+
+/**
+ * A node id that stays the same for one hub install: derived from the PostgreSQL cluster's system identifier and
+ * the records database's oid (both fixed at install), formatted as a Guid.
+ */
+export async function deriveServiceNodeId(db: Db): Promise<string> {
+  const { rows } = await sql<{ seed: string }>`
+    select coalesce((select min(id::text) from roles where built_in), '') || ':' ||
+           (select oid::text from pg_database where datname = current_database()) as seed`.execute(db);
+  const hex = createHash('sha256').update(`devicelab-node:${rows[0]?.seed ?? ''}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The hub package version (hub/package.json, found from src/ and dist/ alike). */
+export function hubVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}

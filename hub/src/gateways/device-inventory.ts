@@ -1,0 +1,217 @@
+/**
+ * Writes what gateways report about their devices into the records: one short transaction per device (or per
+ * batch when a whole gateway goes away), with a DeviceAvailability event in the same transaction as every
+ * Online/Offline flip. Devices are keyed by vendor unique identifier, so a device keeps its Guid across
+ * disconnects and even when it moves to another gateway.
+ */
+import { sql } from 'kysely';
+import type { DeviceState } from '@devicelab/proto';
+import { withTx, type Db, type Tx } from '../store/database';
+import { jsonb } from '../store/jsonb';
+
+/** Set by the domain when it reboots a device; holds until the gateway reports the device Ready again. */
+export const HUB_REBOOTING = 'Rebooting';
+
+type Availability = 'Online' | 'Offline';
+
+/** What changed for one device, for callers that notify others (onDevicesChanged). */
+export interface DeviceChange {
+  vendorUniqueIdentifier: string;
+  deviceId: string;
+  availability: Availability;
+  flipped: boolean;
+}
+
+const blankToNull = (text: string | undefined): string | null => (text && text.trim() ? text : null);
+
+/** Fields the gateway owns, from its report. Name, enabled, notes, retention etc. belong to the hub. */
+function reportedColumns(state: DeviceState) {
+  return {
+    operating_system: state.operatingSystem || 'Unknown',
+    serial_number: blankToNull(state.serialNumber),
+    model: blankToNull(state.model),
+    manufacturer: blankToNull(state.manufacturer),
+    friendly_model: blankToNull(state.friendlyModel),
+    operating_system_version: blankToNull(state.operatingSystemVersion),
+    operating_system_build: blankToNull(state.operatingSystemBuild),
+    product_type: blankToNull(state.productType),
+    hardware_model: blankToNull(state.hardwareModel),
+    device_class: blankToNull(state.deviceClass),
+    form_factor: state.formFactor || 'Unknown',
+    vendor_device_name: blankToNull(state.vendorDeviceName),
+    mac_address: blankToNull(state.macAddress),
+    bluetooth_address: blankToNull(state.bluetoothAddress),
+    usb_location: blankToNull(state.usbLocation),
+    usb_hub_serial_number: blankToNull(state.usbHubSerialNumber),
+    usb_hub_port_number: state.usbHubPortNumber ? state.usbHubPortNumber : null,
+    battery_percent: state.batteryPercent ?? -1,
+    battery_status: state.batteryStatus || 'Unknown',
+    disk_space: String(state.diskSpace ?? 0),
+    disk_space_used: String(state.diskSpaceUsed ?? 0),
+    properties: jsonb((state.properties ?? []).map(({ name, value }) => ({ name, value }))),
+    installed_packages: jsonb(
+      (state.packages ?? []).map(({ identifier, version, buildVersion, system }) => ({ identifier, version, buildVersion, system })),
+    ),
+  };
+}
+
+/** Readiness after a report: the hub's Rebooting sticks until the gateway says Ready. */
+function nextReadiness(current: string, reported: string): string {
+  if (current === HUB_REBOOTING && reported !== 'Ready') return HUB_REBOOTING;
+  return reported || 'Offline';
+}
+
+const availabilityOf = (readiness: string): Availability => (readiness === 'Ready' ? 'Online' : 'Offline');
+
+/** Upserts one reported device and flips its availability when its readiness says so. */
+export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceState): Promise<DeviceChange> {
+  return withTx(db, async (trx) => {
+    const reported = reportedColumns(state);
+    // Insert as Offline first; the update below then records the first Online as a flip like any other.
+    await trx
+      .insertInto('devices')
+      .values({
+        vendor_unique_identifier: state.vendorUniqueIdentifier,
+        gateway_id: gatewayId,
+        name: blankToNull(state.vendorDeviceName) ?? blankToNull(state.model) ?? state.vendorUniqueIdentifier,
+        ...reported,
+      })
+      .onConflict((oc) => oc.column('vendor_unique_identifier').doNothing())
+      .execute();
+    const current = await trx
+      .selectFrom('devices')
+      .select(['id', 'name', 'availability', 'readiness'])
+      .where('vendor_unique_identifier', '=', state.vendorUniqueIdentifier)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+
+    const readiness = nextReadiness(current.readiness, state.readiness);
+    const availability = availabilityOf(readiness);
+    const flipped = availability !== current.availability;
+    await trx
+      .updateTable('devices')
+      .set({
+        ...reported,
+        gateway_id: gatewayId,
+        readiness,
+        readiness_detail: readiness === HUB_REBOOTING ? null : blankToNull(state.readinessDetail),
+        availability,
+        ...(flipped && availability === 'Online' ? { last_connected_at: sql`now()` } : {}),
+        ...(flipped && availability === 'Offline' ? { last_disconnected_at: sql`now()` } : {}),
+      })
+      .where('id', '=', current.id)
+      .execute();
+    if (flipped) await recordAvailabilityEvents(trx, [{ id: current.id, name: current.name }], availability);
+    return { vendorUniqueIdentifier: state.vendorUniqueIdentifier, deviceId: current.id, availability, flipped };
+  });
+}
+
+export interface TakeOfflineScope {
+  gatewayId: string;
+  /** Only devices NOT in this list (snapshot reconciliation); all of the gateway's devices when omitted. */
+  keep?: string[];
+  /** Only these devices (a DeviceRemoved). */
+  only?: string[];
+  /** Why, for readiness_detail. */
+  detail: string;
+}
+
+/**
+ * Takes a gateway's devices Offline in one transaction (gateway gone, or missing from its snapshot). Readiness
+ * becomes Offline except for the hub's Rebooting, which waits for the device to come back Ready.
+ */
+export async function takeDevicesOffline(db: Db, scope: TakeOfflineScope): Promise<DeviceChange[]> {
+  return withTx(db, async (trx) => {
+    let target = trx
+      .selectFrom('devices')
+      .select(['id', 'name', 'vendor_unique_identifier', 'availability'])
+      .where('gateway_id', '=', scope.gatewayId);
+    if (scope.keep && scope.keep.length > 0) target = target.where('vendor_unique_identifier', 'not in', scope.keep);
+    if (scope.only) {
+      if (scope.only.length === 0) return [];
+      target = target.where('vendor_unique_identifier', 'in', scope.only);
+    }
+    const rows = await target.forUpdate().execute();
+    if (rows.length === 0) return [];
+
+    await trx
+      .updateTable('devices')
+      .set({
+        readiness: sql`CASE WHEN readiness = ${HUB_REBOOTING} THEN readiness ELSE 'Offline' END`,
+        readiness_detail: sql`CASE WHEN readiness = ${HUB_REBOOTING} THEN readiness_detail ELSE ${scope.detail} END`,
+        availability: 'Offline',
+        last_disconnected_at: sql`CASE WHEN availability = 'Online' THEN now() ELSE last_disconnected_at END`,
+      })
+      .where('id', 'in', rows.map((r) => r.id))
+      .execute();
+    const flipped = rows.filter((r) => r.availability === 'Online');
+    await recordAvailabilityEvents(trx, flipped, 'Offline');
+    return rows.map((r) => ({
+      vendorUniqueIdentifier: r.vendor_unique_identifier,
+      deviceId: r.id,
+      availability: 'Offline' as const,
+      flipped: r.availability === 'Online',
+    }));
+  });
+}
+
+/**
+ * One DeviceAvailability event per flipped device, with the lab's online / in-use counts as they stood right
+ * after that flip (a batch is recorded as if its flips happened one after another).
+ */
+async function recordAvailabilityEvents(trx: Tx, devices: { id: string; name: string }[], availability: Availability): Promise<void> {
+  if (devices.length === 0) return;
+  const counts = await trx
+    .selectFrom('devices')
+    .select([
+      sql<string>`count(*) FILTER (WHERE availability = 'Online')`.as('online'),
+      sql<string>`count(*) FILTER (WHERE retained_by IS NOT NULL)`.as('inuse'),
+    ])
+    .where('deleted', '=', false)
+    .executeTakeFirstOrThrow();
+  const onlineAfterAll = Number(counts.online);
+  const step = availability === 'Online' ? -1 : 1; // undo later flips to get the count after each one
+  await trx
+    .insertInto('events')
+    .values(
+      devices.map((device, index) => ({
+        event_type: 'DeviceAvailability',
+        device_id: device.id,
+        device_name: device.name,
+        message: `Device ${availability}`,
+        bool_value: availability === 'Online',
+        string_value: availability,
+        device_online_count: onlineAfterAll + step * (devices.length - 1 - index),
+        device_inuse_count: Number(counts.inuse),
+      })),
+    )
+    .execute();
+}
+
+/** Records a gateway's connection state. */
+export async function setGatewayConnected(
+  db: Db,
+  gatewayId: string,
+  connected: boolean,
+  address?: { publicAddress: string; publicPort: number },
+): Promise<void> {
+  await db
+    .updateTable('gateways')
+    .set({
+      connected,
+      last_seen_at: sql`now()`,
+      ...(address ? { public_address: address.publicAddress || null, public_port: address.publicPort || null } : {}),
+    })
+    .where('id', '=', gatewayId)
+    .execute();
+}
+
+/** At hub start no gateway is connected yet (single hub): clear stale `connected` flags and Online devices. */
+export async function resetAllGateways(db: Db): Promise<DeviceChange[]> {
+  const gateways = await db.updateTable('gateways').set({ connected: false }).returning('id').execute();
+  const changes: DeviceChange[] = [];
+  for (const { id } of gateways) {
+    changes.push(...(await takeDevicesOffline(db, { gatewayId: id, detail: 'Gateway not connected since hub start' })));
+  }
+  return changes;
+}

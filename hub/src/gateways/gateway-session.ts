@@ -1,0 +1,230 @@
+/**
+ * One connected gateway: its Connect stream after authentication. Answers Hello with Welcome, applies inventory
+ * to the records (in arrival order, through the gateway's write queue), sends commands and matches results by
+ * command id, and ends the session on stream loss or three heartbeat intervals of silence, taking the
+ * gateway's devices Offline and failing its pending commands.
+ */
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import type { CommandAction, CommandResult, DeviceState, GatewayMessage, Hello, HubMessage } from '@devicelab/proto';
+import type { Logger } from '@devicelab/shared';
+import type { Db } from '../store/database';
+import type { GatewayRow } from '../store/schema';
+import { applyDeviceState, setGatewayConnected, takeDevicesOffline, type DeviceChange } from './device-inventory';
+import { GatewayUnavailableError, type ConnectedGateway } from './gateway-directory';
+import { hubProof } from './gateway-tokens';
+
+/** Heartbeat silence longer than this many intervals ends the session (devicelab_link.proto). */
+export const MISSED_HEARTBEATS_LIMIT = 3;
+
+export type ConnectCall = grpc.ServerDuplexStream<GatewayMessage, HubMessage>;
+
+export interface GatewaySessionContext {
+  db: Db;
+  gateway: GatewayRow;
+  call: ConnectCall;
+  heartbeatIntervalMs: number;
+  logger: Logger;
+  /** Runs record writes for this gateway one after another, across its successive sessions. */
+  enqueueWrite(gatewayId: string, write: () => Promise<void>): Promise<void>;
+  /** Hello accepted: the registry makes this the gateway's session (replacing an older one). */
+  onEstablished(session: GatewaySession): void;
+  onEnded(session: GatewaySession): void;
+  onDevicesChanged?(changes: DeviceChange[]): void;
+}
+
+interface PendingCommand {
+  resolve(result: CommandResult): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+export class GatewaySession {
+  readonly connectedAt = new Date();
+  /** Devices this gateway currently reports (any readiness): commands for them route here. */
+  readonly devices = new Set<string>();
+  private hello?: Hello;
+  private readonly pending = new Map<string, PendingCommand>();
+  private lastMessageAt = Date.now();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private ended = false;
+  /** Set when a newer connection of the same gateway took over: its snapshot reconciles, so no Offline flap. */
+  private replaced = false;
+
+  constructor(private readonly ctx: GatewaySessionContext) {}
+
+  get gatewayName(): string {
+    return this.ctx.gateway.name;
+  }
+
+  start(): void {
+    const { call, heartbeatIntervalMs } = this.ctx;
+    call.on('data', (message: GatewayMessage) => this.onMessage(message));
+    call.on('end', () => this.end('stream closed by the gateway'));
+    call.on('cancelled', () => this.end('stream cancelled'));
+    call.on('error', (err: Error) => this.end(`stream error: ${err.message}`));
+    call.on('close', () => this.end('stream closed'));
+    // Checked twice per interval, so silence is noticed at most half an interval late.
+    this.timers.push(setInterval(() => this.checkLiveness(), Math.max(50, heartbeatIntervalMs / 2)));
+  }
+
+  describe(): ConnectedGateway {
+    return {
+      id: this.ctx.gateway.id,
+      name: this.ctx.gateway.name,
+      publicAddress: this.hello?.publicAddress ?? '',
+      publicPort: this.hello?.publicPort ?? 0,
+      version: this.hello?.gatewayVersion ?? '',
+      connectedAt: this.connectedAt,
+      deviceVendorUniqueIdentifiers: [...this.devices],
+    };
+  }
+
+  sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
+    if (this.ended) return Promise.reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} is not connected.`));
+    const commandId = randomUUID();
+    return new Promise<CommandResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(commandId);
+        reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} did not answer within ${timeoutMs} ms.`));
+      }, timeoutMs);
+      this.pending.set(commandId, { resolve, reject, timer });
+      this.write({
+        body: 'command',
+        command: { commandId, vendorUniqueIdentifier, deadlineMs: Date.now() + timeoutMs, ...action },
+      });
+    });
+  }
+
+  /** Ends the session; `replaced` when a newer connection of the same gateway took over. Idempotent. */
+  end(reason: string, options: { replaced?: boolean; status?: grpc.StatusObject | Partial<grpc.StatusObject> } = {}): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.replaced = options.replaced ?? false;
+    for (const timer of this.timers) clearInterval(timer);
+    for (const [, command] of this.pending) {
+      clearTimeout(command.timer);
+      command.reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} disconnected (${reason}).`));
+    }
+    this.pending.clear();
+    this.ctx.logger.info({ gateway: this.gatewayName, reason }, 'gateway session ended');
+    this.closeCall(options.status);
+    this.ctx.onEnded(this);
+    if (!this.replaced && this.hello) {
+      const gatewayId = this.ctx.gateway.id;
+      void this.ctx.enqueueWrite(gatewayId, async () => {
+        const changes = await takeDevicesOffline(this.ctx.db, { gatewayId, detail: `Gateway disconnected: ${reason}` });
+        await setGatewayConnected(this.ctx.db, gatewayId, false);
+        this.notify(changes);
+      });
+    }
+  }
+
+  private onMessage(message: GatewayMessage): void {
+    if (this.ended) return;
+    this.lastMessageAt = Date.now();
+    if (!this.hello && message.body !== 'hello') {
+      this.end('message before Hello', { status: { code: grpc.status.FAILED_PRECONDITION, details: 'Hello must come first' } });
+      return;
+    }
+    switch (message.body) {
+      case 'hello':
+        return this.onHello(message.hello);
+      case 'heartbeat':
+        return;
+      case 'snapshot':
+        return this.onSnapshot(message.snapshot.devices ?? []);
+      case 'deviceUpdate':
+        this.devices.add(message.deviceUpdate.vendorUniqueIdentifier);
+        return this.write_(async () => this.notify([await applyDeviceState(this.ctx.db, this.ctx.gateway.id, message.deviceUpdate)]));
+      case 'deviceRemoved': {
+        const id = message.deviceRemoved.vendorUniqueIdentifier;
+        this.devices.delete(id);
+        return this.write_(async () =>
+          this.notify(await takeDevicesOffline(this.ctx.db, { gatewayId: this.ctx.gateway.id, only: [id], detail: 'Removed by the gateway' })),
+        );
+      }
+      case 'commandResult':
+        return this.onCommandResult(message.commandResult);
+    }
+  }
+
+  private onHello(hello: Hello): void {
+    if (this.hello) return; // a repeated Hello changes nothing
+    const { gateway, heartbeatIntervalMs } = this.ctx;
+    if (hello.gatewayName && hello.gatewayName !== gateway.name) {
+      this.end('Hello names another gateway', {
+        status: { code: grpc.status.PERMISSION_DENIED, details: `authenticated as ${gateway.name}, Hello says ${hello.gatewayName}` },
+      });
+      return;
+    }
+    this.hello = hello;
+    this.write({ body: 'welcome', welcome: { hubProof: hubProof(gateway.token_sha256, hello.nonce ?? Buffer.alloc(0)), heartbeatIntervalMs } });
+    this.timers.push(setInterval(() => this.write({ body: 'heartbeat', heartbeat: { sentAtMs: Date.now() } }), heartbeatIntervalMs));
+    this.ctx.onEstablished(this);
+    this.write_(() =>
+      setGatewayConnected(this.ctx.db, gateway.id, true, { publicAddress: hello.publicAddress, publicPort: hello.publicPort }),
+    );
+  }
+
+  /** A full inventory: upsert every device, then everything else this gateway had goes Offline. */
+  private onSnapshot(devices: DeviceState[]): void {
+    this.devices.clear();
+    for (const device of devices) this.devices.add(device.vendorUniqueIdentifier);
+    const keep = devices.map((d) => d.vendorUniqueIdentifier);
+    this.write_(async () => {
+      const changes: DeviceChange[] = [];
+      for (const device of devices) changes.push(await applyDeviceState(this.ctx.db, this.ctx.gateway.id, device));
+      changes.push(
+        ...(await takeDevicesOffline(this.ctx.db, { gatewayId: this.ctx.gateway.id, keep, detail: 'Not reported by its gateway' })),
+      );
+      this.notify(changes);
+    });
+  }
+
+  private onCommandResult(result: CommandResult): void {
+    const command = this.pending.get(result.commandId);
+    if (!command) return; // timed out already, or not ours
+    this.pending.delete(result.commandId);
+    clearTimeout(command.timer);
+    command.resolve(result);
+  }
+
+  private checkLiveness(): void {
+    const silentFor = Date.now() - this.lastMessageAt;
+    if (silentFor > MISSED_HEARTBEATS_LIMIT * this.ctx.heartbeatIntervalMs) {
+      this.end(`no message for ${silentFor} ms`, { status: { code: grpc.status.UNAVAILABLE, details: 'heartbeat timeout' } });
+    }
+  }
+
+  /** Queues a record write; a failed write is logged and does not end the session. */
+  private write_(write: () => Promise<unknown>): void {
+    void this.ctx.enqueueWrite(this.ctx.gateway.id, async () => {
+      await write();
+    });
+  }
+
+  private notify(changes: DeviceChange[]): void {
+    if (changes.length > 0) this.ctx.onDevicesChanged?.(changes);
+  }
+
+  private write(message: HubMessage): void {
+    if (this.ended) return;
+    try {
+      this.ctx.call.write(message);
+    } catch (err) {
+      this.end(`write failed: ${(err as Error).message}`);
+    }
+  }
+
+  private closeCall(status: Partial<grpc.StatusObject> | undefined): void {
+    const { call } = this.ctx;
+    if (call.cancelled || call.writableEnded || call.destroyed) return;
+    try {
+      if (status) call.emit('error', status); // grpc-js: sets the call's status and ends it
+      else call.end();
+    } catch {
+      // the transport is already gone
+    }
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * The hub side of the gateway link (gRPC, devicelab_link.proto): authenticates each call from its metadata,
+ * keeps one session per gateway name (a newer connection replaces an older one), serves app blobs, and is the
+ * GatewayDirectory the domain sends device commands through.
+ */
+import * as grpc from '@grpc/grpc-js';
+import {
+  AUTHORIZATION_METADATA,
+  GATEWAY_NAME_METADATA,
+  gatewayLinkService,
+  type BlobChunk,
+  type BlobRequest,
+  type CommandAction,
+  type CommandResult,
+} from '@devicelab/proto';
+import { createLogger, type Logger } from '@devicelab/shared';
+import type { BlobStore } from '../apps/blob-store';
+import type { Db } from '../store/database';
+import type { GatewayRow } from '../store/schema';
+import { resetAllGateways, type DeviceChange } from './device-inventory';
+import { GatewayUnavailableError, type ConnectedGateway, type GatewayDirectory } from './gateway-directory';
+import { GatewaySession, type ConnectCall } from './gateway-session';
+import { authenticateGateway } from './gateway-tokens';
+
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
+/** FetchBlob chunk size: well under gRPC's 4 MiB message limit, large enough to keep overhead low. */
+export const BLOB_CHUNK_BYTES = 64 * 1024;
+
+export interface LinkServerTls {
+  /** PEM certificate chain and private key of the hub. */
+  cert: Buffer;
+  key: Buffer;
+  /** PEM CA bundle; when given, gateways must present client certificates signed by it. */
+  ca?: Buffer;
+}
+
+export interface LinkServerOptions {
+  db: Db;
+  blobs: BlobStore;
+  /** 0 picks a free port (see `LinkServer.port`). */
+  port: number;
+  /** Bind address; default all interfaces. */
+  host?: string;
+  tls?: LinkServerTls;
+  heartbeatIntervalMs?: number;
+  /** Called after device rows changed (inventory, disconnects); for caches and push notifications. */
+  onDevicesChanged?: (changes: DeviceChange[]) => void;
+  logger?: Logger;
+}
+
+export interface LinkServer {
+  port: number;
+  directory: GatewayDirectory;
+  /** Ends every session (their devices go Offline), then shuts the server down. */
+  stop(): Promise<void>;
+}
+
+export async function startLinkServer(options: LinkServerOptions): Promise<LinkServer> {
+  const { db, blobs } = options;
+  const logger = options.logger ?? createLogger('link');
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+  const sessions = new Map<string, GatewaySession>();
+  const writeQueues = new Map<string, Promise<void>>();
+
+  /** Serialises one gateway's record writes across its sessions, so an old session's Offline lands first. */
+  const enqueueWrite = (gatewayId: string, write: () => Promise<void>): Promise<void> => {
+    const next = (writeQueues.get(gatewayId) ?? Promise.resolve())
+      .then(write)
+      .catch((err: unknown) => logger.error({ err, gatewayId }, 'gateway record write failed'));
+    writeQueues.set(gatewayId, next);
+    void next.then(() => {
+      if (writeQueues.get(gatewayId) === next) writeQueues.delete(gatewayId);
+    });
+    return next;
+  };
+
+  // No gateway can be connected to a hub that is only starting: clear what a previous run left Online.
+  options.onDevicesChanged?.(await resetAllGateways(db));
+
+  const connect = (call: ConnectCall): void => {
+    authenticateCall(db, call.metadata).then(
+      (gateway) => {
+        if (!gateway) {
+          call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'unknown gateway or wrong token' });
+          return;
+        }
+        if (call.cancelled) return;
+        const session: GatewaySession = new GatewaySession({
+          db,
+          gateway,
+          call,
+          heartbeatIntervalMs,
+          logger,
+          enqueueWrite,
+          onDevicesChanged: options.onDevicesChanged,
+          onEstablished: (established) => {
+            const previous = sessions.get(gateway.name);
+            sessions.set(gateway.name, established);
+            previous?.end('replaced by a newer connection', {
+              replaced: true,
+              status: { code: grpc.status.ABORTED, details: 'replaced by a newer connection of this gateway' },
+            });
+          },
+          onEnded: (ended) => {
+            if (sessions.get(gateway.name) === ended) sessions.delete(gateway.name);
+          },
+        });
+        session.start();
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'gateway authentication failed');
+        call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'hub could not check credentials' });
+      },
+    );
+  };
+
+  const fetchBlob = (call: grpc.ServerWritableStream<BlobRequest, BlobChunk>): void => {
+    void serveBlob(db, blobs, call, logger);
+  };
+
+  const server = new grpc.Server();
+  server.addService(gatewayLinkService, { Connect: connect, FetchBlob: fetchBlob });
+  const credentials = options.tls
+    ? grpc.ServerCredentials.createSsl(
+        options.tls.ca ?? null,
+        [{ cert_chain: options.tls.cert, private_key: options.tls.key }],
+        options.tls.ca !== undefined,
+      )
+    : grpc.ServerCredentials.createInsecure();
+  const host = options.host ?? '0.0.0.0';
+  const address = `${host.includes(':') ? `[${host}]` : host}:${options.port}`;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, credentials, (err, bound) => (err ? reject(err) : resolve(bound)));
+  });
+
+  const directory: GatewayDirectory = {
+    sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
+      for (const session of sessions.values()) {
+        if (session.devices.has(vendorUniqueIdentifier)) return session.sendCommand(vendorUniqueIdentifier, action, timeoutMs);
+      }
+      return Promise.reject(new GatewayUnavailableError(`No connected gateway holds device ${vendorUniqueIdentifier}.`));
+    },
+    connectedGateways(): ConnectedGateway[] {
+      return [...sessions.values()].map((session) => session.describe());
+    },
+  };
+
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    directory,
+    stop() {
+      stopping ??= (async () => {
+        for (const session of [...sessions.values()]) {
+          session.end('hub stopping', { status: { code: grpc.status.UNAVAILABLE, details: 'hub stopping' } });
+        }
+        await Promise.all([...writeQueues.values()]);
+        await new Promise<void>((resolve) => {
+          const force = setTimeout(() => {
+            server.forceShutdown();
+            resolve();
+          }, 2_000);
+          server.tryShutdown(() => {
+            clearTimeout(force);
+            resolve();
+          });
+        });
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** The gateway named and proven by `authorization: Bearer <token>` and `x-devicelab-gateway: <name>`. */
+async function authenticateCall(db: Db, metadata: grpc.Metadata): Promise<GatewayRow | undefined> {
+  const name = metadata.get(GATEWAY_NAME_METADATA)[0];
+  const authorization = metadata.get(AUTHORIZATION_METADATA)[0];
+  if (typeof name !== 'string' || typeof authorization !== 'string') return undefined;
+  const token = /^Bearer\s+(\S+)$/i.exec(authorization.trim())?.[1];
+  return token ? authenticateGateway(db, name, token) : undefined;
+}
+
+/** Streams a blob in BLOB_CHUNK_BYTES chunks; total_size rides on the first (an empty blob is one empty chunk). */
+async function serveBlob(
+  db: Db,
+  blobs: BlobStore,
+  call: grpc.ServerWritableStream<BlobRequest, BlobChunk>,
+  logger: Logger,
+): Promise<void> {
+  try {
+    if (!(await authenticateCall(db, call.metadata))) {
+      call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'unknown gateway or wrong token' });
+      return;
+    }
+    const sha256 = (call.request.sha256 ?? '').toLowerCase();
+    if (!(await blobs.has(sha256))) {
+      call.emit('error', { code: grpc.status.NOT_FOUND, details: `no blob ${sha256}` });
+      return;
+    }
+    const totalSize = await blobs.size(sha256);
+    const source = blobs.open(sha256);
+    call.on('cancelled', () => source.destroy());
+    let first = true;
+    for await (const data of rechunk(source, BLOB_CHUNK_BYTES)) {
+      if (call.cancelled) return;
+      const chunk: BlobChunk = { data, totalSize: first ? totalSize : 0 };
+      first = false;
+      if (!call.write(chunk)) await new Promise((resolve) => call.once('drain', resolve));
+    }
+    if (first) call.write({ data: Buffer.alloc(0), totalSize });
+    call.end();
+  } catch (err) {
+    logger.error({ err }, 'FetchBlob failed');
+    if (!call.cancelled) call.emit('error', { code: grpc.status.INTERNAL, details: 'could not read the blob' });
+  }
+}
+
+/** Re-cuts a byte stream into pieces of exactly `size` bytes (the last may be shorter). */
+async function* rechunk(source: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
+  let buffered: Buffer[] = [];
+  let length = 0;
+  for await (const piece of source) {
+    buffered.push(piece);
+    length += piece.length;
+    while (length >= size) {
+      const all = Buffer.concat(buffered, length);
+      yield all.subarray(0, size);
+      buffered = [all.subarray(size)];
+      length -= size;
+    }
+  }
+  if (length > 0) yield Buffer.concat(buffered, length);
+}

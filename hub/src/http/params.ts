@@ -1,0 +1,159 @@
+/**
+ * Request parameters as every real client sends them (wire-decisions rules 1-4, 7-9): query string merged with an
+ * `application/x-www-form-urlencoded` body, names case-insensitive, `+` decoded as a space, an empty value meaning
+ * "omitted". Typed readers throw ApiFailure with the vendor's error texts.
+ */
+import { ApiFailure, parseEnumValue, parseGuid, parseRequestDate, type ParsedRequestDate } from '@devicelab/shared';
+
+export const VERBS = ['update', 'delete', 'add', 'get'] as const;
+export type Verb = (typeof VERBS)[number];
+
+/** Keys that steer a request and are never filters. */
+export const CONTROL_KEYS: ReadonlySet<string> = new Set([
+  'get', 'update', 'delete', 'add', 'action', 'verb', 'pretty', 'wait', 'properties', 'applications',
+  'allapplications',
+]);
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
+export const BAD_BOOLEAN = 'Value is not equivalent to either TrueString or FalseString.';
+export const invalidGuid = (value: string): string => `Invalid Guid format: ${value}`;
+export const enumValueNotFound = (value: string): string => `The requested value '${value}' was not found.`;
+
+export class RequestParams {
+  /** lower-case name -> raw value ('' when sent without value); the first occurrence wins. */
+  private readonly values = new Map<string, string>();
+  /** Names as the client spelled them, in order of appearance (lower-case key -> spelling). */
+  private readonly spellings = new Map<string, string>();
+
+  /** `sources` are urlencoded texts (query string without `?`, form body); earlier sources win on duplicates. */
+  static fromUrlEncoded(...sources: (string | undefined)[]): RequestParams {
+    const params = new RequestParams();
+    for (const source of sources) {
+      if (!source) continue;
+      // URLSearchParams decodes `+` as a space and never throws on malformed `%` escapes.
+      for (const [name, value] of new URLSearchParams(source)) params.set(name, value);
+    }
+    return params;
+  }
+
+  private set(name: string, value: string): void {
+    const key = name.trim().toLowerCase();
+    if (key === '' || this.values.has(key)) return;
+    this.values.set(key, value);
+    this.spellings.set(key, name.trim());
+  }
+
+  /** Whether the name was sent at all, even with an empty value (verb keys: `?add`, `get=`). */
+  has(name: string): boolean {
+    return this.values.has(name.toLowerCase());
+  }
+
+  /** The value, or undefined when absent or empty (empty = omitted, rule 4). */
+  string(name: string): string | undefined {
+    const value = this.values.get(name.toLowerCase());
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  /** First present (non-empty) of several alternative names. */
+  stringOf(...names: string[]): string | undefined {
+    for (const name of names) {
+      const value = this.string(name);
+      if (value !== undefined) return value;
+    }
+    return undefined;
+  }
+
+  guid(name: string): string | undefined {
+    const value = this.string(name);
+    if (value === undefined) return undefined;
+    const guid = parseGuid(value);
+    if (!guid) throw new ApiFailure(invalidGuid(value));
+    return guid;
+  }
+
+  bool(name: string): boolean | undefined {
+    const value = this.string(name);
+    return value === undefined ? undefined : parseBoolean(value);
+  }
+
+  enum<T extends string>(name: string, values: readonly T[], aliases: Record<string, T> = {}): T | undefined {
+    const value = this.string(name);
+    if (value === undefined) return undefined;
+    const parsed = parseEnumValue(values, value, aliases);
+    if (!parsed) throw new ApiFailure(enumValueNotFound(value));
+    return parsed;
+  }
+
+  int(name: string): number | undefined {
+    const value = this.string(name);
+    return value === undefined ? undefined : parseInt32(value);
+  }
+
+  date(name: string): ParsedRequestDate | undefined {
+    const value = this.string(name);
+    if (value === undefined) return undefined;
+    const parsed = parseRequestDate(value);
+    if (!parsed) throw new ApiFailure(`String '${value}' was not recognized as a valid DateTime.`);
+    return parsed;
+  }
+
+  /** `wait` blocks only for a true-ish boolean; anything else (`wait=5000`) is ignored (rule 9). */
+  wait(): boolean {
+    return lenientTrue(this.string('wait'));
+  }
+
+  /** `pretty=true` indents the response; a bad value is ignored rather than failing the request. */
+  pretty(): boolean {
+    return lenientTrue(this.string('pretty'));
+  }
+
+  /** The verb key present (`update`, `delete`, `add`, `get`), or the legacy `verb=<name>` form. */
+  verb(): Verb | undefined {
+    const found = VERBS.find((v) => this.has(v));
+    if (found) return found;
+    const legacy = this.string('verb')?.trim().toLowerCase();
+    return VERBS.find((v) => v === legacy);
+  }
+
+  /** `action=<name>`, lower-cased (action names are case-insensitive). */
+  action(): string | undefined {
+    return this.string('action')?.trim().toLowerCase();
+  }
+
+  /** The client's spelling of `action` (for error texts). */
+  rawAction(): string | undefined {
+    return this.string('action');
+  }
+
+  /** Non-empty parameters that are not control keys: the candidate filters, as [spelling, value]. */
+  filters(): [string, string][] {
+    const out: [string, string][] = [];
+    for (const [key, value] of this.values) {
+      if (CONTROL_KEYS.has(key) || value === '') continue;
+      out.push([this.spellings.get(key) ?? key, value]);
+    }
+    return out;
+  }
+}
+
+export function parseBoolean(text: string): boolean {
+  const value = text.trim().toLowerCase();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new ApiFailure(BAD_BOOLEAN);
+}
+
+export function parseInt32(text: string): number {
+  const value = text.trim();
+  const n = /^[+-]?\d{1,10}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < INT32_MIN || n > INT32_MAX) {
+    throw new ApiFailure('Input string was not in a correct format.');
+  }
+  return n;
+}
+
+function lenientTrue(value: string | undefined): boolean {
+  return value !== undefined && value.trim().toLowerCase() === 'true';
+}

@@ -1,0 +1,97 @@
+/**
+ * Composition of the hub: records store, built-in accounts, app blob store, the gateway link (gRPC) and the
+ * REST API (HTTP, or HTTPS when a certificate is configured). `startHub` is what `devicelab serve`, the demo
+ * and the end-to-end tests run.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createLogger, type Logger } from '@devicelab/shared';
+import { BlobStore } from './apps/blob-store';
+import { createApiApp } from './api/app';
+import { basicAuthMiddleware } from './auth/passport-basic';
+import { ensureBuiltInRolesAndAdmin } from './auth/users';
+import type { HubConfig } from './config';
+import { registerGateway } from './gateways/gateway-tokens';
+import type { GatewayDirectory } from './gateways/gateway-directory';
+import { startLinkServer } from './gateways/link-server';
+import type { Db } from './store/database';
+import { openRecordsStore } from './store/open-records-store';
+import { settingOrCreate } from './store/settings';
+
+export interface RunningHub {
+  /** Base URL of the REST API, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  port: number;
+  linkPort: number;
+  db: Db;
+  gateways: GatewayDirectory;
+  /** The built-in admin's token when this start created or set it (printed once), else undefined. */
+  adminToken?: string;
+  /** Creates a gateway record (or rotates its token) and returns the token the gateway authenticates with. */
+  registerGateway(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startHub(config: HubConfig, logger: Logger = createLogger('hub')): Promise<RunningHub> {
+  const store = await openRecordsStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const cleanups: (() => Promise<void>)[] = [() => store.stop()];
+  const stop = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => logger.error({ err }, 'stop failed'));
+  };
+  try {
+    const { db } = store;
+    const { adminToken } = await ensureBuiltInRolesAndAdmin(db, { adminToken: config.adminToken });
+    const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));
+    await blobs.init();
+
+    const link = await startLinkServer({ db, blobs, port: config.linkPort, host: config.host, logger });
+    cleanups.push(() => link.stop());
+
+    const app = createApiApp({
+      db,
+      blobs,
+      gateways: link.directory,
+      authenticate: basicAuthMiddleware(db),
+      logger,
+      uploadLimitBytes: config.uploadLimitBytes,
+      uploadTempDir: path.join(config.dataDir, 'uploads'),
+      ticketSecret: await settingOrCreate(db, 'ticket_secret', () => randomBytes(32).toString('base64')),
+      serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomBytes(16).toString('hex')),
+    });
+    const server = await listen(app, config);
+    cleanups.push(() => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }));
+    const port = (server.address() as AddressInfo).port;
+    const scheme = server instanceof https.Server ? 'https' : 'http';
+    return {
+      url: `${scheme}://127.0.0.1:${port}`,
+      port,
+      linkPort: link.port,
+      db,
+      gateways: link.directory,
+      adminToken,
+      registerGateway: (name) => registerGateway(db, name),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function listen(app: http.RequestListener, config: HubConfig): Promise<http.Server> {
+  const server = config.tlsCertFile && config.tlsKeyFile
+    ? https.createServer({ cert: await fs.readFile(config.tlsCertFile), key: await fs.readFile(config.tlsKeyFile) }, app)
+    : http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  return server;
+}

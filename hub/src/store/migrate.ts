@@ -1,0 +1,19 @@
+/** Brings a records database to the latest schema with the one in-code migration set. */
+import { Migrator, type MigrationResult } from 'kysely';
+import type { Db } from './database';
+import { migrationProvider } from './migrations';
+
+/**
+ * Applies every pending migration in order. kysely's Migrator takes an advisory lock, so two hubs starting on
+ * one database do not race. Throws (with the failing migration named) when any migration fails.
+ */
+export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results.find((r) => r.status === 'Error')?.migrationName;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`records migration ${failed ?? '(before any migration)'} failed: ${reason}`, { cause: error });
+  }
+  return results;
+}

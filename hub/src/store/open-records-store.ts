@@ -1,0 +1,83 @@
+/**
+ * Opens the records store the way the hub and the CLI both do: an external PostgreSQL when `DATABASE_URL` is
+ * set (production), otherwise the embedded one under `DEVICELAB_DATA_DIR` (default `./data`). The database is
+ * created when missing and migrated to the latest schema before anyone uses it.
+ */
+import path from 'node:path';
+import { createDatabase, type Db } from './database';
+import { createDatabaseIfMissing, withDatabaseName } from './database-admin';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
+import { migrateToLatest } from './migrate';
+
+/** Name of the records database inside the embedded cluster. */
+export const EMBEDDED_DATABASE_NAME = 'devicelab';
+
+export interface RecordsStoreConfig {
+  /** External PostgreSQL; when set, nothing is started locally. */
+  databaseUrl?: string;
+  /** Data directory for the embedded server (absolute or relative to the working directory). */
+  dataDir: string;
+  /** Fixed port for the embedded server; free port when omitted. */
+  embeddedPort?: number;
+  onPostgresLog?: (line: string) => void;
+}
+
+export function recordsStoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RecordsStoreConfig {
+  const port = env.DEVICELAB_POSTGRES_PORT ? Number.parseInt(env.DEVICELAB_POSTGRES_PORT, 10) : undefined;
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: path.resolve(env.DEVICELAB_DATA_DIR || './data'),
+    embeddedPort: Number.isInteger(port) ? port : undefined,
+  };
+}
+
+export interface RecordsStore {
+  db: Db;
+  /** Connection string of the records database (contains credentials: do not log it). */
+  url: string;
+  /** Set when this process started the embedded server. */
+  embedded?: EmbeddedPostgres;
+  /** Closes the pool, then stops the embedded server if we started it. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function openRecordsStore(config: RecordsStoreConfig = recordsStoreConfigFromEnv()): Promise<RecordsStore> {
+  let embedded: EmbeddedPostgres | undefined;
+  let url: string;
+  if (config.databaseUrl) {
+    url = config.databaseUrl;
+  } else {
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.dataDir,
+      port: config.embeddedPort,
+      onLog: config.onPostgresLog,
+    });
+    url = withDatabaseName(embedded.url, EMBEDDED_DATABASE_NAME);
+  }
+
+  let db: Db | undefined;
+  try {
+    await createDatabaseIfMissing(url);
+    db = createDatabase(url);
+    await migrateToLatest(db);
+  } catch (err) {
+    await db?.destroy().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+    throw err;
+  }
+
+  const opened = db;
+  let stopping: Promise<void> | undefined;
+  return {
+    db: opened,
+    url,
+    embedded,
+    stop() {
+      stopping ??= (async () => {
+        await opened.destroy();
+        await embedded?.stop();
+      })();
+      return stopping;
+    },
+  };
+}

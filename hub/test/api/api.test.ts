@@ -1,0 +1,207 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { RequestHandler } from 'express';
+import pino from 'pino';
+import { BlobStore } from '../../src/apps/blob-store';
+import { createApiApp } from '../../src/api/app';
+import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { createUser, FakeGateways, insertDevice, listen, type Running } from '../domain/helpers';
+
+let t: TestDatabase;
+let server: Running;
+let admin: AuthenticatedUser;
+let tester: AuthenticatedUser;
+const users = new Map<string, AuthenticatedUser>();
+const gateways = new FakeGateways();
+const errors: unknown[] = [];
+const uploadDir = mkdtempSync(path.join(os.tmpdir(), 'api-uploads-'));
+
+/** Stand-in for basicAuthMiddleware: `Authorization: Basic <login>:x`. */
+const authenticate: RequestHandler = (req, res, next) => {
+  const header = req.get('authorization') ?? '';
+  const login = Buffer.from(header.replace(/^Basic /, ''), 'base64').toString().split(':')[0];
+  const user = users.get(login);
+  if (!user) {
+    res.status(401).set('WWW-Authenticate', 'Basic realm="DeviceLab"').json({ isSuccess: false, errorMessage: 'Unauthorized' });
+    return;
+  }
+  (req as unknown as { user: AuthenticatedUser }).user = user;
+  next();
+};
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  admin = await createUser(t.db, 'admin');
+  tester = await createUser(t.db, 'tester@example.com', ['DeviceList', 'DeviceConnect']);
+  users.set(admin.login, admin).set(tester.login, tester);
+  const blobs = new BlobStore(mkdtempSync(path.join(os.tmpdir(), 'api-blobs-')));
+  await blobs.init();
+  const logger = pino({ level: 'silent', hooks: { logMethod(args, method) { errors.push(args[0]); method.apply(this, args); } } });
+  const app = createApiApp({ db: t.db, blobs, gateways, authenticate, logger, ticketSecret: 's', uploadTempDir: uploadDir,
+    uploadLimitBytes: 5 * 1024 * 1024 });
+  server = await listen(app as never);
+});
+afterAll(async () => { await server.close(); await t.drop(); });
+afterEach(() => expect(errors).toEqual([])); // malformed input never reaches the catch-all
+
+const auth = (login = 'admin') => ({ authorization: `Basic ${Buffer.from(`${login}:x`).toString('base64')}` });
+async function call(method: string, p: string, init: { body?: string | FormData; headers?: Record<string, string>; login?: string } = {}) {
+  const res = await fetch(server.url + p, { method, body: init.body, headers: { ...auth(init.login), ...init.headers } });
+  return { status: res.status, text: await res.text(), headers: res.headers };
+}
+const form = (body: string, login?: string) => call('POST', '/apiv1/Device',
+  { body, login, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+
+describe('wire rules', () => {
+  it('401 with WWW-Authenticate without credentials', async () => {
+    const res = await fetch(`${server.url}/apiv1/Device`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Basic/);
+  });
+
+  it('unknown paths are 404 failure Results', async () => {
+    const res = await call('GET', '/apiv1/Nothing');
+    expect(res.status).toBe(404);
+    expect(res.text).toMatch(/^\{"isSuccess":false,"errorMessage":/);
+    expect((await call('GET', '/elsewhere')).status).toBe(404);
+  });
+
+  it('list GETs are bare arrays, get= and empty params ignored, nulls omitted', async () => {
+    const d = await insertDevice(t.db, { name: 'Wire One', slot_number: null });
+    const res = await call('GET', `/apiv1/Device?get=&properties=&applications=&allApplications=&Name=Wire+One&slotNumber=`);
+    expect(res.status).toBe(200);
+    const list = JSON.parse(res.text);
+    expect(list).toHaveLength(1);
+    expect(list[0].id).toBe(d.id);
+    expect(res.text).not.toContain('null');
+    expect('slotNumber' in list[0]).toBe(false);
+    expect(res.text).not.toContain('\n');
+    expect((await call('GET', '/apiv1/Device?name=nothing-like-this')).text).toBe('[]');
+  });
+
+  it('case-insensitive names, enums and booleans; pretty output', async () => {
+    const d = await insertDevice(t.db, { name: 'Case One', availability: 'Offline' });
+    const res = await call('GET', `/apiv1/device?ID=${d.id}&ENABLED=True&availability=offline&pretty=true`);
+    expect(JSON.parse(res.text).map((x: { id: string }) => x.id)).toEqual([d.id]);
+    expect(res.text).toContain('\n  {\n    "id": ');
+    const monitor = await call('GET', '/apiv1/Device?enabled=True&availability=Offline');
+    expect(JSON.parse(monitor.text).map((x: { id: string }) => x.id)).toContain(d.id);
+  });
+
+  it('bad Guid, enum and bool give the vendor texts with HTTP 200', async () => {
+    expect((await call('GET', '/apiv1/Device?id=abc')).text).toBe('{"isSuccess":false,"errorMessage":"Invalid Guid format: abc"}');
+    expect((await call('GET', '/apiv1/Device?availability=invalid')).text)
+      .toBe(`{"isSuccess":false,"errorMessage":"The requested value 'invalid' was not found."}`);
+    const bad = await call('GET', '/apiv1/Device?enabled=maybe');
+    expect(bad.status).toBe(200);
+    expect(JSON.parse(bad.text).errorMessage).toBe('Value is not equivalent to either TrueString or FalseString.');
+  });
+
+  it('retain/release from a form body with no query string, as the C# client sends them', async () => {
+    const d = await insertDevice(t.db, { name: 'Form One' });
+    const retained = await form(`action=Retain&id=${d.id}`);
+    expect(retained.text).toMatch(/^\{"isSuccess":true,"data":\{"authenticator":"/);
+    const other = await form(`action=retain&id=${d.serial_number}`, 'tester@example.com');
+    expect(JSON.parse(other.text)).toEqual({ isSuccess: false, errorMessage: "Device 'Form One' is in use by 'admin'." });
+    expect((await form(`action=Release&id=${d.id}`)).text).toBe('{"isSuccess":true}');
+    expect((await call('POST', `/apiv1/Device?action=frobnicate&id=${d.id}`)).text)
+      .toBe(`{"isSuccess":false,"errorMessage":"Unknown action 'frobnicate'."}`);
+    expect(JSON.parse((await form('action=reboot&id=nope', 'tester@example.com')).text).errorMessage)
+      .toBe('User does not have required entitlement: DeviceReboot');
+  });
+
+  it('Device/Log answers a Result with string data; a lister without DeviceList sees []', async () => {
+    const d = await insertDevice(t.db);
+    gateways.reply = async () => ({ ok: true, text: 'a\nb' });
+    expect((await call('GET', `/apiv1/Device/Log?id=${d.id}`)).text).toBe('{"isSuccess":true,"data":"a\\nb"}');
+    users.set('nobody@example.com', await createUser(t.db, 'nobody@example.com', []));
+    expect((await call('GET', '/apiv1/Device?id=bad', { login: 'nobody@example.com' })).text).toBe('[]');
+    expect((await call('GET', '/apiv1/Device/Available', { login: 'nobody@example.com' })).text).toBe('[]');
+  });
+
+  it('malformed bodies never become 500s', async () => {
+    const res1 = await call('POST', '/apiv1/Device', { body: '%%%&&&==', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(res1.status).toBe(200);
+    const res2 = await call('POST', '/apiv1/Application?add', { body: '--x\r\nbroken', headers: { 'content-type': 'multipart/form-data; boundary=x' } });
+    expect(res2.status).toBeLessThan(500);
+    expect(JSON.parse(res2.text).isSuccess).toBe(false);
+    const res3 = await call('POST', '/apiv1/Device', { body: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=klingon' } });
+    expect(res3.status).toBeLessThan(500);
+  });
+});
+
+describe('applications over HTTP', () => {
+  const multipart = async (file: string, fieldName: string, name = path.basename(file)) => {
+    const fd = new FormData();
+    fd.append(fieldName, new Blob([await readFile(file)]), name);
+    return fd;
+  };
+
+  it('upload with a GUID field name, wait=true returns the Application; async id polls once', async () => {
+    const fixture = '/work/shared/fixtures/ContactManager.apk';
+    const waited = await call('POST', '/apiv1/Application?add&wait=true',
+      { body: await multipart(fixture, '7c9e6679-7425-40de-944b-e07fc1f90ae7') });
+    const result = JSON.parse(waited.text);
+    expect(waited.text).toMatch(/^\{"isSuccess":true,"data":\{/);
+    expect(result.data).toMatchObject({ applicationIdentifier: 'com.example.android.contactmanager', versionCounter: 1 });
+
+    const started = JSON.parse((await call('POST', '/apiv1/Application?add', { body: await multipart(fixture, 'upload') })).text);
+    expect(started).toEqual({ isSuccess: true, data: { asyncResponseId: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
+    const id = started.data.asyncResponseId;
+    let polled;
+    for (let i = 0; i < 100; i++) {
+      polled = JSON.parse((await call('GET', `/apiv1/Async?get=&id=${id}`)).text);
+      if (polled.isComplete) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(polled).toMatchObject({ isComplete: true, data: { versionCounter: 2 } });
+    expect(JSON.parse((await call('GET', `/apiv1/Async?id=${id}`)).text).isSuccess).toBe(false);
+
+    const listed = JSON.parse((await call('GET', '/apiv1/Application?get=&ApplicationIdentifier=com.example.android.contactmanager')).text);
+    expect(listed).toHaveLength(2);
+    expect((await call('GET', '/apiv1/Application', { login: 'tester@example.com' })).text).toBe('[]');
+  });
+
+  it('non-app uploads fail with Unknown file type.; missing entitlement is reported', async () => {
+    const txt = await call('POST', '/apiv1/Application?add&wait=true', { body: await multipart('/work/shared/fixtures/README.md', 'upload', 'ipa.txt') });
+    expect(txt.text).toBe('{"isSuccess":false,"errorMessage":"Unknown file type."}');
+    const denied = await call('POST', '/apiv1/Application?add&wait=true',
+      { login: 'tester@example.com', body: await multipart('/work/shared/fixtures/ContactManager.apk', 'upload') });
+    expect(JSON.parse(denied.text).errorMessage).toBe('User does not have required entitlement: ApplicationUpload');
+    expect(readdirSync(uploadDir)).toEqual([]);
+  });
+
+  it('install is async (wrapped id), uninstall synchronous; tester lacking the entitlement sees it in the poll', async () => {
+    gateways.reply = async () => ({ ok: true });
+    const up = JSON.parse((await call('POST', '/apiv1/Application?add&wait=true',
+      { body: await multipart('/work/shared/fixtures/ContactManager.apk', 'upload') })).text);
+    const d = await insertDevice(t.db);
+    const body = `action=Install&id=${up.data.id}&deviceId=${d.serial_number}&force=&nativeAutomation=`;
+    const waited = await call('POST', '/apiv1/Application?wait=True', { body: body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(waited.text).toBe('{"isSuccess":true}');
+    const started = JSON.parse((await call('POST', '/apiv1/Application', { login: 'tester@example.com', body: body + '&wait=5000',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' } })).text);
+    expect(started.isSuccess).toBe(true);
+    let polled;
+    for (let i = 0; i < 100; i++) {
+      polled = JSON.parse((await call('GET', `/apiv1/Async?id=${started.data.asyncResponseId}`, { login: 'tester@example.com' })).text);
+      if (polled.isComplete) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(polled).toEqual({ isComplete: true, data: { isSuccess: false,
+      errorMessage: 'User does not have required entitlement: DeviceApplicationManagement' } });
+    expect((await call('POST', `/apiv1/Application?action=uninstall&id=${up.data.id}&deviceId=${d.id}`)).text).toBe('{"isSuccess":true}');
+  });
+});
+
+describe('service', () => {
+  it('GET /Service answers HubInformation', async () => {
+    const info = JSON.parse((await call('GET', '/apiv1/Service')).text);
+    expect(info).toMatchObject({ ServiceVersion: '0.1.0', deviceGatewayInformation: [] });
+    expect(info.ServiceNodeId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(info.systemDateTimeUtc).toMatch(/Z$/);
+  });
+});

@@ -1,0 +1,73 @@
+import { ApiFailure, failure, success } from '@devicelab/shared';
+import { failInterruptedJobs, pollAsyncJob, startAsyncJob } from '../../src/domain/async-jobs';
+import { deriveServiceNodeId, describeService } from '../../src/domain/service';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { createUser, FakeGateways } from './helpers';
+
+let t: TestDatabase;
+beforeAll(async () => { t = await createTestDatabase(); });
+afterAll(() => t.drop());
+
+describe('async jobs', () => {
+  it('running, then complete exactly once, then invalid', async () => {
+    const user = await createUser(t.db, 'async1@example.com');
+    let finish!: () => void;
+    const gate = new Promise<void>((resolve) => { finish = resolve; });
+    const job = await startAsyncJob(t.db, user, 'install', async () => { await gate; return success(); });
+    expect(job.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await pollAsyncJob(t.db, user, job.id)).toEqual({ isComplete: false });
+    finish();
+    await job.done;
+    expect(await pollAsyncJob(t.db, user, job.id)).toEqual({ isComplete: true, data: { isSuccess: true } });
+    await expect(pollAsyncJob(t.db, user, job.id)).rejects.toThrow(ApiFailure);
+  });
+
+  it('a thrown ApiFailure becomes a failure Result; other users and unknown ids are invalid', async () => {
+    const user = await createUser(t.db, 'async2@example.com');
+    const other = await createUser(t.db, 'async3@example.com');
+    const job = await startAsyncJob(t.db, user, 'install', async () => { throw new ApiFailure('nope'); });
+    await job.done;
+    await expect(pollAsyncJob(t.db, other, job.id)).rejects.toThrow(ApiFailure);
+    expect(await pollAsyncJob(t.db, user, job.id)).toEqual({ isComplete: true, data: failure('nope') });
+    await expect(pollAsyncJob(t.db, user, '7c9e6679-7425-40de-944b-e07fc1f90ae7')).rejects.toThrow(ApiFailure);
+  });
+
+  it('expires 5 minutes after the last poll or completion', async () => {
+    const user = await createUser(t.db, 'async4@example.com');
+    let now = new Date();
+    const clock = () => now;
+    const job = await startAsyncJob(t.db, user, 'upload', async () => ({ id: 'x' }), { clock });
+    await job.done;
+    now = new Date(now.getTime() + 4 * 60_000);
+    const kept = await startAsyncJob(t.db, user, 'upload', async () => ({ id: 'y' }), { clock });
+    await kept.done;
+    now = new Date(now.getTime() + 2 * 60_000);
+    await expect(pollAsyncJob(t.db, user, job.id, { clock })).rejects.toThrow(ApiFailure);
+    expect(await pollAsyncJob(t.db, user, kept.id, { clock })).toEqual({ isComplete: true, data: { id: 'y' } });
+  });
+
+  it('jobs interrupted by a restart complete with a failure', async () => {
+    const user = await createUser(t.db, 'async5@example.com');
+    const job = await startAsyncJob(t.db, user, 'install', () => new Promise(() => undefined));
+    expect(await failInterruptedJobs(t.db)).toBeGreaterThanOrEqual(1);
+    const polled = await pollAsyncJob(t.db, user, job.id);
+    expect(polled).toMatchObject({ isComplete: true, data: { isSuccess: false } });
+  });
+});
+
+describe('service', () => {
+  it('describes the hub and its connected gateways', async () => {
+    const gateways = new FakeGateways();
+    gateways.gateways = [{ id: 'g1', name: 'lab-1', publicAddress: '10.0.0.5', publicPort: 8080, version: '0.1.0',
+      connectedAt: new Date(), deviceVendorUniqueIdentifiers: ['SER1'] }];
+    const nodeId = await deriveServiceNodeId(t.db);
+    expect(await deriveServiceNodeId(t.db)).toBe(nodeId);
+    expect(nodeId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/);
+    const info = describeService(gateways, { serviceNodeId: nodeId, serviceVersion: '0.1.0' },
+      new Date('2024-01-02T03:04:05.678Z'));
+    expect(info.systemDateTimeUtc).toBe('2024-01-02T03:04:05Z');
+    expect(info.systemDateTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/);
+    expect(info.deviceGatewayInformation).toEqual([expect.objectContaining({ ServiceNodeId: 'g1',
+      ServiceVersion: '0.1.0', deviceVendorUniqueIdentifiers: ['SER1'], buildTool: [], automation: [] })]);
+  });
+});

@@ -1,0 +1,183 @@
+import { ApiFailure } from '@devicelab/shared';
+import { releaseDevice, rebootDevice, retainDevice, readDeviceLog } from '../../src/domain/device-actions';
+import { verifyDeviceTicket } from '../../src/domain/device-ticket';
+import { resolveDevice } from '../../src/domain/device-queries';
+import { listAvailableDevices, listDevices } from '../../src/domain/devices';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { ALL, createUser, FakeGateways, insertDevice } from './helpers';
+
+const SECRET = 'test-secret';
+let t: TestDatabase;
+beforeAll(async () => { t = await createTestDatabase({ maxConnections: 10 }); });
+afterAll(() => t.drop());
+
+const message = (p: Promise<unknown>) => p.then(() => 'resolved', (e) => (e instanceof ApiFailure ? e.message : `ERR ${e}`));
+
+describe('device listing', () => {
+  it('filters, hides without DeviceList and serves the Python monitor query', async () => {
+    const user = await createUser(t.db, 'lister@example.com');
+    const blind = await createUser(t.db, 'blind@example.com', ['DeviceConnect']);
+    const off = await insertDevice(t.db, { name: 'OffOne', availability: 'Offline', slot_number: 77 });
+    const on = await insertDevice(t.db, { name: 'OnOne', operating_system: 'iOS' });
+    const offDisabled = await insertDevice(t.db, { name: 'OffDis', availability: 'Offline', enabled: false });
+    expect(await listDevices(t.db, blind, {})).toEqual([]);
+    const monitor = await listDevices(t.db, user, { enabled: true, availability: 'Offline' });
+    expect(monitor.map((d) => d.id)).toContain(off.id);
+    expect(monitor.map((d) => d.id)).not.toContain(offDisabled.id);
+    expect(monitor.map((d) => d.id)).not.toContain(on.id);
+    expect((await listDevices(t.db, user, { slotNumber: 77 })).map((d) => d.name)).toEqual(['OffOne']);
+    expect((await listDevices(t.db, user, { name: 'onone' })).map((d) => d.id)).toEqual([on.id]);
+    expect((await listDevices(t.db, user, { operatingSystem: 'iOS', id: on.id })).length).toBe(1);
+    const [mapped] = await listDevices(t.db, user, { id: off.id });
+    expect(mapped).toMatchObject({ name: 'OffOne', availability: 'Offline', enabled: true, slotNumber: 77 });
+    expect(mapped.properties).toBeUndefined();
+    expect('retainedById' in mapped && mapped.retainedById !== undefined).toBe(false);
+  });
+
+  it('maps properties and installed applications on request', async () => {
+    const user = await createUser(t.db, 'apps@example.com');
+    const app = await t.db.insertInto('applications').values({
+      display_name: 'Managed', application_identifier: 'com.managed', version: '1.0', build_version: '1',
+      operating_system: 'Android', blob_sha256: 'a'.repeat(64), file_name: 'm.apk', file_byte_count: '10',
+      version_counter: 1,
+    }).returningAll().executeTakeFirstOrThrow();
+    const d = await insertDevice(t.db, {
+      properties: JSON.stringify([{ name: 'ro.product.model', value: 'Pixel' }]) as never,
+      installed_packages: JSON.stringify([
+        { identifier: 'com.managed', version: '1.0', buildVersion: '1', system: false },
+        { identifier: 'com.other', version: '2', buildVersion: '3', system: true },
+      ]) as never,
+    });
+    const [withProps] = await listDevices(t.db, user, { id: d.id }, { properties: true });
+    expect(withProps.properties).toEqual([{ name: 'ro.product.model', value: 'Pixel', type: 'System' }]);
+    const [managed] = await listDevices(t.db, user, { id: d.id }, { applications: true });
+    expect(managed.installedApplications?.map((a) => a.id)).toEqual([app.id]);
+    const [all] = await listDevices(t.db, user, { id: d.id }, { allApplications: true });
+    expect(all.installedApplications?.map((a) => a.id)).toEqual([app.id, '00000000-0000-0000-0000-000000000000']);
+    expect(all.installedApplications?.[1]).toMatchObject({ applicationIdentifier: 'com.other', version: '2' });
+  });
+
+  it('Available leaves out retained, disabled, deleted and offline devices', async () => {
+    const user = await createUser(t.db, 'avail@example.com');
+    const free = await insertDevice(t.db);
+    const retained = await insertDevice(t.db, { retained_by: user.id });
+    const disabled = await insertDevice(t.db, { enabled: false });
+    const deleted = await insertDevice(t.db, { deleted: true });
+    const offline = await insertDevice(t.db, { availability: 'Offline' });
+    const ids = (await listAvailableDevices(t.db, user)).map((d) => d.id);
+    expect(ids).toContain(free.id);
+    for (const d of [retained, disabled, deleted, offline]) expect(ids).not.toContain(d.id);
+  });
+
+  it('resolves a device by Guid, serial number or vendor id', async () => {
+    const d = await insertDevice(t.db, { vendor_unique_identifier: 'VUID-1', serial_number: 'SERIAL-1' });
+    expect((await resolveDevice(t.db, d.id.toUpperCase())).id).toBe(d.id);
+    expect((await resolveDevice(t.db, 'SERIAL-1')).id).toBe(d.id);
+    expect((await resolveDevice(t.db, 'VUID-1')).id).toBe(d.id);
+    expect(await message(resolveDevice(t.db, 'nope'))).toBe("Device 'nope' not found.");
+  });
+});
+
+describe('retain and release', () => {
+  it('retains with a signed ticket, again for the same user, and refuses another user', async () => {
+    const gw = await t.db.insertInto('gateways').values({ name: 'gw-ret', token_sha256: Buffer.alloc(32),
+      public_address: '10.0.0.5', public_port: 8080 }).returning('id').executeTakeFirstOrThrow();
+    const alice = await createUser(t.db, 'alice@example.com', ALL, { first: 'Alice', last: 'A' });
+    const bob = await createUser(t.db, 'bob@example.com', ['DeviceConnect', 'DeviceList']);
+    const d = await insertDevice(t.db, { name: 'Pixel R', gateway_id: gw.id });
+    const ticket = await retainDevice(t.db, alice, d.serial_number!, { ticketSecret: SECRET });
+    expect(ticket).toMatchObject({ gatewayAddress: '10.0.0.5', gatewayPort: 8080,
+      deviceVendorUniqueIdentifier: d.vendor_unique_identifier, serialNumber: d.serial_number });
+    expect(verifyDeviceTicket(SECRET, ticket.authenticator)).toMatchObject({ deviceId: d.id, userId: alice.id });
+    expect(verifyDeviceTicket('other', ticket.authenticator)).toBeUndefined();
+    expect((await retainDevice(t.db, alice, d.id, { ticketSecret: SECRET })).authenticator).toBe(ticket.authenticator);
+    expect(await message(retainDevice(t.db, bob, d.id, { ticketSecret: SECRET })))
+      .toBe("Device 'Pixel R' is in use by 'alice@example.com'.");
+    expect(await message(releaseDevice(t.db, bob, d.id))).toBe("Device 'Pixel R' is in use by 'alice@example.com'.");
+    const [listed] = await listDevices(t.db, alice, { id: d.id });
+    expect(listed).toMatchObject({ retainedById: alice.id, retainedByDisplayName: 'Alice A',
+      retainedByUserName: 'alice@example.com' });
+    expect(listed.lastInuseAt).toBeDefined();
+    await releaseDevice(t.db, alice, d.id);
+    await releaseDevice(t.db, bob, d.id); // not retained: success
+    const events = await t.db.selectFrom('events').select(['event_type', 'message']).where('device_id', '=', d.id)
+      .orderBy('event_date').execute();
+    expect(events).toEqual([
+      { event_type: 'DeviceRetained', message: 'Device Retained' },
+      { event_type: 'DeviceRetained', message: 'Device Released' },
+    ]);
+  });
+
+  it('DeviceReleaseAny releases another user\'s retain', async () => {
+    const owner = await createUser(t.db, 'owner@example.com');
+    const admin = await createUser(t.db, 'releaser@example.com', ['DeviceReleaseAny']);
+    const d = await insertDevice(t.db, { retained_by: owner.id, retained_at: new Date() });
+    await releaseDevice(t.db, admin, d.id);
+    const row = await t.db.selectFrom('devices').select('retained_by').where('id', '=', d.id).executeTakeFirstOrThrow();
+    expect(row.retained_by).toBeNull();
+  });
+
+  it('checks the entitlement before the device exists, and the device state', async () => {
+    const none = await createUser(t.db, 'none@example.com', []);
+    const user = await createUser(t.db, 'state@example.com');
+    expect(await message(retainDevice(t.db, none, 'no-such-device', { ticketSecret: SECRET })))
+      .toBe('User does not have required entitlement: DeviceConnect');
+    const offline = await insertDevice(t.db, { availability: 'Offline' });
+    const disabled = await insertDevice(t.db, { enabled: false });
+    const deleted = await insertDevice(t.db, { deleted: true });
+    expect(await message(retainDevice(t.db, user, offline.id, { ticketSecret: SECRET }))).toBe('Device is offline.');
+    expect(await message(retainDevice(t.db, user, disabled.id, { ticketSecret: SECRET }))).toBe('Device is disabled.');
+    expect(await message(retainDevice(t.db, user, deleted.id, { ticketSecret: SECRET }))).toBe('Device is deleted.');
+  });
+
+  it('two concurrent retains: exactly one wins, 25 times over', async () => {
+    const a = await createUser(t.db, 'race-a@example.com');
+    const b = await createUser(t.db, 'race-b@example.com');
+    for (let i = 0; i < 25; i++) {
+      const d = await insertDevice(t.db);
+      const outcomes = await Promise.allSettled([
+        retainDevice(t.db, a, d.id, { ticketSecret: SECRET }),
+        retainDevice(t.db, b, d.id, { ticketSecret: SECRET }),
+      ]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      const rejected = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+      expect(rejected.reason).toBeInstanceOf(ApiFailure);
+      expect(rejected.reason.message).toMatch(/^Device '.*' is in use by 'race-[ab]@example\.com'\.$/);
+    }
+  });
+});
+
+describe('reboot and log', () => {
+  it('reboot marks the device Rebooting/Offline and sends the command', async () => {
+    const gateways = new FakeGateways();
+    const user = await createUser(t.db, 'reboot@example.com');
+    const d = await insertDevice(t.db);
+    await rebootDevice(t.db, gateways, user, d.id);
+    expect(gateways.sent).toEqual([{ vuid: d.vendor_unique_identifier, action: { action: 'reboot', reboot: {} } }]);
+    const row = await t.db.selectFrom('devices').select(['readiness', 'availability']).where('id', '=', d.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ readiness: 'Rebooting', availability: 'Offline' });
+  });
+
+  it('a failed reboot restores the previous state; missing entitlement comes first', async () => {
+    const gateways = new FakeGateways();
+    gateways.reply = async () => ({ ok: false, errorMessage: 'adb: device offline' });
+    const user = await createUser(t.db, 'reboot2@example.com');
+    const tester = await createUser(t.db, 'reboot3@example.com', ['DeviceList']);
+    const d = await insertDevice(t.db);
+    expect(await message(rebootDevice(t.db, gateways, user, d.id))).toBe('adb: device offline');
+    const row = await t.db.selectFrom('devices').select(['readiness', 'availability']).where('id', '=', d.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ readiness: 'Ready', availability: 'Online' });
+    expect(await message(rebootDevice(t.db, gateways, tester, 'unknown')))
+      .toBe('User does not have required entitlement: DeviceReboot');
+  });
+
+  it('reads the device log through the gateway', async () => {
+    const gateways = new FakeGateways();
+    gateways.reply = async () => ({ ok: true, text: 'line1\nline2' });
+    const user = await createUser(t.db, 'log@example.com');
+    const d = await insertDevice(t.db);
+    expect(await readDeviceLog(t.db, gateways, user, d.id)).toBe('line1\nline2');
+  });
+});

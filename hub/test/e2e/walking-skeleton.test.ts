@@ -1,0 +1,144 @@
+/**
+ * The walking skeleton's acceptance, end to end: REST client -> hub -> gRPC link -> gateway -> real adb
+ * server -> simulated devices speaking adbd, with records in real PostgreSQL.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startTestLab, waitFor, type TestLab } from '../support/lab';
+
+const FIXTURES = path.resolve(__dirname, '../../../../shared/fixtures');
+
+interface WireDevice {
+  id: string; name: string; availability: string; model?: string; manufacturer?: string; serialNumber?: string;
+  operatingSystem: string; operatingSystemVersion?: string; vendorUniqueIdentifier: string;
+  installedApplications?: { id: string; applicationIdentifier: string }[];
+}
+
+let lab: TestLab;
+let admin: { login: string; token: string };
+
+beforeAll(async () => {
+  lab = await startTestLab({ androidCount: 2 });
+  admin = { login: 'admin', token: lab.adminToken };
+  await waitFor(async () => (await listDevices()).filter((d) => d.availability === 'Online').length === 2,
+    20_000, 'both simulated devices Online');
+}, 90_000);
+
+afterAll(() => lab?.stop(), 60_000);
+
+async function listDevices(query = ''): Promise<WireDevice[]> {
+  const res = await lab.api(admin, `/Device${query}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as WireDevice[];
+}
+
+async function deviceBySerial(serial: string, query = ''): Promise<WireDevice> {
+  const found = (await listDevices(query)).find((d) => d.serialNumber === serial);
+  if (!found) throw new Error(`device ${serial} not listed`);
+  return found;
+}
+
+async function pollAsync(id: string): Promise<unknown> {
+  const { value } = await waitFor(async () => {
+    const body = await (await lab.api(admin, `/Async?id=${id}`)).json() as { isComplete?: boolean; data?: unknown };
+    return body.isComplete ? body : undefined;
+  }, 30_000, `async job ${id}`);
+  return value.data;
+}
+
+test('lists the simulated devices Online with the facts read from their getprop', async () => {
+  for (const spec of lab.devices) {
+    const device = await deviceBySerial(spec.serial);
+    expect(device).toMatchObject({
+      availability: 'Online', operatingSystem: 'Android', model: spec.model, manufacturer: spec.manufacturer,
+      serialNumber: spec.serial, operatingSystemVersion: spec.androidVersion,
+    });
+    expect(device.id).toMatch(/^[0-9a-f-]{36}$/);
+  }
+});
+
+test('a real APK uploads, installs through the async API, launches and uninstalls', async () => {
+  const spec = lab.devices[0];
+  const form = new FormData();
+  form.append('upload', new Blob([readFileSync(path.join(FIXTURES, 'ContactManager.apk'))]), 'ContactManager.apk');
+  const upload = await (await lab.api(admin, '/Application?add', { method: 'POST', body: form })).json() as
+    { isSuccess: boolean; data: { asyncResponseId: string } };
+  expect(upload.isSuccess).toBe(true);
+  const app = await pollAsync(upload.data.asyncResponseId) as { id: string; applicationIdentifier: string };
+  expect(app.applicationIdentifier).toBe('com.example.android.contactmanager');
+
+  const device = await deviceBySerial(spec.serial);
+  const install = await (await lab.api(admin, `/Application?action=install&id=${app.id}&deviceId=${device.id}`,
+    { method: 'POST' })).json() as { data: { asyncResponseId: string } };
+  expect(await pollAsync(install.data.asyncResponseId)).toEqual({ isSuccess: true });
+
+  await waitFor(async () => (await deviceBySerial(spec.serial, '?applications=true')).installedApplications
+    ?.some((a) => a.id === app.id), 10_000, 'the app in installedApplications');
+  expect((await lab.world.installedPackages(spec.serial)).map((p) => p.packageName))
+    .toContain('com.example.android.contactmanager');
+
+  const launch = await (await lab.api(admin,
+    `/Application?action=launch&id=${app.id}&deviceId=${spec.serial}&arguments=--es+greeting+hello`,
+    { method: 'POST' })).json() as { data: { asyncResponseId: string } };
+  expect(await pollAsync(launch.data.asyncResponseId)).toEqual({ isSuccess: true });
+  const starts = await lab.world.amStartLog(spec.serial);
+  expect(JSON.stringify(starts)).toContain('com.example.android.contactmanager/com.example.android.contactmanager.ContactManager');
+  expect(JSON.stringify(starts)).toContain('greeting');
+
+  const uninstall = await (await lab.api(admin, `/Application?action=uninstall&id=${app.id}&deviceId=${device.id}`,
+    { method: 'POST' })).json();
+  expect(uninstall).toEqual({ isSuccess: true });
+  await waitFor(async () => !(await deviceBySerial(spec.serial, '?applications=true')).installedApplications
+    ?.some((a) => a.id === app.id), 10_000, 'the app gone from installedApplications');
+}, 90_000);
+
+test('a device retained by one user cannot be released by another', async () => {
+  const alice = await lab.addUser('alice@lab.test', ['Tester']);
+  const bob = await lab.addUser('bob@lab.test', ['Tester']);
+  const device = await deviceBySerial(lab.devices[1].serial);
+  const retain = await (await lab.api(alice, `/Device?action=retain&id=${device.id}`, { method: 'POST' })).json() as
+    { isSuccess: boolean; data: { authenticator: string; deviceVendorUniqueIdentifier: string } };
+  expect(retain.isSuccess).toBe(true);
+  expect(retain.data.deviceVendorUniqueIdentifier).toBe(device.vendorUniqueIdentifier);
+
+  const byBob = await (await lab.api(bob, `/Device?action=release&id=${device.id}`, { method: 'POST' })).json();
+  expect(byBob).toEqual({ isSuccess: false, errorMessage: `Device '${device.name}' is in use by 'alice@lab.test'.` });
+  const byAlice = await (await lab.api(alice, `/Device?action=release&id=${device.id}`, { method: 'POST' })).json();
+  expect(byAlice).toEqual({ isSuccess: true });
+});
+
+test('reboot shows the device Offline until the simulated boot completes', async () => {
+  const spec = lab.devices[1];
+  const device = await deviceBySerial(spec.serial);
+  const reboot = await (await lab.api(admin, `/Device?action=reboot&id=${device.id}`, { method: 'POST' })).json();
+  expect(reboot).toEqual({ isSuccess: true });
+  expect((await deviceBySerial(spec.serial)).availability).toBe('Offline');
+  const { elapsedMs } = await waitFor(async () => (await deviceBySerial(spec.serial)).availability === 'Online',
+    30_000, 'the rebooted device Online again');
+  // The simulator takes 1.5 s to reboot and 1 s more to complete its boot.
+  expect(elapsedMs).toBeGreaterThanOrEqual(2_000);
+  expect((await deviceBySerial(spec.serial)).id).toBe(device.id);
+}, 60_000);
+
+test('a killed gateway takes its devices Offline within 5 s; restarted, the same devices come back', async () => {
+  const before = await listDevices();
+  await lab.stopGateway();
+  const { elapsedMs } = await waitFor(async () => (await listDevices()).every((d) => d.availability === 'Offline'),
+    10_000, 'every device Offline');
+  expect(elapsedMs).toBeLessThan(5_000);
+
+  await lab.restartGateway();
+  await waitFor(async () => (await listDevices()).every((d) => d.availability === 'Online'), 20_000, 'devices Online');
+  const after = await listDevices();
+  expect(after.map((d) => d.id).sort()).toEqual(before.map((d) => d.id).sort());
+}, 60_000);
+
+test('unplugging a device (adb disconnect) takes it Offline; plugged again it keeps its Guid', async () => {
+  const spec = lab.devices[0];
+  const before = await deviceBySerial(spec.serial);
+  await lab.world.unplug(spec.serial);
+  await waitFor(async () => (await deviceBySerial(spec.serial)).availability === 'Offline', 10_000, 'Offline');
+  await lab.world.plug(spec.serial);
+  await waitFor(async () => (await deviceBySerial(spec.serial)).availability === 'Online', 20_000, 'Online');
+  expect((await deviceBySerial(spec.serial)).id).toBe(before.id);
+}, 60_000);

@@ -1,0 +1,111 @@
+import { ApiFailure } from '@devicelab/shared';
+import { RequestParams } from '../../src/http/params';
+import { JsonBody } from '../../src/http/json-body';
+import { serialize, toWire } from '../../src/http/respond';
+
+const failureOf = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ApiFailure) return err.message;
+    throw err;
+  }
+  throw new Error('expected an ApiFailure');
+};
+
+describe('RequestParams', () => {
+  it('merges query and form body, names case-insensitive, + as space', () => {
+    const p = RequestParams.fromUrlEncoded('Name=Pixel+3&pretty=true', 'action=Retain&ID=abc');
+    expect(p.string('name')).toBe('Pixel 3');
+    expect(p.string('id')).toBe('abc');
+    expect(p.action()).toBe('retain');
+    expect(p.pretty()).toBe(true);
+  });
+
+  it('treats an empty value as omitted but keeps the key for verbs', () => {
+    const p = RequestParams.fromUrlEncoded('get=&properties=&force=&nativeAutomation=&slotNumber=');
+    expect(p.verb()).toBe('get');
+    expect(p.bool('properties')).toBeUndefined();
+    expect(p.bool('force')).toBeUndefined();
+    expect(p.int('slotNumber')).toBeUndefined();
+    expect(p.filters()).toEqual([]);
+  });
+
+  it('recognises verbs without = and the legacy verb= form', () => {
+    expect(RequestParams.fromUrlEncoded('add').verb()).toBe('add');
+    expect(RequestParams.fromUrlEncoded('update&id=1').verb()).toBe('update');
+    expect(RequestParams.fromUrlEncoded('verb=delete').verb()).toBe('delete');
+    expect(RequestParams.fromUrlEncoded('id=1').verb()).toBeUndefined();
+  });
+
+  it('reads booleans in any case and rejects others with the .NET text', () => {
+    const p = RequestParams.fromUrlEncoded('a=True&b=FALSE&c=yes');
+    expect(p.bool('a')).toBe(true);
+    expect(p.bool('b')).toBe(false);
+    expect(failureOf(() => p.bool('c'))).toBe('Value is not equivalent to either TrueString or FalseString.');
+  });
+
+  it('reads Guids and enums with the vendor texts', () => {
+    const p = RequestParams.fromUrlEncoded('id=nope&g={7C9E6679-7425-40DE-944B-E07FC1F90AE7}&s=online&u=sync&x=invalid');
+    expect(failureOf(() => p.guid('id'))).toBe('Invalid Guid format: nope');
+    expect(p.guid('g')).toBe('7c9e6679-7425-40de-944b-e07fc1f90ae7');
+    expect(p.enum('s', ['Offline', 'Online'] as const)).toBe('Online');
+    expect(p.enum('u', ['Off', 'Data'] as const, { sync: 'Data' })).toBe('Data');
+    expect(failureOf(() => p.enum('x', ['Offline', 'Online'] as const))).toBe("The requested value 'invalid' was not found.");
+  });
+
+  it('wait is true only for a true-ish boolean', () => {
+    expect(RequestParams.fromUrlEncoded('wait=true').wait()).toBe(true);
+    expect(RequestParams.fromUrlEncoded('wait=True').wait()).toBe(true);
+    expect(RequestParams.fromUrlEncoded('wait=5000').wait()).toBe(false);
+    expect(RequestParams.fromUrlEncoded('wait=').wait()).toBe(false);
+  });
+
+  it('reads ints and dates', () => {
+    const p = RequestParams.fromUrlEncoded('n=1777&bad=1.5&big=99999999999&d=3/24/2016+5:09:58+PM&e=nodate');
+    expect(p.int('n')).toBe(1777);
+    expect(failureOf(() => p.int('bad'))).toBe('Input string was not in a correct format.');
+    expect(failureOf(() => p.int('big'))).toBe('Input string was not in a correct format.');
+    expect(p.date('d')?.date.getHours()).toBe(17);
+    expect(failureOf(() => p.date('e'))).toBe("String 'nodate' was not recognized as a valid DateTime.");
+  });
+
+  it('does not throw on malformed percent escapes', () => {
+    expect(RequestParams.fromUrlEncoded('name=%E0%A4%A&x=%').string('name')).toBeDefined();
+  });
+});
+
+describe('JsonBody', () => {
+  it('accepts unquoted keys, any key case and string values', () => {
+    const body = JsonBody.parse('{displayName:"x", Enabled:"False", slotNumber:"1777", deleted: true}');
+    expect(body.string('DISPLAYNAME')).toBe('x');
+    expect(body.bool('enabled')).toBe(false);
+    expect(body.int('SlotNumber')).toBe(1777);
+    expect(body.bool('Deleted')).toBe(true);
+  });
+
+  it('fails cleanly on malformed JSON and non-objects', () => {
+    expect(failureOf(() => JsonBody.parse('{oops'))).toMatch(/^Invalid JSON body/);
+    expect(failureOf(() => JsonBody.parse('[1]'))).toMatch(/^Invalid JSON body/);
+    expect(failureOf(() => JsonBody.parse('{"enabled":"invalid"}').bool('enabled')))
+      .toBe('Value is not equivalent to either TrueString or FalseString.');
+  });
+});
+
+describe('response writer', () => {
+  it('puts isSuccess first and omits nulls at every depth', () => {
+    expect(serialize({ data: { a: null, b: [{ c: undefined, d: 1 }] }, isSuccess: true }, false))
+      .toBe('{"isSuccess":true,"data":{"b":[{"d":1}]}}');
+    expect(serialize({ errorMessage: 'x', isSuccess: false }, false)).toBe('{"isSuccess":false,"errorMessage":"x"}');
+  });
+
+  it('is compact by default and indents with pretty', () => {
+    expect(serialize({ isSuccess: true }, false)).toBe('{"isSuccess":true}');
+    expect(serialize({ isSuccess: false, errorMessage: 'm' }, true))
+      .toBe('{\n  "isSuccess": false,\n  "errorMessage": "m"\n}');
+  });
+
+  it('formats dates as UTC without fractions', () => {
+    expect(toWire({ at: new Date('2024-01-02T03:04:05.678Z') })).toEqual({ at: '2024-01-02T03:04:05Z' });
+  });
+});

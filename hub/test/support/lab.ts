@@ -1,0 +1,101 @@
+/**
+ * A whole lab for end-to-end tests: the hub (on this file's own test database), one gateway and a simulated
+ * Android lab behind a private adb server. Everything runs the production code paths; only the hardware is
+ * simulated, at the adbd wire protocol.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startGateway, type RunningGateway } from '@devicelab/gateway';
+import { defaultAndroidLab, LabWorld, type AndroidDeviceSpec } from '@devicelab/labsim';
+import { createUser } from '../../src/auth/users';
+import type { HubConfig } from '../../src/config';
+import { startHub, type RunningHub } from '../../src/server';
+import { createTestDatabase, type TestDatabase } from './test-database';
+
+export interface TestLab {
+  hub: RunningHub;
+  world: LabWorld;
+  gateway: RunningGateway;
+  devices: AndroidDeviceSpec[];
+  adminToken: string;
+  /** Starts the gateway again after `stopGateway()` (same name and token, as a restarted daemon would). */
+  restartGateway(): Promise<void>;
+  stopGateway(): Promise<void>;
+  /** A user with the given roles and its API token. */
+  addUser(login: string, roles: string[]): Promise<{ login: string; token: string }>;
+  /** fetch against `/apiv1` with Basic auth. */
+  api(credentials: { login: string; token: string }, pathAndQuery: string, init?: RequestInit): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+const ADMIN_TOKEN = '0b9d2f3e-7c1a-4e5b-9f00-6a2b3c4d5e6f';
+
+export async function startTestLab(options: { androidCount?: number } = {}): Promise<TestLab> {
+  const database: TestDatabase = await createTestDatabase({ maxConnections: 2 });
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-lab-'));
+  const config: HubConfig = {
+    port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: database.url, dataDir,
+    adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024,
+  };
+  const hub = await startHub(config);
+  const world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
+  await world.start();
+  const devices = defaultAndroidLab(options.androidCount ?? 2);
+  for (const spec of devices) await world.addAndroidDevice(spec);
+
+  const gatewayToken = await hub.registerGateway('lab-gateway');
+  const launchGateway = () => startGateway({
+    name: 'lab-gateway', token: gatewayToken, hubAddress: `127.0.0.1:${hub.linkPort}`,
+    cacheDir: path.join(dataDir, 'gateway-cache'), adbPort: world.adbServerPort,
+    publicAddress: '127.0.0.1', publicPort: 9000,
+    backoff: { initialMs: 100, maxMs: 1000 },
+  });
+  let gateway: RunningGateway | undefined = await launchGateway();
+
+  const lab: TestLab = {
+    hub, world, devices, adminToken: ADMIN_TOKEN,
+    get gateway() {
+      if (!gateway) throw new Error('gateway is stopped');
+      return gateway;
+    },
+    async stopGateway() {
+      await gateway?.stop();
+      gateway = undefined;
+    },
+    async restartGateway() {
+      gateway = await launchGateway();
+    },
+    async addUser(login, roles) {
+      const { token } = await createUser(hub.db, { login, roles });
+      return { login, token };
+    },
+    api(credentials, pathAndQuery, init = {}) {
+      const auth = Buffer.from(`${credentials.login}:${credentials.token}`).toString('base64');
+      return fetch(`${hub.url}/apiv1${pathAndQuery}`, {
+        ...init,
+        headers: { authorization: `Basic ${auth}`, ...(init.headers as Record<string, string> | undefined) },
+      });
+    },
+    async stop() {
+      await gateway?.stop();
+      await world.stop();
+      await hub.stop();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return lab;
+}
+
+/** Polls `probe` until it returns a truthy value or `timeoutMs` passes; returns the value and the time taken. */
+export async function waitFor<T>(probe: () => Promise<T | undefined | false>, timeoutMs: number, what: string,
+): Promise<{ value: T; elapsedMs: number }> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (value) return { value, elapsedMs: Date.now() - started };
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * Simulated activity manager: `am start|force-stop|broadcast` and `monkey`.
+ * Every launch request is recorded (full command line) so tests can assert
+ * on what the code under test asked the device to do.
+ */
+import type { AndroidDeviceSpec } from './spec';
+import type { LogBuffer } from './logcat';
+import type { PackageManager } from './packages';
+import { shortComponent } from './packages';
+import { qualifyClassName } from '../apk/apk';
+import type { ToolIO } from './tool-io';
+
+export interface LaunchRecord {
+  timeMs: number;
+  /** The tool that was run: "am" or "monkey". */
+  tool: string;
+  args: string[];
+  /** Full command line as typed, e.g. "am start -W -n pkg/.Main". */
+  commandLine: string;
+  /** Resolved component (pkg/full.Class) or null when resolution failed. */
+  component: string | null;
+  ok: boolean;
+}
+
+const VALUE_FLAGS = new Set(['-a', '-c', '-d', '-t', '-n', '-f', '-p', '--user', '--display', '--windowingMode', '--activityType', '-P', '--start-profiler', '--sampling', '--attach-agent', '-R']);
+const EXTRA_FLAGS = new Set(['--es', '--ez', '--ei', '--el', '--ef', '--eu', '--ecn', '--eia', '--ela', '--efa', '--esa', '--esal']);
+
+interface ParsedIntent {
+  action?: string;
+  categories: string[];
+  data?: string;
+  component?: string;
+  pkg?: string;
+  flags?: string;
+  hasExtras: boolean;
+  wait: boolean;
+  forceStop: boolean;
+  bare: string[];
+}
+
+function parseIntentArgs(args: string[]): ParsedIntent {
+  const intent: ParsedIntent = { categories: [], hasExtras: false, wait: false, forceStop: false, bare: [] };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '-W') intent.wait = true;
+    else if (a === '-S') intent.forceStop = true;
+    else if (EXTRA_FLAGS.has(a)) {
+      intent.hasExtras = true;
+      i += 2;
+    } else if (a === '--esn') {
+      intent.hasExtras = true;
+      i += 1;
+    } else if (VALUE_FLAGS.has(a)) {
+      const v = args[++i];
+      if (a === '-a') intent.action = v;
+      else if (a === '-c') intent.categories.push(v);
+      else if (a === '-d') intent.data = v;
+      else if (a === '-n') intent.component = v;
+      else if (a === '-p') intent.pkg = v;
+      else if (a === '-f') intent.flags = v;
+    } else if (!a.startsWith('-')) intent.bare.push(a);
+  }
+  return intent;
+}
+
+function describeIntent(i: ParsedIntent, cmp?: string): string {
+  const parts: string[] = [];
+  if (i.action) parts.push(`act=${i.action}`);
+  if (i.categories.length) parts.push(`cat=[${i.categories.join(',')}]`);
+  if (i.data) parts.push(`dat=${i.data}`);
+  if (i.flags) parts.push(`flg=${i.flags}`);
+  if (i.pkg) parts.push(`pkg=${i.pkg}`);
+  if (cmp) parts.push(`cmp=${cmp}`);
+  if (i.hasExtras) parts.push('(has extras)');
+  return `Intent { ${parts.join(' ')} }`;
+}
+
+export class ActivityManager {
+  private readonly running = new Set<string>();
+  private readonly launches: LaunchRecord[] = [];
+
+  constructor(private readonly spec: AndroidDeviceSpec, private readonly pm: PackageManager, private readonly log: LogBuffer) {}
+
+  get launchLog(): LaunchRecord[] {
+    return this.launches.map((l) => ({ ...l, args: [...l.args] }));
+  }
+
+  /** A reboot kills every app process. */
+  resetProcesses(): void {
+    this.running.clear();
+  }
+
+  isRunning(pkg: string): boolean {
+    return this.running.has(pkg);
+  }
+
+  async am(args: string[], io: ToolIO): Promise<number> {
+    const [sub, ...rest] = args;
+    if (sub === 'start' || sub === 'start-activity') return this.start(args, rest, io);
+    if (sub === 'force-stop' || sub === 'kill') {
+      const pkg = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--user').pop();
+      if (pkg) this.running.delete(pkg);
+      return 0;
+    }
+    if (sub === 'broadcast') {
+      io.out(`Broadcasting: ${describeIntent(parseIntentArgs(rest))}\nBroadcast completed: result=0\n`);
+      return 0;
+    }
+    io.err(`Unknown command: ${sub ?? ''}\n`);
+    return 255;
+  }
+
+  private record(tool: string, args: string[], component: string | null, ok: boolean): void {
+    this.launches.push({ timeMs: Date.now(), tool, args: [...args], commandLine: [tool, ...args].join(' '), component, ok });
+  }
+
+  private start(allArgs: string[], args: string[], io: ToolIO): number {
+    const intent = parseIntentArgs(args);
+    let pkgName: string | undefined;
+    let cls: string | undefined;
+    if (intent.component) {
+      const slash = intent.component.indexOf('/');
+      pkgName = slash < 0 ? intent.component : intent.component.slice(0, slash);
+      cls = slash < 0 ? undefined : qualifyClassName(pkgName, intent.component.slice(slash + 1));
+    } else {
+      pkgName = intent.pkg ?? intent.bare[0];
+      const launchable = intent.action === 'android.intent.action.MAIN' && intent.categories.includes('android.intent.category.LAUNCHER');
+      cls = launchable && pkgName ? this.pm.get(pkgName)?.launcherActivity ?? undefined : undefined;
+    }
+    const pkg = pkgName ? this.pm.get(pkgName) : undefined;
+    const shown = intent.component ?? (pkgName && cls ? shortComponent(pkgName, cls) : undefined);
+    io.out(`Starting: ${describeIntent(intent, shown)}\n`);
+    if (!pkg || !cls) {
+      this.record('am', allArgs, null, false);
+      io.err(`Error: Activity not started, unable to resolve ${describeIntent(intent, shown)}\n`);
+      return 0;
+    }
+    if (!pkg.activities.includes(cls)) {
+      this.record('am', allArgs, null, false);
+      io.err(`Error type 3\nError: Activity class {${pkg.packageName}/${cls}} does not exist.\n`);
+      return 0;
+    }
+    if (intent.forceStop) this.running.delete(pkg.packageName);
+    const component = `${pkg.packageName}/${cls}`;
+    const wasRunning = this.running.has(pkg.packageName);
+    this.running.add(pkg.packageName);
+    this.record('am', allArgs, component, true);
+    const total = wasRunning ? 95 + Math.floor(Math.random() * 40) : 480 + Math.floor(Math.random() * 300);
+    if (!wasRunning) {
+      this.log.log('I', 'ActivityManager', `Start proc ${20000 + this.launches.length}:${pkg.packageName}/u0a${pkg.uid - 10000} for top-activity {${component}}`);
+    }
+    this.log.log('I', 'ActivityTaskManager', `Displayed ${shortComponent(pkg.packageName, cls)}: +${total}ms`);
+    if (wasRunning) io.out('Warning: Activity not started, its current task has been brought to the front\n');
+    if (intent.wait) {
+      const lines = ['Status: ok'];
+      if (this.spec.sdk >= 29) lines.push(`LaunchState: ${wasRunning ? 'HOT' : 'COLD'}`);
+      lines.push(`Activity: ${shortComponent(pkg.packageName, cls)}`);
+      if (this.spec.sdk < 29) lines.push(`ThisTime: ${total}`);
+      lines.push(`TotalTime: ${total}`, `WaitTime: ${total + 6}`, 'Complete');
+      io.out(lines.join('\n') + '\n');
+    }
+    return 0;
+  }
+
+  /** `monkey -p <pkg> -c android.intent.category.LAUNCHER 1`: the classic launch-without-resolving trick. */
+  monkey(args: string[], io: ToolIO): number {
+    const pIndex = args.indexOf('-p');
+    const pkg = pIndex >= 0 ? this.pm.get(args[pIndex + 1]) : undefined;
+    io.out(args.map((a) => `  bash arg: ${a}\n`).join(''));
+    io.out(`args: [${args.join(', ')}]\n` + args.map((a) => ` arg: "${a}"\n`).join(''));
+    if (!pkg?.launcherActivity) {
+      this.record('monkey', args, null, false);
+      io.out('** No activities found to run, monkey aborted.\n');
+      return 252;
+    }
+    const component = `${pkg.packageName}/${pkg.launcherActivity}`;
+    this.running.add(pkg.packageName);
+    this.record('monkey', args, component, true);
+    io.out(`data="${pkg.packageName}"\ndata="android.intent.category.LAUNCHER"\nEvents injected: 1\n## Network stats: elapsed time=24ms (0ms mobile, 0ms wifi, 24ms not connected)\n`);
+    return 0;
+  }
+}

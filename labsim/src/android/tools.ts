@@ -1,0 +1,180 @@
+/**
+ * Implementations of the Android command-line tools the fake tool scripts
+ * forward to (getprop, pm, cmd, am, monkey, dumpsys, logcat, settings, wm,
+ * screencap, reboot, input, setprop).
+ */
+import * as fs from 'node:fs';
+import type { ToolIO } from './tool-io';
+import type { PackageManager } from './packages';
+import type { ActivityManager } from './activity';
+import type { LogBuffer } from './logcat';
+import { Battery, InputEvent, Settings, WindowManager, inputCommand, screenshotPng } from './system-services';
+import { formatProps } from './props';
+import type { AndroidDeviceSpec } from './spec';
+
+export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input'] as const;
+
+export interface ToolContext {
+  spec: AndroidDeviceSpec;
+  props(): Record<string, string>;
+  setProp(key: string, value: string): void;
+  pm: PackageManager;
+  am: ActivityManager;
+  logcat: LogBuffer;
+  battery: Battery;
+  settings: Settings;
+  wm: WindowManager;
+  recordInput(e: InputEvent): void;
+  /** Host file for a device path, or null if it does not exist. */
+  readFile(devicePath: string): Buffer | null;
+  writeFile(devicePath: string, data: Buffer): void;
+  reboot(target: string): void;
+}
+
+export async function runTool(ctx: ToolContext, tool: string, args: string[], io: ToolIO): Promise<number> {
+  switch (tool) {
+    case 'getprop':
+      return getprop(ctx, args, io);
+    case 'setprop':
+      if (args.length !== 2 || args[0].startsWith('ro.')) {
+        io.err(`Failed to set property '${args[0] ?? ''}' to '${args[1] ?? ''}'.\nSee dmesg for error reason.\n`);
+        return 1;
+      }
+      ctx.setProp(args[0], args[1]);
+      return 0;
+    case 'pm':
+      return ctx.pm.command(args, io, ctx.readFile);
+    case 'cmd':
+      return cmd(ctx, args, io);
+    case 'am':
+      return ctx.am.am(args, io);
+    case 'monkey':
+      return ctx.am.monkey(args, io);
+    case 'dumpsys':
+      return dumpsys(ctx, args, io);
+    case 'logcat':
+      return logcat(ctx, args, io);
+    case 'settings':
+      return ctx.settings.command(args, io);
+    case 'wm':
+      return ctx.wm.command(args, io);
+    case 'screencap': {
+      const { width, height } = ctx.wm.effectiveSize();
+      const png = screenshotPng(width, height);
+      const file = args.filter((a) => !a.startsWith('-')).pop();
+      if (file) ctx.writeFile(file, png);
+      else io.out(png);
+      return 0;
+    }
+    case 'reboot':
+      // The command never returns on a real device: the connection just dies.
+      ctx.reboot(args[0] ?? '');
+      await io.gone;
+      return 0;
+    case 'input':
+      return inputCommand(args, io, ctx.recordInput);
+    default:
+      io.err(`/system/bin/sh: ${tool}: inaccessible or not found\n`);
+      return 127;
+  }
+}
+
+function getprop(ctx: ToolContext, args: string[], io: ToolIO): number {
+  const props = ctx.props();
+  if (args.length === 0) io.out(formatProps(props));
+  else io.out(`${props[args[0]] ?? args[1] ?? ''}\n`);
+  return 0;
+}
+
+async function cmd(ctx: ToolContext, args: string[], io: ToolIO): Promise<number> {
+  const [service, ...rest] = args;
+  if (service === 'package') return ctx.pm.command(rest, io, ctx.readFile);
+  if (service === 'activity') return ctx.am.am(rest, io);
+  if (service === 'settings') return ctx.settings.command(rest, io);
+  if (service === 'window') return ctx.wm.command(rest, io);
+  if (service === '-l') {
+    io.out(['activity', 'battery', 'package', 'settings', 'window'].join('\n') + '\n');
+    return 0;
+  }
+  io.err(`cmd: Can't find service: ${service ?? ''}\n`);
+  return 20;
+}
+
+function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
+  const [service, ...rest] = args;
+  if (service === 'battery') {
+    io.out(ctx.battery.dumpsys(ctx.spec.sdk));
+    return 0;
+  }
+  if (service === 'package' && rest[0]) {
+    const p = ctx.pm.get(rest[0]);
+    if (!p) {
+      io.out(`Unable to find package: ${rest[0]}\n`);
+      return 0;
+    }
+    const local = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+    const codeDir = p.codePath.slice(0, p.codePath.lastIndexOf('/'));
+    io.out(
+      [
+        'Packages:',
+        `  Package [${p.packageName}] (3f9a2c1):`,
+        `    userId=${p.uid}`,
+        `    pkg=Package{a81e4b7 ${p.packageName}}`,
+        `    codePath=${codeDir}`,
+        `    resourcePath=${codeDir}`,
+        `    primaryCpuAbi=${ctx.spec.cpu.abis[0]}`,
+        `    versionCode=${p.versionCode} minSdk=1 targetSdk=${ctx.spec.sdk}`,
+        `    versionName=${p.versionName ?? 'null'}`,
+        `    timeStamp=${local(p.lastUpdateTimeMs)}`,
+        `    lastUpdateTime=${local(p.lastUpdateTimeMs)}`,
+        `    installerPackageName=${p.system ? 'null' : 'com.android.shell'}`,
+        `    User 0: ceDataInode=16842 installed=true hidden=false suspended=false stopped=${ctx.am.isRunning(p.packageName) ? 'false' : 'true'} enabled=0`,
+        `      firstInstallTime=${local(p.firstInstallTimeMs)}`,
+      ].join('\n') + '\n',
+    );
+    return 0;
+  }
+  if (service === 'window' && rest[0] === 'displays') {
+    const { width, height } = ctx.wm.effectiveSize();
+    io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0\n    init=${ctx.spec.screen.width}x${ctx.spec.screen.height} ${ctx.spec.screen.density}dpi cur=${width}x${height}\n`);
+    return 0;
+  }
+  if (!service) {
+    io.out('Currently running services:\n  activity\n  battery\n  package\n  settings\n  window\n');
+    return 0;
+  }
+  io.err(`Can't find service: ${service}\n`);
+  return 0;
+}
+
+async function logcat(ctx: ToolContext, args: string[], io: ToolIO): Promise<number> {
+  if (args.includes('-c')) {
+    ctx.logcat.clear();
+    return 0;
+  }
+  const tIndex = args.indexOf('-t');
+  const tail = tIndex >= 0 ? Number(args[tIndex + 1]) : undefined;
+  const dumpOnly = args.includes('-d') || tail !== undefined;
+  io.out(ctx.logcat.dump(tail));
+  if (dumpOnly) return 0;
+  // Follow mode: stream new lines until the reader goes away.
+  let index = ctx.logcat.size;
+  let stop = false;
+  void io.gone.then(() => (stop = true));
+  while (!stop) {
+    await new Promise((r) => setTimeout(r, 500));
+    const { lines, next } = ctx.logcat.since(index);
+    index = next;
+    if (lines.length) io.out(lines.join('\n') + '\n');
+  }
+  return 0;
+}
+
+/** Reads a host file or returns null. */
+export function readHostFile(hostPath: string): Buffer | null {
+  try {
+    return fs.readFileSync(hostPath);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,14 @@
+export { LabWorld } from './world';
+export type { LabWorldOptions, AddDeviceOptions, DeviceSnapshot } from './world';
+export { ANDROID_PRESETS, DEFAULT_PRESET_ORDER, defaultAndroidLab, parseSimMix, specFromPreset } from './android/spec';
+export type { AndroidDeviceSpec, FormFactor, PreinstalledApp, SimMix } from './android/spec';
+export { SimAndroidDevice } from './android/device';
+export type { DeviceTimings, PowerState } from './android/device';
+export type { LaunchRecord } from './android/activity';
+export type { InstalledPackage } from './android/packages';
+export type { BatteryState, InputEvent } from './android/system-services';
+export type { AuthMode, DropFault } from './adbd/device-port';
+export { parseApk } from './apk/apk';
+export type { ApkInfo } from './apk/apk';
+export { startControlApi } from './control-api';
+export type { ControlApi } from './control-api';

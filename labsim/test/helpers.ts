@@ -1,0 +1,26 @@
+/** Shared test helpers: a private LabWorld per test file, driven through the real adb CLI. */
+import { LabWorld, LabWorldOptions } from '../src';
+import type { AdbResult } from '../src/util/adb-cli';
+
+export const FIXTURES = '/work/shared/fixtures';
+
+export async function startWorld(options: LabWorldOptions = {}): Promise<LabWorld> {
+  const world = new LabWorld(options);
+  await world.start();
+  return world;
+}
+
+/** `adb -P <port> -s <serial> ...` against the world's private server. */
+export function adbOn(world: LabWorld, serial: string) {
+  return (...args: string[]): Promise<AdbResult> => world.adbCli.run(['-s', serial, ...args]);
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000, stepMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}

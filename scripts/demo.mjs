@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// `npm run demo`: the whole lab on one machine with no database server: embedded PostgreSQL, the hub, one
+// gateway and a simulated lab (labsim) whose Android devices speak the real adb protocol to a private adb
+// server. Ctrl-C (or SIGTERM) stops everything it started: gateway, adb server, simulators, PostgreSQL.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { startHub, hubConfigFromEnv } = require(path.join(root, 'hub/dist'));
+const { startGateway } = require(path.join(root, 'gateway/dist'));
+const { rotateUserToken } = require(path.join(root, 'hub/dist/auth/users'));
+const { LabWorld, parseSimMix, startControlApi } = require(path.join(root, 'labsim/dist'));
+
+const say = (text) => process.stdout.write(`${text}\n`);
+const config = hubConfigFromEnv();
+// The demo's link port is private to this process unless asked for.
+if (!process.env.DEVICELAB_LINK_PORT) config.linkPort = 0;
+
+const stops = [];
+let stopping = false;
+async function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  say('\nstopping the lab ...');
+  for (const stop of stops.reverse()) {
+    try { await stop(); } catch (err) { process.stderr.write(`stop failed: ${err?.message ?? err}\n`); }
+  }
+  process.exit(code);
+}
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));
+
+try {
+  say(`starting the hub (data in ${config.dataDir}) ...`);
+  const hub = await startHub(config);
+  stops.push(() => hub.stop());
+
+  const mix = parseSimMix(process.env.DEVICELAB_SIM || 'android=4');
+  const world = new LabWorld({ stateDir: path.join(config.dataDir, 'labsim') });
+  await world.start();
+  stops.push(() => world.stop());
+  for (const spec of mix.android) await world.addAndroidDevice(spec);
+  const control = await startControlApi(world, Number(process.env.DEVICELAB_SIM_PORT || 0));
+  stops.push(() => control.close());
+
+  const gatewayName = process.env.DEVICELAB_GATEWAY_NAME || 'demo-gateway';
+  const gateway = await startGateway({
+    name: gatewayName,
+    token: await hub.registerGateway(gatewayName),
+    hubAddress: `127.0.0.1:${hub.linkPort}`,
+    cacheDir: path.join(config.dataDir, 'gateway-cache'),
+    adbPort: world.adbServerPort,
+    publicAddress: '127.0.0.1',
+    publicPort: hub.port,
+  });
+  stops.push(() => gateway.stop());
+
+  // The hub prints a generated admin token only once; the demo hands out a fresh one at every start instead
+  // (set DEVICELAB_ADMIN_TOKEN to keep a fixed one for scripts).
+  const token = config.adminToken ?? hub.adminToken ?? await rotateUserToken(hub.db, 'admin');
+  say('');
+  say(`DeviceLab is running: ${hub.url}/apiv1`);
+  say(`  login:  admin`);
+  say(`  token:  ${token}`);
+  say(`  try:    curl -u admin:${token} ${hub.url}/apiv1/Device`);
+  say(`  simulated lab: ${mix.android.length} Android devices; control API ${control.url} (GET /devices)`);
+  say('Ctrl-C stops everything.');
+} catch (err) {
+  process.stderr.write(`demo failed: ${err?.stack ?? err}\n`);
+  await stopAll(1);
+}
