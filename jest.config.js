@@ -5,7 +5,7 @@ module.exports = {
   testMatch: ['**/test/**/*.test.ts'],
   transform: {
     // Type checking happens once in `tsc -b` (scripts/test.mjs); jest only transpiles.
-    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json', isolatedModules: true }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json', }],
   },
   moduleNameMapper: { '^@devicelab/(shared|proto|hub|gateway|labsim)$': '<rootDir>/$1/src' },
   globalSetup: '<rootDir>/scripts/jest/global-setup.ts',

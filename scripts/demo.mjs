@@ -8,9 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { startHub, hubConfigFromEnv } = require(path.join(root, 'hub/dist'));
+const { startHub, hubConfigFromEnv, onShutdown, rotateUserToken } = require(path.join(root, 'hub/dist'));
 const { startGateway } = require(path.join(root, 'gateway/dist'));
-const { rotateUserToken } = require(path.join(root, 'hub/dist/auth/users'));
 const { LabWorld, parseSimMix, startControlApi } = require(path.join(root, 'labsim/dist'));
 
 const say = (text) => process.stdout.write(`${text}\n`);
@@ -19,18 +18,13 @@ const config = hubConfigFromEnv();
 if (!process.env.DEVICELAB_LINK_PORT) config.linkPort = 0;
 
 const stops = [];
-let stopping = false;
-async function stopAll(code) {
-  if (stopping) return;
-  stopping = true;
+async function stopAll() {
   say('\nstopping the lab ...');
-  for (const stop of stops.reverse()) {
+  for (const stop of stops.splice(0).reverse()) {
     try { await stop(); } catch (err) { process.stderr.write(`stop failed: ${err?.message ?? err}\n`); }
   }
-  process.exit(code);
 }
-process.on('SIGINT', () => stopAll(0));
-process.on('SIGTERM', () => stopAll(0));
+onShutdown(stopAll);
 
 try {
   say(`starting the hub (data in ${config.dataDir}) ...`);
@@ -69,5 +63,6 @@ try {
   say('Ctrl-C stops everything.');
 } catch (err) {
   process.stderr.write(`demo failed: ${err?.stack ?? err}\n`);
-  await stopAll(1);
+  await stopAll();
+  process.exit(1);
 }

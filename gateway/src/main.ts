@@ -8,6 +8,7 @@
  *                               where clients reach this gateway's device services (default hostname / 0)
  *   DEVICELAB_HUB_CA, DEVICELAB_GATEWAY_CERT, DEVICELAB_GATEWAY_KEY
  *                               PEM files; DEVICELAB_HUB_CA (or DEVICELAB_HUB_TLS=1 for system roots) turns TLS on
+ *   DEVICELAB_HUB_TLS_NAME      name to verify in the hub certificate when it differs from the DEVICELAB_HUB host
  *   ANDROID_ADB_SERVER_PORT     adb server port (default 5037); DEVICELAB_ADB_BIN adb binary (default `adb`)
  *   DEVICELAB_LOG_LEVEL         pino level (default warn)
  */
@@ -27,7 +28,10 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
   const ca = file('DEVICELAB_HUB_CA');
   const cert = file('DEVICELAB_GATEWAY_CERT');
   const key = file('DEVICELAB_GATEWAY_KEY');
-  const tls: HubLinkTls | undefined = ca || cert || env.DEVICELAB_HUB_TLS === '1' ? { ca, cert, key } : undefined;
+  const serverName = env.DEVICELAB_HUB_TLS_NAME || undefined;
+  const tls: HubLinkTls | undefined = ca || cert || serverName || env.DEVICELAB_HUB_TLS === '1'
+    ? { ca, cert, key, serverName }
+    : undefined;
   const adbPort = env.ANDROID_ADB_SERVER_PORT ? Number(env.ANDROID_ADB_SERVER_PORT) : undefined;
   return {
     name: required('DEVICELAB_GATEWAY_NAME'),

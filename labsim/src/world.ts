@@ -103,10 +103,16 @@ export class LabWorld {
   }
 
   async stop(): Promise<void> {
-    for (const { device } of this.entries.values()) await device.stop();
-    this.entries.clear();
-    if (this.adb) await this.adb.run(['kill-server']);
+    const adb = this.adb;
+    // Detach first: a queued background `adb connect` after kill-server would spawn a new, orphaned server.
     this.adb = null;
+    await Promise.all([...this.entries.values()].map((e) => e.adbOps.catch(() => undefined)));
+    for (const { device } of this.entries.values()) {
+      device.removeAllListeners('state');
+      await device.stop();
+    }
+    this.entries.clear();
+    if (adb) await adb.run(['kill-server']);
     if (this.ownsRoot && this.root) fs.rmSync(this.root, { recursive: true, force: true });
   }
 

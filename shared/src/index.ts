@@ -5,3 +5,4 @@ export * from './result';
 export * from './wire-time';
 export * from './readiness';
 export * from './logger';
+export * from './shell-words';

@@ -26,6 +26,8 @@ export interface HubLinkTls {
   /** Client certificate and key (mutual TLS), optional. */
   cert?: Buffer;
   key?: Buffer;
+  /** Name to verify in the hub's certificate when it differs from the dialled host (e.g. dialling an IP). */
+  serverName?: string;
 }
 
 export interface HubLinkOptions {
@@ -56,6 +58,8 @@ interface Session {
   verified: boolean;
   closed: boolean;
   timers: NodeJS.Timeout[];
+  /** Ends an attempt whose hub never answers Hello; cleared once Welcome is verified. */
+  welcomeTimer?: NodeJS.Timeout;
   lastHubMessageAt: number;
   hubSendsHeartbeats: boolean;
 }
@@ -70,6 +74,8 @@ export class HubLink extends EventEmitter implements DeviceListener {
   private session: Session | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private stopped = true;
+  /** Connection attempts that failed since the last verified session (for quieter logs while the hub is away). */
+  private failedAttempts = 0;
 
   constructor(private readonly options: HubLinkOptions) {
     super();
@@ -83,6 +89,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.initial_reconnect_backoff_ms': 250,
       'grpc.max_reconnect_backoff_ms': 10_000,
+      ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName } : {}),
     }) as unknown as LinkClient;
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
     this.executor = new CommandExecutor(options.driver, options.appCache, (sha) => this.fetchBlob(sha), this.logger);
@@ -163,19 +170,28 @@ export class HubLink extends EventEmitter implements DeviceListener {
       call, verified: false, closed: false, timers: [], lastHubMessageAt: Date.now(), hubSendsHeartbeats: false,
     };
     this.session = session;
-    const lost = (reason: string) => {
+    const lost = (reason: string, code?: grpc.status) => {
       if (session.closed) return;
       const wasVerified = session.verified;
       this.closeSession(session);
       call.cancel();
       if (this.stopped) return;
-      this.logger.warn({ reason }, 'link to the hub lost');
+      if (code === grpc.status.UNAUTHENTICATED || code === grpc.status.PERMISSION_DENIED) {
+        this.logger.error({ reason, hub: this.options.hubAddress }, 'the hub refused this gateway (check its name and token)');
+      } else if (wasVerified || this.failedAttempts === 0) {
+        this.logger.warn({ reason, hub: this.options.hubAddress }, 'link to the hub lost');
+      } else {
+        this.logger.debug({ reason }, 'hub still unreachable');
+      }
+      this.failedAttempts = wasVerified ? 0 : this.failedAttempts + 1;
       if (wasVerified) this.emit('disconnected', reason);
       this.scheduleReconnect();
     };
-    session.timers.push(setTimeout(() => lost('no Welcome from the hub in time'), this.options.welcomeTimeoutMs ?? 10_000));
+    session.welcomeTimer = setTimeout(() => lost('no Welcome from the hub in time'), this.options.welcomeTimeoutMs ?? 10_000);
+    session.timers.push(session.welcomeTimer);
     call.on('data', (message: HubMessage) => this.onHubMessage(session, nonce, message, lost));
-    call.on('error', (err: grpc.ServiceError) => lost(`${err.code === undefined ? '' : `${grpc.status[err.code]}: `}${err.details ?? err.message}`));
+    call.on('error', (err: grpc.ServiceError) =>
+      lost(`${err.code === undefined ? '' : `${grpc.status[err.code]}: `}${err.details ?? err.message}`, err.code));
     call.on('end', () => lost('the hub closed the stream'));
     call.write({
       body: 'hello',
@@ -205,6 +221,8 @@ export class HubLink extends EventEmitter implements DeviceListener {
         return;
       }
       session.verified = true;
+      clearTimeout(session.welcomeTimer);
+      this.failedAttempts = 0;
       this.backoff.reset();
       this.startHeartbeats(session, message.welcome.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS, lost);
       this.send({ body: 'snapshot', snapshot: { devices: this.options.driver.snapshot() } }, session);

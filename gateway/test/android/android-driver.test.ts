@@ -132,6 +132,15 @@ describe('AndroidDriver over adb + labsim', () => {
       expect(after.packages?.map((p) => p.identifier)).not.toContain(CONTACT_PACKAGE);
     });
 
+    it('passes launch arguments to am as words, never as shell syntax', async () => {
+      await driver.install(serial, CONTACT_MANAGER);
+      const output = await driver.launch(serial, CONTACT_PACKAGE, { arguments: `--es note "two words"; echo INJECTED` });
+      expect(output).not.toMatch(/^INJECTED$/m);
+      const last = (await world.amStartLog(hwSerial)).at(-1)!;
+      expect(last.args).toEqual(expect.arrayContaining(['--es', 'note', 'two words;', 'echo', 'INJECTED']));
+      await driver.uninstall(serial, CONTACT_PACKAGE);
+    });
+
     it('surfaces install and uninstall failure texts', async () => {
       await world.failNextInstall(hwSerial, 'INSTALL_FAILED_INSUFFICIENT_STORAGE');
       const err = await driver.install(serial, CONTACT_MANAGER).catch((e: unknown) => e);

@@ -78,6 +78,7 @@ describe('installed packages', () => {
       { identifier: 'com.example.shop', version: '1.4.2', buildVersion: '10402', system: false },
       { identifier: 'org.mozilla.firefox', version: '', buildVersion: '2016003655', system: false },
     ]);
-    expect(versionScript(['com.a'])).toContain("dumpsys package 'com.a'");
+    expect(versionScript(['com.a'])).toContain('dumpsys package com.a 2>/dev/null');
+    expect(versionScript(["x'; reboot"])).toContain("dumpsys package 'x'\\''; reboot' 2>/dev/null");
   });
 });

@@ -9,7 +9,7 @@ import { parseResolvedActivity } from '../../src/drivers/android/parsers/resolve
 import { parseSingleValue } from '../../src/drivers/android/parsers/settings';
 import { batchScript, lines, splitSections } from '../../src/drivers/android/parsers/text';
 import { parseWmDensity, parseWmSize, smallestWidthDp } from '../../src/drivers/android/parsers/wm';
-import { shellQuote } from '../../src/drivers/android/shell';
+import { shellQuote } from '@devicelab/shared';
 import * as S from './samples';
 
 const withoutPrompt = (text: string) => text.split('\n').filter((l) => !l.startsWith('$ ')).join('\n');

@@ -63,10 +63,10 @@ describe('HubLink against a fake hub', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const startLink = async (backoff = { initialMs: 50, maxMs: 400 }) => {
+  const startLink = async (backoff = { initialMs: 50, maxMs: 400 }, welcomeTimeoutMs?: number) => {
     link = new HubLink({
       name: 'lab-1', token: TOKEN, hubAddress: `127.0.0.1:${port}`, publicAddress: 'lab-1.local', publicPort: 7100,
-      driver, appCache: new AppCache(path.join(dir, 'cache')), logger, backoff,
+      driver, appCache: new AppCache(path.join(dir, 'cache')), logger, backoff, welcomeTimeoutMs,
     });
     await driver.start(link);
     link.start();
@@ -102,6 +102,16 @@ describe('HubLink against a fake hub', () => {
     expect(bodies(session.messages).slice(2, 4)).toEqual(['deviceUpdate', 'deviceRemoved']);
     expect(session.messages[2]).toMatchObject({ deviceUpdate: { vendorUniqueIdentifier: 'dev-2', readiness: 'Booting' } });
     await hub.waitFor(() => session.messages.filter((m) => m.body === 'heartbeat').length >= 2, 2_000);
+  });
+
+  it('keeps a verified link open past the Welcome timeout', async () => {
+    await startLink(undefined, 200);
+    await new Promise((r) => link!.once('connected', r));
+    const disconnects: string[] = [];
+    link!.on('disconnected', (reason: string) => disconnects.push(reason));
+    await new Promise((r) => setTimeout(r, 800));
+    expect(disconnects).toEqual([]);
+    expect(hub.sessions).toHaveLength(1);
   });
 
   it('drops a hub whose proof is wrong and takes no commands from it', async () => {

@@ -24,35 +24,43 @@ export interface DeviceChange {
 
 const blankToNull = (text: string | undefined): string | null => (text && text.trim() ? text : null);
 
-/** Fields the gateway owns, from its report. Name, enabled, notes, retention etc. belong to the hub. */
-function reportedColumns(state: DeviceState) {
-  return {
-    operating_system: state.operatingSystem || 'Unknown',
-    serial_number: blankToNull(state.serialNumber),
-    model: blankToNull(state.model),
-    manufacturer: blankToNull(state.manufacturer),
-    friendly_model: blankToNull(state.friendlyModel),
-    operating_system_version: blankToNull(state.operatingSystemVersion),
-    operating_system_build: blankToNull(state.operatingSystemBuild),
-    product_type: blankToNull(state.productType),
-    hardware_model: blankToNull(state.hardwareModel),
-    device_class: blankToNull(state.deviceClass),
-    form_factor: state.formFactor || 'Unknown',
-    vendor_device_name: blankToNull(state.vendorDeviceName),
-    mac_address: blankToNull(state.macAddress),
-    bluetooth_address: blankToNull(state.bluetoothAddress),
-    usb_location: blankToNull(state.usbLocation),
-    usb_hub_serial_number: blankToNull(state.usbHubSerialNumber),
-    usb_hub_port_number: state.usbHubPortNumber ? state.usbHubPortNumber : null,
-    battery_percent: state.batteryPercent ?? -1,
-    battery_status: state.batteryStatus || 'Unknown',
-    disk_space: String(state.diskSpace ?? 0),
-    disk_space_used: String(state.diskSpaceUsed ?? 0),
-    properties: jsonb((state.properties ?? []).map(({ name, value }) => ({ name, value }))),
-    installed_packages: jsonb(
-      (state.packages ?? []).map(({ identifier, version, buildVersion, system }) => ({ identifier, version, buildVersion, system })),
-    ),
+/**
+ * The facts a report actually carries. proto3 cannot tell "unset" from empty, and a gateway that cannot read a
+ * device (booting, unauthorized, just unplugged) reports it without facts; so an empty string, a zero port or
+ * size, a negative battery and an empty list mean "unknown" and leave the stored value alone rather than
+ * erasing what an earlier report said (the serial number in particular, which users search by).
+ */
+function knownFacts(state: DeviceState) {
+  const text = (value: string | undefined) => (value && value.trim() ? value : undefined);
+  const positive = (value: number | undefined) => (value !== undefined && value > 0 ? value : undefined);
+  const facts = {
+    operating_system: text(state.operatingSystem),
+    serial_number: text(state.serialNumber),
+    model: text(state.model),
+    manufacturer: text(state.manufacturer),
+    friendly_model: text(state.friendlyModel),
+    operating_system_version: text(state.operatingSystemVersion),
+    operating_system_build: text(state.operatingSystemBuild),
+    product_type: text(state.productType),
+    hardware_model: text(state.hardwareModel),
+    device_class: text(state.deviceClass),
+    form_factor: text(state.formFactor),
+    vendor_device_name: text(state.vendorDeviceName),
+    mac_address: text(state.macAddress),
+    bluetooth_address: text(state.bluetoothAddress),
+    usb_location: text(state.usbLocation),
+    usb_hub_serial_number: text(state.usbHubSerialNumber),
+    usb_hub_port_number: positive(state.usbHubPortNumber),
+    battery_percent: state.batteryPercent !== undefined && state.batteryPercent >= 0 ? state.batteryPercent : undefined,
+    battery_status: text(state.batteryStatus),
+    disk_space: positive(state.diskSpace)?.toString(),
+    disk_space_used: positive(state.diskSpaceUsed)?.toString(),
+    properties: state.properties?.length ? jsonb(state.properties.map(({ name, value }) => ({ name, value }))) : undefined,
+    installed_packages: state.packages?.length
+      ? jsonb(state.packages.map(({ identifier, version, buildVersion, system }) => ({ identifier, version, buildVersion, system })))
+      : undefined,
   };
+  return Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined)) as Partial<typeof facts>;
 }
 
 /** Readiness after a report: the hub's Rebooting sticks until the gateway says Ready. */
@@ -66,7 +74,7 @@ const availabilityOf = (readiness: string): Availability => (readiness === 'Read
 /** Upserts one reported device and flips its availability when its readiness says so. */
 export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceState): Promise<DeviceChange> {
   return withTx(db, async (trx) => {
-    const reported = reportedColumns(state);
+    const reported = knownFacts(state);
     // Insert as Offline first; the update below then records the first Online as a flip like any other.
     await trx
       .insertInto('devices')
@@ -74,6 +82,7 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
         vendor_unique_identifier: state.vendorUniqueIdentifier,
         gateway_id: gatewayId,
         name: blankToNull(state.vendorDeviceName) ?? blankToNull(state.model) ?? state.vendorUniqueIdentifier,
+        operating_system: 'Unknown',
         ...reported,
       })
       .onConflict((oc) => oc.column('vendor_unique_identifier').doNothing())
@@ -88,10 +97,14 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
     const readiness = nextReadiness(current.readiness, state.readiness);
     const availability = availabilityOf(readiness);
     const flipped = availability !== current.availability;
+    // A device first seen without facts was named after its identifier; name it properly once we can.
+    const betterName = blankToNull(state.vendorDeviceName) ?? blankToNull(state.model);
+    const rename = current.name === state.vendorUniqueIdentifier && betterName ? { name: betterName } : {};
     await trx
       .updateTable('devices')
       .set({
         ...reported,
+        ...rename,
         gateway_id: gatewayId,
         readiness,
         readiness_detail: readiness === HUB_REBOOTING ? null : blankToNull(state.readinessDetail),

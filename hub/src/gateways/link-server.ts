@@ -15,7 +15,7 @@ import {
 } from '@devicelab/proto';
 import { createLogger, type Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
-import type { Db } from '../store/database';
+import { isDatabaseUnavailable, type Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
 import { resetAllGateways, type DeviceChange } from './device-inventory';
 import { GatewayUnavailableError, type ConnectedGateway, type GatewayDirectory } from './gateway-directory';
@@ -66,7 +66,11 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   const enqueueWrite = (gatewayId: string, write: () => Promise<void>): Promise<void> => {
     const next = (writeQueues.get(gatewayId) ?? Promise.resolve())
       .then(write)
-      .catch((err: unknown) => logger.error({ err, gatewayId }, 'gateway record write failed'));
+      .catch((err: unknown) => {
+        // The next snapshot of the gateway reconciles whatever a lost write missed.
+        if (isDatabaseUnavailable(err)) logger.warn({ gatewayId, reason: String(err) }, 'records store unavailable; gateway update not recorded');
+        else logger.error({ err, gatewayId }, 'gateway record write failed');
+      });
     writeQueues.set(gatewayId, next);
     void next.then(() => {
       if (writeQueues.get(gatewayId) === next) writeQueues.delete(gatewayId);

@@ -67,6 +67,7 @@ export const SqlState = {
   invalidCatalogName: '3D000', // database does not exist
   duplicateDatabase: '42P04',
   objectInUse: '55006', // e.g. a template database that still has sessions
+  adminShutdown: '57P01', // the server terminated our session (fast shutdown)
   cannotConnectNow: '57P03', // server starting up or shutting down
 } as const;
 
@@ -89,6 +90,13 @@ export const isInvalidTextRepresentation = (err: unknown): boolean =>
 export const isMissingDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.invalidCatalogName;
 export const isDuplicateDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.duplicateDatabase;
 export const isObjectInUse = (err: unknown): boolean => sqlStateOf(err) === SqlState.objectInUse;
+/** The database went away under us (shut down, restarting, unreachable): not a bug of the query. */
+export const isDatabaseUnavailable = (err: unknown): boolean => {
+  const state = sqlStateOf(err);
+  if (state === SqlState.adminShutdown || state === SqlState.cannotConnectNow || state?.startsWith('08')) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection terminated/i.test(String((err as Error)?.message));
+};
 
 /** The name of the unique constraint or index a unique violation hit (e.g. `users_login_key`). */
 export function violatedConstraint(err: unknown): string | undefined {

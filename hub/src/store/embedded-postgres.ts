@@ -145,6 +145,23 @@ async function exists(file: string): Promise<boolean> {
   return fs.stat(file).then(() => true, () => false);
 }
 
+/**
+ * The connection string of the embedded server another live DeviceLab process runs on `dataDir` (the CLI uses
+ * this while the hub is up, since it cannot take the lock). Reads the port from `postmaster.pid` and the
+ * password we stored at initdb. Undefined when no server is running there.
+ */
+export async function runningEmbeddedPostgresUrl(dataDir: string): Promise<string | undefined> {
+  const root = path.resolve(dataDir);
+  const pidFile = await fs.readFile(path.join(root, 'postgres', 'postmaster.pid'), 'utf8').catch(() => undefined);
+  // postmaster.pid lines: pid, data dir, start time, port, socket dir, listen address, shmem key, status.
+  const lines = pidFile?.split('\n') ?? [];
+  const port = Number.parseInt(lines[3] ?? '', 10);
+  if (!Number.isInteger(port) || !(lines[7] ?? '').trim().startsWith('ready')) return undefined;
+  const password = (await fs.readFile(path.join(root, PASSWORD_FILE), 'utf8').catch(() => '')).trim();
+  if (!password) return undefined;
+  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+}
+
 /** Asks the OS for a free loopback port. Another process could take it before postgres binds; we retry. */
 export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {

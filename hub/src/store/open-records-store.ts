@@ -6,7 +6,8 @@
 import path from 'node:path';
 import { createDatabase, type Db } from './database';
 import { createDatabaseIfMissing, withDatabaseName } from './database-admin';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
+import { DataDirLockedError } from './data-dir-lock';
+import { runningEmbeddedPostgresUrl, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
 import { migrateToLatest } from './migrate';
 
 /** Name of the records database inside the embedded cluster. */
@@ -19,6 +20,11 @@ export interface RecordsStoreConfig {
   dataDir: string;
   /** Fixed port for the embedded server; free port when omitted. */
   embeddedPort?: number;
+  /**
+   * When another DeviceLab (the running hub) holds the embedded data dir, connect to its server instead of
+   * failing. For short CLI commands; the hub itself must own its server.
+   */
+  attachToRunningHub?: boolean;
   onPostgresLog?: (line: string) => void;
 }
 
@@ -47,12 +53,20 @@ export async function openRecordsStore(config: RecordsStoreConfig = recordsStore
   if (config.databaseUrl) {
     url = config.databaseUrl;
   } else {
-    embedded = await startEmbeddedPostgres({
-      dataDir: config.dataDir,
-      port: config.embeddedPort,
-      onLog: config.onPostgresLog,
-    });
-    url = withDatabaseName(embedded.url, EMBEDDED_DATABASE_NAME);
+    try {
+      embedded = await startEmbeddedPostgres({
+        dataDir: config.dataDir,
+        port: config.embeddedPort,
+        onLog: config.onPostgresLog,
+      });
+      url = withDatabaseName(embedded.url, EMBEDDED_DATABASE_NAME);
+    } catch (err) {
+      const running = err instanceof DataDirLockedError && config.attachToRunningHub
+        ? await runningEmbeddedPostgresUrl(config.dataDir)
+        : undefined;
+      if (!running) throw err;
+      url = withDatabaseName(running, EMBEDDED_DATABASE_NAME);
+    }
   }
 
   let db: Db | undefined;

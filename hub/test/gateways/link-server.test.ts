@@ -107,7 +107,7 @@ describe('link server: inventory', () => {
 
   it('applies deltas, and the hub-side Rebooting holds until the gateway reports Ready', async () => {
     const gateway = await connect();
-    gateway.snapshot([deviceState('serial-c')]);
+    gateway.snapshot([deviceState('serial-c', { serialNumber: 'SN-C' })]);
     await waitUntil(async () => (await device('serial-c'))?.availability === 'Online');
 
     gateway.send({ body: 'deviceUpdate', deviceUpdate: deviceState('serial-c', { readiness: 'Unauthorized', readinessDetail: 'Accept USB debugging' }) });
@@ -125,6 +125,19 @@ describe('link server: inventory', () => {
     gateway.send({ body: 'deviceUpdate', deviceUpdate: deviceState('serial-c') });
     await waitUntil(async () => (await device('serial-c'))?.readiness === 'Ready');
     expect(await device('serial-c')).toMatchObject({ availability: 'Online' });
+
+    // A report without facts (the gateway cannot read a booting device) keeps what earlier reports said.
+    gateway.send({
+      body: 'deviceUpdate',
+      deviceUpdate: { vendorUniqueIdentifier: 'serial-c', operatingSystem: 'Android', readiness: 'Booting', serialNumber: '', model: '', batteryPercent: -1, properties: [], packages: [] },
+    });
+    await waitUntil(async () => (await device('serial-c'))?.readiness === 'Booting');
+    expect(await device('serial-c')).toMatchObject({
+      serial_number: 'SN-C',
+      model: 'Pixel 7',
+      battery_percent: 80,
+      properties: [{ name: 'ro.build.id', value: 'TQ3A' }],
+    });
 
     gateway.send({ body: 'deviceRemoved', deviceRemoved: { vendorUniqueIdentifier: 'serial-c' } });
     await waitUntil(async () => (await device('serial-c'))?.availability === 'Offline');

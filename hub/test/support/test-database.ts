@@ -54,9 +54,9 @@ export async function createTestDatabase(options: CreateTestDatabaseOptions = {}
 }
 
 /**
- * Clones under a server-wide advisory lock so workers take turns: PostgreSQL refuses a clone while anything is
- * connected to the template, and a clone in progress counts. The retry covers other runs' clones (different
- * template, same lock key space) and slow session exits.
+ * Clones under an advisory lock keyed by the template, so this run's workers take turns: PostgreSQL refuses a
+ * clone while anything else is connected to the template. The retry covers a session that is still on its way
+ * out (e.g. the migration pool closing) when the first clone starts.
  */
 async function cloneTemplate(serverUrl: string, templateName: string, name: string): Promise<void> {
   await withServerClient(serverUrl, async (client) => {

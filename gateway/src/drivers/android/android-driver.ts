@@ -11,7 +11,9 @@ import {
   DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions,
   type UninstallOptions,
 } from '../device-driver';
-import { installApk, launchPackage, readLogcat, uninstallPackage } from './app-commands';
+import { installApk, uninstallPackage } from './install';
+import { launchPackage } from './launch';
+import { readLogcat } from './logcat';
 import { type DeviceFacts, readFacts } from './facts';
 import { readInstalledPackages } from './installed-packages';
 import { readinessForAdbState } from './readiness';

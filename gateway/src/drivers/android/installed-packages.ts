@@ -7,7 +7,8 @@ import type { InstalledPackage } from '@devicelab/proto';
 import { parseDumpsysPackageVersion } from './parsers/dumpsys-package';
 import { parsePackageList } from './parsers/packages';
 import { batchScript, splitSections } from './parsers/text';
-import { runShell, shellQuote } from './shell';
+import { shellQuote } from '@devicelab/shared';
+import { runShell } from './shell';
 
 export const PACKAGE_LIST_SCRIPT = batchScript({
   all: 'pm list packages -f --show-versioncode 2>/dev/null',

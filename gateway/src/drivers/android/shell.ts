@@ -5,10 +5,6 @@ import Adb from '@devicefarmer/adbkit';
 import type { DeviceClient } from '@devicefarmer/adbkit';
 import { DeviceCommandError } from '../device-driver';
 
-/** POSIX single-quote quoting for the device's `sh`. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 const PACKAGE_ID = /^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$/;
 

@@ -9,7 +9,7 @@
  */
 import type { AdbStream } from '../stream';
 import type { DevicePort } from '../device-port';
-import { splitShellWords } from '../../util/shell-words';
+import { splitShellWords } from '@devicelab/shared';
 import { killTree } from './shell';
 
 export function startExecService(stream: AdbStream, device: DevicePort, command: string): void {

