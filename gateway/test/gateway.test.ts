@@ -9,6 +9,7 @@ import { createLogger } from '@devicelab/shared';
 import { startGateway, type RunningGateway } from '../src/gateway';
 import { optionsFromEnv } from '../src/main';
 import { FakeHub } from './support/fake-hub';
+import { fixture } from '../../scripts/jest/shared-files';
 
 const TOKEN = 'e2e-token';
 
@@ -65,7 +66,7 @@ describe('startGateway', () => {
     await hub.waitFor(readyOnHub, 15_000);
     expect(session.messages[1].body).toBe('snapshot');
 
-    const apk = await readFile('/work/shared/fixtures/ContactManager.apk');
+    const apk = await readFile(fixture('ContactManager.apk'));
     const sha = createHash('sha256').update(apk).digest('hex');
     hub.blobs.set(sha, apk);
     session.call.write({

@@ -3,7 +3,7 @@
  * REST API (HTTP, or HTTPS when a certificate is configured). `startHub` is what `devicelab serve`, the demo
  * and the end-to-end tests run.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -14,6 +14,7 @@ import { BlobStore } from './apps/blob-store';
 import { createApiApp } from './api/app';
 import { basicAuthMiddleware } from './auth/passport-basic';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
+import { failInterruptedJobs } from './domain/async-jobs';
 import type { HubConfig } from './config';
 import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
@@ -45,6 +46,8 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
   try {
     const { db } = store;
     const { adminToken } = await ensureBuiltInRolesAndAdmin(db, { adminToken: config.adminToken });
+    // Jobs a previous process left running can never finish: answer their pollers with a failure.
+    await failInterruptedJobs(db);
     const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));
     await blobs.init();
 
@@ -60,7 +63,7 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       uploadLimitBytes: config.uploadLimitBytes,
       uploadTempDir: path.join(config.dataDir, 'uploads'),
       ticketSecret: await settingOrCreate(db, 'ticket_secret', () => randomBytes(32).toString('base64')),
-      serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomBytes(16).toString('hex')),
+      serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),
     });
     const server = await listen(app, config);
     cleanups.push(() => new Promise<void>((resolve) => {

@@ -2,7 +2,7 @@
 import { LabWorld, LabWorldOptions } from '../src';
 import type { AdbResult } from '../src/util/adb-cli';
 
-export const FIXTURES = '/work/shared/fixtures';
+export { FIXTURES_DIR as FIXTURES } from '../../scripts/jest/shared-files';
 
 export async function startWorld(options: LabWorldOptions = {}): Promise<LabWorld> {
   const world = new LabWorld(options);

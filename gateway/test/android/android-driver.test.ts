@@ -7,8 +7,9 @@ import { createLogger } from '@devicelab/shared';
 import { AndroidDriver } from '../../src/drivers/android/android-driver';
 import { DeviceCommandError } from '../../src/drivers/device-driver';
 import { Recorder } from '../support/recorder';
+import { fixture } from '../../../scripts/jest/shared-files';
 
-const CONTACT_MANAGER = '/work/shared/fixtures/ContactManager.apk';
+const CONTACT_MANAGER = fixture('ContactManager.apk');
 const CONTACT_PACKAGE = 'com.example.android.contactmanager';
 
 describe('AndroidDriver over adb + labsim', () => {

@@ -1,4 +1,4 @@
-/** Real sample outputs copied from /work/shared/device-data.md section 1 (generated once, then kept as is). */
+/** Real sample outputs copied from ../shared/device-data.md section 1 (generated once, then kept as is). */
 
 export const GETPROP_PIXEL7 = `[dalvik.vm.heapgrowthlimit]: [256m]
 [dalvik.vm.heapsize]: [512m]

@@ -10,6 +10,7 @@ import { HubLink } from '../../src/link/hub-link';
 import { hubProof, verifyHubProof } from '../../src/link/hub-proof';
 import { FakeDriver } from '../support/fake-driver';
 import { FakeHub } from '../support/fake-hub';
+import { fixture } from '../../../scripts/jest/shared-files';
 
 const TOKEN = 'gw-token-123';
 const logger = createLogger('test', 'silent');
@@ -180,7 +181,7 @@ describe('HubLink against a fake hub', () => {
   });
 
   it('install fetches the blob once into the app cache, then installs from it', async () => {
-    const apk = await readFile('/work/shared/fixtures/ContactManager.apk');
+    const apk = await readFile(fixture('ContactManager.apk'));
     const sha = createHash('sha256').update(apk).digest('hex');
     hub.blobs.set(sha, apk);
     driver.devices.set('dev-1', android('dev-1'));

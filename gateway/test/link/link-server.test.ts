@@ -15,6 +15,7 @@ import { AppCache } from '../../src/apps/app-cache';
 import { HubLink } from '../../src/link/hub-link';
 import { FakeDriver } from '../support/fake-driver';
 import { makeTestCerts } from '../support/test-certs';
+import { fixture } from '../../../scripts/jest/shared-files';
 
 const logger = createLogger('test', 'silent');
 const android = (id: string, readiness = 'Ready', extra: Record<string, unknown> = {}) =>
@@ -103,7 +104,7 @@ describe('HubLink with the hub link server', () => {
     expect(failed).toMatchObject({ ok: false, errorMessage: 'No launchable activity found for com.missing' });
 
     // Blob served by the hub's BlobStore, cached by the gateway, then installed.
-    const stored = await blobs.putFile('/work/shared/fixtures/ContactManager.apk');
+    const stored = await blobs.putFile(fixture('ContactManager.apk'));
     const install = await server!.directory.sendCommand('int-1', {
       action: 'install',
       install: { blobSha256: stored.sha256, fileName: 'ContactManager.apk', applicationIdentifier: 'com.example.android.contactmanager', force: false, nativeAutomation: false },

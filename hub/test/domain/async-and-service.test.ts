@@ -1,8 +1,8 @@
 import { ApiFailure, failure, success } from '@devicelab/shared';
 import { failInterruptedJobs, pollAsyncJob, startAsyncJob } from '../../src/domain/async-jobs';
-import { deriveServiceNodeId, describeService } from '../../src/domain/service';
+import { describeService } from '../../src/domain/service';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
-import { createUser, FakeGateways } from './helpers';
+import { createUser, startIdleLinkServer } from './helpers';
 
 let t: TestDatabase;
 beforeAll(async () => { t = await createTestDatabase(); });
@@ -56,18 +56,17 @@ describe('async jobs', () => {
 });
 
 describe('service', () => {
-  it('describes the hub and its connected gateways', async () => {
-    const gateways = new FakeGateways();
-    gateways.gateways = [{ id: 'g1', name: 'lab-1', publicAddress: '10.0.0.5', publicPort: 8080, version: '0.1.0',
-      connectedAt: new Date(), deviceVendorUniqueIdentifiers: ['SER1'] }];
-    const nodeId = await deriveServiceNodeId(t.db);
-    expect(await deriveServiceNodeId(t.db)).toBe(nodeId);
-    expect(nodeId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/);
-    const info = describeService(gateways, { serviceNodeId: nodeId, serviceVersion: '0.1.0' },
-      new Date('2024-01-02T03:04:05.678Z'));
-    expect(info.systemDateTimeUtc).toBe('2024-01-02T03:04:05Z');
-    expect(info.systemDateTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/);
-    expect(info.deviceGatewayInformation).toEqual([expect.objectContaining({ ServiceNodeId: 'g1',
-      ServiceVersion: '0.1.0', deviceVendorUniqueIdentifiers: ['SER1'], buildTool: [], automation: [] })]);
+  // A hub with connected gateways is described end to end (e2e/walking-skeleton.test.ts).
+  it('describes the hub: its node id, version and both clocks', async () => {
+    const link = await startIdleLinkServer(t.db);
+    try {
+      const info = describeService(link.directory, { serviceNodeId: 'node-1', serviceVersion: '0.1.0' },
+        new Date('2024-01-02T03:04:05.678Z'));
+      expect(info).toMatchObject({ ServiceNodeId: 'node-1', ServiceVersion: '0.1.0', systemDateTimeUtc: '2024-01-02T03:04:05Z',
+        deviceGatewayInformation: [] });
+      expect(info.systemDateTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/);
+    } finally {
+      await link.stop();
+    }
   });
 });

@@ -4,7 +4,7 @@ import { verifyDeviceTicket } from '../../src/domain/device-ticket';
 import { resolveDevice } from '../../src/domain/device-queries';
 import { listAvailableDevices, listDevices } from '../../src/domain/devices';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
-import { ALL, createUser, FakeGateways, insertDevice } from './helpers';
+import { ALL, createUser, insertDevice, startIdleLinkServer } from './helpers';
 
 const SECRET = 'test-secret';
 let t: TestDatabase;
@@ -147,37 +147,23 @@ describe('retain and release', () => {
   });
 });
 
-describe('reboot and log', () => {
-  it('reboot marks the device Rebooting/Offline and sends the command', async () => {
-    const gateways = new FakeGateways();
-    const user = await createUser(t.db, 'reboot@example.com');
-    const d = await insertDevice(t.db);
-    await rebootDevice(t.db, gateways, user, d.id);
-    expect(gateways.sent).toEqual([{ vuid: d.vendor_unique_identifier, action: { action: 'reboot', reboot: {} } }]);
-    const row = await t.db.selectFrom('devices').select(['readiness', 'availability']).where('id', '=', d.id)
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({ readiness: 'Rebooting', availability: 'Offline' });
-  });
-
-  it('a failed reboot restores the previous state; missing entitlement comes first', async () => {
-    const gateways = new FakeGateways();
-    gateways.reply = async () => ({ ok: false, errorMessage: 'adb: device offline' });
-    const user = await createUser(t.db, 'reboot2@example.com');
-    const tester = await createUser(t.db, 'reboot3@example.com', ['DeviceList']);
-    const d = await insertDevice(t.db);
-    expect(await message(rebootDevice(t.db, gateways, user, d.id))).toBe('adb: device offline');
-    const row = await t.db.selectFrom('devices').select(['readiness', 'availability']).where('id', '=', d.id)
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({ readiness: 'Ready', availability: 'Online' });
-    expect(await message(rebootDevice(t.db, gateways, tester, 'unknown')))
-      .toBe('User does not have required entitlement: DeviceReboot');
-  });
-
-  it('reads the device log through the gateway', async () => {
-    const gateways = new FakeGateways();
-    gateways.reply = async () => ({ ok: true, text: 'line1\nline2' });
-    const user = await createUser(t.db, 'log@example.com');
-    const d = await insertDevice(t.db);
-    expect(await readDeviceLog(t.db, gateways, user, d.id)).toBe('line1\nline2');
+describe('reboot', () => {
+  // Reboots that reach a device are tested end to end (e2e/walking-skeleton.test.ts).
+  it('a reboot that cannot reach the device restores its state; missing entitlement comes first', async () => {
+    const link = await startIdleLinkServer(t.db);
+    try {
+      const user = await createUser(t.db, 'reboot2@example.com');
+      const tester = await createUser(t.db, 'reboot3@example.com', ['DeviceList']);
+      const d = await insertDevice(t.db, { name: 'Far Away' });
+      expect(await message(rebootDevice(t.db, link.directory, user, d.id)))
+        .toBe(`Device 'Far Away' is not reachable: No connected gateway holds device ${d.vendor_unique_identifier}.`);
+      const row = await t.db.selectFrom('devices').select(['readiness', 'availability']).where('id', '=', d.id)
+        .executeTakeFirstOrThrow();
+      expect(row).toEqual({ readiness: 'Ready', availability: 'Online' });
+      expect(await message(rebootDevice(t.db, link.directory, tester, 'unknown')))
+        .toBe('User does not have required entitlement: DeviceReboot');
+    } finally {
+      await link.stop();
+    }
   });
 });

@@ -1,10 +1,11 @@
-/** Test helpers for the domain and API tests: users, devices, a fake gateway directory, an HTTP harness. */
-import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+/** Test helpers for the domain tests: users, device rows, a link server with no gateway connected. */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Entitlement, type Entitlement as EntitlementName } from '@devicelab/shared';
-import type { CommandAction, CommandResult } from '@devicelab/proto';
+import { BlobStore } from '../../src/apps/blob-store';
 import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
-import type { ConnectedGateway, GatewayDirectory } from '../../src/gateways/gateway-directory';
+import { startLinkServer, type LinkServer } from '../../src/gateways/link-server';
 import type { Db } from '../../src/store/database';
 import type { NewDevice } from '../../src/store/schema';
 
@@ -35,30 +36,11 @@ export async function insertDevice(db: Db, values: Partial<NewDevice> = {}) {
   }).returningAll().executeTakeFirstOrThrow();
 }
 
-export class FakeGateways implements GatewayDirectory {
-  readonly sent: { vuid: string; action: CommandAction }[] = [];
-  reply: (vuid: string, action: CommandAction) => Promise<Partial<CommandResult>> = async () => ({ ok: true });
-  gateways: ConnectedGateway[] = [];
-
-  async sendCommand(vuid: string, action: CommandAction): Promise<CommandResult> {
-    this.sent.push({ vuid, action });
-    const r = await this.reply(vuid, action);
-    return { commandId: 'c', ok: r.ok ?? true, errorMessage: r.errorMessage ?? '', text: r.text ?? '' };
-  }
-
-  connectedGateways(): ConnectedGateway[] {
-    return this.gateways;
-  }
-}
-
-export interface Running { url: string; close(): Promise<void> }
-
-export async function listen(app: (req: never, res: never) => void): Promise<Running> {
-  const server: Server = createServer(app as never);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+/**
+ * The real link server with no gateway connected: commands fail as they do when a device's gateway is away.
+ * Tests of commands that reach devices run on a whole lab (support/lab.ts).
+ */
+export async function startIdleLinkServer(db: Db): Promise<LinkServer> {
+  const blobs = new BlobStore(mkdtempSync(path.join(os.tmpdir(), 'devicelab-idle-link-')));
+  return startLinkServer({ db, blobs, port: 0, host: '127.0.0.1' });
 }

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
+import { fixture } from '../../../scripts/jest/shared-files';
 
-const FIXTURES = path.resolve(__dirname, '../../../../shared/fixtures');
 
 interface WireDevice {
   id: string; name: string; availability: string; model?: string; manufacturer?: string; serialNumber?: string;
@@ -20,8 +20,6 @@ let admin: { login: string; token: string };
 beforeAll(async () => {
   lab = await startTestLab({ androidCount: 2 });
   admin = { login: 'admin', token: lab.adminToken };
-  await waitFor(async () => (await listDevices()).filter((d) => d.availability === 'Online').length === 2,
-    20_000, 'both simulated devices Online');
 }, 90_000);
 
 afterAll(() => lab?.stop(), 60_000);
@@ -60,7 +58,7 @@ test('lists the simulated devices Online with the facts read from their getprop'
 test('a real APK uploads, installs through the async API, launches and uninstalls', async () => {
   const spec = lab.devices[0];
   const form = new FormData();
-  form.append('upload', new Blob([readFileSync(path.join(FIXTURES, 'ContactManager.apk'))]), 'ContactManager.apk');
+  form.append('upload', new Blob([readFileSync(fixture('ContactManager.apk'))]), 'ContactManager.apk');
   const upload = await (await lab.api(admin, '/Application?add', { method: 'POST', body: form })).json() as
     { isSuccess: boolean; data: { asyncResponseId: string } };
   expect(upload.isSuccess).toBe(true);
@@ -84,6 +82,13 @@ test('a real APK uploads, installs through the async API, launches and uninstall
   const starts = await lab.world.amStartLog(spec.serial);
   expect(JSON.stringify(starts)).toContain('com.example.android.contactmanager/com.example.android.contactmanager.ContactManager');
   expect(JSON.stringify(starts)).toContain('greeting');
+
+  const events = await lab.hub.db.selectFrom('events').select(['event_type', 'message', 'application_id'])
+    .where('device_id', '=', device.id).where('event_type', 'like', 'Application%').orderBy('event_date').execute();
+  expect(events).toEqual([
+    { event_type: 'ApplicationInstall', message: 'Application Installed', application_id: app.id },
+    { event_type: 'ApplicationLaunch', message: 'Application Launched', application_id: app.id },
+  ]);
 
   const uninstall = await (await lab.api(admin, `/Application?action=uninstall&id=${app.id}&deviceId=${device.id}`,
     { method: 'POST' })).json();

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startGateway, type RunningGateway } from '@devicelab/gateway';
 import { defaultAndroidLab, LabWorld, type AndroidDeviceSpec } from '@devicelab/labsim';
+import type { Logger } from '@devicelab/shared';
 import { createUser } from '../../src/auth/users';
 import type { HubConfig } from '../../src/config';
 import { startHub, type RunningHub } from '../../src/server';
@@ -15,6 +16,7 @@ import { createTestDatabase, type TestDatabase } from './test-database';
 
 export interface TestLab {
   hub: RunningHub;
+  dataDir: string;
   world: LabWorld;
   gateway: RunningGateway;
   devices: AndroidDeviceSpec[];
@@ -31,14 +33,14 @@ export interface TestLab {
 
 const ADMIN_TOKEN = '0b9d2f3e-7c1a-4e5b-9f00-6a2b3c4d5e6f';
 
-export async function startTestLab(options: { androidCount?: number } = {}): Promise<TestLab> {
+export async function startTestLab(options: { androidCount?: number; logger?: Logger } = {}): Promise<TestLab> {
   const database: TestDatabase = await createTestDatabase({ maxConnections: 2 });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-lab-'));
   const config: HubConfig = {
     port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: database.url, dataDir,
     adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024,
   };
-  const hub = await startHub(config);
+  const hub = await startHub(config, options.logger);
   const world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
   await world.start();
   const devices = defaultAndroidLab(options.androidCount ?? 2);
@@ -52,9 +54,13 @@ export async function startTestLab(options: { androidCount?: number } = {}): Pro
     backoff: { initialMs: 100, maxMs: 1000 },
   });
   let gateway: RunningGateway | undefined = await launchGateway();
+  await waitFor(async () => {
+    const online = await hub.db.selectFrom('devices').select('id').where('availability', '=', 'Online').execute();
+    return online.length === devices.length;
+  }, 30_000, 'every simulated device Online');
 
   const lab: TestLab = {
-    hub, world, devices, adminToken: ADMIN_TOKEN,
+    hub, dataDir, world, devices, adminToken: ADMIN_TOKEN,
     get gateway() {
       if (!gateway) throw new Error('gateway is stopped');
       return gateway;
