@@ -63,7 +63,7 @@ function fromApk(info: Record<string, unknown>): AppMetadata | undefined {
     launchActivity: launcher ? qualifyActivity(pkg, launcher) : undefined,
     supportedFormFactors: 'Universal',
     provisionsAllDevices: false,
-    applicationErrors: [],
+    applicationErrors: launcher ? [] : ['The application has no launchable activity (MAIN/LAUNCHER); it cannot be launched.'],
   };
 }
 

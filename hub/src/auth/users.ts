@@ -5,7 +5,6 @@
 import { sql } from 'kysely';
 import { ADMINISTRATOR_ROLE, builtInRoles, Entitlement, type Entitlement as EntitlementName } from '@devicelab/shared';
 import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
-import { jsonb } from '../store/jsonb';
 import type { UserRow } from '../store/schema';
 import { generateApiToken, hashToken, isWellFormedApiToken, tokenMatchesHash } from './api-tokens';
 import { displayNameOf, type AuthenticatedUser } from './authenticated-user';
@@ -144,7 +143,7 @@ export async function createUser(db: Db, user: NewUser): Promise<{ user: UserRow
           middle_name: user.middleName ?? null,
           last_name: user.lastName ?? null,
           is_active: user.isActive ?? true,
-          profile: jsonb(user.profile ?? {}),
+          profile: JSON.stringify(user.profile ?? {}),
           token_sha256: hashToken(token),
         })
         .returningAll()

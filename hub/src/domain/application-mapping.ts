@@ -1,10 +1,7 @@
 /** Application rows → wire Application model (spec 2.3). */
 import { formatWireDate, UNMANAGED_APPLICATION_ID, type Application, type ApplicationFormFactor,
   type DeviceOperatingSystem } from '@devicelab/shared';
-import type { ApplicationRow } from '../store/schema';
-import { asDate, jsonArray, type InstalledPackage } from './row-values';
-
-export type { InstalledPackage } from './row-values';
+import type { ApplicationRow, InstalledPackage } from '../store/schema';
 
 export function toApplicationModel(row: ApplicationRow): Application {
   return {
@@ -28,9 +25,9 @@ export function toApplicationModel(row: ApplicationRow): Application {
     signingCertificateName: row.signing_certificate_name ?? undefined,
     isSigningCertificatePresentInEmbeddedProvisionProfile: row.signing_certificate_in_profile,
     supportedFormFactors: row.supported_form_factors as ApplicationFormFactor,
-    applicationErrors: jsonArray<string>(row.application_errors),
+    applicationErrors: row.application_errors,
     enabled: row.enabled,
-    createdDate: formatWireDate(asDate(row.created_at)),
+    createdDate: formatWireDate(row.created_at),
     appTeamIdentifier: row.app_team_identifier ?? undefined,
     agentDylibTeamIdentifier: row.agent_dylib_team_identifier ?? undefined,
     isAgentDylibEmbeddedInApp: row.agent_dylib_embedded,
@@ -72,5 +69,5 @@ export function matchManagedApplication(
   return candidates
     .filter((app) => app.application_identifier === pkg.identifier && app.operating_system === os
       && same(app.version, pkg.version) && same(app.build_version, pkg.buildVersion))
-    .sort((a, b) => b.version_counter - a.version_counter || asDate(b.created_at).getTime() - asDate(a.created_at).getTime())[0];
+    .sort((a, b) => b.version_counter - a.version_counter || b.created_at.getTime() - a.created_at.getTime())[0];
 }

@@ -53,7 +53,7 @@ export async function uploadApplication(
         provisions_all_devices: meta.provisionsAllDevices,
         app_team_identifier: meta.appTeamIdentifier ?? null,
         launch_activity: meta.launchActivity ?? null,
-        application_errors: JSON.stringify(meta.applicationErrors) as never,
+        application_errors: JSON.stringify(meta.applicationErrors),
       }).returningAll().executeTakeFirstOrThrow();
     });
     return toApplicationModel(row);

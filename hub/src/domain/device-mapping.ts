@@ -1,10 +1,8 @@
 /** Device rows → wire Device model (spec 2.3); null keys are dropped later by the response writer. */
 import { formatWireDate, type Application, type Device, type DeviceAvailabilityStatus, type DeviceBatteryStatus,
   type DeviceFormFactor, type DeviceOperatingSystem } from '@devicelab/shared';
-import type { ApplicationRow } from '../store/schema';
-import { matchManagedApplication, toApplicationModel, unmanagedApplication,
-  type InstalledPackage } from './application-mapping';
-import { jsonArray, type DevicePropertyValue } from './row-values';
+import type { ApplicationRow, InstalledPackage } from '../store/schema';
+import { matchManagedApplication, toApplicationModel, unmanagedApplication } from './application-mapping';
 import { retainerDisplayName, type DeviceWithRetainer } from './device-queries';
 
 export interface DeviceDetailOptions {
@@ -60,7 +58,7 @@ export function toDeviceModel(
     bluetoothAddress: opt(row.bluetooth_address),
   };
   if (options.properties) {
-    device.properties = jsonArray<DevicePropertyValue>(row.properties).map((p) => ({ name: p.name, value: p.value, type: 'System' as const }));
+    device.properties = row.properties.map((p) => ({ name: p.name, value: p.value, type: 'System' as const }));
   }
   if (options.applications || options.allApplications) {
     device.installedApplications = installedApplications(row, !!options.allApplications, managed);
@@ -71,7 +69,7 @@ export function toDeviceModel(
 function installedApplications(row: DeviceWithRetainer, all: boolean, managed: ApplicationRow[]): Application[] {
   const os = row.operating_system as DeviceOperatingSystem;
   const out: Application[] = [];
-  for (const pkg of jsonArray<InstalledPackage>(row.installed_packages)) {
+  for (const pkg of row.installed_packages) {
     const app = matchManagedApplication(pkg, row.operating_system, managed);
     if (app) out.push(toApplicationModel(app));
     else if (all) out.push(unmanagedApplication(pkg, os));

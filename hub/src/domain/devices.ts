@@ -5,7 +5,7 @@ import { hasEntitlement } from '../http/entitlements';
 import type { Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
 import { toDeviceModel, type DeviceDetailOptions } from './device-mapping';
-import { jsonArray, type InstalledPackage } from './row-values';
+import type { InstalledPackage } from '../store/schema';
 import { selectDevices, type DeviceWithRetainer } from './device-queries';
 
 export interface DeviceFilters {
@@ -62,7 +62,7 @@ async function queryDevices(db: Db, f: DeviceFilters, availableOnly: boolean): P
 async function mapDevices(db: Db, rows: DeviceWithRetainer[], options: DeviceDetailOptions): Promise<Device[]> {
   let managed: ApplicationRow[] = [];
   if ((options.applications || options.allApplications) && rows.length > 0) {
-    const identifiers = [...new Set(rows.flatMap((r) => jsonArray<InstalledPackage>(r.installed_packages).map((p) => p.identifier)))];
+    const identifiers = [...new Set(rows.flatMap((r) => r.installed_packages.map((p) => p.identifier)))];
     if (identifiers.length > 0) {
       managed = await db.selectFrom('applications').selectAll()
         .where('application_identifier', 'in', identifiers).execute();

@@ -7,7 +7,6 @@
 import { sql } from 'kysely';
 import type { DeviceState } from '@devicelab/proto';
 import { withTx, type Db, type Tx } from '../store/database';
-import { jsonb } from '../store/jsonb';
 
 /** Set by the domain when it reboots a device; holds until the gateway reports the device Ready again. */
 export const HUB_REBOOTING = 'Rebooting';
@@ -55,9 +54,9 @@ function knownFacts(state: DeviceState) {
     battery_status: text(state.batteryStatus),
     disk_space: positive(state.diskSpace)?.toString(),
     disk_space_used: positive(state.diskSpaceUsed)?.toString(),
-    properties: state.properties?.length ? jsonb(state.properties.map(({ name, value }) => ({ name, value }))) : undefined,
+    properties: state.properties?.length ? JSON.stringify(state.properties.map(({ name, value }) => ({ name, value }))) : undefined,
     installed_packages: state.packages?.length
-      ? jsonb(state.packages.map(({ identifier, version, buildVersion, system }) => ({ identifier, version, buildVersion, system })))
+      ? JSON.stringify(state.packages.map(({ identifier, version, buildVersion, system }) => ({ identifier, version, buildVersion, system })))
       : undefined,
   };
   return Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined)) as Partial<typeof facts>;

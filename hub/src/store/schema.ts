@@ -45,6 +45,11 @@ export interface GatewaysTable {
   created_at: CreatedAt;
 }
 
+/** One `getprop` (Android) or lockdown (iOS) value, as the gateway reported it. */
+export interface DevicePropertyValue { name: string; value: string }
+/** A package on a device, as the gateway reported it. */
+export interface InstalledPackage { identifier: string; version: string; buildVersion: string; system: boolean }
+
 export interface DevicesTable {
   id: Generated<string>;
   /** adb serial / iOS UDID: how the gateway names the device; keeps the Guid stable across reconnects. */
@@ -83,8 +88,8 @@ export interface DevicesTable {
   notes: string | null;
   retained_by: string | null;
   retained_at: Timestamp | null;
-  properties: JsonWithDefault<{ name: string; value: string }[]>;
-  installed_packages: JsonWithDefault<{ identifier: string; version: string; buildVersion: string; system: boolean }[]>;
+  properties: JsonWithDefault<DevicePropertyValue[]>;
+  installed_packages: JsonWithDefault<InstalledPackage[]>;
   last_inuse_at: Timestamp | null;
   last_connected_at: Timestamp | null;
   last_disconnected_at: Timestamp | null;
