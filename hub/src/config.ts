@@ -19,6 +19,9 @@ export interface HubConfig {
   /** HTTPS for the REST API when both are set (`DEVICELAB_TLS_CERT`, `DEVICELAB_TLS_KEY`: PEM file paths). */
   tlsCertFile?: string;
   tlsKeyFile?: string;
+  /** TLS on the gateway link when both are set (`DEVICELAB_LINK_TLS_CERT`, `DEVICELAB_LINK_TLS_KEY`). */
+  linkTlsCertFile?: string;
+  linkTlsKeyFile?: string;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
@@ -32,6 +35,8 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     uploadLimitBytes: integer(env.DEVICELAB_UPLOAD_LIMIT_MB, 2048, 'DEVICELAB_UPLOAD_LIMIT_MB') * 1024 * 1024,
     tlsCertFile: env.DEVICELAB_TLS_CERT || undefined,
     tlsKeyFile: env.DEVICELAB_TLS_KEY || undefined,
+    linkTlsCertFile: env.DEVICELAB_LINK_TLS_CERT || undefined,
+    linkTlsKeyFile: env.DEVICELAB_LINK_TLS_KEY || undefined,
   };
 }
 

@@ -51,7 +51,10 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
     const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));
     await blobs.init();
 
-    const link = await startLinkServer({ db, blobs, port: config.linkPort, host: config.host, logger });
+    const linkTls = config.linkTlsCertFile && config.linkTlsKeyFile
+      ? { cert: await fs.readFile(config.linkTlsCertFile), key: await fs.readFile(config.linkTlsKeyFile) }
+      : undefined;
+    const link = await startLinkServer({ db, blobs, port: config.linkPort, host: config.host, tls: linkTls, logger });
     cleanups.push(() => link.stop());
 
     const app = createApiApp({

@@ -25,6 +25,8 @@ import { authenticateGateway } from './gateway-tokens';
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
 /** FetchBlob chunk size: well under gRPC's 4 MiB message limit, large enough to keep overhead low. */
 export const BLOB_CHUNK_BYTES = 64 * 1024;
+/** Largest message a gateway may send (inventory snapshots). */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 export interface LinkServerTls {
   /** PEM certificate chain and private key of the hub. */
@@ -122,7 +124,9 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     void serveBlob(db, blobs, call, logger);
   };
 
-  const server = new grpc.Server();
+  // A full snapshot carries every device's properties (500-1200 getprop keys) and packages: a lab of a few
+  // dozen devices passes gRPC's 4 MiB default.
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES });
   server.addService(gatewayLinkService, { Connect: connect, FetchBlob: fetchBlob });
   const credentials = options.tls
     ? grpc.ServerCredentials.createSsl(

@@ -7,6 +7,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiFailure } from '@devicelab/shared';
 import type { Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { sendAuthenticationRequired } from '../auth/passport-basic';
 import { RequestParams } from './params';
 import { writeFailure, writeJson } from './respond';
 
@@ -45,8 +46,7 @@ export function handle(handler: Handler): RequestHandler {
       pretty = params.pretty();
       const user = userOf(req);
       if (!user) {
-        res.set('WWW-Authenticate', 'Basic realm="DeviceLab"');
-        writeFailure(res, 401, 'Authentication required.', pretty);
+        sendAuthenticationRequired(res); // only reachable if a router was mounted outside the auth middleware
         return;
       }
       const bodyText = typeof req.body === 'string' ? req.body : '';
