@@ -10,7 +10,7 @@ const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { startHub, hubConfigFromEnv, onShutdown, rotateUserToken } = require(path.join(root, 'hub/dist'));
 const { startGateway } = require(path.join(root, 'gateway/dist'));
-const { LabWorld, parseSimMix, startControlApi } = require(path.join(root, 'labsim/dist'));
+const { LabWorld, parseSimMix, stablePort, startControlApi } = require(path.join(root, 'labsim/dist'));
 
 const say = (text) => process.stdout.write(`${text}\n`);
 const config = hubConfigFromEnv();
@@ -35,7 +35,8 @@ try {
   const world = new LabWorld({ stateDir: path.join(config.dataDir, 'labsim') });
   await world.start();
   stops.push(() => world.stop());
-  for (const spec of mix.android) await world.addAndroidDevice(spec);
+  // Stable ports keep each simulated device's adb serial, so its record and Guid survive a demo restart.
+  for (const spec of mix.android) await world.addAndroidDevice(spec, { port: await stablePort(spec.serial) });
   const control = await startControlApi(world, Number(process.env.DEVICELAB_SIM_PORT || 0));
   stops.push(() => control.close());
 

@@ -12,3 +12,4 @@ export { parseApk } from './apk/apk';
 export type { ApkInfo } from './apk/apk';
 export { startControlApi } from './control-api';
 export type { ControlApi } from './control-api';
+export { stablePort } from './util/ports';

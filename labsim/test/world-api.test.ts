@@ -1,3 +1,5 @@
+import * as net from 'node:net';
+import { stablePort } from '../src/util/ports';
 import * as fs from 'node:fs';
 import { LabWorld, defaultAndroidLab, parseApk, parseSimMix, startControlApi } from '../src';
 import type { ControlApi } from '../src';
@@ -87,5 +89,21 @@ describe('HTTP control API', () => {
     );
     expect((await call('POST', '/devices/NOPE/plug')).status).toBe(404);
     expect((await call('POST', `/devices/${serial}/fail-next-install`, {})).status).toBe(400);
+  });
+});
+
+describe('stablePort', () => {
+  it('gives a key the same port on every call while it is free, and nothing when it is taken', async () => {
+    const port = await stablePort('28121FDH200217');
+    expect(port).toBeGreaterThanOrEqual(20000);
+    expect(await stablePort('28121FDH200217')).toBe(port);
+    expect(await stablePort('R5CW31XYZ08229')).not.toBe(port);
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    try {
+      expect(await stablePort('28121FDH200217')).toBeUndefined();
+    } finally {
+      server.close();
+    }
   });
 });

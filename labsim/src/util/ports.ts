@@ -29,3 +29,15 @@ export async function randomFreePort(min: number, max: number): Promise<number> 
   }
   throw new Error(`no free port in ${min}-${max}`);
 }
+
+/**
+ * The same port for the same key on every run (in [min, max], away from adb's 5555-5585 scan), or undefined when
+ * it is taken. The demo uses it so a simulated device keeps its adb serial `127.0.0.1:<port>`, and with it its
+ * record and Guid at the hub, across restarts.
+ */
+export async function stablePort(key: string, min = 20000, max = 29999): Promise<number | undefined> {
+  let hash = 0;
+  for (const char of key) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  const port = min + (hash % (max - min + 1));
+  return (await isPortFree(port)) ? port : undefined;
+}
