@@ -55,6 +55,26 @@ test('lists the simulated devices Online with the facts read from their getprop'
   }
 });
 
+test('properties=true lists the getprop values; allApplications=true lists unmanaged packages with the zero Guid', async () => {
+  const spec = lab.devices[0];
+  const { id } = await deviceBySerial(spec.serial);
+  const res = await lab.api(admin, `/Device?id=${id}&properties=true&allApplications=true`);
+  const [device] = await res.json() as (WireDevice & { properties: { name: string; value: string; type: string }[] })[];
+  expect(device.properties).toEqual(expect.arrayContaining([
+    { name: 'ro.product.model', value: spec.model, type: 'System' },
+    { name: 'ro.serialno', value: spec.serial, type: 'System' },
+  ]));
+  expect(device.properties.length).toBeGreaterThan(50);
+  const packages = device.installedApplications!;
+  expect(packages.length).toBeGreaterThan(5);
+  expect(packages.every((p) => p.id === '00000000-0000-0000-0000-000000000000')).toBe(true);
+  expect(packages.map((p) => p.applicationIdentifier)).toContain('com.android.settings');
+  // Without the flags neither list is there.
+  const [plain] = await (await lab.api(admin, `/Device?id=${id}`)).json() as Record<string, unknown>[];
+  expect(plain).not.toHaveProperty('properties');
+  expect(plain).not.toHaveProperty('installedApplications');
+});
+
 test('a real APK uploads, installs through the async API, launches and uninstalls', async () => {
   const spec = lab.devices[0];
   const form = new FormData();
