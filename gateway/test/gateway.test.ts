@@ -1,17 +1,30 @@
-/** startGateway end to end: real adb server + labsim device <-> gateway <-> a fake hub link server. */
+/** startGateway end to end: labsim device <-> real adb server <-> gateway <-> the hub's real link server (PostgreSQL). */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { LabWorld, specFromPreset } from '@devicelab/labsim';
-import type { CommandResult, DeviceState } from '@devicelab/proto';
 import { createLogger } from '@devicelab/shared';
+import { BlobStore } from '../../hub/src/apps/blob-store';
+import { registerGateway } from '../../hub/src/gateways/gateway-tokens';
+import { startLinkServer, type LinkServer } from '../../hub/src/gateways/link-server';
+import { createTestDatabase, type TestDatabase } from '../../hub/test/support/test-database';
 import { startGateway, type RunningGateway } from '../src/gateway';
 import { optionsFromEnv } from '../src/main';
-import { FakeHub } from './support/fake-hub';
 import { fixture } from '../../scripts/jest/shared-files';
 
-const TOKEN = 'e2e-token';
+const CONTACT_PACKAGE = 'com.example.android.contactmanager';
+const logger = createLogger('test', 'silent');
+
+async function eventually<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${probe.toString()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 describe('optionsFromEnv', () => {
   it('reads the daemon environment', () => {
@@ -30,7 +43,9 @@ describe('optionsFromEnv', () => {
 
 describe('startGateway', () => {
   let world: LabWorld;
-  let hub: FakeHub;
+  let t: TestDatabase;
+  let blobs: BlobStore;
+  let hub: LinkServer;
   let gateway: RunningGateway | undefined;
   let dir: string;
   const savedHome = process.env.HOME;
@@ -39,55 +54,56 @@ describe('startGateway', () => {
     world = new LabWorld();
     await world.start();
     process.env.HOME = world.env().HOME;
-    hub = new FakeHub(TOKEN);
+    t = await createTestDatabase({ maxConnections: 4 });
     dir = await mkdtemp(path.join(os.tmpdir(), 'gw-e2e-'));
+    blobs = new BlobStore(path.join(dir, 'blobs'));
+    await blobs.init();
+    hub = await startLinkServer({ db: t.db, blobs, port: 0, host: '127.0.0.1', heartbeatIntervalMs: 500, logger });
   });
 
   afterAll(async () => {
     await gateway?.stop();
-    hub.stop();
-    await world.stop();
+    await hub?.stop();
+    await t?.drop();
+    await world?.stop();
     process.env.HOME = savedHome;
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
+
+  const deviceRow = (id: string) =>
+    t.db.selectFrom('devices').select(['availability', 'readiness', 'readiness_detail', 'model', 'installed_packages'])
+      .where('vendor_unique_identifier', '=', id).executeTakeFirst();
 
   it('reports labsim devices to the hub and installs an app pulled from it', async () => {
     const spec = specFromPreset('pixel-7', 7);
     const device = await world.addAndroidDevice(spec);
-    const port = await hub.start();
+    const token = await registerGateway(t.db, 'lab-e2e');
     gateway = await startGateway({
-      name: 'lab-e2e', token: TOKEN, hubAddress: `127.0.0.1:${port}`, cacheDir: path.join(dir, 'cache'),
-      adbPort: world.adbServerPort, publicAddress: '127.0.0.1', publicPort: 7100, logger: createLogger('test', 'silent'),
+      name: 'lab-e2e', token, hubAddress: `127.0.0.1:${hub.port}`, cacheDir: path.join(dir, 'cache'),
+      adbPort: world.adbServerPort, publicAddress: '127.0.0.1', publicPort: 7100, logger,
     });
-    const session = await hub.waitFor(() => hub.sessions[0]);
-    const readyOnHub = () => session.messages.some((m) =>
-      (m.body === 'deviceUpdate' && m.deviceUpdate.vendorUniqueIdentifier === device.adbSerial && m.deviceUpdate.readiness === 'Ready')
-      || (m.body === 'snapshot' && m.snapshot.devices.some((d: DeviceState) => d.vendorUniqueIdentifier === device.adbSerial && d.readiness === 'Ready')));
-    await hub.waitFor(readyOnHub, 15_000);
-    expect(session.messages[1].body).toBe('snapshot');
+    await eventually(async () => (await deviceRow(device.adbSerial))?.availability === 'Online');
+    expect(await deviceRow(device.adbSerial)).toMatchObject({ readiness: 'Ready', model: spec.model });
+    expect(hub.directory.connectedGateways()).toMatchObject([
+      { name: 'lab-e2e', publicAddress: '127.0.0.1', publicPort: 7100, deviceVendorUniqueIdentifiers: [device.adbSerial] },
+    ]);
 
-    const apk = await readFile(fixture('ContactManager.apk'));
-    const sha = createHash('sha256').update(apk).digest('hex');
-    hub.blobs.set(sha, apk);
-    session.call.write({
-      body: 'command',
-      command: {
-        commandId: 'install-1', vendorUniqueIdentifier: device.adbSerial, deadlineMs: Date.now() + 30_000, action: 'install',
-        install: { blobSha256: sha, fileName: 'ContactManager.apk', applicationIdentifier: 'com.example.android.contactmanager', force: false, nativeAutomation: false },
-      },
-    });
-    const result = await hub.waitFor(() => {
-      const m = session.messages.find((x) => x.body === 'commandResult');
-      return m?.body === 'commandResult' ? m.commandResult : undefined;
-    }, 20_000) as CommandResult;
-    expect(result).toMatchObject({ commandId: 'install-1', ok: true });
-    expect((await world.installedPackages(spec.serial)).map((p) => p.packageName)).toContain('com.example.android.contactmanager');
-    // The refreshed package list reaches the hub as a delta.
-    await hub.waitFor(() => session.messages.some((m) => m.body === 'deviceUpdate'
-      && m.deviceUpdate.packages?.some((p) => p.identifier === 'com.example.android.contactmanager')), 10_000);
+    const stored = await blobs.putFile(fixture('ContactManager.apk'));
+    const result = await hub.directory.sendCommand(device.adbSerial, {
+      action: 'install',
+      install: { blobSha256: stored.sha256, fileName: 'ContactManager.apk', applicationIdentifier: CONTACT_PACKAGE, force: false, nativeAutomation: false },
+    }, 20_000);
+    expect(result).toMatchObject({ ok: true, errorMessage: '' });
+    expect((await world.installedPackages(spec.serial)).map((p) => p.packageName)).toContain(CONTACT_PACKAGE);
+    const cached = await readFile(path.join(dir, 'cache', `${stored.sha256}.apk`));
+    expect(createHash('sha256').update(cached).digest('hex')).toBe(stored.sha256);
+    // The refreshed package list reaches the hub's records as a delta.
+    await eventually(async () => (await deviceRow(device.adbSerial))?.installed_packages.some((p) => p.identifier === CONTACT_PACKAGE));
 
+    // Stopping the gateway ends its session: the hub takes its devices Offline.
     await gateway.stop();
     gateway = undefined;
-    await hub.waitFor(() => session.ended, 5_000);
+    await eventually(async () => (await deviceRow(device.adbSerial))?.availability === 'Offline', 5_000);
+    expect(hub.directory.connectedGateways()).toEqual([]);
   });
 });

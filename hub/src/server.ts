@@ -3,7 +3,7 @@
  * REST API (HTTP, or HTTPS when a certificate is configured). `startHub` is what `devicelab serve`, the demo
  * and the end-to-end tests run.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -15,6 +15,8 @@ import { createApiApp } from './api/app';
 import { basicAuthMiddleware } from './auth/passport-basic';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
+import { loadTicketKeys } from './domain/device-ticket';
+import { recordServerStart } from './domain/events';
 import type { HubConfig } from './config';
 import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
@@ -48,13 +50,17 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
     const { adminToken } = await ensureBuiltInRolesAndAdmin(db, { adminToken: config.adminToken });
     // Jobs a previous process left running can never finish: answer their pollers with a failure.
     await failInterruptedJobs(db);
+    cleanups.push(await recordServerStart(db)); // ServerStarting (+ ServerRestarting after an unclean stop)
     const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));
     await blobs.init();
 
     const linkTls = config.linkTlsCertFile && config.linkTlsKeyFile
       ? { cert: await fs.readFile(config.linkTlsCertFile), key: await fs.readFile(config.linkTlsKeyFile) }
       : undefined;
-    const link = await startLinkServer({ db, blobs, port: config.linkPort, host: config.host, tls: linkTls, logger });
+    const ticketKeys = await loadTicketKeys(db);
+    const link = await startLinkServer({
+      db, blobs, port: config.linkPort, host: config.host, tls: linkTls, logger, ticketPublicKey: ticketKeys.publicKeyDer,
+    });
     cleanups.push(() => link.stop());
 
     const app = createApiApp({
@@ -65,7 +71,7 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       logger,
       uploadLimitBytes: config.uploadLimitBytes,
       uploadTempDir: path.join(config.dataDir, 'uploads'),
-      ticketSecret: await settingOrCreate(db, 'ticket_secret', () => randomBytes(32).toString('base64')),
+      ticketKeys,
       serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),
     });
     const server = await listen(app, config);

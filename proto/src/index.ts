@@ -22,3 +22,4 @@ export const GatewayLinkClient = loaded.devicelab.link.v1.GatewayLink;
 export const gatewayLinkService = GatewayLinkClient.service;
 
 export * from './messages';
+export * from './device-ticket';

@@ -4,7 +4,8 @@
  */
 
 export interface Hello { gatewayName: string; gatewayVersion: string; nonce: Buffer; publicAddress: string; publicPort: number }
-export interface Welcome { hubProof: Buffer; heartbeatIntervalMs: number }
+export interface Retention { vendorUniqueIdentifier: string; retainId: string }
+export interface Welcome { hubProof: Buffer; heartbeatIntervalMs: number; ticketPublicKey?: Buffer; retentions?: Retention[] }
 export interface Heartbeat { sentAtMs: number }
 export interface DeviceProperty { name: string; value: string }
 export interface InstalledPackage { identifier: string; version: string; buildVersion: string; system: boolean }
@@ -65,7 +66,8 @@ export type GatewayMessage =
 export type HubMessage =
   | { body: 'welcome'; welcome: Welcome }
   | { body: 'heartbeat'; heartbeat: Heartbeat }
-  | { body: 'command'; command: Command };
+  | { body: 'command'; command: Command }
+  | { body: 'retention'; retention: Retention };
 
 export interface BlobRequest { sha256: string }
 export interface BlobChunk { data: Buffer; totalSize: number }

@@ -6,7 +6,7 @@ export const Entitlement = [
   'ApplicationList', 'ApplicationModify', 'ApplicationDelete', 'ApplicationUpload',
   'DeviceApplicationManagement', 'DeviceConnect', 'DeviceList', 'DeviceModify', 'DeviceDelete', 'DeviceReboot',
   'DeviceEnablement', 'DeviceReleaseAny',
-  'SystemManageUsbHubs', 'SystemViewGateways',
+  'SystemManageUsbHubs', 'SystemViewGateways', 'SystemManageSettings',
   'UserList', 'UserModify', 'UserModifySelf', 'UserImport', 'UserRolesModify',
 ] as const;
 export type Entitlement = (typeof Entitlement)[number];

@@ -4,6 +4,7 @@
  */
 import type {
   ApplicationFormFactor, DeviceAvailabilityStatus, DeviceBatteryStatus, DeviceFormFactor, DeviceOperatingSystem,
+  EventType,
 } from './enums';
 
 export interface DeviceProperty { name: string; value: string; type: 'System' }
@@ -106,6 +107,56 @@ export interface HubInformation {
   deviceGatewayInformation: DeviceGatewayInformation[];
 }
 
+/** Event (spec 2.3) with the real wire's spellings beside the spec's (wire-decisions rule 16). */
+export interface Event {
+  id: string;
+  deviceId?: string;
+  deviceName?: string;
+  eventType: EventType;
+  EventDate: string;
+  eventDate: string;
+  performedById?: string;
+  performedByName?: string;
+  intValue: number;
+  boolValue: boolean;
+  stringValue?: string;
+  message: string;
+  isSuccess: boolean;
+  propertiesId?: string;
+  applicationId?: string;
+  applicationName?: string;
+  userId?: string;
+  deviceInuseCount: number;
+  deviceOnlineCount: number;
+}
+
+export interface DeviceUsageSummary {
+  id: string;
+  deviceId: string;
+  deviceName?: string;
+  performedById?: string;
+  performedByName?: string;
+  applicationId?: string;
+  applicationName?: string;
+  reservedById?: string;
+  reservedByName?: string;
+  eventType: EventType;
+  operatingSystem: DeviceOperatingSystem;
+  operatingSystemVersion?: string;
+  startDate: string;
+  /** Omitted while the period is still open (isDirty). */
+  endDate?: string;
+  /** TimeSpan: total seconds. */
+  duration: number;
+  isDirty: boolean;
+}
+
+/** Reports: keys in this order on the wire (count, pageSize, list). */
+export interface EventHistory { count: number; pageSize: number; events: Event[] }
+export interface DeviceUsageHistory { count: number; pageSize: number; deviceUsage: DeviceUsageSummary[] }
+/** One window of `/Report/Availability` (the C# client's ReportDeviceAvailabilityTimeline). */
+export interface DeviceAvailabilitySample { date: string; online: number; inUse: number }
+
 /** The all-zero Guid carried by installed applications the service does not manage (spec 4.2). */
 export const UNMANAGED_APPLICATION_ID = '00000000-0000-0000-0000-000000000000';
 
@@ -114,4 +165,43 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function parseGuid(text: string): string | undefined {
   const bare = text.trim().replace(/^\{(.*)\}$/, '$1');
   return GUID.test(bare) ? bare.toLowerCase() : undefined;
+}
+
+/** Spec UserProperty. */
+export interface UserProperty { name: string; value: string }
+
+/** Spec User in wire form: `email` is the login; password and API token are never part of it. */
+export interface User {
+  id: string;
+  email: string;
+  isActive: boolean;
+  firstName?: string;
+  middleName?: string;
+  lastName?: string;
+  notes?: string;
+  organization?: string;
+  title?: string;
+  location?: string;
+  address1?: string;
+  address2?: string;
+  city?: string;
+  region?: string;
+  postalCode?: string;
+  country?: string;
+  homePhone?: string;
+  mobilePhone?: string;
+  officePhone?: string;
+  faxPhone?: string;
+  createdDate?: string;
+  lastLoginDate?: string;
+  roles: string[];
+  properties: UserProperty[];
+}
+
+/** Extension `GET /Role`: a role and its entitlements (PascalCase wire names). */
+export interface Role {
+  id: string;
+  name: string;
+  entitlements: string[];
+  isBuiltIn: boolean;
 }

@@ -14,6 +14,7 @@ import {
 import type { Logger } from '@devicelab/shared';
 import type { AppCache } from '../apps/app-cache';
 import type { DeviceDriver, DeviceListener } from '../drivers/device-driver';
+import { TicketVerifier } from '../tickets/ticket-verifier';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 import { CommandExecutor } from './command-executor';
 import { newNonce, verifyHubProof } from './hub-proof';
@@ -71,6 +72,8 @@ export class HubLink extends EventEmitter implements DeviceListener {
   private readonly backoff: Backoff;
   private readonly executor: CommandExecutor;
   private readonly logger: Logger;
+  /** Checks DeviceAccessTicket authenticators with what the hub sent (Welcome, Retention). */
+  readonly tickets = new TicketVerifier();
   private session: Session | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private stopped = true;
@@ -222,6 +225,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
       }
       session.verified = true;
       clearTimeout(session.welcomeTimer);
+      this.tickets.welcome(message.welcome.ticketPublicKey, message.welcome.retentions ?? []);
       this.failedAttempts = 0;
       this.backoff.reset();
       this.startHeartbeats(session, message.welcome.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS, lost);
@@ -236,6 +240,9 @@ export class HubLink extends EventEmitter implements DeviceListener {
         return;
       case 'command':
         void this.runCommand(session, message.command);
+        return;
+      case 'retention':
+        this.tickets.apply(message.retention);
         return;
       default:
         this.logger.warn({ body: message.body }, 'unexpected message from the hub');

@@ -1,31 +1,72 @@
+/**
+ * The gateway's hub link on real parts: the REAL AndroidDriver talking to the REAL adb server in front of labsim
+ * devices (this file's own LabWorld), and the hub's REAL link server (hub/src/gateways/link-server.ts) on a real
+ * PostgreSQL test database with the gateway registered like an operator would. What the tests check is what a
+ * user would: the records the hub keeps, the results the hub gets, and the state of the simulated devices.
+ *
+ * The one peer that is not real is ImpostorHub (support/impostor-hub.ts): a server that is not our hub and
+ * therefore cannot prove itself in Welcome, something the real hub cannot be made to do.
+ */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import type { ReadStream } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Command, CommandResult, GatewayMessage } from '@devicelab/proto';
+import { defaultAndroidLab, LabWorld, type DeviceSnapshot } from '@devicelab/labsim';
+import type { CommandAction, CommandResult } from '@devicelab/proto';
 import { createLogger } from '@devicelab/shared';
+import { BlobStore } from '../../../hub/src/apps/blob-store';
+import { GatewayUnavailableError } from '../../../hub/src/gateways/gateway-directory';
+import { registerGateway } from '../../../hub/src/gateways/gateway-tokens';
+import { startLinkServer, type LinkServer } from '../../../hub/src/gateways/link-server';
+import { createTestDatabase, type TestDatabase } from '../../../hub/test/support/test-database';
 import { AppCache } from '../../src/apps/app-cache';
+import { AndroidDriver } from '../../src/drivers/android/android-driver';
 import { Backoff } from '../../src/link/backoff';
-import { HubLink } from '../../src/link/hub-link';
+import { CommandExecutor } from '../../src/link/command-executor';
+import { GATEWAY_VERSION, HubLink, type HubLinkOptions } from '../../src/link/hub-link';
 import { hubProof, verifyHubProof } from '../../src/link/hub-proof';
-import { FakeDriver } from '../support/fake-driver';
-import { FakeHub } from '../support/fake-hub';
+import { ImpostorHub } from '../support/impostor-hub';
+import { makeTestCerts } from '../support/test-certs';
 import { fixture } from '../../../scripts/jest/shared-files';
 
-const TOKEN = 'gw-token-123';
-const logger = createLogger('test', 'silent');
-const android = (id: string, readiness = 'Ready') => ({ vendorUniqueIdentifier: id, operatingSystem: 'Android', readiness });
+const GATEWAY = 'lab-1';
+const CONTACT_MANAGER = fixture('ContactManager.apk');
+const CONTACT_PACKAGE = 'com.example.android.contactmanager';
+const FIREFOX = 'org.mozilla.firefox';
+const logger = createLogger('test', process.env.GW_TEST_LOG ?? 'silent');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${probe.toString()}`);
+    await sleep(50);
+  }
+}
+
+/** The hub's real BlobStore; counts how often a blob is read, i.e. served to a gateway by FetchBlob. */
+class CountingBlobStore extends BlobStore {
+  reads = 0;
+  override open(sha256: string): ReadStream {
+    this.reads++;
+    return super.open(sha256);
+  }
+}
 
 describe('hub proof', () => {
   it('is HMAC-SHA256 keyed with the raw SHA-256 of the token', () => {
+    const token = 'gw-token-123';
     const nonce = Buffer.alloc(32, 9);
-    const proof = hubProof(TOKEN, nonce);
+    const proof = hubProof(token, nonce);
     expect(proof).toHaveLength(32);
-    expect(verifyHubProof(TOKEN, nonce, proof)).toBe(true);
+    expect(verifyHubProof(token, nonce, proof)).toBe(true);
     expect(verifyHubProof('other', nonce, proof)).toBe(false);
-    expect(verifyHubProof(TOKEN, nonce, proof.subarray(0, 31))).toBe(false);
-    expect(verifyHubProof(TOKEN, nonce, undefined)).toBe(false);
-    const key = createHash('sha256').update(TOKEN).digest();
+    expect(verifyHubProof(token, nonce, proof.subarray(0, 31))).toBe(false);
+    expect(verifyHubProof(token, nonce, undefined)).toBe(false);
+    const key = createHash('sha256').update(token).digest();
     expect(key).toHaveLength(32);
   });
 });
@@ -43,172 +84,371 @@ describe('backoff', () => {
   });
 });
 
-describe('HubLink against a fake hub', () => {
-  let hub: FakeHub;
-  let port: number;
-  let driver: FakeDriver;
-  let link: HubLink | undefined;
+describe('HubLink with the real hub link server and labsim devices', () => {
+  let world: LabWorld;
+  let t: TestDatabase;
+  let blobs: CountingBlobStore;
   let dir: string;
+  let token: string;
+  let server: LinkServer | undefined;
+  /** The gateway of the current test: its driver and link, stopped after each test. */
+  let driver: AndroidDriver | undefined;
+  let link: HubLink | undefined;
+  let cacheDir: string;
+  // Two plugged devices (pixel-7 with Firefox, galaxy-s23) and a third one on the bench, not plugged in.
+  let a: DeviceSnapshot;
+  let b: DeviceSnapshot;
+  let c: DeviceSnapshot;
+  const savedHome = process.env.HOME;
+
+  beforeAll(async () => {
+    world = new LabWorld({ timings: { rebootMs: 800, bootCompleteMs: 700 } });
+    await world.start();
+    process.env.HOME = world.env().HOME; // adbkit may (re)start the adb server: use this world's adb key
+    const [specA, specB, specC] = defaultAndroidLab(3);
+    [a, b, c] = await Promise.all([
+      world.addAndroidDevice(specA), world.addAndroidDevice(specB), world.addAndroidDevice(specC, { plug: false }),
+    ]);
+    t = await createTestDatabase({ maxConnections: 4 });
+    dir = await mkdtemp(path.join(os.tmpdir(), 'gw-hublink-'));
+    blobs = new CountingBlobStore(path.join(dir, 'blobs'));
+    await blobs.init();
+    token = await registerGateway(t.db, GATEWAY);
+    await startServer();
+  });
+
+  afterAll(async () => {
+    await stopGateway();
+    await server?.stop();
+    await t?.drop();
+    await world?.stop();
+    process.env.HOME = savedHome;
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
 
   beforeEach(async () => {
-    hub = new FakeHub(TOKEN);
-    port = await hub.start();
-    driver = new FakeDriver();
-    dir = await mkdtemp(path.join(os.tmpdir(), 'gw-link-'));
+    cacheDir = await mkdtemp(path.join(dir, 'cache-'));
   });
 
   afterEach(async () => {
-    await link?.stop();
-    link = undefined;
-    hub.stop();
-    await rm(dir, { recursive: true, force: true });
+    await stopGateway();
+    // The hub notices the gateway leave and takes its devices Offline: every test starts from Offline records,
+    // so "Online" always means the current test's gateway reported the device Ready.
+    if (server) {
+      await eventually(() => server!.directory.connectedGateways().length === 0);
+      await eventually(async () => (await t.db.selectFrom('devices').select('id').where('availability', '=', 'Online').execute()).length === 0);
+    }
   });
 
-  const startLink = async (backoff = { initialMs: 50, maxMs: 400 }, welcomeTimeoutMs?: number) => {
+  async function startServer(port = 0): Promise<LinkServer> {
+    server = await startLinkServer({ db: t.db, blobs, port, host: '127.0.0.1', heartbeatIntervalMs: 200, logger });
+    return server;
+  }
+
+  async function stopGateway(): Promise<void> {
+    await link?.stop();
+    await driver?.stop();
+    link = undefined;
+    driver = undefined;
+  }
+
+  /** Starts a gateway the way startGateway does (driver tracking first, then the link), with test knobs. */
+  async function startLink(options: Partial<HubLinkOptions> & { port?: number; dialOnceReady?: DeviceSnapshot[] } = {}): Promise<HubLink> {
+    const { port, dialOnceReady = [], ...overrides } = options;
+    driver = new AndroidDriver({ adbPort: world.adbServerPort, bootPollMs: 150, rebootGraceMs: 400, devicePollMs: 500, logger });
     link = new HubLink({
-      name: 'lab-1', token: TOKEN, hubAddress: `127.0.0.1:${port}`, publicAddress: 'lab-1.local', publicPort: 7100,
-      driver, appCache: new AppCache(path.join(dir, 'cache')), logger, backoff, welcomeTimeoutMs,
+      name: GATEWAY, token, hubAddress: `127.0.0.1:${port ?? server!.port}`, publicAddress: 'lab-1.local', publicPort: 7100,
+      driver, appCache: new AppCache(cacheDir), logger, backoff: { initialMs: 50, maxMs: 500 }, ...overrides,
     });
     await driver.start(link);
+    const d = driver;
+    await eventually(() => dialOnceReady.every((device) =>
+      d.snapshot().some((state) => state.vendorUniqueIdentifier === device.adbSerial && state.readiness === 'Ready')));
     link.start();
     return link;
-  };
+  }
 
-  const bodies = (messages: GatewayMessage[]) => messages.map((m) => m.body);
-
-  const command = (c: Partial<Command> & Pick<Command, 'action'> & Record<string, unknown>): Command =>
-    ({ commandId: `c-${Math.random()}`, vendorUniqueIdentifier: 'dev-1', deadlineMs: Date.now() + 10_000, ...c } as Command);
-
-  const resultOf = async (commandId: string): Promise<CommandResult> => hub.waitFor(() => {
-    const m = hub.last().messages.find((x) => x.body === 'commandResult' && x.commandResult.commandId === commandId);
-    return m && m.body === 'commandResult' ? m.commandResult : undefined;
+  const connected = (l: HubLink, timeoutMs = 10_000) => new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the gateway did not connect within ${timeoutMs} ms`)), timeoutMs);
+    l.once('connected', () => { clearTimeout(timer); resolve(); });
   });
 
-  it('authenticates, verifies the hub, sends a snapshot, deltas and heartbeats', async () => {
-    driver.devices.set('dev-1', android('dev-1'));
-    await startLink();
-    const connected = new Promise((r) => link!.once('connected', r));
-    const session = await hub.waitFor(() => hub.sessions[0]);
-    expect(session.metadata.get('authorization')).toEqual([`Bearer ${TOKEN}`]);
-    expect(session.metadata.get('x-devicelab-gateway')).toEqual(['lab-1']);
-    await connected;
-    await hub.waitFor(() => session.messages.some((m) => m.body === 'snapshot'));
-    const [hello, snapshot] = session.messages;
-    expect(hello.body === 'hello' && hello.hello).toMatchObject({ gatewayName: 'lab-1', publicAddress: 'lab-1.local', publicPort: 7100 });
-    expect(hello.body === 'hello' && hello.hello.nonce).toHaveLength(32);
-    expect(snapshot.body === 'snapshot' && snapshot.snapshot.devices).toMatchObject([android('dev-1')]);
-    driver.put(android('dev-2', 'Booting'));
-    driver.remove('dev-1');
-    await hub.waitFor(() => session.messages.some((m) => m.body === 'deviceRemoved'));
-    expect(bodies(session.messages).slice(2, 4)).toEqual(['deviceUpdate', 'deviceRemoved']);
-    expect(session.messages[2]).toMatchObject({ deviceUpdate: { vendorUniqueIdentifier: 'dev-2', readiness: 'Booting' } });
-    await hub.waitFor(() => session.messages.filter((m) => m.body === 'heartbeat').length >= 2, 2_000);
+  async function startConnected(options: Partial<HubLinkOptions> & { port?: number } = {}): Promise<HubLink> {
+    const l = await startLink(options);
+    await connected(l);
+    return l;
+  }
+
+  const deviceRow = (id: string) =>
+    t.db.selectFrom('devices')
+      .select(['vendor_unique_identifier', 'availability', 'readiness', 'readiness_detail', 'model', 'serial_number', 'installed_packages'])
+      .where('vendor_unique_identifier', '=', id).executeTakeFirst();
+  const online = async (id: string) => (await deviceRow(id))?.availability === 'Online';
+  const offline = async (id: string) => (await deviceRow(id))?.availability === 'Offline';
+  const hubDevices = () => server!.directory.connectedGateways()[0]?.deviceVendorUniqueIdentifiers.slice().sort() ?? [];
+  const sameDevices = (actual: string[], expected: string[]) => JSON.stringify(actual) === JSON.stringify(expected.slice().sort());
+  const send = (device: DeviceSnapshot, action: CommandAction, timeoutMs = 10_000) =>
+    server!.directory.sendCommand(device.adbSerial, action, timeoutMs);
+  const installAction = (blobSha256: string, force = false): CommandAction => ({
+    action: 'install',
+    install: { blobSha256, fileName: 'ContactManager.apk', applicationIdentifier: CONTACT_PACKAGE, force, nativeAutomation: false },
+  });
+  /** How a command sent through the hub ended, as a word for the deadline test. */
+  const outcome = (sent: Promise<CommandResult>): Promise<string> => sent.then(
+    (result) => (result.ok ? 'ok'
+      : result.errorMessage === 'The command expired before the gateway could start it' ? 'expired'
+        : result.errorMessage === 'The device did not finish the command in time' ? 'too slow' : `failed: ${result.errorMessage}`),
+    (err: unknown) => (err instanceof GatewayUnavailableError && /did not answer within/.test(err.message) ? 'hub timeout' : `rejected: ${String(err)}`));
+  const packagesOn = async (device: DeviceSnapshot) => (await world.installedPackages(device.serial)).map((p) => p.packageName);
+
+  it('connects with its token; the snapshot and then deltas land in the records; heartbeats keep the session', async () => {
+    await startConnected();
+    const [gateway] = server!.directory.connectedGateways();
+    expect(gateway).toMatchObject({ name: GATEWAY, publicAddress: 'lab-1.local', publicPort: 7100, version: GATEWAY_VERSION });
+    // 'connected' means the snapshot is sent; the hub takes it in a moment later.
+    await eventually(() => sameDevices(hubDevices(), [a.adbSerial, b.adbSerial]));
+    await eventually(() => online(a.adbSerial));
+    await eventually(() => online(b.adbSerial));
+    // The facts are read from the device over adb (getprop), not made up by the gateway.
+    expect(await deviceRow(a.adbSerial)).toMatchObject({ model: a.model, serial_number: a.serial, readiness: 'Ready' });
+    expect((await deviceRow(a.adbSerial))?.installed_packages.map((p) => p.identifier)).toContain(FIREFOX);
+    expect(await deviceRow(b.adbSerial)).toMatchObject({ model: b.model, serial_number: b.serial });
+
+    // Plugging a device in reaches the hub as deltas (Booting, then Ready); unplugging it as a removal.
+    await world.plug(c.serial);
+    await eventually(() => online(c.adbSerial));
+    expect(await deviceRow(c.adbSerial)).toMatchObject({ model: c.model, readiness: 'Ready' });
+    // ... and the devices already there stay (adbkit can emit its first device list before the driver listens).
+    expect(hubDevices()).toEqual([a.adbSerial, b.adbSerial, c.adbSerial].sort());
+    expect(await online(a.adbSerial) && await online(b.adbSerial)).toBe(true);
+    await world.unplug(c.serial);
+    await eventually(() => offline(c.adbSerial));
+    expect(await deviceRow(c.adbSerial)).toMatchObject({ readiness_detail: 'Removed by the gateway' });
+    expect(hubDevices()).toEqual([a.adbSerial, b.adbSerial].sort());
+
+    // Well past the hub's limit of three silent heartbeat intervals (3 x 200 ms): the very same session is
+    // still up because the gateway heartbeats, and its devices stay Online.
+    await sleep(1_000);
+    expect(server!.directory.connectedGateways()).toEqual([expect.objectContaining({ connectedAt: gateway.connectedAt })]);
+    expect(link!.connected).toBe(true);
+    expect(await online(a.adbSerial)).toBe(true);
   });
 
   it('keeps a verified link open past the Welcome timeout', async () => {
-    await startLink(undefined, 200);
-    await new Promise((r) => link!.once('connected', r));
+    const l = await startConnected({ welcomeTimeoutMs: 200 });
+    const [session] = server!.directory.connectedGateways();
     const disconnects: string[] = [];
-    link!.on('disconnected', (reason: string) => disconnects.push(reason));
-    await new Promise((r) => setTimeout(r, 800));
+    l.on('disconnected', (reason: string) => disconnects.push(reason));
+    await sleep(800);
     expect(disconnects).toEqual([]);
-    expect(hub.sessions).toHaveLength(1);
+    expect(server!.directory.connectedGateways()).toEqual([expect.objectContaining({ connectedAt: session.connectedAt })]);
   });
 
-  it('drops a hub whose proof is wrong and takes no commands from it', async () => {
-    hub.proofToken = 'not-the-token';
-    driver.devices.set('dev-1', android('dev-1'));
-    await startLink();
-    const rejected = new Promise((r) => link!.once('hubRejected', r));
-    await rejected;
-    await hub.waitFor(() => hub.sessions[0]?.ended);
-    const first = hub.sessions[0];
-    first.call.write({ body: 'command', command: command({ action: 'reboot', reboot: {} }) });
-    await new Promise((r) => setTimeout(r, 150));
-    expect(bodies(first.messages)).toEqual(['hello']);
-    expect(driver.calls).toEqual([]);
-    expect(link!.connected).toBe(false);
-    // It keeps trying (the right hub may come back), still refusing the impostor.
-    await hub.waitFor(() => hub.sessions.length >= 2);
-    expect(hub.sessions.every((s) => !s.messages.some((m) => m.body === 'snapshot'))).toBe(true);
-  });
-
-  it('reconnects with backoff after the hub restarts and sends a fresh snapshot', async () => {
-    driver.devices.set('dev-1', android('dev-1'));
-    await startLink();
-    await new Promise((r) => link!.once('connected', r));
-    const disconnected = new Promise((r) => link!.once('disconnected', r));
-    hub.stop();
+  it('reconnects with backoff after the hub restarts and reconciles with a fresh snapshot', async () => {
+    const l = await startConnected();
+    await eventually(() => online(a.adbSerial));
+    await eventually(() => online(b.adbSerial));
+    const port = server!.port;
+    const disconnected = new Promise((r) => l.once('disconnected', r));
+    await server!.stop(); // takes every device of the gateway Offline
+    server = undefined;
     await disconnected;
-    driver.put(android('dev-3'));
-    await new Promise((r) => setTimeout(r, 300)); // a few failed attempts while the hub is down
-    const restarted = new FakeHub(TOKEN);
-    await restarted.start(port);
-    hub = restarted;
-    await new Promise((r) => link!.once('connected', r));
-    const session = await hub.waitFor(() => hub.sessions.find((s) => s.messages.some((m) => m.body === 'snapshot')));
-    const snapshot = session.messages.find((m) => m.body === 'snapshot');
-    expect(snapshot?.body === 'snapshot' && snapshot.snapshot.devices.map((d) => d.vendorUniqueIdentifier).sort()).toEqual(['dev-1', 'dev-3']);
+    expect(await offline(a.adbSerial)).toBe(true);
+
+    // While the hub is away, b is unplugged and c plugged in; the gateway cannot tell the hub yet.
+    await world.unplug(b.serial);
+    try {
+      await world.plug(c.serial);
+      await sleep(400); // a few failed attempts while the hub is down
+
+      const restartedAt = Date.now();
+      await startServer(port);
+      await connected(l);
+      expect(Date.now() - restartedAt).toBeLessThan(2_000); // backoff capped at 500 ms in this test
+      // a changed nothing while the hub was away: only the fresh snapshot can bring it back Online.
+      await eventually(() => sameDevices(hubDevices(), [a.adbSerial, c.adbSerial]));
+      await eventually(() => online(a.adbSerial));
+      await eventually(() => online(c.adbSerial));
+      expect(await offline(b.adbSerial)).toBe(true);
+    } finally {
+      // Back to the bench every other test expects: a and b plugged in, c not.
+      server ??= await startServer(port);
+      await world.unplug(c.serial);
+      await world.plug(b.serial);
+    }
   });
 
-  it('executes commands and replies with results', async () => {
-    driver.devices.set('dev-1', android('dev-1'));
-    await startLink();
-    await new Promise((r) => link!.once('connected', r));
-    const session = hub.last();
-    const send = (c: Command) => session.call.write({ body: 'command', command: c });
+  it('runs hub commands on the devices and answers with their results', async () => {
+    await startConnected();
+    await eventually(() => online(a.adbSerial));
 
-    const log = command({ action: 'readLog', readLog: { maxLines: 5 } });
-    send(log);
-    expect(await resultOf(log.commandId)).toEqual({ commandId: log.commandId, ok: true, errorMessage: '', text: 'log of dev-1 (5)' });
+    const log = await send(a, { action: 'readLog', readLog: { maxLines: 5 } });
+    expect(log).toMatchObject({ ok: true, errorMessage: '' });
+    const lines = log.text.split('\n').filter((line) => /^\d\d-\d\d /.test(line));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.length).toBeLessThanOrEqual(5);
 
-    const bad = command({ action: 'launch', launch: { applicationIdentifier: 'com.missing', arguments: '', startOnly: false } });
-    send(bad);
-    expect(await resultOf(bad.commandId)).toMatchObject({ ok: false, errorMessage: 'No launchable activity found for com.missing' });
+    const launched = await send(a, { action: 'launch', launch: { applicationIdentifier: FIREFOX, arguments: '--es greeting hello', startOnly: false } });
+    expect(launched).toMatchObject({ ok: true, text: expect.stringMatching(/Status: ok/) });
+    const last = (await world.amStartLog(a.serial)).at(-1);
+    expect(last).toMatchObject({ tool: 'am', ok: true, component: `${FIREFOX}/org.mozilla.fenix.HomeActivity` });
+    expect(last?.commandLine).toContain('--es greeting hello');
 
-    const unknownDevice = command({ vendorUniqueIdentifier: 'nope', action: 'reboot', reboot: {} });
-    send(unknownDevice);
-    expect(await resultOf(unknownDevice.commandId)).toMatchObject({ ok: false, errorMessage: 'Device nope is not connected to this gateway' });
-
-    const expired = command({ deadlineMs: Date.now() - 1, action: 'reboot', reboot: {} });
-    send(expired);
-    expect(await resultOf(expired.commandId)).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/expired/) });
-
-    driver.delayMs = 500;
-    const slow = command({ deadlineMs: Date.now() + 100, action: 'reboot', reboot: {} });
-    send(slow);
-    expect(await resultOf(slow.commandId)).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/in time/) });
+    const missing = await send(a, { action: 'launch', launch: { applicationIdentifier: 'com.missing', arguments: '', startOnly: false } });
+    expect(missing).toMatchObject({ ok: false, errorMessage: 'No launchable activity found for com.missing' });
   });
 
-  it('install fetches the blob once into the app cache, then installs from it', async () => {
-    const apk = await readFile(fixture('ContactManager.apk'));
-    const sha = createHash('sha256').update(apk).digest('hex');
-    hub.blobs.set(sha, apk);
-    driver.devices.set('dev-1', android('dev-1'));
-    driver.devices.set('dev-2', android('dev-2'));
-    await startLink();
-    await new Promise((r) => link!.once('connected', r));
-    const session = hub.last();
-    const install = (device: string) => command({
-      vendorUniqueIdentifier: device, action: 'install',
-      install: { blobSha256: sha, fileName: 'ContactManager.apk', applicationIdentifier: 'com.example.android.contactmanager', force: true, nativeAutomation: false },
+  it('install pulls the blob from the hub once for two devices, then installs it on both', async () => {
+    await startConnected();
+    await eventually(() => online(a.adbSerial));
+    await eventually(() => online(b.adbSerial));
+    const stored = await blobs.putFile(CONTACT_MANAGER);
+    const readsBefore = blobs.reads;
+
+    const [onA, onB] = await Promise.all([send(a, installAction(stored.sha256, true)), send(b, installAction(stored.sha256, true))]);
+    expect(onA).toMatchObject({ ok: true, errorMessage: '' });
+    expect(onB).toMatchObject({ ok: true, errorMessage: '' });
+    expect(blobs.reads - readsBefore).toBe(1);
+    expect(await packagesOn(a)).toContain(CONTACT_PACKAGE);
+    expect(await packagesOn(b)).toContain(CONTACT_PACKAGE);
+    // One verified file in the gateway's app cache, no partial downloads left behind.
+    expect(await readdir(cacheDir)).toEqual([`${stored.sha256}.apk`]);
+    expect(createHash('sha256').update(await readFile(path.join(cacheDir, `${stored.sha256}.apk`))).digest('hex')).toBe(stored.sha256);
+    // The refreshed package lists reach the hub's records.
+    const hasApp = async (device: DeviceSnapshot) =>
+      (await deviceRow(device.adbSerial))?.installed_packages.some((p) => p.identifier === CONTACT_PACKAGE);
+    await eventually(() => hasApp(a));
+    await eventually(() => hasApp(b));
+
+    // Installing again comes from the cache; a failure on the device reaches the hub as its text.
+    await world.failNextInstall(a.serial, 'INSUFFICIENT_STORAGE');
+    const failed = await send(a, installAction(stored.sha256));
+    expect(failed).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/^Failure \[INSTALL_FAILED_INSUFFICIENT_STORAGE/) });
+    // force: the app is removed first, so the device installs it from scratch (a new first-install time).
+    const firstInstalled = async () => (await world.installedPackages(a.serial)).find((p) => p.packageName === CONTACT_PACKAGE)?.firstInstallTimeMs;
+    const before = await firstInstalled();
+    expect(await send(a, installAction(stored.sha256, true))).toMatchObject({ ok: true });
+    expect(await firstInstalled()).toBeGreaterThan(before!);
+    expect(blobs.reads - readsBefore).toBe(1);
+
+    const unknownBlob = await send(a, installAction('a'.repeat(64)));
+    expect(unknownBlob).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/NOT_FOUND/) });
+  });
+
+  it('does not start a command past its deadline and answers a too slow one at its deadline', async () => {
+    // Driven through the gateway's own CommandExecutor (real driver, real app cache, blobs from the real hub):
+    // over the link the hub's own timer for the same deadline nearly always fires first and the hub drops late
+    // results, so the gateway's exact answers are only reliably visible here. What the hub sees is checked too.
+    await startConnected();
+    await eventually(() => online(a.adbSerial));
+    await eventually(() => online(b.adbSerial));
+    const executor = new CommandExecutor(driver!, new AppCache(cacheDir), (sha) => link!.fetchBlob(sha), logger);
+    const launchFirefox: CommandAction = { action: 'launch', launch: { applicationIdentifier: FIREFOX, arguments: '', startOnly: true } };
+
+    const launchesBefore = (await world.amStartLog(a.serial)).length;
+    const expired = await executor.execute({ commandId: 'expired', vendorUniqueIdentifier: a.adbSerial, deadlineMs: Date.now() - 1, ...launchFirefox });
+    expect(expired).toEqual({ commandId: 'expired', ok: false, errorMessage: 'The command expired before the gateway could start it', text: '' });
+    // Through the hub: a command whose deadline has passed when it reaches the gateway. The hub's own timer
+    // and the gateway's answer race; either way the hub learns the command failed.
+    expect(await outcome(send(a, launchFirefox, 0))).toMatch(/^(expired|hub timeout)$/);
+    await sleep(500);
+    expect(await world.amStartLog(a.serial)).toHaveLength(launchesBefore); // neither was started on the device
+
+    const unknown = await executor.execute({ commandId: 'unknown', vendorUniqueIdentifier: c.adbSerial, deadlineMs: Date.now() + 5_000, ...launchFirefox });
+    expect(unknown).toMatchObject({ ok: false, errorMessage: `Device ${c.adbSerial} is not connected to this gateway` });
+
+    const stored = await blobs.putFile(CONTACT_MANAGER);
+    await world.setInstallDelay(b.serial, 1_500);
+    const started = Date.now();
+    const slow = await executor.execute({
+      commandId: 'slow', vendorUniqueIdentifier: b.adbSerial, deadlineMs: started + 400, ...installAction(stored.sha256),
     });
-    const a = install('dev-1');
-    const b = install('dev-2');
-    session.call.write({ body: 'command', command: a });
-    session.call.write({ body: 'command', command: b });
-    expect(await resultOf(a.commandId)).toMatchObject({ ok: true });
-    expect(await resultOf(b.commandId)).toMatchObject({ ok: true });
-    expect(hub.blobRequests).toBe(1);
-    const file = path.join(dir, 'cache', `${sha}.apk`);
-    expect(driver.calls.map((c) => c.args)).toEqual([
-      ['dev-1', file, { force: true, packageId: 'com.example.android.contactmanager' }],
-      ['dev-2', file, { force: true, packageId: 'com.example.android.contactmanager' }],
-    ]);
-    expect(await readFile(file)).toEqual(apk);
+    expect(slow).toMatchObject({ ok: false, errorMessage: 'The device did not finish the command in time' });
+    expect(Date.now() - started).toBeLessThan(1_200);
+    const viaHub = Date.now();
+    expect(await outcome(send(b, installAction(stored.sha256), 400))).toMatch(/^(too slow|hub timeout)$/);
+    expect(Date.now() - viaHub).toBeLessThan(1_200);
+    await world.setInstallDelay(b.serial, 0);
+    // The device is not interrupted: both slow installs still complete there, although the hub was told the
+    // command failed. Wait for the second one so the next test starts on an idle device.
+    await eventually(async () =>
+      ((await world.installedPackages(b.serial)).find((p) => p.packageName === CONTACT_PACKAGE)?.lastUpdateTimeMs ?? 0) >= viaHub + 1_500, 5_000);
+  });
 
-    const missing = command({ action: 'install', install: { blobSha256: 'a'.repeat(64), fileName: 'x.apk', applicationIdentifier: '', force: false, nativeAutomation: false } });
-    session.call.write({ body: 'command', command: missing });
-    expect(await resultOf(missing.commandId)).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/no such blob/) });
+  it('a wrong token is refused by the hub and the gateway never connects', async () => {
+    const l = await startLink({ token: 'not-the-token' });
+    let wasConnected = false;
+    l.on('connected', () => { wasConnected = true; });
+    await sleep(600);
+    expect(wasConnected).toBe(false);
+    expect(l.connected).toBe(false);
+    expect(server!.directory.connectedGateways()).toEqual([]);
+  });
+
+  it('speaks TLS to a hub whose certificate its CA signed, and refuses an untrusted one', async () => {
+    const certs = makeTestCerts(await mkdtemp(path.join(dir, 'ca-')));
+    const tlsServer = await startLinkServer({
+      db: t.db, blobs, port: 0, host: '127.0.0.1', heartbeatIntervalMs: 200, logger, tls: { cert: certs.cert, key: certs.key },
+    });
+    try {
+      const l = await startConnected({ port: tlsServer.port, tls: { ca: certs.ca, serverName: 'localhost' } });
+      expect(l.connected).toBe(true);
+      expect(tlsServer.directory.connectedGateways()).toMatchObject([{ name: GATEWAY }]);
+      await eventually(() => online(a.adbSerial));
+      await stopGateway();
+      await eventually(() => tlsServer.directory.connectedGateways().length === 0);
+
+      const otherCa = makeTestCerts(await mkdtemp(path.join(dir, 'other-ca-'))).ca;
+      const untrusted = await startLink({ port: tlsServer.port, tls: { ca: otherCa, serverName: 'localhost' } });
+      let wasConnected = false;
+      untrusted.on('connected', () => { wasConnected = true; });
+      await sleep(600);
+      expect(wasConnected).toBe(false);
+      expect(tlsServer.directory.connectedGateways()).toEqual([]);
+    } finally {
+      await stopGateway();
+      await tlsServer.stop();
+    }
+  });
+
+  it('drops a hub that cannot prove itself and runs none of its commands', async () => {
+    const impostor = new ImpostorHub('not-the-token', () => ({
+      commandId: 'impostor-1', vendorUniqueIdentifier: a.adbSerial, deadlineMs: Date.now() + 10_000,
+      action: 'launch', launch: { applicationIdentifier: FIREFOX, arguments: '', startOnly: true },
+    }));
+    const port = await impostor.start();
+    try {
+      const launchesBefore = (await world.amStartLog(a.serial)).length;
+      // a can take commands before the gateway dials, so a command that got through would run on it.
+      const l = await startLink({ port, dialOnceReady: [a] });
+      const rejected: unknown[] = [];
+      l.on('hubRejected', () => rejected.push(true));
+      let wasConnected = false;
+      l.on('connected', () => { wasConnected = true; });
+      // It keeps trying (the right hub may come back), refusing the impostor every time: the first attempt for
+      // its wrong proof (hubRejected), the second because a command came before any Welcome.
+      await eventually(() => impostor.sessions.length >= 3 && impostor.sessions.slice(0, 2).every((s) => s.ended), 5_000);
+      expect(rejected.length).toBeGreaterThanOrEqual(1);
+      await sleep(300);
+
+      const [first, second] = impostor.sessions;
+      // What the gateway gave away: its name and token (the impostor's host is where it was told to dial) ...
+      expect(first.metadata.get('authorization')).toEqual([`Bearer ${token}`]);
+      expect(first.metadata.get('x-devicelab-gateway')).toEqual([GATEWAY]);
+      const hello = first.messages[0];
+      expect(hello.body === 'hello' && hello.hello).toMatchObject({ gatewayName: GATEWAY, publicAddress: 'lab-1.local', publicPort: 7100 });
+      // ... and a fresh 32-byte nonce per attempt, so a recorded Welcome cannot be replayed.
+      const nonceOf = (s: typeof first) => (s.messages[0].body === 'hello' ? Buffer.from(s.messages[0].hello.nonce) : undefined);
+      expect(nonceOf(first)).toHaveLength(32);
+      expect(nonceOf(second)?.equals(nonceOf(first)!)).toBe(false);
+      // Nothing else: no snapshot, no heartbeat, no command result; and the device never saw the command.
+      expect(impostor.sessions.every((s) => s.messages.length === 1 && s.messages[0].body === 'hello')).toBe(true);
+      expect(wasConnected).toBe(false);
+      expect(l.connected).toBe(false);
+      expect(await world.amStartLog(a.serial)).toHaveLength(launchesBefore);
+    } finally {
+      await stopGateway();
+      impostor.stop();
+    }
   });
 });

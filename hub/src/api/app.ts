@@ -8,6 +8,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
 import type { Clock } from '../domain/async-jobs';
+import type { TicketKeys } from '../domain/device-ticket';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { textBody } from '../http/body';
 import { errorHandler, notFound } from '../http/handler';
@@ -16,7 +17,12 @@ import { applicationRouter } from './application-routes';
 import { asyncRouter } from './async-routes';
 import type { ApiDependencies } from './context';
 import { deviceRouter } from './device-routes';
+import { openApiRouter } from './openapi-routes';
+import { reportRouter } from './report-routes';
+import { roleRouter } from './role-routes';
 import { serviceRouter } from './service-routes';
+import { settingsRouter } from './settings-routes';
+import { userRouter } from './user-routes';
 
 export interface ApiAppOptions {
   db: Db;
@@ -27,8 +33,8 @@ export interface ApiAppOptions {
   logger: Logger;
   /** Largest accepted application upload; default 2 GiB. */
   uploadLimitBytes?: number;
-  /** HMAC key of DeviceAccessTicket authenticators. */
-  ticketSecret: string | Buffer;
+  /** Ed25519 key pair that signs DeviceAccessTicket authenticators (`loadTicketKeys`). */
+  ticketKeys: TicketKeys;
   /** Where uploads are streamed before parsing; default `<os tmpdir>/devicelab-uploads`. */
   uploadTempDir?: string;
   /** Injectable clock (async job expiry, retain time, /Service). */
@@ -45,7 +51,7 @@ export function createApiApp(options: ApiAppOptions): Express {
     blobs: options.blobs,
     gateways: options.gateways,
     logger: options.logger,
-    ticketSecret: options.ticketSecret,
+    ticketKeys: options.ticketKeys,
     uploadLimitBytes: options.uploadLimitBytes ?? 2 * 1024 * 1024 * 1024,
     uploadTempDir: options.uploadTempDir ?? path.join(os.tmpdir(), 'devicelab-uploads'),
     clock: options.clock ?? (() => new Date()),
@@ -62,6 +68,11 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(applicationRouter(deps));
   api.use(asyncRouter(deps));
   api.use(serviceRouter(deps));
+  api.use(reportRouter(deps));
+  api.use(settingsRouter(deps));
+  api.use(userRouter(deps));
+  api.use(roleRouter(deps));
+  api.use(openApiRouter(options.serviceVersion));
   api.use(notFound());
   app.use('/apiv1', api);
   app.use(notFound());

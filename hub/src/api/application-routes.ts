@@ -1,10 +1,13 @@
 /** /Application: list, upload (async), install/launch (async), uninstall (spec 4.1). */
 import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
-import { installApplication, launchApplication, uninstallApplication } from '../domain/application-commands';
+import { deleteApplication, modifyApplication } from '../domain/application-changes';
+import { installApplication, launchApplication, uninstallApplication, uninstallBundle } from '../domain/application-commands';
 import { listApplications, uploadApplication } from '../domain/applications';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
 import { handle } from '../http/handler';
+import { JsonBody } from '../http/json-body';
+import type { RequestParams } from '../http/params';
 import { createUploadMiddleware, discardUploads, takeUploadedFile } from '../http/upload';
 import { asyncReply } from './async-reply';
 import type { ApiDependencies } from './context';
@@ -55,11 +58,30 @@ export function applicationRouter(deps: ApiDependencies): Router {
           return success();
         });
       }
+      case 'verb:update': {
+        requireEntitlement(user, 'ApplicationModify');
+        const appId = requireGuid(params, 'id');
+        await modifyApplication(db, user, appId, JsonBody.parse(ctx.bodyText));
+        return success();
+      }
+      case 'verb:delete': {
+        requireEntitlement(user, 'ApplicationDelete');
+        const appId = requireGuid(params, 'id');
+        await deleteApplication(db, blobs, user, appId, { all: params.bool('all') });
+        return success();
+      }
       case 'action:uninstall': {
         requireEntitlement(user, 'DeviceApplicationManagement');
         const appId = requireGuid(params, 'id');
         const deviceId = requireString(params, 'deviceId');
-        await uninstallApplication(db, gateways, user, appId, deviceId, { removeData: params.bool('removedata') });
+        await uninstallApplication(db, gateways, user, appId, deviceId, { removeData: removeData(params) });
+        return success();
+      }
+      case 'action:uninstallbundle': {
+        requireEntitlement(user, 'DeviceApplicationManagement');
+        const bundleId = requireString(params, 'bundleId');
+        const deviceId = requireString(params, 'deviceId');
+        await uninstallBundle(db, gateways, user, bundleId, deviceId, { removeData: removeData(params) });
         return success();
       }
       case 'action:launch': {
@@ -77,4 +99,13 @@ export function applicationRouter(deps: ApiDependencies): Router {
   }));
 
   return router;
+}
+
+/**
+ * `removedata`, or the alternate form's spelling `removedate` when `removedata` is absent. When neither is sent the
+ * primary form's default applies (remove the data): a request cannot tell which form its client follows, and the
+ * primary form is the one the spec and the C# client document.
+ */
+function removeData(params: RequestParams): boolean | undefined {
+  return params.bool('removedata') ?? params.bool('removedate');
 }

@@ -2,6 +2,7 @@
 import type { Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
 import type { Clock } from '../domain/async-jobs';
+import type { TicketKeys } from '../domain/device-ticket';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
 
@@ -10,7 +11,7 @@ export interface ApiDependencies {
   blobs: BlobStore;
   gateways: GatewayDirectory;
   logger: Logger;
-  ticketSecret: string | Buffer;
+  ticketKeys: TicketKeys;
   uploadLimitBytes: number;
   uploadTempDir: string;
   clock: Clock;

@@ -1,7 +1,10 @@
-/** /Device, /Device/Available, /Device/Log (spec 4.2). */
+/** /Device, /Device/Available, /Device/Log, /Device/AppiumLog (spec 4.2). */
 import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { readDeviceLog, rebootDevice, releaseDevice, retainDevice } from '../domain/device-actions';
+import { readAutomationLog } from '../domain/device-automation-log';
+import { resetDevice } from '../domain/device-reset';
+import { deleteDevice, setDeviceEnabled, updateDevice } from '../domain/device-updates';
 import { listAvailableDevices, listDevices } from '../domain/devices';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
 import { handle } from '../http/handler';
@@ -29,18 +32,41 @@ export function deviceRouter(deps: ApiDependencies): Router {
     return successWith(await readDeviceLog(db, gateways, user, id, lines ?? 1000));
   }));
 
-  router.post('/Device', handle(async ({ params, user }) => {
+  router.get('/Device/AppiumLog', handle(async ({ params, user }) => {
+    requireEntitlement(user, 'DeviceList');
+    const id = requireString(params, 'id', 'deviceId');
+    const currentSessionOnly = params.bool('currentSessionOnly');
+    return successWith(await readAutomationLog(db, user, id, { currentSessionOnly }));
+  }));
+
+  router.post('/Device', handle(async ({ params, user, bodyText }) => {
     const op = postOperation(params);
     switch (op) {
       case 'action:retain':
         return successWith(await retainDevice(db, user, requireString(params, 'id', 'deviceId'),
-          { ticketSecret: deps.ticketSecret, now: deps.clock }));
+          { ticketKeys: deps.ticketKeys, now: deps.clock, gateways }));
       case 'action:release':
-        await releaseDevice(db, user, requireString(params, 'id', 'deviceId'));
+        await releaseDevice(db, user, requireString(params, 'id', 'deviceId'), gateways);
         return success();
       case 'action:reboot':
         await rebootDevice(db, gateways, user, requireString(params, 'id', 'deviceId'));
         return success();
+      case 'verb:update':
+        await updateDevice(db, user, requireString(params, 'id', 'deviceId'), bodyText);
+        return success();
+      case 'verb:delete':
+        await deleteDevice(db, user, requireString(params, 'id', 'deviceId'));
+        return success();
+      case 'action:enable':
+      case 'action:disable':
+        await setDeviceEnabled(db, user, requireString(params, 'id', 'deviceId'), op === 'action:enable');
+        return success();
+      case 'action:reset': {
+        // Parsed before any check: a malformed boolean changes nothing.
+        const options = { uninstallAll: params.bool('uninstallAll'), reboot: params.bool('reboot') };
+        await resetDevice(db, gateways, user, requireString(params, 'id', 'deviceId'), options);
+        return success();
+      }
       default:
         throw new ApiFailure(unknownAction(operationName(op)));
     }

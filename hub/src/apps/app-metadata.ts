@@ -1,16 +1,15 @@
 /**
- * Metadata of an uploaded application binary, read with app-info-parser (a maintained APK/IPA parser):
- * APK: package, versionName/versionCode, minSdk, label resolved through resources.arsc, icon, launcher activity;
- * IPA: Info.plist basics and the embedded provisioning profile. A file that is not a valid package is an ApiFailure.
+ * Metadata of an uploaded application binary. APK: read with app-info-parser (package, versionName/versionCode,
+ * minSdk, label resolved through resources.arsc, icon, launcher activity). IPA: our own reader (ipa-metadata.ts),
+ * which keeps to the top-level app and reads the code signature. A file that is not a valid package is an ApiFailure.
  */
 import { ApiFailure, type ApplicationFormFactor, type DeviceOperatingSystem } from '@devicelab/shared';
+import { readIpaMetadata } from './ipa-metadata';
 
 // app-info-parser ships no types; this is the part of its surface used here.
 type ParserCtor = new (file: string) => { parse(): Promise<Record<string, unknown>> };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const ApkParser = require('app-info-parser/src/apk') as ParserCtor;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const IpaParser = require('app-info-parser/src/ipa') as ParserCtor;
 
 export interface AppMetadata {
   operatingSystem: DeviceOperatingSystem;
@@ -27,21 +26,25 @@ export interface AppMetadata {
   provisionExpirationDate?: Date;
   provisionsAllDevices: boolean;
   appTeamIdentifier?: string;
+  /** iOS: common name of the leaf certificate of the executable's code signature. */
+  signingCertificateName?: string;
+  /** iOS: that certificate (DER) is one of the profile's DeveloperCertificates. */
+  signingCertificateInProfile?: boolean;
   applicationErrors: string[];
 }
 
 export async function readAppMetadata(
   file: string, operatingSystem: DeviceOperatingSystem, now: Date = new Date(),
 ): Promise<AppMetadata> {
-  const kind = operatingSystem === 'Android' ? 'Android' : 'iOS';
+  if (operatingSystem !== 'Android') return readIpaMetadata(file, now);
   let info: Record<string, unknown>;
   try {
-    info = await new (operatingSystem === 'Android' ? ApkParser : IpaParser)(file).parse();
+    info = await new ApkParser(file).parse();
   } catch {
-    throw new ApiFailure(`The file is not a valid ${kind} application package.`);
+    throw new ApiFailure('The file is not a valid Android application package.');
   }
-  const metadata = operatingSystem === 'Android' ? fromApk(info) : fromIpa(info, now);
-  if (!metadata) throw new ApiFailure(`The file is not a valid ${kind} application package.`);
+  const metadata = fromApk(info);
+  if (!metadata) throw new ApiFailure('The file is not a valid Android application package.');
   return metadata;
 }
 
@@ -64,32 +67,6 @@ function fromApk(info: Record<string, unknown>): AppMetadata | undefined {
     supportedFormFactors: 'Universal',
     provisionsAllDevices: false,
     applicationErrors: launcher ? [] : ['The application has no launchable activity (MAIN/LAUNCHER); it cannot be launched.'],
-  };
-}
-
-function fromIpa(info: Record<string, unknown>, now: Date): AppMetadata | undefined {
-  const identifier = text(info.CFBundleIdentifier);
-  if (!identifier) return undefined;
-  const profile = (info.mobileProvision ?? undefined) as Record<string, unknown> | undefined;
-  const expiration = profile?.ExpirationDate ? new Date(profile.ExpirationDate as string) : undefined;
-  const errors: string[] = [];
-  if (!profile) errors.push('The application has no embedded provisioning profile.');
-  if (expiration && !Number.isNaN(expiration.getTime()) && expiration.getTime() < now.getTime()) {
-    errors.push(`The provisioning profile expired on ${expiration.toISOString().replace(/\.\d{3}Z$/, 'Z')}.`);
-  }
-  const teams = profile?.TeamIdentifier;
-  return {
-    operatingSystem: 'iOS',
-    applicationIdentifier: identifier,
-    displayName: text(info.CFBundleDisplayName) ?? text(info.CFBundleName) ?? identifier,
-    version: text(info.CFBundleShortVersionString),
-    buildVersion: text(info.CFBundleVersion),
-    minimumOperatingSystemVersion: text(info.MinimumOSVersion),
-    supportedFormFactors: formFactor(info.UIDeviceFamily),
-    provisionExpirationDate: expiration && !Number.isNaN(expiration.getTime()) ? expiration : undefined,
-    provisionsAllDevices: profile?.ProvisionsAllDevices === true,
-    appTeamIdentifier: Array.isArray(teams) ? text(teams[0]) : undefined,
-    applicationErrors: errors,
   };
 }
 
@@ -128,13 +105,4 @@ function rasterIcon(value: unknown): string | undefined {
     return `data:image/webp;base64,${match[1]}`;
   }
   return undefined;
-}
-
-function formFactor(family: unknown): ApplicationFormFactor {
-  const values = Array.isArray(family) ? family.map(Number) : [];
-  const phone = values.includes(1);
-  const tablet = values.includes(2);
-  if (phone && !tablet) return 'Phone';
-  if (tablet && !phone) return 'Tablet';
-  return 'Universal';
 }

@@ -58,6 +58,11 @@ export class BlobStore {
     return createReadStream(this.pathOf(sha256));
   }
 
+  /** Removes a blob; a missing one is not an error (removal is idempotent). */
+  async remove(sha256: string): Promise<void> {
+    await fs.rm(this.pathOf(sha256), { force: true });
+  }
+
   async size(sha256: string): Promise<number> {
     return (await fs.stat(this.pathOf(sha256))).size;
   }

@@ -8,6 +8,7 @@ import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from 
 import type { UserRow } from '../store/schema';
 import { generateApiToken, hashToken, isWellFormedApiToken, tokenMatchesHash } from './api-tokens';
 import { displayNameOf, type AuthenticatedUser } from './authenticated-user';
+import { noteAuthentication } from './login-tracking';
 
 export const ADMIN_LOGIN = 'admin';
 
@@ -170,24 +171,15 @@ export async function rotateUserToken(db: Db, login: string): Promise<string> {
   return token;
 }
 
-/** last_login_at is refreshed at most this often, so every API call does not become a write. */
-const LAST_LOGIN_RESOLUTION = '1 minute';
-
 /**
  * The Basic-auth check: the user with this login (case-insensitive), active, whose token hash matches in
- * constant time. Undefined for any failure, without saying which part was wrong.
+ * constant time. Undefined for any failure, without saying which part was wrong. A successful check after a
+ * pause counts as a login (auth/login-tracking.ts).
  */
 export async function findUserByCredentials(db: Db, login: string, token: string): Promise<AuthenticatedUser | undefined> {
   const row = await findUserRow(db, login);
   if (!row || !row.is_active || !tokenMatchesHash(token, row.token_sha256)) return undefined;
-  await db
-    .updateTable('users')
-    .set({ last_login_at: sql`now()` })
-    .where('id', '=', row.id)
-    .where((eb) =>
-      eb.or([eb('last_login_at', 'is', null), eb('last_login_at', '<', sql<Date>`now() - ${LAST_LOGIN_RESOLUTION}::interval`)]),
-    )
-    .execute();
+  await noteAuthentication(db, row);
   return loadAuthenticatedUser(db, row);
 }
 

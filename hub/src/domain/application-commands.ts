@@ -41,7 +41,7 @@ export async function installApplication(
     },
   });
   await withTx(db, (trx) => recordEvent(trx, {
-    eventType: 'ApplicationInstall', message: 'Application Installed', deviceId: device.id, deviceName: device.name,
+    eventType: 'ApplicationInstall', message: 'Application Installed', boolValue: true, deviceId: device.id, deviceName: device.name,
     performedById: user.id, performedByName: user.displayName, applicationId: app.id,
     applicationName: app.display_name, stringValue: app.version,
   }));
@@ -54,10 +54,41 @@ export async function uninstallApplication(
 ): Promise<void> {
   requireEntitlement(user, 'DeviceApplicationManagement');
   const { app, device } = await target(db, user, applicationId, deviceIdentifier);
+  await uninstallFromDevice(db, gateways, user, device, app.application_identifier, app, options.removeData);
+}
+
+/**
+ * uninstallBundle: removes a package by its bundle id / package name, whether or not it was uploaded here. The
+ * event names the uploaded Application of that identifier when there is one (latest upload).
+ */
+export async function uninstallBundle(
+  db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, bundleId: string, deviceIdentifier: string,
+  options: { removeData?: boolean } = {},
+): Promise<void> {
+  requireEntitlement(user, 'DeviceApplicationManagement');
+  const device = await resolveDevice(db, deviceIdentifier);
+  assertUsableBy(device, user);
+  const app = await db.selectFrom('applications').selectAll()
+    .where('application_identifier', '=', bundleId).where('operating_system', '=', device.operating_system)
+    .orderBy('version_counter', 'desc').orderBy('created_at', 'desc').executeTakeFirst();
+  await uninstallFromDevice(db, gateways, user, device, bundleId, app, options.removeData);
+}
+
+async function uninstallFromDevice(
+  db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, device: DeviceWithRetainer, identifier: string,
+  app: ApplicationRow | undefined, removeData: boolean | undefined,
+): Promise<void> {
   await runDeviceCommand(gateways, device, {
     action: 'uninstall',
-    uninstall: { applicationIdentifier: app.application_identifier, keepData: options.removeData === false },
+    uninstall: { applicationIdentifier: identifier, keepData: removeData === false },
   });
+  // The change happened on the device, not in the records: the event gets a transaction of its own.
+  await withTx(db, (trx) => recordEvent(trx, {
+    eventType: 'ApplicationInstall', message: 'Application Uninstalled', boolValue: false,
+    deviceId: device.id, deviceName: device.name, performedById: user.id, performedByName: user.displayName,
+    applicationId: app?.id ?? null, applicationName: app?.display_name ?? identifier,
+    stringValue: app?.version ?? null,
+  }));
 }
 
 export interface LaunchOptions { arguments?: string; startOnly?: boolean }

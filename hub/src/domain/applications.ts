@@ -7,6 +7,7 @@ import { readAppMetadata } from '../apps/app-metadata';
 import type { BlobStore } from '../apps/blob-store';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
 import { withTx, type Db } from '../store/database';
+import { lockBlob } from './application-changes';
 import { toApplicationModel } from './application-mapping';
 
 export interface UploadInput {
@@ -31,6 +32,10 @@ export async function uploadApplication(
     const row = await withTx(db, async (trx) => {
       // Serialise uploads of one identifier so versionCounter values are unique and gap-free.
       await sql`select pg_advisory_xact_lock(hashtext(${`app:${meta.applicationIdentifier}`}))`.execute(trx);
+      // A concurrent delete may have removed this very binary between putFile and here; under the blob lock it
+      // cannot any more, so store it again when it is gone.
+      await lockBlob(trx, blob.sha256);
+      if (!(await blobs.has(blob.sha256))) await blobs.putFile(file.path);
       const { count } = await trx.selectFrom('applications')
         .select((eb) => eb.fn.countAll<string>().as('count'))
         .where('application_identifier', '=', meta.applicationIdentifier)
@@ -52,6 +57,8 @@ export async function uploadApplication(
         provision_expiration_date: meta.provisionExpirationDate ?? null,
         provisions_all_devices: meta.provisionsAllDevices,
         app_team_identifier: meta.appTeamIdentifier ?? null,
+        signing_certificate_name: meta.signingCertificateName ?? null,
+        signing_certificate_in_profile: meta.signingCertificateInProfile ?? false,
         launch_activity: meta.launchActivity ?? null,
         application_errors: JSON.stringify(meta.applicationErrors),
       }).returningAll().executeTakeFirstOrThrow();

@@ -4,12 +4,17 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
 import { withTx, type Db, type Tx } from '../store/database';
-import { signDeviceTicket } from './device-ticket';
+import { signDeviceTicket, type TicketKeys } from './device-ticket';
 import { inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
 import { recordEvent } from './events';
 import { runDeviceCommand } from './gateway-commands';
 
-export interface RetainOptions { ticketSecret: string | Buffer; now?: () => Date }
+export interface RetainOptions {
+  ticketKeys: TicketKeys;
+  now?: () => Date;
+  /** Told about the retain once it is committed, so the device's gateway accepts the new ticket. */
+  gateways?: Pick<GatewayDirectory, 'notifyRetention'>;
+}
 
 /** Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online). */
 export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
@@ -24,15 +29,17 @@ export async function retainDevice(
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
   const { id } = await resolveDevice(db, identifier);
-  return withTx(db, async (trx) => {
+  const ticket = await withTx(db, async (trx) => {
     const device = await lockDevice(trx, id);
     assertUsableBy(device, user);
     let retainedAt = device.retained_at;
-    if (device.retained_by !== user.id || !retainedAt) {
+    let retainId = device.retain_id;
+    if (device.retained_by !== user.id || !retainedAt || !retainId) {
       retainedAt = options.now?.() ?? new Date();
-      await trx.updateTable('devices')
+      // retain_id is set by the database (migration 007): a new one for every new retain.
+      ({ retain_id: retainId } = await trx.updateTable('devices')
         .set({ retained_by: user.id, retained_at: retainedAt, last_inuse_at: retainedAt })
-        .where('id', '=', id).execute();
+        .where('id', '=', id).returning('retain_id').executeTakeFirstOrThrow());
       await recordEvent(trx, {
         eventType: 'DeviceRetained', message: 'Device Retained', boolValue: true,
         deviceId: id, deviceName: device.name, performedById: user.id, performedByName: user.displayName,
@@ -44,26 +51,39 @@ export async function retainDevice(
         .where('id', '=', device.gateway_id).executeTakeFirst()
       : undefined;
     return {
-      authenticator: signDeviceTicket(options.ticketSecret, { deviceId: id, userId: user.id, retainedAt }),
+      authenticator: signDeviceTicket(options.ticketKeys, {
+        vendorUniqueIdentifier: device.vendor_unique_identifier, deviceId: id, userId: user.id,
+        retainId: retainId ?? '', issuedAt: retainedAt,
+      }),
+      retainId: retainId ?? '',
       gatewayAddress: gateway?.public_address ?? '',
       gatewayPort: gateway?.public_port ?? 0,
       deviceVendorUniqueIdentifier: device.vendor_unique_identifier,
       serialNumber: device.serial_number ?? device.vendor_unique_identifier,
     };
   });
+  const { retainId, ...accessTicket } = ticket;
+  options.gateways?.notifyRetention(accessTicket.deviceVendorUniqueIdentifier, retainId);
+  return accessTicket;
 }
 
 /** Owner, a device nobody retains, or DeviceReleaseAny; otherwise the in-use text. */
-export async function releaseDevice(db: Db, user: AuthenticatedUser, identifier: string): Promise<void> {
+export async function releaseDevice(
+  db: Db, user: AuthenticatedUser, identifier: string,
+  /** Told once the release is committed, so the device's gateway stops accepting the old ticket. */
+  gateways?: Pick<GatewayDirectory, 'notifyRetention'>,
+): Promise<void> {
   const { id } = await resolveDevice(db, identifier);
-  await withTx(db, async (trx) => {
+  const released = await withTx(db, async (trx) => {
     const device = await lockDevice(trx, id);
-    if (!device.retained_by) return;
+    if (!device.retained_by) return undefined;
     if (device.retained_by !== user.id && !hasEntitlement(user, 'DeviceReleaseAny')) {
       throw new ApiFailure(inUseBy(device));
     }
     await dropRetain(trx, device, user);
+    return device;
   });
+  if (released) gateways?.notifyRetention(released.vendor_unique_identifier, '');
 }
 
 async function dropRetain(trx: Tx, device: DeviceWithRetainer, by: AuthenticatedUser): Promise<void> {

@@ -17,7 +17,7 @@ const date = (d: Date | null): string | undefined => (d ? formatWireDate(d) : un
 const opt = <T>(v: T | null): T | undefined => v ?? undefined;
 
 export function toDeviceModel(
-  row: DeviceWithRetainer, options: DeviceDetailOptions = {}, managed: ApplicationRow[] = [],
+  row: DeviceWithRetainer, options: DeviceDetailOptions = {}, managed: ApplicationRow[] = [], now = new Date(),
 ): Device {
   const device: Device = {
     id: row.id,
@@ -32,7 +32,8 @@ export function toDeviceModel(
     diskSpace: Number(row.disk_space),
     diskSpaceUsed: Number(row.disk_space_used),
     slotNumber: opt(row.slot_number),
-    lastInuseAt: date(row.last_inuse_at),
+    // While retained the device is in use right now; otherwise the end of its last retain.
+    lastInuseAt: date(row.retained_by ? now : row.last_inuse_at),
     lastDisconnectedAt: date(row.last_disconnected_at),
     lastConnectedAt: date(row.last_connected_at),
     deleted: row.deleted,

@@ -1,29 +1,54 @@
 /**
- * The authenticator of a DeviceAccessTicket: an HMAC-SHA256 (hub secret) over device id, user id and retain time,
- * so a gateway or the hub can check a ticket without a lookup: `<base64url payload>.<base64url signature>`.
+ * DeviceAccessTicket authenticators (issue item 5): Ed25519-signed claims binding the device (vendor id and Guid),
+ * the retaining user, the retain id and the issue time. The hub's key pair is created once and kept in
+ * `hub_settings`; gateways get the public key in Welcome and verify tickets on their own
+ * (`gateway/src/tickets/ticket-verifier.ts`). The format is `@devicelab/proto`'s `encodeDeviceTicket`.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { encodeDeviceTicket } from '@devicelab/proto';
+import type { Db } from '../store/database';
+import { settingOrCreate } from '../store/settings';
 
-export interface TicketClaims { deviceId: string; userId: string; retainedAt: Date }
+export const TICKET_KEY_SETTING = 'ticket_signing_key';
 
-export function signDeviceTicket(secret: string | Buffer, claims: TicketClaims): string {
-  const payload = Buffer.from(`${claims.deviceId}.${claims.userId}.${claims.retainedAt.getTime()}`).toString('base64url');
-  return `${payload}.${sign(secret, payload)}`;
+export interface TicketKeys {
+  privateKey: KeyObject;
+  /** SPKI DER, as Welcome.ticket_public_key carries it. */
+  publicKeyDer: Buffer;
 }
 
-/** The claims of a valid authenticator, or undefined when it is malformed or not signed with `secret`. */
-export function verifyDeviceTicket(secret: string | Buffer, token: string): TicketClaims | undefined {
-  const [payload, signature, extra] = token.split('.');
-  if (!payload || !signature || extra !== undefined) return undefined;
-  const expected = Buffer.from(sign(secret, payload));
-  const actual = Buffer.from(signature);
-  if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
-  const [deviceId, userId, time] = Buffer.from(payload, 'base64url').toString().split('.');
-  const ms = Number(time);
-  if (!deviceId || !userId || !Number.isFinite(ms)) return undefined;
-  return { deviceId, userId, retainedAt: new Date(ms) };
+export interface TicketClaims {
+  vendorUniqueIdentifier: string;
+  deviceId: string;
+  userId: string;
+  retainId: string;
+  issuedAt: Date;
 }
 
-function sign(secret: string | Buffer, payload: string): string {
-  return createHmac('sha256', secret).update(payload).digest('base64url');
+export function ticketKeysFromPem(privateKeyPem: string): TicketKeys {
+  const privateKey = createPrivateKey(privateKeyPem);
+  return { privateKey, publicKeyDer: createPublicKey(privateKey).export({ type: 'spki', format: 'der' }) };
+}
+
+export function newTicketKeys(): TicketKeys {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  return ticketKeysFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+}
+
+/** The hub's ticket key pair: created on first use, the same on every later start (and every replica). */
+export async function loadTicketKeys(db: Db): Promise<TicketKeys> {
+  const pem = await settingOrCreate(db, TICKET_KEY_SETTING,
+    () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+  return ticketKeysFromPem(pem);
+}
+
+export function signDeviceTicket(keys: TicketKeys, claims: TicketClaims): string {
+  return encodeDeviceTicket({
+    v: 1,
+    vuid: claims.vendorUniqueIdentifier,
+    device: claims.deviceId,
+    user: claims.userId,
+    retain: claims.retainId,
+    iat: claims.issuedAt.getTime(),
+  }, (data) => sign(null, data, keys.privateKey));
 }

@@ -6,6 +6,8 @@
  */
 import { sql } from 'kysely';
 import type { DeviceState } from '@devicelab/proto';
+import { recordEvent } from '../domain/events';
+import { countLicensedDevices, licensedDeviceLimit, licensedLimitReached, lockLicensedDevices } from '../domain/hub-settings';
 import { withTx, type Db, type Tx } from '../store/database';
 
 /** Set by the domain when it reboots a device; holds until the gateway reports the device Ready again. */
@@ -75,7 +77,7 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
   return withTx(db, async (trx) => {
     const reported = knownFacts(state);
     // Insert as Offline first; the update below then records the first Online as a flip like any other.
-    await trx
+    const inserted = await trx
       .insertInto('devices')
       .values({
         vendor_unique_identifier: state.vendorUniqueIdentifier,
@@ -85,10 +87,12 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
         ...reported,
       })
       .onConflict((oc) => oc.column('vendor_unique_identifier').doNothing())
-      .execute();
+      .returning('id')
+      .executeTakeFirst();
+    const licenseDetail = inserted ? await disableBeyondLicense(trx, inserted.id) : undefined;
     const current = await trx
       .selectFrom('devices')
-      .select(['id', 'name', 'availability', 'readiness'])
+      .select(['id', 'name', 'availability', 'readiness', 'operating_system_version'])
       .where('vendor_unique_identifier', '=', state.vendorUniqueIdentifier)
       .forUpdate()
       .executeTakeFirstOrThrow();
@@ -106,7 +110,7 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
         ...rename,
         gateway_id: gatewayId,
         readiness,
-        readiness_detail: readiness === HUB_REBOOTING ? null : blankToNull(state.readinessDetail),
+        readiness_detail: readiness === HUB_REBOOTING ? null : blankToNull(state.readinessDetail) ?? licenseDetail ?? null,
         availability,
         ...(flipped && availability === 'Online' ? { last_connected_at: sql`now()` } : {}),
         ...(flipped && availability === 'Offline' ? { last_disconnected_at: sql`now()` } : {}),
@@ -114,8 +118,39 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
       .where('id', '=', current.id)
       .execute();
     if (flipped) await recordAvailabilityEvents(trx, [{ id: current.id, name: current.name }], availability);
+    const newVersion = reported.operating_system_version;
+    if (newVersion && current.operating_system_version && newVersion !== current.operating_system_version) {
+      await recordEvent(trx, {
+        eventType: 'DeviceOperatingSystemChange', message: 'Device OS Changed', stringValue: newVersion,
+        deviceId: current.id, deviceName: rename.name ?? current.name,
+      });
+    }
     return { vendorUniqueIdentifier: state.vendorUniqueIdentifier, deviceId: current.id, availability, flipped };
   });
+}
+
+/**
+ * A newly discovered device beyond the licensed device limit stays disabled (spec 8); the event and the
+ * readiness detail say why. Returns that detail, or undefined when the device is licensed.
+ */
+async function disableBeyondLicense(trx: Tx, deviceId: string): Promise<string | undefined> {
+  let limit: number | null;
+  try {
+    limit = licensedDeviceLimit();
+  } catch {
+    return undefined; // a malformed limit is reported by the API (GET /Settings, enable); discovery goes on
+  }
+  if (limit === null) return undefined;
+  await lockLicensedDevices(trx);
+  if ((await countLicensedDevices(trx, deviceId)) < limit) return undefined;
+  const detail = licensedLimitReached(limit);
+  const device = await trx.updateTable('devices').set({ enabled: false }).where('id', '=', deviceId)
+    .returning('name').executeTakeFirstOrThrow();
+  await recordEvent(trx, {
+    eventType: 'DeviceEnablement', message: 'Device Disabled', boolValue: false, stringValue: detail,
+    deviceId, deviceName: device.name,
+  });
+  return detail;
 }
 
 export interface TakeOfflineScope {

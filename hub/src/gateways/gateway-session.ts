@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import type { CommandAction, CommandResult, DeviceState, GatewayMessage, Hello, HubMessage } from '@devicelab/proto';
+import type { CommandAction, CommandResult, DeviceState, GatewayMessage, Hello, HubMessage, Retention } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
@@ -31,6 +31,8 @@ export interface GatewaySessionContext {
   onEstablished(session: GatewaySession): void;
   onEnded(session: GatewaySession): void;
   onDevicesChanged?(changes: DeviceChange[]): void;
+  /** SPKI DER of the DeviceAccessTicket signing key, for Welcome. */
+  ticketPublicKey?: Buffer;
 }
 
 interface PendingCommand {
@@ -50,6 +52,8 @@ export class GatewaySession {
   private ended = false;
   /** Set when a newer connection of the same gateway took over: its snapshot reconciles, so no Offline flap. */
   private replaced = false;
+  /** Retention changes that arrive before Welcome is written; sent right behind it. */
+  private heldRetentions: Retention[] | undefined = [];
 
   constructor(private readonly ctx: GatewaySessionContext) {}
 
@@ -159,12 +163,42 @@ export class GatewaySession {
       return;
     }
     this.hello = hello;
-    this.write({ body: 'welcome', welcome: { hubProof: hubProof(gateway.token_sha256, hello.nonce ?? Buffer.alloc(0)), heartbeatIntervalMs } });
-    this.timers.push(setInterval(() => this.write({ body: 'heartbeat', heartbeat: { sentAtMs: Date.now() } }), heartbeatIntervalMs));
+    // Established first, so retains committed while the current ones are read are held and sent after Welcome.
     this.ctx.onEstablished(this);
     this.write_(() =>
       setGatewayConnected(this.ctx.db, gateway.id, true, { publicAddress: hello.publicAddress, publicPort: hello.publicPort }),
     );
+    void this.currentRetentions().then((retentions) => {
+      if (this.ended) return;
+      this.write({ body: 'welcome', welcome: {
+        hubProof: hubProof(gateway.token_sha256, hello.nonce ?? Buffer.alloc(0)),
+        heartbeatIntervalMs,
+        ticketPublicKey: this.ctx.ticketPublicKey ?? Buffer.alloc(0),
+        retentions,
+      } });
+      const held = this.heldRetentions ?? [];
+      this.heldRetentions = undefined;
+      for (const retention of held) this.write({ body: 'retention', retention });
+      this.timers.push(setInterval(() => this.write({ body: 'heartbeat', heartbeat: { sentAtMs: Date.now() } }), heartbeatIntervalMs));
+    });
+  }
+
+  /** A device of this gateway was retained (`retainId`) or released (''). */
+  sendRetention(retention: Retention): void {
+    if (this.heldRetentions) this.heldRetentions.push(retention);
+    else this.write({ body: 'retention', retention });
+  }
+
+  /** The retains of this gateway's devices now; none when the records store cannot say (tickets then wait). */
+  private async currentRetentions(): Promise<Retention[]> {
+    try {
+      const rows = await this.ctx.db.selectFrom('devices').select(['vendor_unique_identifier', 'retain_id'])
+        .where('gateway_id', '=', this.ctx.gateway.id).where('retain_id', 'is not', null).execute();
+      return rows.map((row) => ({ vendorUniqueIdentifier: row.vendor_unique_identifier, retainId: row.retain_id ?? '' }));
+    } catch (err) {
+      this.ctx.logger.warn({ gateway: this.gatewayName, reason: String(err) }, 'could not read retains for Welcome');
+      return [];
+    }
   }
 
   /** A full inventory: upsert every device, then everything else this gateway had goes Offline. */

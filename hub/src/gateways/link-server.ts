@@ -47,6 +47,8 @@ export interface LinkServerOptions {
   heartbeatIntervalMs?: number;
   /** Called after device rows changed (inventory, disconnects); for caches and push notifications. */
   onDevicesChanged?: (changes: DeviceChange[]) => void;
+  /** SPKI DER of the key that signs DeviceAccessTicket authenticators; sent in Welcome. */
+  ticketPublicKey?: Buffer;
   logger?: Logger;
 }
 
@@ -98,6 +100,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           heartbeatIntervalMs,
           logger,
           enqueueWrite,
+          ticketPublicKey: options.ticketPublicKey,
           onDevicesChanged: options.onDevicesChanged,
           onEstablished: (established) => {
             const previous = sessions.get(gateway.name);
@@ -150,6 +153,12 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     },
     connectedGateways(): ConnectedGateway[] {
       return [...sessions.values()].map((session) => session.describe());
+    },
+    notifyRetention(vendorUniqueIdentifier: string, retainId: string): void {
+      // Every gateway hears it, not only the one reporting the device now: a reconnected gateway reports its
+      // devices a while after Welcome, and a device can move to another gateway. A retain id is no secret (a
+      // ticket also needs the hub's signature).
+      for (const session of sessions.values()) session.sendRetention({ vendorUniqueIdentifier, retainId });
     },
   };
 

@@ -20,6 +20,18 @@ export interface UsersTable {
   profile: JsonWithDefault<Record<string, string>>;
   created_at: CreatedAt;
   last_login_at: Timestamp | null;
+  /** scrypt hash (auth/passwords.ts) of the password, for UI logins of other tools; never returned. */
+  password_hash: string | null;
+  /** Last authenticated request; a request after 30 idle minutes counts as a new login (auth/login-tracking.ts). */
+  last_seen_at: Timestamp | null;
+}
+
+/** Spec UserProperty: free-form name/value pairs of a user, in the order given (`position`). */
+export interface UserPropertiesTable {
+  user_id: string;
+  name: string;
+  value: string;
+  position: number;
 }
 
 export interface RolesTable {
@@ -88,6 +100,8 @@ export interface DevicesTable {
   notes: string | null;
   retained_by: string | null;
   retained_at: Timestamp | null;
+  /** Id of the current retain, kept by a trigger (migration 007); null while not retained. */
+  retain_id: Generated<string | null>;
   properties: JsonWithDefault<DevicePropertyValue[]>;
   installed_packages: JsonWithDefault<InstalledPackage[]>;
   last_inuse_at: Timestamp | null;
@@ -157,6 +171,8 @@ export interface EventsTable {
   is_success: Generated<boolean>;
   device_online_count: Generated<number>;
   device_inuse_count: Generated<number>;
+  /** Insertion order (migration 006): the tie-break of events written at the same instant. bigint, read as text. */
+  seq: ColumnType<string, never, never>;
 }
 
 export interface HubSettingsTable {
@@ -168,6 +184,7 @@ export interface Database {
   users: UsersTable;
   roles: RolesTable;
   user_roles: UserRolesTable;
+  user_properties: UserPropertiesTable;
   gateways: GatewaysTable;
   devices: DevicesTable;
   applications: ApplicationsTable;

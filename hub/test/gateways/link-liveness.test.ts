@@ -1,94 +1,97 @@
-/** How fast the hub notices a gateway that went away: heartbeat silence, and a gateway process killed -9. */
-import { spawn } from 'node:child_process';
-import { promises as fs } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import readline from 'node:readline';
-import * as grpc from '@grpc/grpc-js';
-import { BlobStore } from '../../src/apps/blob-store';
-import { registerGateway } from '../../src/gateways/gateway-tokens';
-import { startLinkServer, type LinkServer } from '../../src/gateways/link-server';
-import { deviceState, FakeGateway, waitUntil } from '../support/fake-gateway';
-import { createTestDatabase, type TestDatabase } from '../support/test-database';
+/**
+ * How the hub tells a live gateway from a gone one, with OUR REAL gateway in front of a simulated device: a
+ * heartbeating gateway stays connected, a hung gateway process (stream open, silent) is dropped after three
+ * heartbeat intervals, and a gateway process killed with SIGKILL is noticed within 5 s.
+ */
+import { specFromPreset } from '@devicelab/labsim';
+import {
+  availabilityHistory, deviceRow, gatewayRow, sleep, startLinkLab, waitForAvailability, waitUntil,
+  type GatewayDaemon, type LabDevice, type LinkLab,
+} from './real-gateway-lab';
 
 const HEARTBEAT_MS = 200;
-let t: TestDatabase;
-let blobDir: string;
-let link: LinkServer;
-let token: string;
+let lab: LinkLab;
+let D: LabDevice;
 
-const availability = async (vui: string) =>
-  (await t.db.selectFrom('devices').select('availability').where('vendor_unique_identifier', '=', vui).executeTakeFirst())?.availability;
+const row = async () => {
+  const found = await deviceRow(lab, D.vui);
+  if (!found) throw new Error(`no device row for ${D.vui}`);
+  return found;
+};
+
+/** Waits until the daemon's device is Online; shows the daemon's output when it never gets there. */
+async function daemonOnline(daemon: GatewayDaemon): Promise<void> {
+  await waitForAvailability(lab, [D.vui], 'Online', 15_000).catch((err: Error) => {
+    throw new Error(`${err.message}\ngateway daemon output:\n${daemon.output()}`);
+  });
+}
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  blobDir = await fs.mkdtemp(path.join(os.tmpdir(), 'devicelab-blobs-'));
-  token = await registerGateway(t.db, 'lab-2');
-  link = await startLinkServer({
-    db: t.db,
-    blobs: new BlobStore(blobDir),
-    port: 0,
-    host: '127.0.0.1',
-    heartbeatIntervalMs: HEARTBEAT_MS,
-  });
-});
+  lab = await startLinkLab({ gatewayName: 'lab-2', devices: [specFromPreset('moto-g9-play', 3)], heartbeatIntervalMs: HEARTBEAT_MS });
+  [D] = lab.devices;
+}, 60_000);
 
-afterAll(async () => {
-  await link.stop();
-  await t.drop();
-  await fs.rm(blobDir, { recursive: true, force: true });
-});
+afterAll(() => lab?.stop(), 30_000);
 
 describe('gateway liveness', () => {
-  it('ends a session after three silent heartbeat intervals and takes its devices Offline', async () => {
-    const gateway = await FakeGateway.connect({ port: link.port, name: 'lab-2', token, heartbeats: false });
-    expect((await gateway.welcome).heartbeatIntervalMs).toBe(HEARTBEAT_MS);
-    gateway.snapshot([deviceState('quiet-1')]);
-    await waitUntil(async () => (await availability('quiet-1')) === 'Online');
-    const lastMessageAt = Date.now();
+  it('keeps a heartbeating gateway connected well past three heartbeat intervals', async () => {
+    const gateway = await lab.startGateway();
+    await waitForAvailability(lab, [D.vui], 'Online');
+    const [session] = lab.link.directory.connectedGateways();
+    expect(session).toBeDefined();
 
-    await expect(gateway.closed).resolves.toMatchObject({ code: grpc.status.UNAVAILABLE, details: 'heartbeat timeout' });
-    const silentFor = Date.now() - lastMessageAt;
-    expect(silentFor).toBeGreaterThanOrEqual(3 * HEARTBEAT_MS - 50);
-    expect(silentFor).toBeLessThan(3 * HEARTBEAT_MS + HEARTBEAT_MS + 500);
-    await waitUntil(async () => (await availability('quiet-1')) === 'Offline', 5_000, 'quiet-1 Offline');
-    gateway.kill();
+    await sleep(8 * HEARTBEAT_MS);
+    // Still the same session: nothing but heartbeats went over the link meanwhile.
+    expect(lab.link.directory.connectedGateways()).toEqual([expect.objectContaining({ name: 'lab-2', connectedAt: session.connectedAt })]);
+    expect(gateway.disconnects).toBe(0);
+    expect(gateway.running.link.connected).toBe(true);
+    expect((await gatewayRow(lab))?.connected).toBe(true);
+    expect((await row()).availability).toBe('Online');
+    expect(await availabilityHistory(lab, (await row()).id)).toEqual(['Device Online']);
+
+    await gateway.stop();
+    await waitForAvailability(lab, [D.vui], 'Offline', 5_000);
   });
 
-  it('keeps a heartbeating gateway connected well past three intervals', async () => {
-    const gateway = await FakeGateway.connect({ port: link.port, name: 'lab-2', token });
-    gateway.snapshot([deviceState('chatty-1')]);
-    await waitUntil(async () => (await availability('chatty-1')) === 'Online');
-    await new Promise((resolve) => setTimeout(resolve, 6 * HEARTBEAT_MS));
-    expect(await availability('chatty-1')).toBe('Online');
-    expect(gateway.received.filter((m) => m.body === 'heartbeat').length).toBeGreaterThanOrEqual(4);
-    gateway.kill();
-  });
+  it('drops a hung gateway (stream open, silent) after three heartbeat intervals; resumed, it reconnects under the same Guids', async () => {
+    const daemon = lab.spawnGatewayDaemon();
+    try {
+      await daemonOnline(daemon);
+      const before = await row();
+
+      const hungAt = Date.now();
+      daemon.child.kill('SIGSTOP');
+      await waitUntil(() => lab.link.directory.connectedGateways().length === 0, 5_000, 'the hub to drop the hung gateway');
+      const noticedAfter = Date.now() - hungAt;
+      // Its last heartbeat went out at most one interval before it hung; the hub checks twice per interval.
+      expect(noticedAfter).toBeGreaterThanOrEqual(2 * HEARTBEAT_MS - 50);
+      expect(noticedAfter).toBeLessThan(3 * HEARTBEAT_MS + HEARTBEAT_MS + 500);
+      await waitForAvailability(lab, [D.vui], 'Offline', 2_000);
+      expect(await row()).toMatchObject({ readiness: 'Offline', readiness_detail: expect.stringMatching(/^Gateway disconnected: no message for \d+ ms/) });
+      expect((await gatewayRow(lab))?.connected).toBe(false);
+
+      daemon.child.kill('SIGCONT');
+      await daemonOnline(daemon);
+      expect((await row()).id).toBe(before.id);
+      expect((await gatewayRow(lab))?.connected).toBe(true);
+    } finally {
+      await daemon.kill();
+    }
+  }, 30_000);
 
   it('notices a gateway process killed with SIGKILL within 5 s', async () => {
-    const support = path.join(__dirname, '..', 'support');
-    const child = spawn(
-      process.execPath,
-      ['-r', path.join(support, 'ts-register.cjs'), path.join(support, 'fake-gateway-process.ts'), String(link.port), 'lab-2', token, 'proc-1', 'proc-2'],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const daemon = lab.spawnGatewayDaemon();
     try {
-      await new Promise<void>((resolve, reject) => {
-        readline.createInterface({ input: child.stdout! }).once('line', () => resolve());
-        child.once('exit', (code) => reject(new Error(`fake gateway exited with ${code}`)));
-      });
-      await waitUntil(async () => (await availability('proc-1')) === 'Online' && (await availability('proc-2')) === 'Online', 10_000);
-
+      await daemonOnline(daemon);
       const killedAt = Date.now();
-      child.kill('SIGKILL');
-      await waitUntil(
-        async () => (await availability('proc-1')) === 'Offline' && (await availability('proc-2')) === 'Offline',
-        5_000,
-        'devices of the killed gateway Offline',
-      );
+      await daemon.kill();
+      await waitForAvailability(lab, [D.vui], 'Offline', 5_000);
       expect(Date.now() - killedAt).toBeLessThan(5_000);
+      expect(await row()).toMatchObject({ readiness: 'Offline', readiness_detail: expect.stringMatching(/^Gateway disconnected/) });
+      expect((await gatewayRow(lab))?.connected).toBe(false);
+      expect(lab.link.directory.connectedGateways()).toEqual([]);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await daemon.kill();
     }
-  });
+  }, 30_000);
 });

@@ -64,15 +64,9 @@ export class AdbTracker {
       return;
     }
     this.tracking = tracking;
-    let first = true;
     tracking.on('changeSet', (changes: { added: Device[]; changed: Device[]; removed: Device[] }) => {
       this.trackSeq++;
-      if (first) {
-        first = false;
-        this.retryMs = this.retry.minMs;
-        const present = new Set(changes.added.map((d) => d.id));
-        for (const serial of [...this.known.keys()]) if (!present.has(serial)) this.remove(serial);
-      }
+      this.retryMs = this.retry.minMs;
       for (const d of changes.removed) this.remove(d.id);
       for (const d of [...changes.added, ...changes.changed]) {
         this.known.set(d.id, d.type);
@@ -90,6 +84,11 @@ export class AdbTracker {
     };
     tracking.on('error', onEnd);
     tracking.on('end', () => onEnd());
+    // adbkit's tracker starts reading as soon as it exists, so its first changeSet (the full list) may have been
+    // emitted before the listener above was attached; a later changeSet then only carries a diff. So the full
+    // list comes from `host:devices` instead: it reports what is there and drops what a restarted adb server no
+    // longer knows. A changeSet landing meanwhile makes the answer stale: ask again.
+    for (let attempt = 0; attempt < 5 && !(await this.reconcile()); attempt++);
   }
 
   private schedulePoll(pollMs: number): void {
@@ -100,15 +99,23 @@ export class AdbTracker {
   }
 
   private async poll(): Promise<void> {
-    if (!this.tracking) return; // not tracking: the next re-track reconciles anyway
+    await this.reconcile();
+  }
+
+  /**
+   * Brings `known` in line with `host:devices`. False when not tracking (the next re-track reconciles anyway),
+   * when adb did not answer, or when a tracker update raced with the list (it may be newer than the list).
+   */
+  private async reconcile(): Promise<boolean> {
+    if (!this.tracking) return false;
     const seq = this.trackSeq;
     let list: Device[];
     try {
       list = await this.client.listDevices();
     } catch {
-      return;
+      return false;
     }
-    if (this.stopped || seq !== this.trackSeq || !this.tracking) return;
+    if (this.stopped || seq !== this.trackSeq || !this.tracking) return false;
     const present = new Map(list.map((d) => [d.id, d.type as string]));
     for (const serial of [...this.known.keys()]) if (!present.has(serial)) this.remove(serial);
     for (const [serial, type] of present) {
@@ -116,6 +123,7 @@ export class AdbTracker {
       this.known.set(serial, type);
       this.events.state(serial, type);
     }
+    return true;
   }
 
   private remove(serial: string): void {

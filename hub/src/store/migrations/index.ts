@@ -2,10 +2,16 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as records from './001_records';
 import * as hubSettings from './002_hub_settings';
+import * as userAccounts from './005_user_accounts';
+import * as eventReports from './006_event_reports';
+import * as retainIds from './007_retain_ids';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
   '002_hub_settings': hubSettings,
+  '005_user_accounts': userAccounts,
+  '006_event_reports': eventReports,
+  '007_retain_ids': retainIds,
 };
 
 export const migrationProvider: MigrationProvider = {

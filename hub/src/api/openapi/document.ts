@@ -1,0 +1,98 @@
+/** Generates the OpenAPI 3.1 document from the in-code description (`endpoints.ts`, `schemas.ts`). */
+import { ENDPOINTS, type OperationDescription, type ParamDescription } from './endpoints';
+import { SCHEMAS, ref } from './schemas';
+
+type Json = Record<string, unknown>;
+
+function paramSchema(param: ParamDescription): Json {
+  switch (param.type) {
+    case 'guid': return { type: 'string', format: 'uuid' };
+    case 'bool': return { type: 'string', enum: ['true', 'false'], description: 'any letter case' };
+    case 'int': return { type: 'integer', format: 'int32' };
+    case 'date': return { type: 'string', description: 'ISO 8601, yyyy-MM-dd or M/d/yyyy h:mm:ss tt' };
+    case 'enum': return { type: 'string', enum: param.values ?? [], description: 'any letter case' };
+    default: return { type: 'string' };
+  }
+}
+
+/** Operations of one method + path merged: a POST's operations are selected by `action=` or a verb key. */
+function operationObject(method: string, path: string, operations: OperationDescription[]): Json {
+  const params = new Map<string, Json>();
+  const actions = operations.filter((op) => op.select.startsWith('action=')).map((op) => op.select.slice(7));
+  if (actions.length > 0) {
+    params.set('action', { name: 'action', in: 'query', required: false, schema: { type: 'string', enum: actions },
+      description: 'Case-insensitive. May also travel in an urlencoded body.' });
+  }
+  for (const verb of operations.filter((op) => op.select && !op.select.includes('=')).map((op) => op.select)) {
+    params.set(verb, { name: verb, in: 'query', required: false, allowEmptyValue: true, schema: { type: 'string' },
+      description: `Verb key: present (\`?${verb}\`, \`${verb}=\`) selects "${verb}".` });
+  }
+  for (const op of operations) {
+    for (const param of op.params ?? []) {
+      if (params.has(param.name)) continue;
+      params.set(param.name, {
+        name: param.name, in: 'query', required: operations.length === 1 && param.required === true,
+        schema: paramSchema(param), ...(param.description ? { description: param.description } : {}),
+      });
+    }
+  }
+  if (operations.some((op) => op.async)) {
+    params.set('wait', { name: 'wait', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'] },
+      description: 'true blocks until the operation completes and returns its result (debugging only).' });
+  }
+  params.set('pretty', { name: 'pretty', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'] } });
+
+  const describe = (op: OperationDescription) =>
+    `- ${op.select ? `\`${op.select}\`: ` : ''}${op.summary} Entitlement: ${op.entitlement}.`
+    + `${op.params?.length ? ` Parameters: ${op.params.map((x) => `${x.name}${x.required ? ' (required)' : ''}`).join(', ')}.` : ''}`
+    + `${op.bodyKeys ? ` JSON body keys (case-insensitive): ${op.bodyKeys.join(', ')}.` : ''}`
+    + `${op.async ? ' Replies {"isSuccess":true,"data":{"asyncResponseId":…}}; poll GET /Async.' : ''}`;
+  const responses = operations.map((op) => (op.async
+    ? { oneOf: [{ type: 'object', properties: { isSuccess: { const: true }, data: ref('AsyncResponse') } }, op.response] }
+    : op.response));
+  const jsonBody = operations.some((op) => op.body === 'json');
+  const multipart = operations.some((op) => op.body === 'multipart');
+  const content: Json = {};
+  if (method === 'post') {
+    content['application/x-www-form-urlencoded'] = { schema: { type: 'object', additionalProperties: { type: 'string' },
+      description: 'Any query parameter may travel here instead (the C# client sends all of them in the body).' } };
+  }
+  if (jsonBody) content['application/json'] = { schema: { type: 'object', additionalProperties: true } };
+  if (multipart) content['multipart/form-data'] = { schema: { type: 'object', additionalProperties: { type: 'string', format: 'binary' } } };
+  return {
+    operationId: `${method}${path.replace(/[^A-Za-z0-9]+/g, '_')}`,
+    summary: operations.length === 1 ? operations[0].summary : `${operations.length} operations`,
+    description: operations.map(describe).join('\n'),
+    parameters: [...params.values()],
+    ...(method === 'post' ? { requestBody: { required: false, content } } : {}),
+    responses: {
+      200: { description: 'Result (business failures are HTTP 200 with isSuccess false).',
+        content: { 'application/json': { schema: responses.length === 1 ? responses[0] : { oneOf: responses } } } },
+      401: { description: 'Missing or wrong credentials (WWW-Authenticate: Basic).' },
+    },
+  };
+}
+
+export function buildOpenApiDocument(version = '1'): Json {
+  const paths: Record<string, Json> = {};
+  for (const endpoint of ENDPOINTS) {
+    paths[endpoint.path] ??= {};
+    paths[endpoint.path][endpoint.method] = operationObject(endpoint.method, endpoint.path, endpoint.operations);
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'DeviceLab API', version, description:
+      'Device lab management API (apiv1). Parameters are read from the query string and an urlencoded body, '
+      + 'names case-insensitive, empty values meaning omitted.' },
+    servers: [{ url: '/apiv1' }],
+    security: [{ basic: [] }],
+    paths,
+    components: { schemas: SCHEMAS, securitySchemes: { basic: { type: 'http', scheme: 'basic',
+      description: '<login>:<API token>' } } },
+  };
+}
+
+/** Every described route as `METHOD /path` (for the drift test). */
+export function describedRoutes(): string[] {
+  return ENDPOINTS.map((e) => `${e.method.toUpperCase()} ${e.path}`);
+}

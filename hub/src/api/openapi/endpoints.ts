@@ -1,0 +1,158 @@
+/**
+ * The one in-code description of the REST API: every mounted route (method + path under /apiv1), the operations
+ * a POST selects with a verb key or `action=`, their parameters, bodies, results and entitlements. The OpenAPI
+ * document is generated from it (`document.ts`); hub/test/api/openapi.test.ts fails when it and the routes
+ * actually mounted on the express app differ.
+ */
+import { arrayOf, ref, resultOf } from './schemas';
+
+type Schema = Record<string, unknown>;
+
+export interface ParamDescription {
+  name: string;
+  type: 'guid' | 'string' | 'bool' | 'int' | 'date' | 'deviceId' | 'enum';
+  values?: string[];
+  required?: boolean;
+  description?: string;
+}
+
+export interface OperationDescription {
+  /** How the request selects it: `action=retain`, or a verb key (`update`, `delete`, `add`); '' for plain GETs. */
+  select: string;
+  summary: string;
+  entitlement: string;
+  params?: ParamDescription[];
+  body?: 'json' | 'multipart';
+  /** JSON keys of the body (update/add models). */
+  bodyKeys?: string[];
+  response: Schema;
+  /** Replies an AsyncResponse (or with wait=true the outcome). */
+  async?: boolean;
+}
+
+export interface EndpointDescription {
+  method: 'get' | 'post';
+  path: string;
+  operations: OperationDescription[];
+}
+
+const p = (name: string, type: ParamDescription['type'], description?: string, extra: Partial<ParamDescription> = {}):
+  ParamDescription => ({ name, type, description, ...extra });
+const required = (param: ParamDescription): ParamDescription => ({ ...param, required: true });
+const deviceId = (name = 'id') => required(p(name, 'deviceId', 'The device Guid, serial number or vendor unique identifier.'));
+const result = ref('ResultModel');
+const detail = [
+  p('properties', 'bool', 'Include the properties field.'),
+  p('applications', 'bool', 'Include managed installed applications (installedApplications).'),
+  p('allApplications', 'bool', 'Include every installed application; unmanaged ones carry the all-zero Guid.'),
+];
+const deviceFilters = [
+  p('id', 'guid'), p('name', 'string'), p('operatingSystem', 'enum', undefined, { values: ['Unknown', 'iOS', 'Android'] }),
+  p('availability', 'enum', undefined, { values: ['Offline', 'Online'] }), p('enabled', 'bool'), p('deleted', 'bool'),
+  p('slotNumber', 'int'), p('notes', 'string'),
+];
+const reportFilters = [
+  p('applicationId', 'guid'), p('deviceId', 'deviceId'), p('userId', 'guid'), p('fromDate', 'date'), p('toDate', 'date'),
+  p('days', 'int'), p('skip', 'int'), p('take', 'int'),
+];
+const userFields = ['UserName', 'Email', 'IsActive', 'FirstName', 'MiddleName', 'LastName', 'Notes', 'Organization',
+  'Title', 'Location', 'Address1', 'Address2', 'City', 'Region', 'PostalCode', 'Country', 'HomePhone', 'MobilePhone',
+  'OfficePhone', 'FaxPhone', 'Password', 'Roles'];
+const REPORTS = 'UserList, DeviceList and ApplicationList';
+
+export const ENDPOINTS: EndpointDescription[] = [
+  { method: 'get', path: '/Application', operations: [{
+    select: '', summary: 'List applications (bare array; [] without the entitlement).', entitlement: 'ApplicationList',
+    params: [p('id', 'guid'), p('displayName', 'string'), p('applicationIdentifier', 'string'), p('version', 'string'),
+      p('buildVersion', 'string'), p('operatingSystem', 'enum', undefined, { values: ['Unknown', 'iOS', 'Android'] }),
+      p('minimumOperatingSystemVersion', 'string'), p('applicationBlob', 'string'), p('originalApplicationBlob', 'string'),
+      p('fileName', 'string')],
+    response: arrayOf(ref('Application')) }] },
+  { method: 'post', path: '/Application', operations: [
+    { select: 'add', summary: 'Upload an .apk or .ipa (multipart; the first part with a filename).', entitlement: 'ApplicationUpload',
+      body: 'multipart', async: true, response: resultOf(ref('Application')) },
+    { select: 'action=install', summary: 'Install an application on a device.', entitlement: 'DeviceApplicationManagement',
+      params: [required(p('id', 'guid')), deviceId('deviceId'), p('force', 'bool'), p('nativeAutomation', 'bool')],
+      async: true, response: result },
+    { select: 'action=uninstall', summary: 'Uninstall an application from a device.', entitlement: 'DeviceApplicationManagement',
+      params: [required(p('id', 'guid')), deviceId('deviceId'),
+        p('removedata', 'bool', 'Remove user data; omitted = true.'),
+        p('removedate', 'bool', 'Alternate form spelling; omitted = false.')],
+      response: result },
+    { select: 'action=launch', summary: 'Launch an application on a device.', entitlement: 'DeviceConnect',
+      params: [required(p('id', 'guid')), deviceId('deviceId'), p('startOnly', 'bool'), p('arguments', 'string')],
+      async: true, response: result },
+  ] },
+  { method: 'get', path: '/Device', operations: [{
+    select: '', summary: 'List devices (bare array; [] without the entitlement).', entitlement: 'DeviceList',
+    params: [...deviceFilters, ...detail], response: arrayOf(ref('Device')) }] },
+  { method: 'get', path: '/Device/Available', operations: [{
+    select: '', summary: 'Devices available to the caller.', entitlement: 'DeviceList',
+    params: [...deviceFilters, ...detail], response: arrayOf(ref('Device')) }] },
+  { method: 'get', path: '/Device/Log', operations: [{
+    select: '', summary: 'The device system log.', entitlement: 'DeviceList',
+    params: [deviceId(), p('lines', 'int', 'Most recent lines; default 1000.')], response: resultOf({ type: 'string' }) }] },
+  { method: 'get', path: '/Device/AppiumLog', operations: [{
+    select: '', summary: 'The automation server log.', entitlement: 'DeviceList',
+    params: [deviceId(), p('currentSessionOnly', 'bool')], response: resultOf({ type: 'string' }) }] },
+  { method: 'post', path: '/Device', operations: [
+    { select: 'action=retain', summary: 'Retain (exclusively claim) a device.', entitlement: 'DeviceConnect',
+      params: [deviceId()], response: resultOf(ref('DeviceAccessTicket')) },
+    { select: 'action=release', summary: 'Release a retained device.',
+      entitlement: 'DeviceReleaseAny (only for another user\'s retain)', params: [deviceId()], response: result },
+    { select: 'action=reboot', summary: 'Reboot a device.', entitlement: 'DeviceReboot', params: [deviceId()], response: result },
+    { select: 'action=enable', summary: 'Enable a device.', entitlement: 'DeviceEnablement', params: [deviceId()], response: result },
+    { select: 'action=disable', summary: 'Disable a device.', entitlement: 'DeviceEnablement', params: [deviceId()], response: result },
+    { select: 'action=reset', summary: 'Reset a device.', entitlement: 'DeviceApplicationManagement (uninstallAll), DeviceReboot (reboot)',
+      params: [deviceId(), p('uninstallAll', 'bool'), p('reboot', 'bool')], response: result },
+    { select: 'update', summary: 'Update device properties.', entitlement: 'DeviceList + DeviceModify / DeviceEnablement / DeviceDelete per key',
+      params: [deviceId()], body: 'json', bodyKeys: ['name', 'slotNumber', 'enabled', 'deleted', 'notes'], response: result },
+    { select: 'delete', summary: 'Delete an offline device.', entitlement: 'DeviceList + DeviceDelete', params: [deviceId()], response: result },
+  ] },
+  { method: 'get', path: '/Async', operations: [{
+    select: '', summary: 'Poll an async operation; a completed status is returned once.', entitlement: 'none (own jobs)',
+    params: [required(p('id', 'guid'))], response: { oneOf: [ref('AsyncStatus'), ref('ResultModel')] } }] },
+  { method: 'get', path: '/Service', operations: [{
+    select: '', summary: 'Hub and gateway information.', entitlement: 'none', response: ref('HubInformation') }] },
+  { method: 'get', path: '/Report/History', operations: [{
+    select: '', summary: 'Event history.', entitlement: REPORTS, params: reportFilters, response: ref('EventHistory') }] },
+  { method: 'get', path: '/Report/Usage', operations: [{
+    select: '', summary: 'Device usage.', entitlement: REPORTS, params: reportFilters, response: ref('DeviceUsageHistory') }] },
+  { method: 'get', path: '/Report/Availability', operations: [{
+    select: '', summary: 'Availability timeline.', entitlement: REPORTS,
+    params: [p('fromDate', 'date'), p('toDate', 'date'), p('days', 'int'), p('window', 'string', 'hh:mm:ss')],
+    response: resultOf(arrayOf(ref('AvailabilityPoint'))) }] },
+  ...(['get', 'post'] as const).map((method): EndpointDescription => ({ method, path: '/Report', operations: [{
+    select: '', summary: 'Alternate form: type=history|usage.', entitlement: REPORTS,
+    params: [required(p('type', 'enum', undefined, { values: ['history', 'usage'] })), ...reportFilters],
+    response: { oneOf: [ref('EventHistory'), ref('DeviceUsageHistory'), ref('ResultModel')] } }] })),
+  { method: 'get', path: '/User', operations: [{
+    select: '', summary: 'List users (only the caller without UserList).', entitlement: 'UserList',
+    params: [p('id', 'guid'), p('userName', 'string'), p('isActive', 'bool'),
+      ...userFields.filter((f) => !['UserName', 'Email', 'IsActive', 'Password', 'Roles'].includes(f)).map((f) => p(f, 'string'))],
+    response: arrayOf(ref('User')) }] },
+  { method: 'post', path: '/User', operations: [
+    { select: 'update', summary: 'Update a user.', entitlement: 'UserModify (UserModifySelf for oneself)',
+      params: [required(p('id', 'guid'))], body: 'json', bodyKeys: userFields, response: result },
+    { select: 'add', summary: 'Import a user (roles default to Tester).', entitlement: 'UserImport', body: 'json',
+      bodyKeys: userFields, response: result },
+    { select: 'action=generateToken', summary: 'Issue a new API token for a user (extension).', entitlement: 'UserModify',
+      params: [required(p('id', 'guid'))], response: resultOf({ type: 'object', properties: { apiToken: { type: 'string' } } }) },
+  ] },
+  { method: 'get', path: '/Role', operations: [{
+    select: '', summary: 'List roles and their entitlements (extension); without UserRolesModify only the caller\'s roles.', entitlement: 'any authenticated user', response: arrayOf(ref('Role')) }] },
+  { method: 'post', path: '/Role', operations: [
+    { select: 'add', summary: 'Add a role.', entitlement: 'UserRolesModify', body: 'json', bodyKeys: ['name', 'entitlements'], response: result },
+    { select: 'update', summary: 'Change a role.', entitlement: 'UserRolesModify', params: [required(p('id', 'string', 'Role id or name.'))],
+      body: 'json', bodyKeys: ['name', 'entitlements'], response: result },
+    { select: 'delete', summary: 'Delete a role.', entitlement: 'UserRolesModify', params: [required(p('id', 'string', 'Role id or name.'))], response: result },
+  ] },
+  { method: 'get', path: '/Settings', operations: [{
+    select: '', summary: 'System-area settings (extension).', entitlement: 'SystemManageSettings',
+    response: resultOf({ type: 'object', properties: { resetUninstallAll: { type: 'boolean' }, resetReboot: { type: 'boolean' } } }) }] },
+  { method: 'post', path: '/Settings', operations: [{
+    select: 'update', summary: 'Change system-area settings (extension).', entitlement: 'SystemManageSettings', body: 'json',
+    bodyKeys: ['resetUninstallAll', 'resetReboot'], response: result }] },
+  { method: 'get', path: '/openapi.json', operations: [{
+    select: '', summary: 'This document (OpenAPI 3.1).', entitlement: 'any authenticated user', response: { type: 'object' } }] },
+];

@@ -1,0 +1,107 @@
+/** JSON Schemas (OpenAPI 3.1 = JSON Schema 2020-12) of the spec's models (section 2.3), keyed by model name. */
+
+type Schema = Record<string, unknown>;
+
+const str = { type: 'string' };
+const bool = { type: 'boolean' };
+const int32 = { type: 'integer', format: 'int32' };
+const int64 = { type: 'integer', format: 'int64' };
+const double = { type: 'number', format: 'double' };
+const guid = { type: 'string', format: 'uuid' };
+const dateTime = { type: 'string', format: 'date-time', description: 'UTC, yyyy-mm-ddThh:mm:ssZ' };
+const timeSpan = { type: 'number', description: 'TimeSpan: total seconds' };
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const arrayOf = (items: Schema) => ({ type: 'array', items });
+const enumOf = (...values: string[]) => ({ type: 'string', enum: values });
+const object = (properties: Record<string, Schema>, description?: string): Schema =>
+  ({ type: 'object', ...(description ? { description } : {}), properties });
+
+export const SCHEMAS: Record<string, Schema> = {
+  DeviceAvailabilityStatus: enumOf('Offline', 'Online'),
+  ApplicationFormFactor: enumOf('Universal', 'Phone', 'Tablet'),
+  DeviceBatteryStatus: enumOf('Unknown', 'Charging', 'Discharging', 'NotCharging', 'Full'),
+  EventType: enumOf('DeviceAvailability', 'DeviceRetained', 'DeviceEnablement', 'DeviceOperatingSystemChange',
+    'DeviceDeletion', 'ApplicationLaunch', 'ApplicationInstall', 'SharedViewOnlySessionCreated', 'UserLogin',
+    'UserCreated', 'ServerStarting', 'ServerRestarting', 'Note'),
+  DeviceOperatingSystem: enumOf('Unknown', 'iOS', 'Android'),
+  DeviceFormFactor: enumOf('Unknown', 'Phone', 'Tablet'),
+  DevicePropertyType: enumOf('System'),
+  UsbHubPortState: { ...enumOf('Unknown', 'Off', 'Data', 'Charge'), description: 'Requests also accept Sync for Data.' },
+  Application: object({
+    id: guid, displayName: str, applicationIdentifier: str, version: str, buildVersion: str,
+    operatingSystem: ref('DeviceOperatingSystem'), minimumOperatingSystemVersion: str, applicationBlob: str,
+    originalApplicationBlob: str, fileName: str, remotePort: int32, versionCounter: int32, iconBlob: str,
+    fileByteCount: int64, vendorApplicationName: str, provisionExpirationDate: dateTime, provisionsAllDevices: bool,
+    signingCertificateName: str, isSigningCertificatePresentInEmbeddedProvisionProfile: bool,
+    supportedFormFactors: ref('ApplicationFormFactor'), applicationErrors: arrayOf(str), enabled: bool,
+    createdDate: dateTime, appTeamIdentifier: str, agentDylibTeamIdentifier: str, isAgentDylibEmbeddedInApp: bool,
+    notes: str,
+  }),
+  DeviceProperty: object({ name: str, value: str, type: ref('DevicePropertyType') }),
+  Device: object({
+    id: guid, name: str, availability: ref('DeviceAvailabilityStatus'), retainedById: guid,
+    retainedByDisplayName: str, retainedByUserName: str, enabled: bool, batteryStatus: ref('DeviceBatteryStatus'),
+    batteryPercentCharged: int32, diskSpace: int64, diskSpaceUsed: int64, slotNumber: int32,
+    nextReservationStartTime: dateTime, nextReservationEndTime: dateTime, reservedById: guid,
+    reservedByDisplayName: str, lastInuseAt: dateTime, lastDisconnectedAt: dateTime, lastConnectedAt: dateTime,
+    deleted: bool, notes: str, model: str, operatingSystem: ref('DeviceOperatingSystem'), operatingSystemVersion: str,
+    operatingSystemBuild: str, macAddress: str, serialNumber: str, manufacturer: str, friendlyModel: str,
+    vendorUniqueIdentifier: str, vendorDeviceName: str, deviceClass: str, formFactor: ref('DeviceFormFactor'),
+    productType: str, isAudioEnabled: bool, hardwareModel: str, usbHubSerialNumber: str, usbHubPortNumber: int32,
+    usbLocation: str, bluetoothAddress: str,
+    properties: { ...arrayOf(ref('DeviceProperty')), description: 'Only with properties=true.' },
+    installedApplications: { ...arrayOf(ref('Application')), description: 'Only with applications=true or allApplications=true.' },
+  }, 'Keys whose value is null are omitted.'),
+  UserProperty: object({ name: str, value: str }),
+  User: object({
+    id: guid, email: str, isActive: bool, firstName: str, middleName: str, lastName: str, notes: str,
+    organization: str, title: str, location: str, address1: str, address2: str, city: str, region: str,
+    postalCode: str, country: str, homePhone: str, mobilePhone: str, officePhone: str, faxPhone: str,
+    createdDate: dateTime, lastLoginDate: dateTime, roles: arrayOf(str), properties: arrayOf(ref('UserProperty')),
+  }),
+  Event: object({
+    id: str, deviceId: guid, deviceName: str, eventType: ref('EventType'), EventDate: dateTime, eventDate: dateTime,
+    performedById: guid, performedByName: str, intValue: int32, boolValue: bool, stringValue: str, message: str,
+    isSuccess: bool, propertiesId: guid, applicationId: guid, applicationName: str, userId: guid,
+    deviceInuseCount: int32, deviceOnlineCount: int32,
+  }),
+  DeviceUsageSummary: object({
+    id: guid, deviceId: guid, deviceName: str, performedById: guid, performedByName: str, applicationId: guid,
+    applicationName: str, reservedById: guid, reservedByName: str, eventType: ref('EventType'),
+    operatingSystem: ref('DeviceOperatingSystem'), operatingSystemVersion: str, startDate: dateTime,
+    endDate: dateTime, duration: timeSpan, isDirty: bool,
+  }),
+  EventHistory: object({ count: int32, pageSize: int32, events: arrayOf(ref('Event')) }),
+  DeviceUsageHistory: object({ count: int32, pageSize: int32, deviceUsage: arrayOf(ref('DeviceUsageSummary')) }),
+  AvailabilityPoint: object({ date: dateTime, online: int32, inUse: int32 }),
+  DeviceAccessTicket: object({
+    authenticator: { ...str, description: 'Ed25519-signed; the device\'s gateway verifies it while the retain lasts.' },
+    gatewayAddress: str, gatewayPort: int32, deviceVendorUniqueIdentifier: str, serialNumber: str,
+  }),
+  AsyncResponse: object({ asyncResponseId: guid }),
+  AsyncStatus: object({ isComplete: bool, data: { description: 'The operation\'s result; only when isComplete.' } }),
+  BuildToolInformation: object({ path: str, versionString: str, version: str, buildVersion: str }),
+  AutomationInformation: object({ path: str, version: str, pathHash: str }),
+  DeviceGatewayInformation: object({
+    ServiceNodeId: str, ServiceVersion: str, systemDateTime: dateTime, systemDateTimeUtc: dateTime,
+    deviceVendorUniqueIdentifiers: arrayOf(str), buildTool: arrayOf(ref('BuildToolInformation')),
+    automation: arrayOf(ref('AutomationInformation')), automationConfigurationError: str,
+  }),
+  HubInformation: object({
+    ServiceNodeId: str, ServiceVersion: str, systemDateTime: dateTime, systemDateTimeUtc: dateTime,
+    deviceGatewayInformation: arrayOf(ref('DeviceGatewayInformation')),
+  }),
+  Role: object({ id: guid, name: str, entitlements: arrayOf(str), isBuiltIn: bool }),
+  ResultModel: {
+    type: 'object', required: ['isSuccess'], properties: { isSuccess: bool, errorMessage: str },
+    description: 'Success: exactly {"isSuccess":true}. Failure (HTTP 200): {"isSuccess":false,"errorMessage":"…"}.',
+  },
+};
+
+/** `Result<T>`: `{"isSuccess":true,"data":T}` or a failure ResultModel. */
+export function resultOf(data: Schema): Schema {
+  return { oneOf: [{ type: 'object', required: ['isSuccess', 'data'], properties: { isSuccess: { const: true }, data } },
+    ref('ResultModel')] };
+}
+
+export { arrayOf, ref };

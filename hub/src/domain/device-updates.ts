@@ -1,0 +1,135 @@
+/**
+ * Changes an administrator makes to a device record (spec 3, 4.2): update (per-property entitlements,
+ * wire-decisions 21), delete / undelete, enable / disable and the licensed device limit. Every change is
+ * all-or-nothing: the whole body is checked before anything is written, and each change and its event share
+ * one transaction.
+ */
+import { ApiFailure, type Entitlement } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { requireEntitlement } from '../http/entitlements';
+import { JsonBody } from '../http/json-body';
+import { withTx, type Db, type Tx } from '../store/database';
+import type { DeviceUpdate } from '../store/schema';
+import { lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
+import { recordEvent } from './events';
+import { assertLicenseAllows } from './hub-settings';
+
+/** Updatable properties (spec 2.4) and the entitlement each needs besides DeviceList. */
+const UPDATABLE: Record<string, { name: string; entitlement: Entitlement }> = {
+  name: { name: 'name', entitlement: 'DeviceModify' },
+  slotnumber: { name: 'slotNumber', entitlement: 'DeviceModify' },
+  notes: { name: 'notes', entitlement: 'DeviceModify' },
+  enabled: { name: 'enabled', entitlement: 'DeviceEnablement' },
+  deleted: { name: 'deleted', entitlement: 'DeviceDelete' },
+};
+
+export interface DeviceChanges {
+  name?: string;
+  slotNumber?: number | null;
+  notes?: string | null;
+  enabled?: boolean;
+  deleted?: boolean;
+}
+
+export const onlineDeviceNotDeletable = (device: { name: string }): string =>
+  `Device '${device.name}' is online; only an offline device can be deleted.`;
+
+/**
+ * POST /Device?update&id=. Entitlements first (DeviceList, then one per property present, even when its value is
+ * invalid), then the values, then the device.
+ */
+export async function updateDevice(db: Db, user: AuthenticatedUser, identifier: string, bodyText: string): Promise<void> {
+  requireEntitlement(user, 'DeviceList');
+  const body = JsonBody.parse(bodyText);
+  for (const key of body.keys()) {
+    const property = UPDATABLE[key];
+    if (property) requireEntitlement(user, property.entitlement);
+  }
+  const changes = readDeviceChanges(body);
+  const { id } = await resolveDevice(db, identifier);
+  await withTx(db, async (trx) => {
+    const device = await lockDevice(trx, id);
+    await applyDeviceChanges(trx, user, device, changes);
+  });
+}
+
+/** The body as typed changes; any unknown property or invalid value fails the whole update. */
+export function readDeviceChanges(body: JsonBody): DeviceChanges {
+  const keys = body.keys();
+  const unknown = keys.filter((k) => !UPDATABLE[k]);
+  if (unknown.length > 0) {
+    throw new ApiFailure(`Device property '${unknown[0]}' cannot be updated. Updatable: name, slotNumber, notes, enabled, deleted.`);
+  }
+  if (keys.length === 0) throw new ApiFailure('No device properties to update.');
+  const changes: DeviceChanges = {};
+  if (body.has('name')) {
+    const name = body.string('name')?.trim();
+    if (!name) throw new ApiFailure('Device name cannot be empty.');
+    changes.name = name;
+  }
+  if (body.has('slotNumber')) changes.slotNumber = body.int('slotNumber') ?? null;
+  if (body.has('notes')) changes.notes = body.string('notes') || null;
+  for (const flag of ['enabled', 'deleted'] as const) {
+    if (!body.has(flag)) continue;
+    const value = body.bool(flag);
+    if (value === undefined) throw new ApiFailure('Value is not equivalent to either TrueString or FalseString.');
+    changes[flag] = value;
+  }
+  return changes;
+}
+
+/**
+ * Writes `changes` to a locked device after checking the state rules: deleting needs an Offline device, and a
+ * device that becomes licensed (enabled and not deleted) must fit the licensed device limit.
+ */
+export async function applyDeviceChanges(
+  trx: Tx, user: AuthenticatedUser, device: DeviceWithRetainer, changes: DeviceChanges,
+): Promise<void> {
+  const deleting = changes.deleted === true && !device.deleted;
+  const undeleting = changes.deleted === false && device.deleted;
+  if (deleting && device.availability !== 'Offline') throw new ApiFailure(onlineDeviceNotDeletable(device));
+  const enabledAfter = changes.enabled ?? device.enabled;
+  const deletedAfter = changes.deleted ?? device.deleted;
+  const licensedBefore = device.enabled && !device.deleted;
+  if (enabledAfter && !deletedAfter && !licensedBefore) await assertLicenseAllows(trx, device.id);
+
+  const set: DeviceUpdate = {};
+  if (changes.name !== undefined) set.name = changes.name;
+  if (changes.slotNumber !== undefined) set.slot_number = changes.slotNumber;
+  if (changes.notes !== undefined) set.notes = changes.notes;
+  if (changes.enabled !== undefined) set.enabled = changes.enabled;
+  if (changes.deleted !== undefined) set.deleted = changes.deleted;
+  if (Object.keys(set).length > 0) await trx.updateTable('devices').set(set).where('id', '=', device.id).execute();
+
+  const name = changes.name ?? device.name;
+  const by = { deviceId: device.id, deviceName: name, performedById: user.id, performedByName: user.displayName };
+  if (changes.enabled !== undefined && changes.enabled !== device.enabled) {
+    await recordEvent(trx, {
+      ...by, eventType: 'DeviceEnablement', message: changes.enabled ? 'Device Enabled' : 'Device Disabled',
+      boolValue: changes.enabled,
+    });
+  }
+  if (deleting || undeleting) {
+    await recordEvent(trx, {
+      ...by, eventType: 'DeviceDeletion', message: deleting ? 'Device Deleted' : 'Device Undeleted', boolValue: deleting,
+    });
+  }
+}
+
+/** POST /Device?delete&id= (DeviceList + DeviceDelete): only an Offline device; repeating succeeds. */
+export async function deleteDevice(db: Db, user: AuthenticatedUser, identifier: string): Promise<void> {
+  requireEntitlement(user, 'DeviceList');
+  requireEntitlement(user, 'DeviceDelete');
+  const { id } = await resolveDevice(db, identifier);
+  await withTx(db, async (trx) => applyDeviceChanges(trx, user, await lockDevice(trx, id), { deleted: true }));
+}
+
+/**
+ * POST /Device?action=enable|disable (DeviceEnablement); repeating succeeds. Disabling works on retained and
+ * offline devices: the retain stays (its owner can still release it), but nothing can be done with the device.
+ */
+export async function setDeviceEnabled(db: Db, user: AuthenticatedUser, identifier: string, enabled: boolean): Promise<void> {
+  requireEntitlement(user, 'DeviceEnablement');
+  const { id } = await resolveDevice(db, identifier);
+  await withTx(db, async (trx) => applyDeviceChanges(trx, user, await lockDevice(trx, id), { enabled }));
+}

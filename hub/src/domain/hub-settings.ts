@@ -1,0 +1,114 @@
+/**
+ * System-area settings an administrator reads and changes (`GET/POST /Settings`, an extension of the spec):
+ * the defaults of a device reset when the request omits `uninstallAll` / `reboot` (spec 4.2), and the licensed
+ * device limit (spec 8: disabled devices do not count toward it).
+ *
+ * The reset defaults live in `hub_settings` so a change survives restarts. The licensed device limit is the
+ * hub's configuration (`DEVICELAB_LICENSED_DEVICES`, unlimited when unset): it is reported here but not
+ * changeable over the API, because a limit an administrator can lift from the API would limit nothing.
+ */
+import { sql } from 'kysely';
+import { ApiFailure } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { requireEntitlement } from '../http/entitlements';
+import { JsonBody } from '../http/json-body';
+import type { Db, Tx } from '../store/database';
+
+export interface HubSettings {
+  /** Reset without `uninstallAll`: remove every user-installed application. */
+  resetUninstallAll: boolean;
+  /** Reset without `reboot`: reboot the device afterwards. */
+  resetReboot: boolean;
+  /** Most devices that may be enabled (and not deleted) at once; omitted (null) = unlimited. */
+  licensedDeviceLimit: number | null;
+}
+
+export const LICENSED_DEVICES_ENV = 'DEVICELAB_LICENSED_DEVICES';
+
+const STORED: Record<'resetUninstallAll' | 'resetReboot', { key: string; fallback: boolean }> = {
+  resetUninstallAll: { key: 'reset.uninstallAll', fallback: true },
+  resetReboot: { key: 'reset.reboot', fallback: true },
+};
+
+/**
+ * The licensed device limit from the environment (read on every use, so a test or an operator's restart picks
+ * it up). Unset or empty = unlimited; anything but a whole number ≥ 0 is a configuration error.
+ */
+export function licensedDeviceLimit(env: NodeJS.ProcessEnv = process.env): number | null {
+  const text = env[LICENSED_DEVICES_ENV]?.trim();
+  if (!text) return null;
+  if (!/^\d{1,9}$/.test(text)) {
+    throw new ApiFailure(`${LICENSED_DEVICES_ENV} must be a whole number of devices (0 or more), not '${text}'.`);
+  }
+  return Number(text);
+}
+
+export async function readHubSettings(db: Db | Tx): Promise<HubSettings> {
+  const rows = await db.selectFrom('hub_settings').select(['key', 'value'])
+    .where('key', 'in', Object.values(STORED).map((s) => s.key)).execute();
+  const stored = new Map(rows.map((r) => [r.key, r.value]));
+  const flag = (name: keyof typeof STORED) => {
+    const value = stored.get(STORED[name].key);
+    return value === undefined ? STORED[name].fallback : value === 'true';
+  };
+  return { resetUninstallAll: flag('resetUninstallAll'), resetReboot: flag('resetReboot'), licensedDeviceLimit: licensedDeviceLimit() };
+}
+
+/** GET /Settings. */
+export async function getHubSettings(db: Db, user: AuthenticatedUser): Promise<HubSettings> {
+  requireEntitlement(user, 'SystemManageSettings');
+  return readHubSettings(db);
+}
+
+/**
+ * POST /Settings?update with a lenient JSON body (`{"resetReboot":"False"}`). Every value is checked before
+ * anything is stored; unknown keys and the read-only limit are failures.
+ */
+export async function updateHubSettings(db: Db, user: AuthenticatedUser, bodyText: string): Promise<void> {
+  requireEntitlement(user, 'SystemManageSettings');
+  const body = JsonBody.parse(bodyText);
+  const changes: { key: string; value: string }[] = [];
+  for (const key of body.keys()) {
+    const name = (Object.keys(STORED) as (keyof typeof STORED)[]).find((n) => n.toLowerCase() === key);
+    if (name) {
+      const value = body.bool(name);
+      if (value === undefined) throw new ApiFailure(`Setting '${name}' needs a value of true or false.`);
+      changes.push({ key: STORED[name].key, value: String(value) });
+    } else if (key === 'licenseddevicelimit') {
+      throw new ApiFailure(`licensedDeviceLimit is set by the hub's ${LICENSED_DEVICES_ENV} environment variable.`);
+    } else {
+      throw new ApiFailure(`Unknown setting '${key}'. Settings: resetUninstallAll, resetReboot.`);
+    }
+  }
+  if (changes.length === 0) throw new ApiFailure('No settings to update.');
+  await db.insertInto('hub_settings').values(changes)
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value: (eb) => eb.ref('excluded.value') }))
+    .execute();
+}
+
+/** Serialises every decision that counts licensed devices (enable, undelete, discovery) for the transaction. */
+export async function lockLicensedDevices(trx: Tx): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtext('devicelab.licensed-devices'))`.execute(trx);
+}
+
+/** Devices counting toward the limit: enabled and not deleted, other than `exceptId`. */
+export async function countLicensedDevices(trx: Tx, exceptId?: string): Promise<number> {
+  let q = trx.selectFrom('devices').select(sql<number>`count(*)::int`.as('n'))
+    .where('enabled', '=', true).where('deleted', '=', false);
+  if (exceptId) q = q.where('id', '<>', exceptId);
+  return (await q.executeTakeFirstOrThrow()).n;
+}
+
+export const licensedLimitReached = (limit: number): string =>
+  `The licensed device limit of ${limit} enabled device${limit === 1 ? '' : 's'} is reached; disable or delete another device first.`;
+
+/**
+ * Fails with `licensedLimitReached` when one more licensed device (`deviceId`, not yet counted) would exceed the
+ * limit. Takes the licensing lock first, so two concurrent enables cannot both pass.
+ */
+export async function assertLicenseAllows(trx: Tx, deviceId: string): Promise<void> {
+  const limit = licensedDeviceLimit();
+  if (limit === null) return;
+  await lockLicensedDevices(trx);
+  if ((await countLicensedDevices(trx, deviceId)) >= limit) throw new ApiFailure(licensedLimitReached(limit));
+}

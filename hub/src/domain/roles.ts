@@ -1,0 +1,143 @@
+/**
+ * Role administration (extension; wire-decisions 23 "roles are administrable"): `GET /Role` and
+ * `POST /Role?add|update|delete`, entitlement UserRolesModify. Rules:
+ *  - the built-in roles Administrator and Tester cannot be renamed or deleted (the hub looks them up by name:
+ *    Administrator on every start, Tester as the default role of imported users);
+ *  - Administrator holds every entitlement by definition, so its entitlements cannot be changed;
+ *  - entitlement names are the PascalCase wire names, matched case-insensitively; an unknown one fails;
+ *  - a role still assigned to users cannot be deleted (the failure says how many hold it).
+ */
+import { sql } from 'kysely';
+import { ADMINISTRATOR_ROLE, ApiFailure, Entitlement, type Entitlement as EntitlementName, type Role } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { hasEntitlement, requireEntitlement } from '../http/entitlements';
+import type { JsonBody } from '../http/json-body';
+import { isUniqueViolation, withTx, type Db, type Tx } from '../store/database';
+import type { BodyReader } from './users-changes';
+
+export const roleNotFound = (ref: string): string => `Role '${ref}' not found.`;
+export const roleExists = (name: string): string => `A role named '${name}' already exists.`;
+export const builtInRoleFixed = (name: string, what: string): string => `The built-in role '${name}' cannot be ${what}.`;
+export const unknownEntitlement = (name: string): string =>
+  `Unknown entitlement '${name}'. Known entitlements: ${Entitlement.join(', ')}.`;
+export const roleInUse = (name: string, users: number): string =>
+  `Role '${name}' is assigned to ${users} user(s); remove it from them before deleting it.`;
+
+/** A role named by its id (Guid) or its name (case-insensitive). */
+export type RoleRef = { id: string } | { name: string };
+
+const MAX_NAME_LENGTH = 100;
+
+/** GET /Role: every role with UserRolesModify; otherwise only the caller's own roles (like the User list rule). */
+export async function listRoles(db: Db, caller: AuthenticatedUser): Promise<Role[]> {
+  let q = db.selectFrom('roles').selectAll();
+  if (!hasEntitlement(caller, 'UserRolesModify')) {
+    q = q.where('id', 'in', (eb) => eb.selectFrom('user_roles').select('role_id').where('user_id', '=', caller.id));
+  }
+  const rows = await q.orderBy(sql`lower(name)`).execute();
+  return rows.map((r) => ({ id: r.id, name: r.name, entitlements: orderEntitlements(r.entitlements), isBuiltIn: r.built_in }));
+}
+
+export async function addRole(db: Db, caller: AuthenticatedUser, readBody: BodyReader): Promise<void> {
+  requireEntitlement(caller, 'UserRolesModify');
+  const body = readBody();
+  checkKeys(body);
+  const name = readName(body);
+  if (name === undefined) throw new ApiFailure('A role needs a name.');
+  const entitlements = readEntitlements(body) ?? [];
+  await translateDuplicate(name, () => db.insertInto('roles').values({ name, entitlements, built_in: false }).execute());
+}
+
+/** Renames a role and/or replaces its entitlements. */
+export async function updateRole(db: Db, caller: AuthenticatedUser, ref: RoleRef, readBody: BodyReader): Promise<void> {
+  requireEntitlement(caller, 'UserRolesModify');
+  const body = readBody();
+  checkKeys(body);
+  const name = readName(body);
+  const entitlements = readEntitlements(body);
+  await translateDuplicate(name ?? '', () => withTx(db, async (trx) => {
+    const role = await findRole(trx, ref);
+    if (name !== undefined && name !== role.name) {
+      if (role.built_in) throw new ApiFailure(builtInRoleFixed(role.name, 'renamed'));
+      await trx.updateTable('roles').set({ name }).where('id', '=', role.id).execute();
+    }
+    if (entitlements !== undefined) {
+      const unchanged = sameSet(entitlements, role.entitlements);
+      if (isAdministrator(role.name) && !unchanged) {
+        throw new ApiFailure(builtInRoleFixed(role.name, 'given other entitlements: it holds every entitlement'));
+      }
+      if (!unchanged) await trx.updateTable('roles').set({ entitlements }).where('id', '=', role.id).execute();
+    }
+  }));
+}
+
+export async function deleteRole(db: Db, caller: AuthenticatedUser, ref: RoleRef): Promise<void> {
+  requireEntitlement(caller, 'UserRolesModify');
+  await withTx(db, async (trx) => {
+    const role = await findRole(trx, ref);
+    if (role.built_in) throw new ApiFailure(builtInRoleFixed(role.name, 'deleted'));
+    const { count } = await trx.selectFrom('user_roles').select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('role_id', '=', role.id).executeTakeFirstOrThrow();
+    if (Number(count) > 0) throw new ApiFailure(roleInUse(role.name, Number(count)));
+    await trx.deleteFrom('roles').where('id', '=', role.id).execute();
+  });
+}
+
+/** Locks the role row, so a concurrent assignment or rename waits for this change. */
+async function findRole(trx: Tx, ref: RoleRef) {
+  let q = trx.selectFrom('roles').selectAll().forUpdate();
+  q = 'id' in ref ? q.where('id', '=', ref.id) : q.where(sql<boolean>`lower(name) = lower(${ref.name.trim()})`);
+  const role = await q.executeTakeFirst();
+  if (!role) throw new ApiFailure(roleNotFound('id' in ref ? ref.id : ref.name));
+  return role;
+}
+
+function checkKeys(body: JsonBody): void {
+  const unknown = body.keys().find((k) => k !== 'name' && k !== 'entitlements');
+  if (unknown !== undefined) throw new ApiFailure(`Property '${unknown}' is not part of a role: send name and entitlements.`);
+}
+
+function readName(body: JsonBody): string | undefined {
+  if (!body.has('name')) return undefined;
+  const name = body.string('name')?.trim() ?? '';
+  if (name === '') throw new ApiFailure('A role name must not be empty.');
+  if (name.length > MAX_NAME_LENGTH) throw new ApiFailure(`A role name must not exceed ${MAX_NAME_LENGTH} characters.`);
+  return name;
+}
+
+/** PascalCase wire names, matched case-insensitively, without duplicates, in the canonical order. */
+function readEntitlements(body: JsonBody): EntitlementName[] | undefined {
+  if (!body.has('entitlements')) return undefined;
+  const raw = body.raw('entitlements');
+  if (raw !== null && !Array.isArray(raw)) throw new ApiFailure('entitlements must be a list of entitlement names.');
+  const byLowerName = new Map(Entitlement.map((e) => [e.toLowerCase(), e]));
+  const chosen = new Set<EntitlementName>();
+  for (const item of (raw as unknown[] | null) ?? []) {
+    const known = typeof item === 'string' ? byLowerName.get(item.trim().toLowerCase()) : undefined;
+    if (!known) throw new ApiFailure(unknownEntitlement(String(item)));
+    chosen.add(known);
+  }
+  return orderEntitlements([...chosen]) as EntitlementName[];
+}
+
+function orderEntitlements(names: readonly string[]): string[] {
+  const rank = (name: string) => {
+    const i = (Entitlement as readonly string[]).indexOf(name);
+    return i < 0 ? Entitlement.length : i;
+  };
+  return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === new Set(b).size && a.every((x) => b.includes(x));
+
+const isAdministrator = (name: string): boolean => name.toLowerCase() === ADMINISTRATOR_ROLE.toLowerCase();
+
+async function translateDuplicate<T>(name: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ApiFailure(roleExists(name));
+    throw err;
+  }
+}

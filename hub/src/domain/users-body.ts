@@ -1,0 +1,124 @@
+/**
+ * Reading the JSON body of `POST /User?update` and `?add` (spec 2.4 "update" properties, wire-contract 4.4) into a
+ * checked change set. Everything is validated here, before anything is written: one bad key or value fails the
+ * whole request.
+ */
+import { ApiFailure, type UserProperty } from '@devicelab/shared';
+import type { JsonBody } from '../http/json-body';
+import { NAME_FIELDS, PROFILE_FIELDS, type NameField, type ProfileField } from './users';
+
+/** Exact vendor text (wire-contract 5; real newline). */
+export const INVALID_USERNAME = 'Invalid username, an email is expected.\nParameter name: UserName';
+export const BUILT_IN_ADMIN_LOGIN = 'admin';
+
+const EMAIL = /^[^@\s]+@[^@\s.]+(\.[^@\s.]+)*$/;
+export const isEmail = (text: string): boolean => EMAIL.test(text);
+
+export interface UserChange {
+  /** New login as given (case preserved); `admin` only passes here to be checked against the row. */
+  login?: string;
+  password?: string;
+  isActive?: boolean;
+  /** null clears the field. */
+  names: Partial<Record<NameField, string | null>>;
+  profile: Partial<Record<ProfileField, string | null>>;
+  /** Role names as given; replaces the user's roles. */
+  roles?: string[];
+  /** Replaces the user's properties. */
+  properties?: UserProperty[];
+}
+
+const NAME_KEYS = new Map(Object.keys(NAME_FIELDS).map((f) => [f.toLowerCase(), f as NameField]));
+const PROFILE_KEYS = new Map(PROFILE_FIELDS.map((f) => [f.toLowerCase(), f]));
+const OTHER_KEYS = ['username', 'email', 'password', 'isactive', 'roles', 'properties'];
+
+export const UPDATABLE_USER_PROPERTIES = [
+  'UserName (or Email)', 'Password', 'IsActive', 'FirstName', 'MiddleName', 'LastName',
+  ...PROFILE_FIELDS.map((f) => f[0].toUpperCase() + f.slice(1)), 'roles', 'properties',
+];
+export const notUpdatable = (key: string): string =>
+  `Property '${key}' cannot be updated. Updatable properties: ${UPDATABLE_USER_PROPERTIES.join(', ')}.`;
+
+export function readUserChange(body: JsonBody): UserChange {
+  const unknown = body.keys().filter((k) => !NAME_KEYS.has(k) && !PROFILE_KEYS.has(k) && !OTHER_KEYS.includes(k));
+  if (unknown.length > 0) throw new ApiFailure(notUpdatable(unknown[0]));
+
+  const change: UserChange = { names: {}, profile: {} };
+  const login = readLogin(body);
+  if (login !== undefined) change.login = login;
+
+  const password = body.string('password');
+  if (password !== undefined) {
+    if (password === null || password === '') throw new ApiFailure('Password must not be empty.');
+    change.password = password;
+  }
+  const isActive = body.bool('isActive');
+  if (isActive !== undefined) change.isActive = isActive;
+
+  for (const [key, field] of NAME_KEYS) {
+    if (body.has(key)) change.names[field] = emptyToNull(body.string(key));
+  }
+  for (const [key, field] of PROFILE_KEYS) {
+    if (body.has(key)) change.profile[field] = emptyToNull(body.string(key));
+  }
+  if (body.has('roles')) change.roles = readRoles(body);
+  if (body.has('properties')) change.properties = readProperties(body.raw('properties'));
+  return change;
+}
+
+/** `UserName` (update, filters) or `Email` (add): both accepted everywhere; if both are sent they must agree. */
+function readLogin(body: JsonBody): string | undefined {
+  const userName = body.string('userName');
+  const email = body.string('email');
+  if (userName === undefined && email === undefined) return undefined;
+  if (userName != null && email != null && userName.trim() !== email.trim()) {
+    throw new ApiFailure('UserName and Email differ: send one of them.');
+  }
+  const login = (userName ?? email ?? '').trim();
+  if (login.toLowerCase() !== BUILT_IN_ADMIN_LOGIN && !isEmail(login)) throw new ApiFailure(INVALID_USERNAME);
+  return login;
+}
+
+function readRoles(body: JsonBody): string[] {
+  const raw = body.raw('roles');
+  if (raw === null) return [];
+  if (Array.isArray(raw) && raw.some((r) => typeof r !== 'string')) {
+    throw new ApiFailure('roles must be a list of role names.');
+  }
+  const roles = (body.stringArray('roles') ?? []).map((r) => r.trim());
+  if (roles.some((r) => r === '')) throw new ApiFailure('roles must not contain an empty name.');
+  return roles;
+}
+
+/** `[{"name":..,"value":..}]`, or an object `{"name":"value"}` for convenience; null clears. */
+export function readProperties(raw: unknown): UserProperty[] {
+  if (raw === null) return [];
+  let pairs: [unknown, unknown][];
+  if (Array.isArray(raw)) {
+    pairs = raw.map((item) => {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new ApiFailure(BAD_PROPERTIES);
+      const entries = new Map(Object.entries(item as Record<string, unknown>).map(([k, v]) => [k.toLowerCase(), v]));
+      return [entries.get('name'), entries.get('value')];
+    });
+  } else if (typeof raw === 'object') {
+    pairs = Object.entries(raw as Record<string, unknown>);
+  } else {
+    throw new ApiFailure(BAD_PROPERTIES);
+  }
+  const seen = new Set<string>();
+  return pairs.map(([name, value]) => {
+    if (typeof name !== 'string' || name.trim() === '') throw new ApiFailure(BAD_PROPERTIES);
+    if (value !== null && value !== undefined && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      throw new ApiFailure(BAD_PROPERTIES);
+    }
+    if (seen.has(name)) throw new ApiFailure(`Property '${name}' is given more than once.`);
+    seen.add(name);
+    return { name, value: value === null || value === undefined ? '' : String(value) };
+  });
+}
+
+const BAD_PROPERTIES = 'properties must be a list of {"name":"...","value":"..."} objects.';
+
+function emptyToNull(value: string | null | undefined): string | null {
+  return value === undefined || value === null || value === '' ? null : value;
+}
