@@ -61,13 +61,28 @@ export type GatewayMessage =
   | { body: 'snapshot'; snapshot: { devices: DeviceState[] } }
   | { body: 'deviceUpdate'; deviceUpdate: DeviceState }
   | { body: 'deviceRemoved'; deviceRemoved: { vendorUniqueIdentifier: string } }
-  | { body: 'commandResult'; commandResult: CommandResult };
+  | { body: 'commandResult'; commandResult: CommandResult }
+  | { body: 'metrics'; metrics: MetricsBatch };
 
 export type HubMessage =
   | { body: 'welcome'; welcome: Welcome }
   | { body: 'heartbeat'; heartbeat: Heartbeat }
   | { body: 'command'; command: Command }
-  | { body: 'retention'; retention: Retention };
+  | { body: 'retention'; retention: Retention }
+  | { body: 'metricsAck'; metricsAck: MetricsAck }
+  | { body: 'metricsSettings'; metricsSettings: MetricsSettings };
+
+/** Metrics tables of spec 2.5. */
+export type MetricTable = 'usb_hub' | 'log' | 'health_check' | 'sample';
+/** One field of a metric row; `value` names the populated member (proto-loader `oneofs: true`). */
+export type MetricValue =
+  | { field: string; value: 'number'; number: number }
+  | { field: string; value: 'text'; text: string }
+  | { field: string; value: 'flag'; flag: boolean };
+export interface MetricRow { vendorUniqueIdentifier: string; table: MetricTable; timeUs: number; values: MetricValue[] }
+export interface MetricsBatch { sequence: number; rows: MetricRow[]; droppedRows: number }
+export interface MetricsAck { sequence: number }
+export interface MetricsSettings { disabledVendorUniqueIdentifiers: string[] }
 
 export interface BlobRequest { sha256: string }
 export interface BlobChunk { data: Buffer; totalSize: number }
