@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Makes a fresh clone runnable with nothing but Node 20 and npm: pnpm (the version pinned in package.json),
-// dependencies, the TypeScript build, and the `adb` binary the Android driver talks to.
+// dependencies, the TypeScript build, the `adb` binary the Android driver talks to and `socat` (simulated USB hubs).
 // Each step is skipped when already done, so `npm test` and `npm run demo` stay fast on a warm checkout.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -51,7 +51,8 @@ function commandExists(name) {
 
 /** Debian packages the lab needs on the host; installed through apt when we are root, else explained. */
 function ensureHostPackages() {
-  const missing = [['adb', 'adb']].filter(([binary]) => !commandExists(binary)).map(([, pkg]) => pkg);
+  // socat makes the pseudo-terminals the simulated USB hubs sit on.
+  const missing = [['adb', 'adb'], ['socat', 'socat']].filter(([binary]) => !commandExists(binary)).map(([, pkg]) => pkg);
   if (missing.length === 0) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !commandExists('apt-get')) {

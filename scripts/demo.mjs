@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { startHub, hubConfigFromEnv, onShutdown, rotateUserToken } = require(path.join(root, 'hub/dist'));
-const { startGateway } = require(path.join(root, 'gateway/dist'));
-const { LabWorld, parseSimMix, stablePort, startControlApi } = require(path.join(root, 'labsim/dist'));
+const { startGateway, usbHubsConfigFromEnv } = require(path.join(root, 'gateway/dist'));
+const { LabWorld, addDemoHubs, parseSimMix, stablePort, startControlApi } = require(path.join(root, 'labsim/dist'));
 
 const say = (text) => process.stdout.write(`${text}\n`);
 const config = hubConfigFromEnv();
@@ -26,6 +26,20 @@ async function stopAll() {
 }
 onShutdown(stopAll);
 
+/** Waits until the hub lists `count` devices Online, so the `curl` printed below shows them. */
+async function waitForSimulatedDevicesOnline(db, count, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const online = await db.selectFrom('devices').select('id').where('availability', '=', 'Online').execute();
+    if (online.length >= count) return;
+    if (Date.now() > deadline) {
+      say(`(only ${online.length} of ${count} simulated devices Online after ${timeoutMs / 1000} s; the rest may follow)`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 try {
   say(`starting the hub (data in ${config.dataDir}) ...`);
   const hub = await startHub(config);
@@ -37,6 +51,9 @@ try {
   stops.push(() => world.stop());
   // Stable ports keep each simulated device's adb serial, so its record and Guid survive a demo restart.
   for (const spec of mix.android) await world.addAndroidDevice(spec, { port: await stablePort(spec.serial) });
+  // The devices hang from simulated Cambrionix hubs the gateway drives through a pseudo-terminal (needs socat).
+  const demoHubs = await addDemoHubs(world, path.join(config.dataDir, 'labsim'), mix.android.map((spec) => spec.serial));
+  if (!demoHubs) say('(socat not found: the simulated USB hub is left out; apt-get install socat)');
   const control = await startControlApi(world, Number(process.env.DEVICELAB_SIM_PORT || 0));
   stops.push(() => control.close());
 
@@ -49,8 +66,12 @@ try {
     adbPort: world.adbServerPort,
     publicAddress: '127.0.0.1',
     publicPort: hub.port,
+    usbHubs: demoHubs && {
+      ...usbHubsConfigFromEnv(process.env), cambrionix: demoHubs.paths.map((p) => ({ path: p })), portMap: demoHubs.portMap,
+    },
   });
   stops.push(() => gateway.stop());
+  await waitForSimulatedDevicesOnline(hub.db, mix.android.length);
 
   // The hub prints a generated admin token only once; the demo hands out a fresh one at every start instead
   // (set DEVICELAB_ADMIN_TOKEN to keep a fixed one for scripts).
@@ -61,6 +82,7 @@ try {
   say(`  token:  ${token}`);
   say(`  try:    curl -u admin:${token} ${hub.url}/apiv1/Device`);
   say(`  simulated lab: ${mix.android.length} Android devices; control API ${control.url} (GET /devices)`);
+  if (demoHubs) say(`  USB hubs: ${demoHubs.hubs.map((h) => h.serial).join(', ')} (curl -u admin:${token} ${hub.url}/apiv1/Gateway)`);
   say('Ctrl-C stops everything.');
 } catch (err) {
   process.stderr.write(`demo failed: ${err?.stack ?? err}\n`);

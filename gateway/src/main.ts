@@ -11,12 +11,21 @@
  *   DEVICELAB_HUB_TLS_NAME      name to verify in the hub certificate when it differs from the DEVICELAB_HUB host
  *   ANDROID_ADB_SERVER_PORT     adb server port (default 5037); DEVICELAB_ADB_BIN adb binary (default `adb`)
  *   DEVICELAB_LOG_LEVEL         pino level (default warn)
+ *   DEVICELAB_SAMPLE_INTERVAL_S, DEVICELAB_HEALTH_CHECK_INTERVAL_S
+ *                               seconds between `sample` reads / `health_check` probes per device (10 / 60; 0 = off)
+ *   DEVICELAB_LOG_LINES_PER_SECOND  device log lines kept per device and second (100; 0 = no `log` rows)
+ *   DEVICELAB_METRICS_BUFFER_ROWS   metric rows held while the hub is away; oldest dropped beyond (100000)
+ *   DEVICELAB_SAMPLING=off      no device sampling at all
+ *   DEVICELAB_CAMBRIONIX, DEVICELAB_CAMBRIONIX_SCAN, DEVICELAB_UHUBCTL_HUBS, DEVICELAB_USB_PORT_MAP, ...
+ *                               USB hubs, battery care and recovery (usbhubs/usb-hubs-config.ts, README "USB hubs")
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { createLogger } from '@devicelab/shared';
 import { startGateway, type GatewayOptions } from './gateway';
 import type { HubLinkTls } from './link/hub-link';
+import type { SamplingOptions } from './samplers/sampling-options';
+import { usbHubsConfigFromEnv } from './usbhubs/usb-hubs-config';
 
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOptions {
   const required = (key: string) => {
@@ -33,6 +42,23 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     ? { ca, cert, key, serverName }
     : undefined;
   const adbPort = env.ANDROID_ADB_SERVER_PORT ? Number(env.ANDROID_ADB_SERVER_PORT) : undefined;
+  /** A non-negative number from the environment, or undefined when unset; anything else is a clear error. */
+  const number = (key: string, scale = 1) => {
+    const text = env[key]?.trim();
+    if (!text) return undefined;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${key} must be a number >= 0 (got ${JSON.stringify(text)})`);
+    return value * scale;
+  };
+  const sampling: Partial<SamplingOptions> = {};
+  const sampleMs = number('DEVICELAB_SAMPLE_INTERVAL_S', 1000);
+  const healthMs = number('DEVICELAB_HEALTH_CHECK_INTERVAL_S', 1000);
+  const logLines = number('DEVICELAB_LOG_LINES_PER_SECOND');
+  if (sampleMs !== undefined) sampling.sampleIntervalMs = sampleMs;
+  if (healthMs !== undefined) sampling.healthCheckIntervalMs = healthMs;
+  if (logLines !== undefined) sampling.logLinesPerSecond = logLines;
+  const bufferRows = number('DEVICELAB_METRICS_BUFFER_ROWS');
+  const usbHubs = usbHubsConfigFromEnv(env);
   return {
     name: required('DEVICELAB_GATEWAY_NAME'),
     token: required('DEVICELAB_GATEWAY_TOKEN'),
@@ -43,6 +69,9 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     publicAddress: env.DEVICELAB_GATEWAY_PUBLIC_ADDRESS || os.hostname(),
     publicPort: Number(env.DEVICELAB_GATEWAY_PUBLIC_PORT ?? 0) || 0,
     tls,
+    sampling: /^(off|0|false)$/i.test(env.DEVICELAB_SAMPLING?.trim() ?? '') ? false : sampling,
+    metricsUplink: bufferRows !== undefined ? { bufferRows: Math.floor(bufferRows) } : undefined,
+    usbHubs: usbHubs.cambrionix.length + usbHubs.uhubctl.length > 0 ? usbHubs : undefined,
   };
 }
 

@@ -25,6 +25,10 @@ export interface HubConfig {
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
+  // Half a TLS configuration would silently serve plain HTTP: refuse it.
+  if (!env.DEVICELAB_TLS_CERT !== !env.DEVICELAB_TLS_KEY) {
+    throw new Error('DEVICELAB_TLS_CERT and DEVICELAB_TLS_KEY must be set together (PEM files) to serve HTTPS');
+  }
   return {
     port: integer(env.DEVICELAB_PORT, 8080, 'DEVICELAB_PORT'),
     host: env.DEVICELAB_HOST || '0.0.0.0',

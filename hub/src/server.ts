@@ -21,6 +21,8 @@ import type { HubConfig } from './config';
 import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
 import { startLinkServer } from './gateways/link-server';
+import { metricsRetentionDays, startMetricsMaintenance } from './metrics/maintenance';
+import { PostgresMetricsStore } from './metrics/postgres-metrics-store';
 import type { Db } from './store/database';
 import { openRecordsStore } from './store/open-records-store';
 import { settingOrCreate } from './store/settings';
@@ -58,8 +60,12 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       ? { cert: await fs.readFile(config.linkTlsCertFile), key: await fs.readFile(config.linkTlsKeyFile) }
       : undefined;
     const ticketKeys = await loadTicketKeys(db);
+    const retentionDays = metricsRetentionDays();
+    const metrics = new PostgresMetricsStore(db, { logger, retentionDays });
+    cleanups.push(await startMetricsMaintenance(metrics, { retentionDays, logger }));
     const link = await startLinkServer({
       db, blobs, port: config.linkPort, host: config.host, tls: linkTls, logger, ticketPublicKey: ticketKeys.publicKeyDer,
+      metrics,
     });
     cleanups.push(() => link.stop());
 
@@ -72,6 +78,7 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       uploadLimitBytes: config.uploadLimitBytes,
       uploadTempDir: path.join(config.dataDir, 'uploads'),
       ticketKeys,
+      metrics,
       serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),
     });
     const server = await listen(app, config);

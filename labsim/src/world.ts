@@ -12,6 +12,8 @@ import { DeviceTimings, PowerState, SimAndroidDevice } from './android/device';
 import type { InstalledPackage } from './android/packages';
 import type { AndroidDeviceSpec } from './android/spec';
 import type { BatteryState } from './android/system-services';
+import { applyPortMode } from './cambrionix/hub-attachments';
+import { SimCambrionixHub, type SimCambrionixHubOptions } from './cambrionix/sim-hub';
 import { AdbCli } from './util/adb-cli';
 import { ephemeralPort, isPortFree, randomFreePort } from './util/ports';
 
@@ -65,6 +67,7 @@ export class LabWorld {
   private root = '';
   private ownsRoot = false;
   private readonly timings: DeviceTimings;
+  private readonly hubs: SimCambrionixHub[] = [];
 
   constructor(private readonly options: LabWorldOptions = {}) {
     this.timings = { rebootMs: 3000, bootCompleteMs: 2000, ...options.timings };
@@ -112,6 +115,7 @@ export class LabWorld {
       await device.stop();
     }
     this.entries.clear();
+    for (const hub of this.hubs.splice(0)) await hub.stop();
     if (adb) await adb.run(['kill-server']);
     if (this.ownsRoot && this.root) fs.rmSync(this.root, { recursive: true, force: true });
   }
@@ -224,6 +228,42 @@ export class LabWorld {
 
   async installedPackages(serial: string, opts: { thirdPartyOnly?: boolean } = {}): Promise<InstalledPackage[]> {
     return this.device(serial).installedPackages().filter((p) => !opts.thirdPartyOnly || !p.system);
+  }
+
+  /**
+   * A simulated Cambrionix hub on a pseudo-terminal (`options.path`), with `attachments` (port -> device
+   * serial) wired so that a port's mode plugs, unplugs and powers the device behind it.
+   */
+  async addCambrionixHub(options: SimCambrionixHubOptions, attachments: Record<number, string> = {}): Promise<SimCambrionixHub> {
+    const hub = new SimCambrionixHub(options);
+    for (const [port, serial] of Object.entries(attachments)) {
+      const device = this.device(serial);
+      hub.model.connect(Number(port), {
+        attached: () => hub.model.mode(Number(port)) !== 'o',
+        batteryLevel: () => device.battery.get().level,
+      });
+    }
+    hub.model.onModeChange = (port, mode) => {
+      const serial = attachments[port];
+      if (!serial) return;
+      applyPortMode({
+        setUsbPower: (s, powered) => this.device(s).setBattery({ usbPowered: powered }),
+        setDataLink: (s, connected) => {
+          const entry = this.entry(s);
+          entry.adbOps = entry.adbOps.then(async () => {
+            if (connected) await this.plug(s);
+            else await this.unplug(s);
+          }).catch(() => undefined);
+        },
+      }, serial, mode);
+    };
+    await hub.start();
+    this.hubs.push(hub);
+    return hub;
+  }
+
+  cambrionixHubs(): SimCambrionixHub[] {
+    return [...this.hubs];
   }
 
   private entry(serial: string): Entry {

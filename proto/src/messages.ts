@@ -49,7 +49,9 @@ export type CommandAction =
   | { action: 'uninstall'; uninstall: UninstallApp }
   | { action: 'launch'; launch: LaunchApp }
   | { action: 'reboot'; reboot: Record<string, never> }
-  | { action: 'readLog'; readLog: ReadLog };
+  | { action: 'readLog'; readLog: ReadLog }
+  | { action: 'setUsbPortState'; setUsbPortState: SetUsbPortState }
+  | { action: 'rebootUsbHub'; rebootUsbHub: RebootUsbHub };
 
 export type Command = { commandId: string; vendorUniqueIdentifier: string; deadlineMs: number } & CommandAction;
 
@@ -62,6 +64,8 @@ export type GatewayMessage =
   | { body: 'deviceUpdate'; deviceUpdate: DeviceState }
   | { body: 'deviceRemoved'; deviceRemoved: { vendorUniqueIdentifier: string } }
   | { body: 'commandResult'; commandResult: CommandResult }
+  | { body: 'usbHubs'; usbHubs: UsbHubsReport }
+  | { body: 'usbHubEvent'; usbHubEvent: UsbHubEvent }
   | { body: 'metrics'; metrics: MetricsBatch };
 
 export type HubMessage =
@@ -71,6 +75,23 @@ export type HubMessage =
   | { body: 'retention'; retention: Retention }
   | { body: 'metricsAck'; metricsAck: MetricsAck }
   | { body: 'metricsSettings'; metricsSettings: MetricsSettings };
+
+/** USB hubs of a gateway (issue 4). */
+export interface UsbHubPortReport {
+  portNumber: number; name: string; location: string; deviceSerialNumber: string; milliamps: number;
+  state: string; flags: string[]; chargingSeconds: number; chargingProfile: string;
+}
+export interface UsbHubReport {
+  serialNumber: string; name: string; location: string; description: string; model: string; firmware: string;
+  firmwareDate: string; uptimeSeconds: number; fiveVoltNow: number; fiveVoltMin: number; fiveVoltMax: number;
+  errorMessage: string; isErrored: boolean; ports: UsbHubPortReport[]; kind: string;
+}
+export interface UsbHubsReport { hubs: UsbHubReport[] }
+export interface UsbHubEvent {
+  vendorUniqueIdentifier: string; eventType: string; message: string; detail: string; isSuccess: boolean; atMs: number;
+}
+export interface SetUsbPortState { hubSerialNumber: string; portNumber: number; state: string }
+export interface RebootUsbHub { hubSerialNumber: string }
 
 /** Metrics tables of spec 2.5. */
 export type MetricTable = 'usb_hub' | 'log' | 'health_check' | 'sample';

@@ -4,8 +4,12 @@
  * (hub/test/support/test-database.ts). Workers learn the server through process.env, which jest copies to them.
  */
 import { exportToWorkers, prepareTestDatabaseServer } from '../../hub/test/support/test-database-server';
+import { missingFixturesProblem } from './shared-files';
 
 export default async function globalSetup(): Promise<void> {
+  // One clear message instead of a failure per test that reads a fixture.
+  const fixturesProblem = missingFixturesProblem();
+  if (fixturesProblem) throw new Error(fixturesProblem);
   const server = await prepareTestDatabaseServer();
   exportToWorkers(server);
   // globalTeardown runs in this same process and context.

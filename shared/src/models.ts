@@ -4,7 +4,7 @@
  */
 import type {
   ApplicationFormFactor, DeviceAvailabilityStatus, DeviceBatteryStatus, DeviceFormFactor, DeviceOperatingSystem,
-  EventType,
+  EventType, UsbHubPortState,
 } from './enums';
 
 export interface DeviceProperty { name: string; value: string; type: 'System' }
@@ -97,6 +97,48 @@ export interface DeviceGatewayInformation {
   buildTool: { path: string; versionString: string; version: string; buildVersion: string }[];
   automation: { path: string; version: string; pathHash: string }[];
   automationConfigurationError?: string;
+}
+
+/** A port of a gateway's USB hub (spec 2.3), empty ports included (name '', milliamps 0). */
+export interface UsbHubDevice {
+  name: string;
+  location: string;
+  serialNumber: string;
+  usbHubSerialNumber: string;
+  usbHubPortNumber: number;
+  milliamps: number;
+  state: UsbHubPortState;
+  /** UsbHubDeviceFlags names, comma separated as .NET writes a flags enum ("Attached, Sync"). */
+  flags: string;
+  /** TimeSpan: total seconds. */
+  chargingTime: number;
+  chargingProfile: string;
+}
+
+export interface UsbHub {
+  name: string;
+  location: string;
+  serialNumber: string;
+  description: string;
+  model: string;
+  firmware: string;
+  firmwareDate: string;
+  /** TimeSpan: total seconds. */
+  uptime: number;
+  fiveVoltNow: number;
+  fiveVoltMin: number;
+  fiveVoltMax: number;
+  errorMessage: string;
+  isErrored: boolean;
+  devices: UsbHubDevice[];
+}
+
+/** GET /Gateway: `name` before `usbHubList`, and each hub's `devices` last (wire-contract 4.6). */
+export interface GatewayDescription {
+  name: string;
+  publicAddress: string;
+  publicPort: number;
+  usbHubList: UsbHub[];
 }
 
 export interface HubInformation {

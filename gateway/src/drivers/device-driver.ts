@@ -50,7 +50,41 @@ export interface DeviceDriver {
   reboot(id: string): Promise<void>;
   /** The last `maxLines` lines of the device log as text. */
   readLog(id: string, maxLines: number): Promise<string>;
+  /** Metrics sampling (spec 2.5); a driver without it is not sampled. */
+  readonly sampling?: DeviceSampling;
   stop(): Promise<void>;
+}
+
+/** One `sample` row read from a device: spec 2.5 field names (design.md units) to values. */
+export interface DeviceSample {
+  /** Epoch milliseconds of the read. */
+  time: number;
+  /** Fields the device cannot provide are absent, never zero. */
+  fields: Record<string, number>;
+}
+
+export interface LogFollower {
+  /** One device log line (no line end). */
+  line(text: string): void;
+  /** The stream ended (device gone, stream dropped); not called after `stop()`. */
+  end(error?: Error): void;
+}
+
+export interface LogStream {
+  stop(): void;
+}
+
+/** The sampling capability of a driver. Every call targets a Ready device and fails with DeviceCommandError. */
+export interface DeviceSampling {
+  /**
+   * Reads the `sample` fields now, in one round trip to the device. Loads and rates are computed against the
+   * previous read of the same device, so the first read after start or reboot has totals only.
+   */
+  sample(id: string): Promise<DeviceSample>;
+  /** A short liveness probe of the device's system services; throws when the device does not answer in time. */
+  probe(id: string, timeoutMs: number): Promise<void>;
+  /** Follows the device log from now on, line by line, until `stop()` or the stream ends. */
+  followLog(id: string, follower: LogFollower): LogStream;
 }
 
 /** A command failed; `message` is meant for the user (it ends up in the API's errorMessage). */

@@ -7,6 +7,8 @@ import type { Command, CommandResult } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AppCache } from '../apps/app-cache';
 import { DeviceCommandError, type DeviceDriver } from '../drivers/device-driver';
+import { UsbHubError } from '../usbhubs/usb-hub-controller';
+import type { UsbHubService } from '../usbhubs/usb-hub-service';
 
 export type BlobFetcher = (sha256: string) => AsyncIterable<Buffer>;
 
@@ -16,6 +18,7 @@ export class CommandExecutor {
     private readonly appCache: AppCache,
     private readonly fetchBlob: BlobFetcher,
     private readonly logger: Logger,
+    private readonly usbHubs?: UsbHubService,
   ) {}
 
   async execute(command: Command): Promise<CommandResult> {
@@ -33,7 +36,7 @@ export class CommandExecutor {
     const work = this.run(command).then(
       (text) => result(true, '', text),
       (err: unknown) => {
-        if (!(err instanceof DeviceCommandError)) this.logger.error({ err: String(err), command: command.commandId }, 'command failed');
+        if (!(err instanceof DeviceCommandError) && !(err instanceof UsbHubError)) this.logger.error({ err: String(err), command: command.commandId }, 'command failed');
         return result(false, err instanceof Error ? err.message : String(err));
       },
     );
@@ -65,8 +68,19 @@ export class CommandExecutor {
         return '';
       case 'readLog':
         return this.driver.readLog(id, command.readLog.maxLines);
+      case 'setUsbPortState':
+        await this.requireUsbHubs().setPortState(command.setUsbPortState);
+        return '';
+      case 'rebootUsbHub':
+        await this.requireUsbHubs().reboot(command.rebootUsbHub);
+        return '';
       default:
         throw new DeviceCommandError(`Unsupported command: ${(command as { action?: string }).action ?? 'none'}`);
     }
+  }
+
+  private requireUsbHubs(): UsbHubService {
+    if (!this.usbHubs) throw new UsbHubError('This gateway has no USB hubs configured');
+    return this.usbHubs;
   }
 }

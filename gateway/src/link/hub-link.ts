@@ -3,7 +3,8 @@
  * call metadata, checks the hub's proof in Welcome (drops impostors), sends a full inventory snapshot then
  * deltas, heartbeats at the hub's interval, executes commands, and reconnects with backoff after any loss.
  *
- * Events: `connected` (Welcome verified, snapshot sent), `disconnected`, `hubRejected` (wrong hub proof).
+ * Events: `connected` (Welcome verified, snapshot sent), `disconnected`, `hubRejected` (wrong hub proof),
+ * `metricsSettings` (the hub's MetricsSettings: devices whose passive logging is off).
  */
 import { EventEmitter } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
@@ -18,6 +19,8 @@ import { TicketVerifier } from '../tickets/ticket-verifier';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 import { CommandExecutor } from './command-executor';
 import { newNonce, verifyHubProof } from './hub-proof';
+import type { MetricsUplink } from './metrics-uplink';
+import type { UsbHubService } from '../usbhubs/usb-hub-service';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -47,6 +50,10 @@ export interface HubLinkOptions {
   /** How long to wait for Welcome after Hello. */
   welcomeTimeoutMs?: number;
   gatewayVersion?: string;
+  /** Sends metric batches while a verified session is open and takes the hub's MetricsAcks. */
+  metrics?: MetricsUplink;
+  /** The gateway's USB hubs: their state goes up after every (re)connect and change; port commands come down. */
+  usbHubs?: UsbHubService;
 }
 
 interface LinkClient extends grpc.Client {
@@ -95,7 +102,11 @@ export class HubLink extends EventEmitter implements DeviceListener {
       ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName } : {}),
     }) as unknown as LinkClient;
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
-    this.executor = new CommandExecutor(options.driver, options.appCache, (sha) => this.fetchBlob(sha), this.logger);
+    this.executor = new CommandExecutor(options.driver, options.appCache, (sha) => this.fetchBlob(sha), this.logger, options.usbHubs);
+    options.usbHubs?.subscribe({
+      report: (usbHubs) => this.send({ body: 'usbHubs', usbHubs }),
+      event: (usbHubEvent) => this.send({ body: 'usbHubEvent', usbHubEvent }),
+    });
   }
 
   /** True while a session with a verified hub is open. */
@@ -187,7 +198,10 @@ export class HubLink extends EventEmitter implements DeviceListener {
         this.logger.debug({ reason }, 'hub still unreachable');
       }
       this.failedAttempts = wasVerified ? 0 : this.failedAttempts + 1;
-      if (wasVerified) this.emit('disconnected', reason);
+      if (wasVerified) {
+        this.options.metrics?.linkDown();
+        this.emit('disconnected', reason);
+      }
       this.scheduleReconnect();
     };
     session.welcomeTimer = setTimeout(() => lost('no Welcome from the hub in time'), this.options.welcomeTimeoutMs ?? 10_000);
@@ -230,6 +244,11 @@ export class HubLink extends EventEmitter implements DeviceListener {
       this.backoff.reset();
       this.startHeartbeats(session, message.welcome.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS, lost);
       this.send({ body: 'snapshot', snapshot: { devices: this.options.driver.snapshot() } }, session);
+      if (this.options.usbHubs) {
+        this.send({ body: 'usbHubs', usbHubs: this.options.usbHubs.resend() }, session);
+        for (const usbHubEvent of this.options.usbHubs.takePendingEvents()) this.send({ body: 'usbHubEvent', usbHubEvent }, session);
+      }
+      this.options.metrics?.linkUp((batch) => this.send({ body: 'metrics', metrics: batch }, session));
       this.logger.info({ hub: this.options.hubAddress }, 'connected to the hub');
       this.emit('connected');
       return;
@@ -243,6 +262,12 @@ export class HubLink extends EventEmitter implements DeviceListener {
         return;
       case 'retention':
         this.tickets.apply(message.retention);
+        return;
+      case 'metricsAck':
+        this.options.metrics?.acknowledged(message.metricsAck.sequence);
+        return;
+      case 'metricsSettings':
+        this.emit('metricsSettings', message.metricsSettings);
         return;
       default:
         this.logger.warn({ body: message.body }, 'unexpected message from the hub');

@@ -10,6 +10,8 @@ import type { BlobStore } from '../apps/blob-store';
 import type { Clock } from '../domain/async-jobs';
 import type { TicketKeys } from '../domain/device-ticket';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
+import type { MetricsStore } from '../metrics/metrics-store';
+import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { textBody } from '../http/body';
 import { errorHandler, notFound } from '../http/handler';
 import type { Db } from '../store/database';
@@ -17,6 +19,8 @@ import { applicationRouter } from './application-routes';
 import { asyncRouter } from './async-routes';
 import type { ApiDependencies } from './context';
 import { deviceRouter } from './device-routes';
+import { gatewayRouter } from './gateway-routes';
+import { metricsRouter } from './metrics-routes';
 import { openApiRouter } from './openapi-routes';
 import { reportRouter } from './report-routes';
 import { roleRouter } from './role-routes';
@@ -43,6 +47,8 @@ export interface ApiAppOptions {
   serviceNodeId: string;
   /** HubInformation.ServiceVersion; default the hub package version. */
   serviceVersion?: string;
+  /** Metrics store of /Device/Metrics; default the PostgreSQL store on `db`. */
+  metrics?: MetricsStore;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -50,6 +56,7 @@ export function createApiApp(options: ApiAppOptions): Express {
     db: options.db,
     blobs: options.blobs,
     gateways: options.gateways,
+    metrics: options.metrics ?? new PostgresMetricsStore(options.db, { logger: options.logger }),
     logger: options.logger,
     ticketKeys: options.ticketKeys,
     uploadLimitBytes: options.uploadLimitBytes ?? 2 * 1024 * 1024 * 1024,
@@ -65,6 +72,8 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(options.authenticate);
   api.use(textBody());
   api.use(deviceRouter(deps));
+  api.use(gatewayRouter(deps));
+  api.use(metricsRouter(deps));
   api.use(applicationRouter(deps));
   api.use(asyncRouter(deps));
   api.use(serviceRouter(deps));

@@ -5,10 +5,10 @@ import { deleteApplication, modifyApplication } from '../domain/application-chan
 import { installApplication, launchApplication, uninstallApplication, uninstallBundle } from '../domain/application-commands';
 import { listApplications, uploadApplication } from '../domain/applications';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
-import { handle } from '../http/handler';
+import { handle, type RequestContext } from '../http/handler';
 import { JsonBody } from '../http/json-body';
 import type { RequestParams } from '../http/params';
-import { createUploadMiddleware, discardUploads, takeUploadedFile } from '../http/upload';
+import { createUploadMiddleware, discardUploads, takeUploadedFile, type UploadedFile } from '../http/upload';
 import { asyncReply } from './async-reply';
 import type { ApiDependencies } from './context';
 import { applicationFilters, operationName, postOperation, requireGuid, requireString, unknownAction } from './params';
@@ -24,31 +24,13 @@ export function applicationRouter(deps: ApiDependencies): Router {
   }));
 
   router.post('/Application', upload, handle(async (ctx) => {
-    const { params, user, req } = ctx;
-    let op: string;
-    try {
-      op = postOperation(params);
-      if (op !== 'verb:add') await discardUploads(req);
-    } catch (err) {
-      await discardUploads(req);
-      throw err;
+    const { params, user } = ctx;
+    const { op, file } = await operationAndUpload(ctx);
+    if (file) {
+      // uploadApplication removes the temporary file when it is done with it.
+      return asyncReply(ctx, deps, 'upload', () => uploadApplication(db, blobs, user, file), (app) => successWith(app));
     }
     switch (op) {
-      case 'verb:add': {
-        let file;
-        try {
-          requireEntitlement(user, 'ApplicationUpload');
-          file = await takeUploadedFile(req);
-        } catch (err) {
-          await discardUploads(req);
-          throw err;
-        }
-        const chosen = file;
-        return asyncReply(ctx, deps, 'upload',
-          () => uploadApplication(db, blobs, user,
-            { path: chosen.path, originalName: chosen.originalName, operatingSystem: chosen.operatingSystem }),
-          (app) => successWith(app));
-      }
       case 'action:install': {
         const appId = requireGuid(params, 'id');
         const deviceId = requireString(params, 'deviceId');
@@ -99,6 +81,25 @@ export function applicationRouter(deps: ApiDependencies): Router {
   }));
 
   return router;
+}
+
+/**
+ * The operation of a POST /Application and, for `add`, the uploaded file (after the entitlement check). The
+ * temporary files of an upload are removed at once for every other operation and whenever this fails.
+ */
+async function operationAndUpload(ctx: RequestContext): Promise<{ op: string; file?: UploadedFile }> {
+  try {
+    const op = postOperation(ctx.params);
+    if (op !== 'verb:add') {
+      await discardUploads(ctx.req);
+      return { op };
+    }
+    requireEntitlement(ctx.user, 'ApplicationUpload');
+    return { op, file: await takeUploadedFile(ctx.req) };
+  } catch (err) {
+    await discardUploads(ctx.req);
+    throw err;
+  }
 }
 
 /**

@@ -4,12 +4,14 @@ import type { BlobStore } from '../apps/blob-store';
 import type { Clock } from '../domain/async-jobs';
 import type { TicketKeys } from '../domain/device-ticket';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
+import type { MetricsStore } from '../metrics/metrics-store';
 import type { Db } from '../store/database';
 
 export interface ApiDependencies {
   db: Db;
   blobs: BlobStore;
   gateways: GatewayDirectory;
+  metrics: MetricsStore;
   logger: Logger;
   ticketKeys: TicketKeys;
   uploadLimitBytes: number;

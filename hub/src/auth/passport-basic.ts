@@ -5,6 +5,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Passport } from 'passport';
 import { BasicStrategy } from 'passport-http';
+import { prettyRequested } from '../http/params';
 import type { Db } from '../store/database';
 import type { AuthenticatedUser } from './authenticated-user';
 import { findUserByCredentials } from './users';
@@ -33,6 +34,8 @@ export function basicAuthMiddleware(db: Db): RequestHandler {
   passport.use(
     'basic',
     new BasicStrategy({ realm: BASIC_REALM }, (login, token, done) => {
+      // No stored login or token holds a NUL, and PostgreSQL text cannot carry one: simply wrong credentials.
+      if (login.includes('\u0000') || token.includes('\u0000')) return done(null, false);
       findUserByCredentials(db, login, token).then(
         (user) => done(null, user ?? false),
         (err: unknown) => done(err),
@@ -43,7 +46,7 @@ export function basicAuthMiddleware(db: Db): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const authenticate = passport.authenticate('basic', { session: false }, (err: unknown, user: AuthenticatedUser | false) => {
       if (err) return next(err);
-      if (!user) return sendAuthenticationRequired(res);
+      if (!user) return sendAuthenticationRequired(res, prettyRequested(req));
       req.user = user;
       next();
     }) as RequestHandler;
@@ -51,6 +54,8 @@ export function basicAuthMiddleware(db: Db): RequestHandler {
   };
 }
 
-export function sendAuthenticationRequired(res: Response): void {
-  res.status(401).set('WWW-Authenticate', WWW_AUTHENTICATE).type('application/json').send(AUTHENTICATION_REQUIRED_BODY);
+/** The exact compact body, or the same indented for `pretty=true`. */
+export function sendAuthenticationRequired(res: Response, pretty = false): void {
+  const body = pretty ? JSON.stringify(JSON.parse(AUTHENTICATION_REQUIRED_BODY), null, 2) : AUTHENTICATION_REQUIRED_BODY;
+  res.status(401).set('WWW-Authenticate', WWW_AUTHENTICATE).type('application/json').send(body);
 }

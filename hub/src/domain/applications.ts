@@ -102,7 +102,3 @@ export async function listApplications(
   const rows = await q.orderBy('created_at', 'desc').orderBy('id').execute();
   return rows.map(toApplicationModel);
 }
-
-export async function findApplication(db: Db, id: string) {
-  return db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst();
-}

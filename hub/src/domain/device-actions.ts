@@ -3,6 +3,7 @@ import { ApiFailure, type DeviceAccessTicket } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
+import { closeSessionMarker, openSessionMarker } from '../metrics/markers';
 import { withTx, type Db, type Tx } from '../store/database';
 import { signDeviceTicket, type TicketKeys } from './device-ticket';
 import { inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
@@ -40,6 +41,7 @@ export async function retainDevice(
       ({ retain_id: retainId } = await trx.updateTable('devices')
         .set({ retained_by: user.id, retained_at: retainedAt, last_inuse_at: retainedAt })
         .where('id', '=', id).returning('retain_id').executeTakeFirstOrThrow());
+      await openSessionMarker(trx, id, user.id, retainedAt); // spec 3: `session` covers the retained period
       await recordEvent(trx, {
         eventType: 'DeviceRetained', message: 'Device Retained', boolValue: true,
         deviceId: id, deviceName: device.name, performedById: user.id, performedByName: user.displayName,
@@ -87,9 +89,11 @@ export async function releaseDevice(
 }
 
 async function dropRetain(trx: Tx, device: DeviceWithRetainer, by: AuthenticatedUser): Promise<void> {
+  const now = new Date();
   await trx.updateTable('devices')
-    .set({ retained_by: null, retained_at: null, last_inuse_at: new Date() })
+    .set({ retained_by: null, retained_at: null, last_inuse_at: now })
     .where('id', '=', device.id).execute();
+  await closeSessionMarker(trx, device.id, now);
   await recordEvent(trx, {
     eventType: 'DeviceRetained', message: 'Device Released', boolValue: false,
     deviceId: device.id, deviceName: device.name, performedById: by.id, performedByName: by.displayName,
@@ -142,6 +146,7 @@ export async function readDeviceLog(
   db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, identifier: string, maxLines = 1000,
 ): Promise<string> {
   requireEntitlement(user, 'DeviceList');
+  if (maxLines < 1) throw new ApiFailure(`Parameter 'lines' must be at least 1.`);
   const device = await resolveDevice(db, identifier);
   const result = await runDeviceCommand(gateways, device, { action: 'readLog', readLog: { maxLines } });
   return result.text;

@@ -15,13 +15,14 @@ import { recordEvent } from './events';
 import { assertLicenseAllows } from './hub-settings';
 
 /** Updatable properties (spec 2.4) and the entitlement each needs besides DeviceList. */
-const UPDATABLE: Record<string, { name: string; entitlement: Entitlement }> = {
-  name: { name: 'name', entitlement: 'DeviceModify' },
-  slotnumber: { name: 'slotNumber', entitlement: 'DeviceModify' },
-  notes: { name: 'notes', entitlement: 'DeviceModify' },
-  enabled: { name: 'enabled', entitlement: 'DeviceEnablement' },
-  deleted: { name: 'deleted', entitlement: 'DeviceDelete' },
-};
+/** A Map, not an object literal: body keys such as `__proto__` must not find inherited members. */
+const UPDATABLE = new Map<string, { name: string; entitlement: Entitlement }>([
+  ['name', { name: 'name', entitlement: 'DeviceModify' }],
+  ['slotnumber', { name: 'slotNumber', entitlement: 'DeviceModify' }],
+  ['notes', { name: 'notes', entitlement: 'DeviceModify' }],
+  ['enabled', { name: 'enabled', entitlement: 'DeviceEnablement' }],
+  ['deleted', { name: 'deleted', entitlement: 'DeviceDelete' }],
+]);
 
 export interface DeviceChanges {
   name?: string;
@@ -42,7 +43,7 @@ export async function updateDevice(db: Db, user: AuthenticatedUser, identifier: 
   requireEntitlement(user, 'DeviceList');
   const body = JsonBody.parse(bodyText);
   for (const key of body.keys()) {
-    const property = UPDATABLE[key];
+    const property = UPDATABLE.get(key);
     if (property) requireEntitlement(user, property.entitlement);
   }
   const changes = readDeviceChanges(body);
@@ -56,7 +57,7 @@ export async function updateDevice(db: Db, user: AuthenticatedUser, identifier: 
 /** The body as typed changes; any unknown property or invalid value fails the whole update. */
 export function readDeviceChanges(body: JsonBody): DeviceChanges {
   const keys = body.keys();
-  const unknown = keys.filter((k) => !UPDATABLE[k]);
+  const unknown = keys.filter((k) => !UPDATABLE.has(k));
   if (unknown.length > 0) {
     throw new ApiFailure(`Device property '${unknown[0]}' cannot be updated. Updatable: name, slotNumber, notes, enabled, deleted.`);
   }

@@ -9,6 +9,8 @@ export const COMMAND_TIMEOUTS_MS = {
   launch: 2 * 60_000,
   reboot: 60_000,
   readLog: 30_000,
+  setUsbPortState: 15_000,
+  rebootUsbHub: 15_000,
 } as const;
 
 /** Runs the command; rejects with ApiFailure when no gateway holds the device or the gateway reports failure. */

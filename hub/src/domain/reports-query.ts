@@ -22,6 +22,9 @@ export interface ReportFilters {
 /** Rows one report page returns at most, and when `take` is omitted. `count` always tells the full total. */
 export const MAX_REPORT_PAGE = 10_000;
 
+/** 0001-01-01T00:00:00Z, the smallest .NET DateTime. */
+const EARLIEST_DATE_MS = new Date('0001-01-01T00:00:00Z').getTime();
+
 export interface DateRange {
   from?: Date;
   /** Upper bound; `toInclusive` false for a date-only toDate (then `to` is the start of the following day). */
@@ -43,6 +46,10 @@ export function dateRange(filters: Pick<ReportFilters, 'fromDate' | 'toDate' | '
   const from = filters.days !== undefined
     ? new Date(now.getTime() - filters.days * 24 * 60 * 60 * 1000)
     : filters.fromDate?.date;
+  // .NET's DateTime.AddDays fails below year 1 too; PostgreSQL would refuse the bound.
+  if (from !== undefined && !(from.getTime() >= EARLIEST_DATE_MS)) {
+    throw new ApiFailure(`Parameter 'days' is out of range: ${filters.days} days before now is before the year 1.`);
+  }
   let to: Date | undefined;
   let toInclusive = true;
   if (filters.toDate) {

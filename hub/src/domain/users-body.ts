@@ -10,6 +10,9 @@ import { NAME_FIELDS, PROFILE_FIELDS, type NameField, type ProfileField } from '
 /** Exact vendor text (wire-contract 5; real newline). */
 export const INVALID_USERNAME = 'Invalid username, an email is expected.\nParameter name: UserName';
 export const BUILT_IN_ADMIN_LOGIN = 'admin';
+/** The longest e-mail address (RFC 5321); also keeps the unique login index within PostgreSQL's entry size. */
+export const MAX_LOGIN_LENGTH = 254;
+export const LOGIN_TOO_LONG = `UserName must not be longer than ${MAX_LOGIN_LENGTH} characters.`;
 
 const EMAIL = /^[^@\s]+@[^@\s.]+(\.[^@\s.]+)*$/;
 export const isEmail = (text: string): boolean => EMAIL.test(text);
@@ -75,6 +78,7 @@ function readLogin(body: JsonBody): string | undefined {
     throw new ApiFailure('UserName and Email differ: send one of them.');
   }
   const login = (userName ?? email ?? '').trim();
+  if (login.length > MAX_LOGIN_LENGTH) throw new ApiFailure(LOGIN_TOO_LONG);
   if (login.toLowerCase() !== BUILT_IN_ADMIN_LOGIN && !isEmail(login)) throw new ApiFailure(INVALID_USERNAME);
   return login;
 }

@@ -2,7 +2,7 @@
  * What the domain needs from the connected gateways. Implemented by the link server (`link-server.ts`);
  * domain code and its tests depend only on this interface.
  */
-import type { CommandAction, CommandResult } from '@devicelab/proto';
+import type { CommandAction, CommandResult, UsbHubReport } from '@devicelab/proto';
 
 export interface ConnectedGateway {
   id: string;
@@ -12,6 +12,8 @@ export interface ConnectedGateway {
   version: string;
   connectedAt: Date;
   deviceVendorUniqueIdentifiers: string[];
+  /** The gateway's USB hubs as it last reported them. */
+  usbHubs: UsbHubReport[];
 }
 
 export class GatewayUnavailableError extends Error {
@@ -35,4 +37,11 @@ export interface GatewayDirectory {
    * set in its next Welcome.
    */
   notifyRetention(vendorUniqueIdentifier: string, retainId: string): void;
+  /** Sends every gateway the current MetricsSettings (a device's passive logging was switched). Best effort. */
+  notifyMetricsSettings?(): void;
+  /**
+   * Sends a USB hub command to the gateway that reports the hub with this serial number. Rejects with
+   * GatewayUnavailableError when no connected gateway reports it or the gateway does not answer in time.
+   */
+  sendUsbHubCommand(hubSerialNumber: string, action: CommandAction, timeoutMs: number): Promise<CommandResult>;
 }

@@ -6,8 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import type { CommandAction, CommandResult, DeviceState, GatewayMessage, Hello, HubMessage, Retention } from '@devicelab/proto';
+import type {
+  CommandAction, CommandResult, DeviceState, GatewayMessage, Hello, HubMessage, MetricsBatch, Retention, UsbHubReport,
+} from '@devicelab/proto';
+import { recordUsbHubEvent } from '../domain/usb-hub-events';
 import type { Logger } from '@devicelab/shared';
+import { MetricsReceiver } from '../metrics/link-ingest';
+import type { MetricsStore } from '../metrics/metrics-store';
 import type { Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
 import { applyDeviceState, setGatewayConnected, takeDevicesOffline, type DeviceChange } from './device-inventory';
@@ -33,6 +38,8 @@ export interface GatewaySessionContext {
   onDevicesChanged?(changes: DeviceChange[]): void;
   /** SPKI DER of the DeviceAccessTicket signing key, for Welcome. */
   ticketPublicKey?: Buffer;
+  /** Where the gateway's metrics batches go (issue 5); without it batches are acknowledged unstored. */
+  metrics?: MetricsStore;
 }
 
 interface PendingCommand {
@@ -45,6 +52,8 @@ export class GatewaySession {
   readonly connectedAt = new Date();
   /** Devices this gateway currently reports (any readiness): commands for them route here. */
   readonly devices = new Set<string>();
+  /** The gateway's USB hubs as last reported (live state for GET /Gateway, not a record). */
+  private usbHubs: UsbHubReport[] = [];
   private hello?: Hello;
   private readonly pending = new Map<string, PendingCommand>();
   private lastMessageAt = Date.now();
@@ -54,8 +63,11 @@ export class GatewaySession {
   private replaced = false;
   /** Retention changes that arrive before Welcome is written; sent right behind it. */
   private heldRetentions: Retention[] | undefined = [];
+  private readonly metricsReceiver: MetricsReceiver | undefined;
 
-  constructor(private readonly ctx: GatewaySessionContext) {}
+  constructor(private readonly ctx: GatewaySessionContext) {
+    this.metricsReceiver = ctx.metrics && new MetricsReceiver(ctx.db, ctx.metrics, ctx.gateway, ctx.logger);
+  }
 
   get gatewayName(): string {
     return this.ctx.gateway.name;
@@ -81,7 +93,12 @@ export class GatewaySession {
       version: this.hello?.gatewayVersion ?? '',
       connectedAt: this.connectedAt,
       deviceVendorUniqueIdentifiers: [...this.devices],
+      usbHubs: this.usbHubs,
     };
+  }
+
+  hasUsbHub(serialNumber: string): boolean {
+    return this.usbHubs.some((hub) => hub.serialNumber === serialNumber);
   }
 
   sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
@@ -150,6 +167,15 @@ export class GatewaySession {
       }
       case 'commandResult':
         return this.onCommandResult(message.commandResult);
+      case 'usbHubs':
+        this.usbHubs = message.usbHubs.hubs ?? [];
+        return;
+      case 'usbHubEvent': {
+        const event = message.usbHubEvent;
+        return this.write_(() => recordUsbHubEvent(this.ctx.db, this.ctx.gateway.id, event));
+      }
+      case 'metrics':
+        return this.onMetrics(message.metrics);
     }
   }
 
@@ -179,8 +205,31 @@ export class GatewaySession {
       const held = this.heldRetentions ?? [];
       this.heldRetentions = undefined;
       for (const retention of held) this.write({ body: 'retention', retention });
+      void this.sendMetricsSettings();
       this.timers.push(setInterval(() => this.write({ body: 'heartbeat', heartbeat: { sentAtMs: Date.now() } }), heartbeatIntervalMs));
     });
+  }
+
+  /**
+   * Stores a metrics batch (in the gateway's write order, so its devices' rows exist), then acknowledges it:
+   * the ack is the gateway's backpressure. No ack while the database is unreachable.
+   */
+  private onMetrics(batch: MetricsBatch): void {
+    const receiver = this.metricsReceiver;
+    this.write_(async () => {
+      const sequence = receiver ? await receiver.receive(batch) : Number(batch.sequence);
+      this.write({ body: 'metricsAck', metricsAck: { sequence } });
+    });
+  }
+
+  /** MetricsSettings: after Welcome, and whenever a device's passive logging is switched. */
+  async sendMetricsSettings(): Promise<void> {
+    if (!this.metricsReceiver) return;
+    try {
+      this.write({ body: 'metricsSettings', metricsSettings: await this.metricsReceiver.settings() });
+    } catch (err) {
+      this.ctx.logger.warn({ gateway: this.gatewayName, reason: String(err) }, 'could not send metrics settings');
+    }
   }
 
   /** A device of this gateway was retained (`retainId`) or released (''). */

@@ -15,6 +15,8 @@ import {
 } from '@devicelab/proto';
 import { createLogger, type Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
+import type { MetricsStore } from '../metrics/metrics-store';
+import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { isDatabaseUnavailable, type Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
 import { resetAllGateways, type DeviceChange } from './device-inventory';
@@ -50,6 +52,8 @@ export interface LinkServerOptions {
   /** SPKI DER of the key that signs DeviceAccessTicket authenticators; sent in Welcome. */
   ticketPublicKey?: Buffer;
   logger?: Logger;
+  /** Where gateways' metrics batches are stored; default the PostgreSQL store on `db`. */
+  metrics?: MetricsStore;
 }
 
 export interface LinkServer {
@@ -65,6 +69,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
   const sessions = new Map<string, GatewaySession>();
   const writeQueues = new Map<string, Promise<void>>();
+  const metrics = options.metrics ?? new PostgresMetricsStore(db, { logger });
 
   /** Serialises one gateway's record writes across its sessions, so an old session's Offline lands first. */
   const enqueueWrite = (gatewayId: string, write: () => Promise<void>): Promise<void> => {
@@ -101,6 +106,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           logger,
           enqueueWrite,
           ticketPublicKey: options.ticketPublicKey,
+          metrics,
           onDevicesChanged: options.onDevicesChanged,
           onEstablished: (established) => {
             const previous = sessions.get(gateway.name);
@@ -154,11 +160,20 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     connectedGateways(): ConnectedGateway[] {
       return [...sessions.values()].map((session) => session.describe());
     },
+    sendUsbHubCommand(hubSerialNumber: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
+      for (const session of sessions.values()) {
+        if (session.hasUsbHub(hubSerialNumber)) return session.sendCommand('', action, timeoutMs);
+      }
+      return Promise.reject(new GatewayUnavailableError(`No connected gateway reports USB hub ${hubSerialNumber}.`));
+    },
     notifyRetention(vendorUniqueIdentifier: string, retainId: string): void {
       // Every gateway hears it, not only the one reporting the device now: a reconnected gateway reports its
       // devices a while after Welcome, and a device can move to another gateway. A retain id is no secret (a
       // ticket also needs the hub's signature).
       for (const session of sessions.values()) session.sendRetention({ vendorUniqueIdentifier, retainId });
+    },
+    notifyMetricsSettings(): void {
+      for (const session of sessions.values()) void session.sendMetricsSettings();
     },
   };
 

@@ -8,7 +8,7 @@ import { ApiFailure } from '@devicelab/shared';
 import type { Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { sendAuthenticationRequired } from '../auth/passport-basic';
-import { RequestParams } from './params';
+import { prettyRequested, requestParams, type RequestParams } from './params';
 import { writeFailure, writeJson } from './respond';
 
 export interface RequestContext {
@@ -24,16 +24,6 @@ export interface RequestContext {
 export const NO_REPLY = Symbol('no-reply');
 export type Handler = (ctx: RequestContext) => Promise<unknown>;
 
-const FORM = /^application\/x-www-form-urlencoded\b/i;
-
-export function requestParams(req: Request): RequestParams {
-  const url = req.originalUrl ?? req.url;
-  const q = url.indexOf('?');
-  const query = q >= 0 ? url.slice(q + 1) : '';
-  const body = typeof req.body === 'string' && FORM.test(req.get('content-type') ?? '') ? req.body : undefined;
-  return RequestParams.fromUrlEncoded(query, body);
-}
-
 export function userOf(req: Request): AuthenticatedUser | undefined {
   return (req as unknown as { user?: AuthenticatedUser }).user;
 }
@@ -46,7 +36,7 @@ export function handle(handler: Handler): RequestHandler {
       pretty = params.pretty();
       const user = userOf(req);
       if (!user) {
-        sendAuthenticationRequired(res); // only reachable if a router was mounted outside the auth middleware
+        sendAuthenticationRequired(res, pretty); // only reachable if a router was mounted outside the auth middleware
         return;
       }
       const bodyText = typeof req.body === 'string' ? req.body : '';
@@ -64,7 +54,7 @@ export function handle(handler: Handler): RequestHandler {
 
 /** Unknown paths: 404 with a failure Result. */
 export function notFound(): RequestHandler {
-  return (req, res) => writeFailure(res, 404, `No resource at '${req.method} ${req.path}'.`);
+  return (req, res) => writeFailure(res, 404, `No resource at '${req.method} ${req.path}'.`, prettyRequested(req));
 }
 
 /**
@@ -74,17 +64,18 @@ export function notFound(): RequestHandler {
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
+    const pretty = prettyRequested(req);
     if (err instanceof ApiFailure) {
-      writeFailure(res, 200, err.message);
+      writeFailure(res, 200, err.message, pretty);
       return;
     }
     const status = (err as { status?: number; statusCode?: number }).status
       ?? (err as { statusCode?: number }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      writeFailure(res, status, (err as Error).message || 'Bad request.');
+      writeFailure(res, status, (err as Error).message || 'Bad request.', pretty);
       return;
     }
     logger.error({ err, method: req.method, url: req.originalUrl }, 'unhandled error in API request');
-    writeFailure(res, 500, 'An unexpected error occurred.');
+    writeFailure(res, 500, 'An unexpected error occurred.', pretty);
   };
 }

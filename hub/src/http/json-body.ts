@@ -6,6 +6,28 @@ import JSON5 from 'json5';
 import { ApiFailure } from '@devicelab/shared';
 import { parseBoolean, parseInt32 } from './params';
 
+export const NUL_IN_BODY = 'Invalid JSON body: text must not contain a NUL character (\\u0000).';
+
+/**
+ * PostgreSQL text cannot hold NUL; such a body is refused whole, before any of it is used. Walked without
+ * recursion: JSON5 parses arbitrarily deep nesting, and a deep body must not overflow the stack here.
+ */
+function containsNul(root: unknown): boolean {
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return true;
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes('\u0000')) return true;
+        pending.push(item);
+      }
+    }
+  }
+  return false;
+}
+
 export class JsonBody {
   private readonly entries = new Map<string, unknown>();
   private readonly spellings = new Map<string, string>();
@@ -32,6 +54,7 @@ export class JsonBody {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new ApiFailure('Invalid JSON body: an object is expected.');
     }
+    if (containsNul(value)) throw new ApiFailure(NUL_IN_BODY);
     return new JsonBody(value as Record<string, unknown>);
   }
 

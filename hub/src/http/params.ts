@@ -3,6 +3,7 @@
  * `application/x-www-form-urlencoded` body, names case-insensitive, `+` decoded as a space, an empty value meaning
  * "omitted". Typed readers throw ApiFailure with the vendor's error texts.
  */
+import type { Request } from 'express';
 import { ApiFailure, parseEnumValue, parseGuid, parseRequestDate, type ParsedRequestDate } from '@devicelab/shared';
 
 export const VERBS = ['update', 'delete', 'add', 'get'] as const;
@@ -20,6 +21,7 @@ const INT32_MAX = 2147483647;
 export const BAD_BOOLEAN = 'Value is not equivalent to either TrueString or FalseString.';
 export const invalidGuid = (value: string): string => `Invalid Guid format: ${value}`;
 export const enumValueNotFound = (value: string): string => `The requested value '${value}' was not found.`;
+export const nulInParameter = (name: string): string => `Parameter '${name}' must not contain a NUL character.`;
 
 export class RequestParams {
   /** lower-case name -> raw value ('' when sent without value); the first occurrence wins. */
@@ -50,10 +52,16 @@ export class RequestParams {
     return this.values.has(name.toLowerCase());
   }
 
-  /** The value, or undefined when absent or empty (empty = omitted, rule 4). */
+  /**
+   * The value, or undefined when absent or empty (empty = omitted, rule 4). A NUL character is refused here, when
+   * the value is used: PostgreSQL text cannot hold it, and no client has a reason to send one.
+   */
   string(name: string): string | undefined {
-    const value = this.values.get(name.toLowerCase());
-    return value === undefined || value === '' ? undefined : value;
+    const key = name.toLowerCase();
+    const value = this.values.get(key);
+    if (value === undefined || value === '') return undefined;
+    if (value.includes('\u0000')) throw new ApiFailure(nulInParameter(this.spellings.get(key) ?? name));
+    return value;
   }
 
   /** First present (non-empty) of several alternative names. */
@@ -122,11 +130,6 @@ export class RequestParams {
     return this.string('action')?.trim().toLowerCase();
   }
 
-  /** The client's spelling of `action` (for error texts). */
-  rawAction(): string | undefined {
-    return this.string('action');
-  }
-
   /** Non-empty parameters that are not control keys: the candidate filters, as [spelling, value]. */
   filters(): [string, string][] {
     const out: [string, string][] = [];
@@ -145,9 +148,10 @@ export function parseBoolean(text: string): boolean {
   throw new ApiFailure(BAD_BOOLEAN);
 }
 
+/** .NET `int.Parse`: optional sign, ASCII digits (leading zeros allowed), within the 32-bit range. */
 export function parseInt32(text: string): number {
   const value = text.trim();
-  const n = /^[+-]?\d{1,10}$/.test(value) ? Number(value) : NaN;
+  const n = /^[+-]?\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < INT32_MIN || n > INT32_MAX) {
     throw new ApiFailure('Input string was not in a correct format.');
   }
@@ -156,4 +160,24 @@ export function parseInt32(text: string): number {
 
 function lenientTrue(value: string | undefined): boolean {
   return value !== undefined && value.trim().toLowerCase() === 'true';
+}
+
+const FORM = /^application\/x-www-form-urlencoded\b/i;
+
+/** The parameters of a request: its raw query string, then an urlencoded body (already read as text). */
+export function requestParams(req: Request): RequestParams {
+  const url = req.originalUrl ?? req.url;
+  const q = url.indexOf('?');
+  const query = q >= 0 ? url.slice(q + 1) : '';
+  const body = typeof req.body === 'string' && FORM.test(req.get('content-type') ?? '') ? req.body : undefined;
+  return RequestParams.fromUrlEncoded(query, body);
+}
+
+/** `pretty=true` for answers written outside `handle` (401, 404, errors): never fails, a bad value means compact. */
+export function prettyRequested(req: Request): boolean {
+  try {
+    return requestParams(req).pretty();
+  } catch {
+    return false;
+  }
 }

@@ -41,6 +41,10 @@ export function createDatabase(url: string, options: CreateDatabaseOptions = {})
   // An idle client losing its server (restart, admin kill) emits 'error' on the pool; unhandled it would crash
   // the process. The next query simply gets a fresh connection.
   pool.on('error', () => undefined);
+  // A client in use (mid-query, or in a transaction) has no listener of the pool's: when its server goes away
+  // (shutdown, admin kill) it would emit an unhandled 'error' and crash the process. The pending query is
+  // rejected anyway, and the pool drops the client once it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

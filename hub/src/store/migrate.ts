@@ -8,7 +8,9 @@ import { migrationProvider } from './migrations';
  * one database do not race. Throws (with the failing migration named) when any migration fails.
  */
 export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
+  // Numbers are reserved per feature (008 USB hubs, 009 metrics) and may land out of order: a database that
+  // already ran 009 must still accept 008 later.
+  const migrator = new Migrator({ db, provider: migrationProvider, allowUnorderedMigrations: true });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results.find((r) => r.status === 'Error')?.migrationName;

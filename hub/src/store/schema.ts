@@ -55,6 +55,8 @@ export interface GatewaysTable {
   connected: Generated<boolean>;
   last_seen_at: Timestamp | null;
   created_at: CreatedAt;
+  /** Rows the gateway's metrics buffer dropped since it started, as last reported (migration 009). bigint as text. */
+  metrics_dropped_rows: Generated<string>;
 }
 
 /** One `getprop` (Android) or lockdown (iOS) value, as the gateway reported it. */
@@ -108,6 +110,8 @@ export interface DevicesTable {
   last_connected_at: Timestamp | null;
   last_disconnected_at: Timestamp | null;
   created_at: CreatedAt;
+  /** Passive metrics logging (spec 4.3 action=enabled; migration 009); on by default. */
+  metrics_enabled: Generated<boolean>;
 }
 
 export interface ApplicationsTable {

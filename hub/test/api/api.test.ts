@@ -97,9 +97,43 @@ describe('wire rules', () => {
     expect(log.text).toMatch(/^\{"isSuccess":true,"data":"/);
     // logcat -v threadtime lines: date, time, pid, tid, priority, tag
     expect(JSON.parse(log.text).data).toMatch(/^\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\s+\d+\s+\d+ [VDIWEF] /m);
+    expect(JSON.parse((await call('GET', `/apiv1/Device/Log?id=${lab.devices[0].serial}&lines=0`)).text))
+      .toEqual({ isSuccess: false, errorMessage: "Parameter 'lines' must be at least 1." });
+    // logcat -t 2: the two most recent lines, after logcat's own `--------- beginning of …` buffer markers.
+    const tail = JSON.parse((await call('GET', `/apiv1/Device/Log?id=${lab.devices[0].serial}&lines=2`)).text).data as string;
+    expect(tail.trim().split('\n').filter((line) => !line.startsWith('--------- '))).toHaveLength(2);
+    expect(JSON.parse((await call('GET', '/apiv1/Device/Log?id=nothing-here')).text))
+      .toEqual({ isSuccess: false, errorMessage: "Device 'nothing-here' not found." });
+    const away = await insertDevice(lab.hub.db, { name: 'Log Away' });
+    expect(JSON.parse((await call('GET', `/apiv1/Device/Log?id=${away.serial_number}`)).text).errorMessage)
+      .toBe(`Device 'Log Away' is not reachable: No connected gateway holds device ${away.vendor_unique_identifier}.`);
     tokens.set('nobody@example.com', (await lab.addUser('nobody@example.com', [])).token);
     expect((await call('GET', '/apiv1/Device?id=bad', { login: 'nobody@example.com' })).text).toBe('[]');
     expect((await call('GET', '/apiv1/Device/Available', { login: 'nobody@example.com' })).text).toBe('[]');
+  });
+
+  it('pretty=true indents every kind of answer: list, Result, failure, 404 and 401', async () => {
+    const indented = /^[[{]\n {2}/;
+    expect((await call('GET', '/apiv1/Device?pretty=true')).text).toMatch(indented);
+    expect((await call('GET', '/apiv1/Service?pretty=True')).text).toMatch(/^\{\n {2}"/);
+    expect((await call('GET', '/apiv1/Device?id=bad&pretty=true')).text)
+      .toBe('{\n  "isSuccess": false,\n  "errorMessage": "Invalid Guid format: bad"\n}');
+    const missing = await call('GET', '/apiv1/Nothing?pretty=true');
+    expect(missing.status).toBe(404);
+    expect(missing.text).toMatch(/^\{\n {2}"isSuccess": false,\n {2}"errorMessage": "No resource at /);
+    const anonymous = await fetch(`${lab.hub.url}/apiv1/Device?pretty=true`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.text()).toBe('{\n  "isSuccess": false,\n  "errorMessage": "Authentication required."\n}');
+    // Without pretty the 401 body is the exact compact text clients compare.
+    expect(await (await fetch(`${lab.hub.url}/apiv1/Device`)).text())
+      .toBe('{"isSuccess":false,"errorMessage":"Authentication required."}');
+  });
+
+  it('credentials with a NUL character are simply wrong credentials (401), not a server error', async () => {
+    for (const pair of ['admin\u0000:x', `admin:${lab.adminToken}\u0000`]) {
+      const res = await fetch(`${lab.hub.url}/apiv1/Device`, { headers: { authorization: `Basic ${Buffer.from(pair).toString('base64')}` } });
+      expect(res.status).toBe(401);
+    }
   });
 
   it('malformed bodies never become 500s', async () => {
@@ -147,7 +181,7 @@ describe('applications over HTTP', () => {
 
   it('non-app uploads fail with Unknown file type.; missing entitlement is reported', async () => {
     const txt = await call('POST', '/apiv1/Application?add&wait=true', { body: await multipart(fixture('README.md'), 'upload', 'ipa.txt') });
-    expect(txt.text).toBe('{"isSuccess":false,"errorMessage":"Unknown file type."}');
+    expect(txt.text).toBe('{"isSuccess":false,"errorMessage":"Unknown file type.\\nParameter name: filename\\n.txt"}');
     const denied = await call('POST', '/apiv1/Application?add&wait=true',
       { login: 'tester@example.com', body: await multipart(fixture('ContactManager.apk'), 'upload') });
     expect(JSON.parse(denied.text).errorMessage).toBe('User does not have required entitlement: ApplicationUpload');
@@ -173,6 +207,30 @@ describe('applications over HTTP', () => {
     expect(polled).toEqual({ isComplete: true, data: { isSuccess: false,
       errorMessage: 'User does not have required entitlement: DeviceApplicationManagement' } });
     expect((await call('POST', `/apiv1/Application?action=uninstall&id=${up.data.id}&deviceId=${serial}`)).text).toBe('{"isSuccess":true}');
+  });
+});
+
+describe('launch over HTTP', () => {
+  it('fails through its result: unknown application, device in use by another, wrong OS, offline, not installed', async () => {
+    const up = JSON.parse((await call('POST', '/apiv1/Application?add&wait=true',
+      { body: await (async () => { const fd = new FormData(); fd.append('upload', new Blob([await readFile(fixture('ContactManager.apk'))]), 'ContactManager.apk'); return fd; })() })).text);
+    const launch = async (appId: string, device: string, login = 'admin') => JSON.parse((await call('POST', '/apiv1/Application',
+      { login, body: `action=Launch&id=${appId}&deviceId=${device}&startOnly=&arguments=&wait=true`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' } })).text);
+    const missing = '477f5020-fe89-4675-8e6d-92ed4302105a';
+    expect(await launch(missing, lab.devices[0].serial)).toEqual({ isSuccess: false, errorMessage: `Application '${missing}' not found.` });
+    const taken = await insertDevice(lab.hub.db, { name: 'Launch Taken' });
+    expect(JSON.parse((await form(`action=Retain&id=${taken.id}`, 'tester@example.com')).text).isSuccess).toBe(true);
+    expect(await launch(up.data.id, taken.id)).toEqual({ isSuccess: false,
+      errorMessage: "Device 'Launch Taken' is in use by 'tester@example.com'." });
+    const ios = await insertDevice(lab.hub.db, { name: 'Launch iOS', operating_system: 'iOS' });
+    expect(await launch(up.data.id, ios.serial_number!)).toEqual({ isSuccess: false,
+      errorMessage: 'Application operating system does not match the device.' });
+    const off = await insertDevice(lab.hub.db, { name: 'Launch Off', availability: 'Offline' });
+    expect(await launch(up.data.id, off.id)).toEqual({ isSuccess: false, errorMessage: 'Device is offline.' });
+    // Not installed on the (real, simulated) device: the device's answer comes back as the failure.
+    expect(await launch(up.data.id, lab.devices[0].serial)).toEqual({ isSuccess: false,
+      errorMessage: expect.stringContaining('com.example.android.contactmanager') });
   });
 });
 

@@ -3,8 +3,8 @@
  * replayed against a real lab: the C# client's form-body POSTs and `get=` GETs, its GUID-named multipart part,
  * the Python monitor's query, the curl forms of the spec; plus two users racing to retain one device over HTTP.
  *
- * Not replayed here because the routes are not built yet: `POST /Device/UsbPort` (`update=&id=…&usbHubPortState=Charge`),
- * `/Device/Metrics`, `/Gateway`, `/Gateway/UsbHub`.
+ * The metrics and USB hub routes (`/Device/Metrics`, `/Device/UsbPort`, `/Gateway`, `/Gateway/UsbHub`) are tested with
+ * those routes (metrics-http.test.ts, gateway-usb-hubs.test.ts).
  */
 import { readFileSync } from 'node:fs';
 import { fixture } from '../../../scripts/jest/shared-files';
@@ -87,8 +87,41 @@ describe('C# client shapes', () => {
     const device = await deviceOf(lab.devices[1].serial);
     const listed = await getJson(admin, `/Device?get=&Enabled=True&Deleted=False&id=${device.id}`);
     expect(listed).toHaveLength(1);
-    const history = await getJson(admin, `/Report/History?get=&fromDate=${encodeURIComponent('3/24/2016 5:09:58 PM')}&toDate=&take=5`);
-    expect(history).toMatchObject({ count: expect.any(Number), pageSize: expect.any(Number) });
+    expect(await getJson(admin, `/Device?get=&Enabled=False&id=${device.id}`)).toEqual([]);
+    const all = await getJson(admin, '/Report/History?get=&take=1');
+    expect(all.count).toBeGreaterThan(0);
+    const us = (text: string) => encodeURIComponent(text);
+    const since2016 = await getJson(admin, `/Report/History?get=&fromDate=${us('3/24/2016 5:09:58 PM')}&toDate=&take=1`);
+    expect(since2016.count).toBe(all.count);
+    expect((await getJson(admin, `/Report/History?get=&fromDate=&toDate=${us('3/24/2016 5:09:58 PM')}&take=1`)).count).toBe(0);
+    expect((await getJson(admin, `/Report/History?get=&fromDate=${us('12/31/2099 11:59:59 PM')}&take=1`)).count).toBe(0);
+  });
+
+  test('enable, disable and reset as form bodies; empty reset flags take the system defaults, never false', async () => {
+    const device = await deviceOf(lab.devices[1].serial);
+    expect(await csForm(admin, '/Device', `action=Disable&id=${device.id}`)).toEqual({ status: 200, json: { isSuccess: true } });
+    expect((await getJson(admin, `/Device?id=${device.id}`))[0].enabled).toBe(false);
+    expect(await csForm(admin, '/Device', `action=Enable&id=${device.id}`)).toEqual({ status: 200, json: { isSuccess: true } });
+    expect((await getJson(admin, `/Device?id=${device.id}`))[0].enabled).toBe(true);
+    // Defaults: uninstall nothing, reboot. A caller who may not reboot learns that `reboot=` meant the default (true).
+    await lab.hub.db.insertInto('roles').values({ name: 'NoReboot', entitlements: ['DeviceList', 'DeviceApplicationManagement'] }).execute();
+    const noReboot = await lab.addUser('noreboot@example.com', ['NoReboot']);
+    const settings = await lab.api(admin, '/Settings?update', { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: '{"resetUninstallAll":"False","resetReboot":"True"}' });
+    expect(await settings.json()).toEqual({ isSuccess: true });
+    expect(await csForm(noReboot, '/Device', `action=Reset&id=${device.id}&uninstallAll=&reboot=`)).toEqual({ status: 200,
+      json: { isSuccess: false, errorMessage: 'User does not have required entitlement: DeviceReboot' } });
+    expect(await csForm(noReboot, '/Device', `action=Reset&id=${device.id}&uninstallAll=&reboot=False`))
+      .toEqual({ status: 200, json: { isSuccess: true } });
+  });
+
+  test('the C# report calls: History, Usage and Availability with every parameter present, most of them empty', async () => {
+    const empty = 'get=&applicationId=&deviceId=&fromDate=&toDate=&days=&userId=&skip=&take=';
+    expect(Object.keys(await getJson(admin, `/Report/Usage?${empty}`))).toEqual(['count', 'pageSize', 'deviceUsage']);
+    const timeline = await getJson(admin, '/Report/Availability?get=&fromDate=&toDate=&days=1&window=00:00:30');
+    expect(timeline).toMatchObject({ isSuccess: true, data: expect.any(Array) });
+    expect(timeline.data[0]).toEqual({ date: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      online: expect.any(Number), inUse: expect.any(Number) });
   });
 
   test('upload: one part named by a random GUID, unquoted name/filename and filename*=utf-8\'\'…', async () => {
@@ -157,9 +190,14 @@ describe('Python monitor and curl shapes', () => {
   });
 });
 
-test('two users retain one device at once over HTTP: exactly one wins, 20 times over', async () => {
+test('two users retain one device at once over HTTP: exactly one wins, 100 times over', async () => {
   const device = await deviceOf(lab.devices[0].serial);
-  for (let i = 0; i < 20; i++) {
+  const ids = new Map<Who, string>();
+  for (const who of [admin, rival]) {
+    const [row] = (await getJson(admin, `/User?UserName=${encodeURIComponent(who.login)}`)) as { id: string }[];
+    ids.set(who, row.id);
+  }
+  for (let i = 0; i < 100; i++) {
     const [a, b] = await Promise.all([
       csForm(admin, '/Device', `action=Retain&id=${device.id}`),
       csForm(rival, '/Device', `action=Retain&id=${device.id}`),
@@ -170,6 +208,7 @@ test('two users retain one device at once over HTTP: exactly one wins, 20 times 
     expect(loser.status).toBe(200);
     expect(loser.json.errorMessage).toMatch(new RegExp(`^Device '.*' is in use by '(admin|rival@example\\.com)'\\.$`));
     const winner = a.json.isSuccess ? admin : rival;
+    expect((await getJson(admin, `/Device?id=${device.id}`))[0].retainedById).toBe(ids.get(winner));
     expect(await csForm(winner, '/Device', `action=Release&id=${device.id}`)).toEqual({ status: 200, json: { isSuccess: true } });
   }
 });

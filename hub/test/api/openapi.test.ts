@@ -12,6 +12,7 @@ import type { Express } from 'express';
 import { createLogger } from '@devicelab/shared';
 import { createApiApp } from '../../src/api/app';
 import { describedRoutes } from '../../src/api/openapi/document';
+import { ENDPOINTS } from '../../src/api/openapi/endpoints';
 import { BlobStore } from '../../src/apps/blob-store';
 import { basicAuthMiddleware } from '../../src/auth/passport-basic';
 import { createUser, ensureBuiltInRolesAndAdmin } from '../../src/auth/users';
@@ -106,6 +107,30 @@ test('GET /apiv1/openapi.json is OpenAPI 3.1 with every path, its parameters and
   // Every $ref resolves.
   const refs = JSON.stringify(doc).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
   for (const ref of new Set(refs)) expect(doc.components.schemas[ref.split('/').pop()!]).toBeDefined();
+});
+
+/** Every operation name a client of the spec (or an extension) may send to a POST route. */
+const KNOWN_OPERATIONS = ['update', 'delete', 'add', 'get', 'retain', 'release', 'reboot', 'enable', 'disable', 'reset',
+  'install', 'uninstall', 'uninstallBundle', 'launch', 'generateToken', 'startmarker', 'stopmarker', 'enabled'];
+
+test('every POST operation the routers answer is described, and every described one is answered', async () => {
+  const problems: string[] = [];
+  // POST /Report has no operations to select (it is a GET answered on POST too).
+  for (const endpoint of ENDPOINTS.filter((e) => e.method === 'post' && e.operations.some((op) => op.select !== ''))) {
+    const described = new Set(endpoint.operations.map((op) => op.select.replace(/^action=/, '').toLowerCase()));
+    for (const name of new Set([...KNOWN_OPERATIONS, ...described])) {
+      const select = ['update', 'delete', 'add', 'get'].includes(name.toLowerCase()) ? name : `action=${name}`;
+      // No identifiers and no body: whatever the operation, it fails before it could change anything.
+      const res = await fetch(`${base}${endpoint.path}?${select}`, { method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` } });
+      const { errorMessage = '' } = await res.json() as { errorMessage?: string };
+      const answered = !/^(Unknown action '|No operation given)/.test(errorMessage);
+      if (answered !== described.has(name.toLowerCase())) {
+        problems.push(`POST ${endpoint.path}?${select}: ${answered ? 'answered but not described' : 'described but unknown'}`);
+      }
+    }
+  }
+  expect(problems).toEqual([]);
 });
 
 test('any authenticated user may read it (a user without roles), nobody unauthenticated', async () => {

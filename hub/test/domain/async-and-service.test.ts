@@ -1,5 +1,5 @@
 import { ApiFailure, failure, success } from '@devicelab/shared';
-import { failInterruptedJobs, pollAsyncJob, startAsyncJob } from '../../src/domain/async-jobs';
+import { failInterruptedJobs, INVALID_ASYNC_ID, pollAsyncJob, startAsyncJob } from '../../src/domain/async-jobs';
 import { describeService } from '../../src/domain/service';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { createUser, startIdleLinkServer } from './helpers';
@@ -44,6 +44,23 @@ describe('async jobs', () => {
     now = new Date(now.getTime() + 2 * 60_000);
     await expect(pollAsyncJob(t.db, user, job.id, { clock })).rejects.toThrow(ApiFailure);
     expect(await pollAsyncJob(t.db, user, kept.id, { clock })).toEqual({ isComplete: true, data: { id: 'y' } });
+  });
+
+  it('a running job stays valid while polled within 5 minutes, and is invalid after 5 minutes unpolled', async () => {
+    const user = await createUser(t.db, 'async6@example.com');
+    let now = new Date();
+    const clock = () => now;
+    const running = () => new Promise<unknown>(() => undefined);
+    const polled = await startAsyncJob(t.db, user, 'install', running, { clock });
+    const forgotten = await startAsyncJob(t.db, user, 'install', running, { clock });
+    for (let i = 0; i < 3; i++) {
+      now = new Date(now.getTime() + 4 * 60_000);
+      expect(await pollAsyncJob(t.db, user, polled.id, { clock })).toEqual({ isComplete: false });
+    }
+    // 12 minutes after the start: the polled job is alive, the other one expired long ago.
+    await expect(pollAsyncJob(t.db, user, forgotten.id, { clock })).rejects.toThrow(INVALID_ASYNC_ID);
+    now = new Date(now.getTime() + 5 * 60_000 + 1000);
+    await expect(pollAsyncJob(t.db, user, polled.id, { clock })).rejects.toThrow(INVALID_ASYNC_ID);
   });
 
   it('jobs interrupted by a restart complete with a failure', async () => {

@@ -131,10 +131,10 @@ describe('retain and release', () => {
     expect(await message(retainDevice(t.db, user, deleted.id, { ticketKeys: KEYS }))).toBe('Device is deleted.');
   });
 
-  it('two concurrent retains: exactly one wins, 25 times over', async () => {
+  it('two concurrent retains: exactly one wins, 100 times over', async () => {
     const a = await createUser(t.db, 'race-a@example.com');
     const b = await createUser(t.db, 'race-b@example.com');
-    for (let i = 0; i < 25; i++) {
+    for (let i = 0; i < 100; i++) {
       const d = await insertDevice(t.db);
       const outcomes = await Promise.allSettled([
         retainDevice(t.db, a, d.id, { ticketKeys: KEYS }),

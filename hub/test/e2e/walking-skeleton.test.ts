@@ -12,6 +12,7 @@ interface WireDevice {
   id: string; name: string; availability: string; model?: string; manufacturer?: string; serialNumber?: string;
   operatingSystem: string; operatingSystemVersion?: string; vendorUniqueIdentifier: string;
   installedApplications?: { id: string; applicationIdentifier: string }[];
+  lastConnectedAt?: string; lastDisconnectedAt?: string;
 }
 
 let lab: TestLab;
@@ -135,14 +136,30 @@ test('a device retained by one user cannot be released by another', async () => 
 test('reboot shows the device Offline until the simulated boot completes', async () => {
   const spec = lab.devices[1];
   const device = await deviceBySerial(spec.serial);
-  const reboot = await (await lab.api(admin, `/Device?action=reboot&id=${device.id}`, { method: 'POST' })).json();
-  expect(reboot).toEqual({ isSuccess: true });
-  expect((await deviceBySerial(spec.serial)).availability).toBe('Offline');
-  const { elapsedMs } = await waitFor(async () => (await deviceBySerial(spec.serial)).availability === 'Online',
-    30_000, 'the rebooted device Online again');
-  // The simulator takes 1.5 s to reboot and 1 s more to complete its boot.
-  expect(elapsedMs).toBeGreaterThanOrEqual(2_000);
-  expect((await deviceBySerial(spec.serial)).id).toBe(device.id);
+  // When the simulated device finishes its boot (sys.boot_completed=1), as this process's clock sees it.
+  const simulated = lab.world.device(spec.serial);
+  let bootCompletedAt: number | undefined;
+  const onPower = (power: string) => { if (power === 'booted') bootCompletedAt = Date.now(); };
+  simulated.on('state', onPower);
+  try {
+    const reboot = await (await lab.api(admin, `/Device?action=reboot&id=${device.id}`, { method: 'POST' })).json();
+    expect(reboot).toEqual({ isSuccess: true });
+    expect((await deviceBySerial(spec.serial)).availability).toBe('Offline');
+    let onlineSeenAt = 0;
+    const { elapsedMs } = await waitFor(async () => {
+      const online = (await deviceBySerial(spec.serial)).availability === 'Online';
+      if (online) onlineSeenAt = Date.now();
+      return online;
+    }, 30_000, 'the rebooted device Online again');
+    // The simulator takes 1.5 s to reboot and 1 s more to complete its boot.
+    expect(elapsedMs).toBeGreaterThanOrEqual(2_000);
+    // Online only once the boot had completed, not when adbd came back while still booting.
+    expect(bootCompletedAt).toBeDefined();
+    expect(onlineSeenAt).toBeGreaterThanOrEqual(bootCompletedAt!);
+    expect((await deviceBySerial(spec.serial)).id).toBe(device.id);
+  } finally {
+    simulated.off('state', onPower);
+  }
 }, 60_000);
 
 test('a killed gateway takes its devices Offline within 5 s; restarted, the same devices come back', async () => {
@@ -161,9 +178,19 @@ test('a killed gateway takes its devices Offline within 5 s; restarted, the same
 test('unplugging a device (adb disconnect) takes it Offline; plugged again it keeps its Guid', async () => {
   const spec = lab.devices[0];
   const before = await deviceBySerial(spec.serial);
+  // Wire dates carry whole seconds.
+  const second = (d: Date) => Math.floor(d.getTime() / 1000) * 1000;
+  const unpluggedAt = second(new Date());
   await lab.world.unplug(spec.serial);
   await waitFor(async () => (await deviceBySerial(spec.serial)).availability === 'Offline', 10_000, 'Offline');
+  const offline = await deviceBySerial(spec.serial);
+  expect(Date.parse(offline.lastDisconnectedAt!)).toBeGreaterThanOrEqual(unpluggedAt);
+  expect(Date.parse(offline.lastConnectedAt!)).toBeLessThanOrEqual(Date.parse(offline.lastDisconnectedAt!));
+  const pluggedAt = second(new Date());
   await lab.world.plug(spec.serial);
   await waitFor(async () => (await deviceBySerial(spec.serial)).availability === 'Online', 20_000, 'Online');
-  expect((await deviceBySerial(spec.serial)).id).toBe(before.id);
+  const back = await deviceBySerial(spec.serial);
+  expect(back.id).toBe(before.id);
+  expect(Date.parse(back.lastConnectedAt!)).toBeGreaterThanOrEqual(pluggedAt);
+  expect(back.lastDisconnectedAt).toBe(offline.lastDisconnectedAt);
 }, 60_000);

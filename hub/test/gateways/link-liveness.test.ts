@@ -63,12 +63,16 @@ describe('gateway liveness', () => {
       daemon.child.kill('SIGSTOP');
       await waitUntil(() => lab.link.directory.connectedGateways().length === 0, 5_000, 'the hub to drop the hung gateway');
       const noticedAfter = Date.now() - hungAt;
-      // Its last heartbeat went out at most one interval before it hung; the hub checks twice per interval.
+      // Its last heartbeat went out at most one interval before it hung, so never before two intervals.
       expect(noticedAfter).toBeGreaterThanOrEqual(2 * HEARTBEAT_MS - 50);
-      expect(noticedAfter).toBeLessThan(3 * HEARTBEAT_MS + HEARTBEAT_MS + 500);
       await waitForAvailability(lab, [D.vui], 'Offline', 2_000);
       expect(await row()).toMatchObject({ readiness: 'Offline', readiness_detail: expect.stringMatching(/^Gateway disconnected: no message for \d+ ms/) });
-      expect((await gatewayRow(lab))?.connected).toBe(false);
+      // Dropped by the rule (more than three intervals of silence) as the hub measured it; how soon after that a
+      // loaded machine runs the check is bounded by the 5 s wait above, not by a tighter timing guess.
+      const silentFor = Number(/no message for (\d+) ms/.exec((await row()).readiness_detail ?? '')?.[1]);
+      expect(silentFor).toBeGreaterThan(3 * HEARTBEAT_MS);
+      // The devices go Offline first and the gateway's flag right after: wait for it, not race it.
+      await waitUntil(async () => (await gatewayRow(lab))?.connected === false, 5_000, 'the gateway recorded as disconnected');
 
       daemon.child.kill('SIGCONT');
       await daemonOnline(daemon);
@@ -79,19 +83,28 @@ describe('gateway liveness', () => {
     }
   }, 30_000);
 
-  it('notices a gateway process killed with SIGKILL within 5 s', async () => {
+  it('notices a gateway process killed with SIGKILL within 5 s; a new process brings the device back under the same Guid', async () => {
     const daemon = lab.spawnGatewayDaemon();
+    let restarted: GatewayDaemon | undefined;
     try {
       await daemonOnline(daemon);
+      const before = await row();
       const killedAt = Date.now();
       await daemon.kill();
       await waitForAvailability(lab, [D.vui], 'Offline', 5_000);
       expect(Date.now() - killedAt).toBeLessThan(5_000);
       expect(await row()).toMatchObject({ readiness: 'Offline', readiness_detail: expect.stringMatching(/^Gateway disconnected/) });
-      expect((await gatewayRow(lab))?.connected).toBe(false);
+      // The hub writes the devices Offline first and the gateway's flag right after: wait for it, not race it.
+      await waitUntil(async () => (await gatewayRow(lab))?.connected === false, 5_000, 'the gateway recorded as disconnected');
       expect(lab.link.directory.connectedGateways()).toEqual([]);
+
+      restarted = lab.spawnGatewayDaemon();
+      await daemonOnline(restarted);
+      expect((await row()).id).toBe(before.id);
+      expect((await gatewayRow(lab))?.connected).toBe(true);
     } finally {
       await daemon.kill();
+      await restarted?.kill();
     }
-  }, 30_000);
+  }, 45_000);
 });

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { startGateway, type RunningGateway } from '@devicelab/gateway';
+import { startGateway, type GatewayOptions, type RunningGateway } from '@devicelab/gateway';
 import { LabWorld, type AndroidDeviceSpec, type DeviceTimings } from '@devicelab/labsim';
 import type { Logger } from '@devicelab/shared';
 import { BlobStore } from '../../src/apps/blob-store';
@@ -93,6 +93,8 @@ export interface LinkLab {
     /** Dial this port instead of the link server's (see `lateRoute`). */
     hubPort?: number;
     backoff?: { initialMs: number; maxMs: number };
+    /** Any other gateway option (sampling intervals, metrics uplink bounds). */
+    gatewayOptions?: Partial<GatewayOptions>;
   }): Promise<TestGateway>;
   /** A TCP route to the link server that opens later; closed by `stop()`. */
   lateRoute(): Promise<LateRoute>;
@@ -148,6 +150,7 @@ export async function startLinkLab(options: LinkLabOptions): Promise<LinkLab> {
         publicPort: 7000,
         backoff: overrides.backoff ?? { initialMs: 100, maxMs: 500 },
         logger: capturingLogger(logs),
+        ...overrides.gatewayOptions,
       });
       const gateway: TestGateway = {
         running, logs, cacheDir, connections: 0, disconnects: 0, hubRejections: 0,

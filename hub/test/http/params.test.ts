@@ -70,12 +70,34 @@ describe('RequestParams', () => {
     expect(failureOf(() => p.date('e'))).toBe("String 'nodate' was not recognized as a valid DateTime.");
   });
 
+  it('reads ints as .NET int.Parse does: leading zeros and a sign, nothing else', () => {
+    const p = RequestParams.fromUrlEncoded('z=00000000001&neg=-0042&max=2147483647&min=-2147483648&over=2147483648&exp=1e3&hex=0x10');
+    expect([p.int('z'), p.int('neg'), p.int('max'), p.int('min')]).toEqual([1, -42, 2147483647, -2147483648]);
+    for (const name of ['over', 'exp', 'hex']) {
+      expect(failureOf(() => p.int(name))).toBe('Input string was not in a correct format.');
+    }
+  });
+
+  it('refuses a NUL character when the value is used, naming the parameter as sent', () => {
+    const p = RequestParams.fromUrlEncoded('Name=a%00b&other=fine');
+    expect(p.string('other')).toBe('fine');
+    expect(p.has('name')).toBe(true);
+    expect(failureOf(() => p.string('name'))).toBe("Parameter 'Name' must not contain a NUL character.");
+  });
+
   it('does not throw on malformed percent escapes', () => {
     expect(RequestParams.fromUrlEncoded('name=%E0%A4%A&x=%').string('name')).toBeDefined();
   });
 });
 
 describe('JsonBody', () => {
+  it('refuses a NUL character anywhere in the body, keys and nested values included', () => {
+    for (const text of ['{"notes":"a\\u0000"}', '{"a\\u0000":1}', '{"p":[{"name":"x","value":["\\u0000"]}]}']) {
+      expect(failureOf(() => JsonBody.parse(text))).toBe('Invalid JSON body: text must not contain a NUL character (\\u0000).');
+    }
+    expect(JsonBody.parse(`${'{"a":'.repeat(50_000)}"deep"${'}'.repeat(50_000)}`).has('a')).toBe(true);
+  });
+
   it('accepts unquoted keys, any key case and string values', () => {
     const body = JsonBody.parse('{displayName:"x", Enabled:"False", slotNumber:"1777", deleted: true}');
     expect(body.string('DISPLAYNAME')).toBe('x');

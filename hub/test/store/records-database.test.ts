@@ -59,4 +59,26 @@ describe('records database', () => {
     expect(sqlStateOf(new Error('plain'))).toBeUndefined();
     expect(sqlStateOf(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBeUndefined();
   });
+
+  it('a connection the server ends in the middle of a query fails that query, not the process', async () => {
+    // What a PostgreSQL shutdown (e.g. Ctrl-C reaching the embedded server first) does to the hub's busy sessions.
+    const marker = `records-database-${process.pid}-${Date.now()}`;
+    const sleeping = sql`SELECT pg_sleep(30), ${marker}::text`.execute(t.db).then(() => 'finished', (err: Error) => err.message);
+    let pid: number | undefined;
+    for (let tries = 0; !pid && tries < 100; tries++) {
+      const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE ${'%pg_sleep(30)%'}`.execute(t.db);
+      pid = rows[0]?.pid;
+      if (!pid) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(pid).toBeDefined();
+    await sql`SELECT pg_terminate_backend(${pid})`.execute(t.db);
+    expect(await sleeping).toMatch(/terminat/i);
+    // The pool recovers: once the dead connection is discarded, queries run again.
+    let answer: unknown;
+    for (let tries = 0; answer === undefined && tries < 5; tries++) {
+      answer = await sql<{ ok: number }>`SELECT 1 AS ok`.execute(t.db).then((r) => r.rows, () => undefined);
+    }
+    expect(answer).toEqual([{ ok: 1 }]);
+  });
 });

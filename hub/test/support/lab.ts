@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startGateway, type RunningGateway } from '@devicelab/gateway';
-import { defaultAndroidLab, LabWorld, type AndroidDeviceSpec } from '@devicelab/labsim';
+import type { UsbHubsConfig } from '@devicelab/gateway';
+import { defaultAndroidLab, LabWorld, type AndroidDeviceSpec, type SimCambrionixHub } from '@devicelab/labsim';
 import type { Logger } from '@devicelab/shared';
 import { createUser } from '../../src/auth/users';
 import type { HubConfig } from '../../src/config';
@@ -20,6 +21,8 @@ export interface TestLab {
   world: LabWorld;
   gateway: RunningGateway;
   devices: AndroidDeviceSpec[];
+  /** The simulated Cambrionix hub the devices hang from (device i on port i + 1), when asked for. */
+  usbHub?: SimCambrionixHub;
   adminToken: string;
   /** Starts the gateway again after `stopGateway()` (same name and token, as a restarted daemon would). */
   restartGateway(): Promise<void>;
@@ -33,7 +36,14 @@ export interface TestLab {
 
 const ADMIN_TOKEN = '0b9d2f3e-7c1a-4e5b-9f00-6a2b3c4d5e6f';
 
-export async function startTestLab(options: { androidCount?: number; logger?: Logger } = {}): Promise<TestLab> {
+export interface TestLabOptions {
+  androidCount?: number;
+  logger?: Logger;
+  /** Put the devices on a simulated 8-port Cambrionix hub (serial `LABHUB01`) driven by the gateway. */
+  usbHub?: { serial?: string; usbHubs?: Partial<UsbHubsConfig> };
+}
+
+export async function startTestLab(options: TestLabOptions = {}): Promise<TestLab> {
   const database: TestDatabase = await createTestDatabase({ maxConnections: 2 });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-lab-'));
   const config: HubConfig = {
@@ -45,6 +55,16 @@ export async function startTestLab(options: { androidCount?: number; logger?: Lo
   await world.start();
   const devices = defaultAndroidLab(options.androidCount ?? 2);
   for (const spec of devices) await world.addAndroidDevice(spec);
+  const usbHub = options.usbHub ? await world.addCambrionixHub(
+    { serial: options.usbHub.serial ?? 'LABHUB01', ports: 8, path: path.join(dataDir, 'ttyLABHUB'), rebootMs: 1000 },
+    Object.fromEntries(devices.map((spec, i) => [i + 1, spec.serial])),
+  ) : undefined;
+  const usbHubs: UsbHubsConfig | undefined = usbHub ? {
+    cambrionix: [{ path: usbHub.path }], uhubctl: [], pollIntervalMs: 500, telemetryIntervalMs: 0,
+    batteryCare: false, recovery: false, reopenDelayMs: 250, commandTimeoutMs: 2000,
+    portMap: devices.map((spec, i) => ({ hubSerialNumber: usbHub.serial, port: i + 1, device: spec.serial })),
+    ...options.usbHub?.usbHubs,
+  } : undefined;
 
   const gatewayToken = await hub.registerGateway('lab-gateway');
   const launchGateway = () => startGateway({
@@ -52,6 +72,7 @@ export async function startTestLab(options: { androidCount?: number; logger?: Lo
     cacheDir: path.join(dataDir, 'gateway-cache'), adbPort: world.adbServerPort,
     publicAddress: '127.0.0.1', publicPort: 9000,
     backoff: { initialMs: 100, maxMs: 1000 },
+    usbHubs,
   });
   let gateway: RunningGateway | undefined = await launchGateway();
   await waitFor(async () => {
@@ -60,7 +81,7 @@ export async function startTestLab(options: { androidCount?: number; logger?: Lo
   }, 30_000, 'every simulated device Online');
 
   const lab: TestLab = {
-    hub, dataDir, world, devices, adminToken: ADMIN_TOKEN,
+    hub, dataDir, world, devices, usbHub, adminToken: ADMIN_TOKEN,
     get gateway() {
       if (!gateway) throw new Error('gateway is stopped');
       return gateway;

@@ -75,8 +75,14 @@ function describeIntent(i: ParsedIntent, cmp?: string): string {
   return `Intent { ${parts.join(' ')} }`;
 }
 
+/** A running app process (what `dumpsys gfxinfo` reports on). */
+export interface AppProcess {
+  pid: number;
+  startMs: number;
+}
+
 export class ActivityManager {
-  private readonly running = new Set<string>();
+  private readonly running = new Map<string, AppProcess>();
   private readonly launches: LaunchRecord[] = [];
 
   constructor(private readonly spec: AndroidDeviceSpec, private readonly pm: PackageManager, private readonly log: LogBuffer) {}
@@ -92,6 +98,15 @@ export class ActivityManager {
 
   isRunning(pkg: string): boolean {
     return this.running.has(pkg);
+  }
+
+  /** The app's main process, when it runs. */
+  process(pkg: string): AppProcess | undefined {
+    return this.running.get(pkg);
+  }
+
+  private startProcess(pkg: string): void {
+    if (!this.running.has(pkg)) this.running.set(pkg, { pid: 20000 + this.launches.length, startMs: Date.now() });
   }
 
   async am(args: string[], io: ToolIO): Promise<number> {
@@ -143,8 +158,8 @@ export class ActivityManager {
     if (intent.forceStop) this.running.delete(pkg.packageName);
     const component = `${pkg.packageName}/${cls}`;
     const wasRunning = this.running.has(pkg.packageName);
-    this.running.add(pkg.packageName);
     this.record('am', allArgs, component, true);
+    this.startProcess(pkg.packageName);
     const total = wasRunning ? 95 + Math.floor(Math.random() * 40) : 480 + Math.floor(Math.random() * 300);
     if (!wasRunning) {
       this.log.log('I', 'ActivityManager', `Start proc ${20000 + this.launches.length}:${pkg.packageName}/u0a${pkg.uid - 10000} for top-activity {${component}}`);
@@ -174,8 +189,8 @@ export class ActivityManager {
       return 252;
     }
     const component = `${pkg.packageName}/${pkg.launcherActivity}`;
-    this.running.add(pkg.packageName);
     this.record('monkey', args, component, true);
+    this.startProcess(pkg.packageName);
     io.out(`data="${pkg.packageName}"\ndata="android.intent.category.LAUNCHER"\nEvents injected: 1\n## Network stats: elapsed time=24ms (0ms mobile, 0ms wifi, 24ms not connected)\n`);
     return 0;
   }

@@ -184,6 +184,9 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     write('proc/loadavg', this.proc.loadavg(now));
     write('proc/net/dev', this.proc.netDev(now));
     write('sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq', `${this.proc.cpuFreqKhz(now)}\n`);
+    for (const { policy, khz } of this.proc.cpuFreqPolicies(now)) {
+      write(`sys/devices/system/cpu/cpufreq/policy${policy}/scaling_cur_freq`, `${khz}\n`);
+    }
     write('sys/devices/system/cpu/online', `0-${this.spec.cpu.cores - 1}\n`);
     write('sys/class/net/wlan0/address', `${this.spec.wifiMac}\n`);
   }
@@ -275,6 +278,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
         fs.writeFileSync(this.hostPath(p), data);
       },
       reboot: (target) => setTimeout(() => this.reboot(target), 20),
+      uptimeMs: () => this.proc.uptimeSeconds() * 1000,
     };
   }
 

@@ -3,7 +3,8 @@
  *
  * Ambient system chatter is generated lazily for the time that passed since
  * the last read, so the log "grows" while the device is on without timers.
- * Device events (boot, installs, launches) append their own lines.
+ * Device events (boot, installs, launches) append their own lines. Followers (`logcat` without `-d`) are
+ * told at once when a line is added.
  */
 
 export type LogPriority = 'V' | 'D' | 'I' | 'W' | 'E' | 'F';
@@ -36,8 +37,11 @@ const CAPACITY = 5000;
 
 export class LogBuffer {
   private entries: LogEntry[] = [];
+  /** Lines that left the ring (capacity, clear, reboot): entries[0] has the absolute position `removed`. */
+  private removed = 0;
   private generatedUntil: number;
   private ambientIndex = 0;
+  private readonly followers = new Set<() => void>();
 
   constructor(private readonly timezone: string, bootAtMs: number) {
     this.generatedUntil = bootAtMs;
@@ -45,6 +49,7 @@ export class LogBuffer {
 
   /** Restarts the buffer at boot (logd's RAM buffers do not survive a reboot). */
   reset(bootAtMs: number): void {
+    this.removed += this.entries.length;
     this.entries = [];
     this.generatedUntil = bootAtMs;
     this.add({ timeMs: bootAtMs, pid: 0, tid: 0, priority: 'I', tag: 'kernel', message: 'Booting Linux on physical CPU 0x0000000000 [0x412fd050]' });
@@ -54,7 +59,17 @@ export class LogBuffer {
 
   add(entry: LogEntry): void {
     this.entries.push(entry);
-    if (this.entries.length > CAPACITY) this.entries.splice(0, this.entries.length - CAPACITY);
+    if (this.entries.length > CAPACITY) {
+      this.removed += this.entries.length - CAPACITY;
+      this.entries.splice(0, this.entries.length - CAPACITY);
+    }
+    for (const notify of this.followers) notify();
+  }
+
+  /** Calls `notify` after every added line until the returned function is called. */
+  follow(notify: () => void): () => void {
+    this.followers.add(notify);
+    return () => this.followers.delete(notify);
   }
 
   log(priority: LogPriority, tag: string, message: string, pid = 1534, tid = 1590, timeMs = Date.now()): void {
@@ -64,6 +79,7 @@ export class LogBuffer {
 
   clear(): void {
     this.fillAmbient(Date.now());
+    this.removed += this.entries.length;
     this.entries = [];
   }
 
@@ -74,15 +90,20 @@ export class LogBuffer {
     return '--------- beginning of main\n' + list.map((e) => this.format(e) + '\n').join('');
   }
 
-  /** Lines added after `sinceIndex` (for streaming logcat); returns the new index. */
-  since(sinceIndex: number, now = Date.now()): { lines: string[]; next: number } {
+  /** Lines added at or after absolute position `position` (for streaming logcat); returns the next position. */
+  since(position: number, now = Date.now()): { lines: string[]; next: number } {
     this.fillAmbient(now);
-    const start = Math.max(0, Math.min(sinceIndex, this.entries.length));
-    return { lines: this.entries.slice(start).map((e) => this.format(e)), next: this.entries.length };
+    const start = Math.max(0, Math.min(position - this.removed, this.entries.length));
+    return { lines: this.entries.slice(start).map((e) => this.format(e)), next: this.end };
   }
 
   get size(): number {
     return this.entries.length;
+  }
+
+  /** Absolute position after the newest line (positions keep counting when old lines leave the ring). */
+  get end(): number {
+    return this.removed + this.entries.length;
   }
 
   format(e: LogEntry): string {

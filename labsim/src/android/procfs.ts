@@ -161,6 +161,22 @@ export class ProcModel {
     return usable[Math.floor(((Math.sin(t / 5) + 1) / 2) * (usable.length - 1))];
   }
 
+  /**
+   * `cpufreq/policyN/scaling_cur_freq` per cluster (N = first core of the cluster), in kHz: LITTLE cores as
+   * cpu0, a mid cluster up to ~80 % and the big cluster up to the SoC's maximum, each on its own rhythm.
+   */
+  cpuFreqPolicies(now = Date.now()): Array<{ policy: number; khz: number }> {
+    const cores = this.spec.cpu.cores;
+    const little = { policy: 0, khz: this.cpuFreqKhz(now) };
+    if (cores < 4) return [little];
+    const t = this.uptimeSeconds(now);
+    const max = this.spec.cpu.maxFreqKhz;
+    const step = (top: number, phase: number) => Math.round((top * (0.3 + 0.7 * ((Math.sin(t / phase) + 1) / 2))) / 1000) * 1000;
+    const big = cores >= 8 ? [{ policy: cores - 2, khz: step(max * 0.8, 7) }, { policy: cores - 1, khz: step(max, 3) }] : [{ policy: cores / 2, khz: step(max, 3) }];
+    if (cores >= 8) big[0].policy = cores / 2;
+    return [little, ...big];
+  }
+
   loadavg(now = Date.now()): string {
     const t = this.uptimeSeconds(now);
     const l = (p: number) => (2.5 + Math.sin(t / p) * 1.2).toFixed(2);

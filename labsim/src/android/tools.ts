@@ -10,6 +10,7 @@ import type { ActivityManager } from './activity';
 import type { LogBuffer } from './logcat';
 import { Battery, InputEvent, Settings, WindowManager, inputCommand, screenshotPng } from './system-services';
 import { formatProps } from './props';
+import { renderGfxinfo } from './gfxinfo';
 import type { AndroidDeviceSpec } from './spec';
 
 export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input'] as const;
@@ -29,6 +30,8 @@ export interface ToolContext {
   readFile(devicePath: string): Buffer | null;
   writeFile(devicePath: string, data: Buffer): void;
   reboot(target: string): void;
+  /** Milliseconds since the device booted (dumpsys headers). */
+  uptimeMs(): number;
 }
 
 export async function runTool(ctx: ToolContext, tool: string, args: string[], io: ToolIO): Promise<number> {
@@ -134,13 +137,24 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     );
     return 0;
   }
+  if (service === 'gfxinfo') {
+    const [packageName, option] = rest;
+    const process = packageName ? ctx.am.process(packageName) : undefined;
+    // `reset` zeroes the counters: the stats restart now.
+    if (process && option === 'reset') process.startMs = Date.now();
+    io.out(renderGfxinfo({
+      sdk: ctx.spec.sdk, packageName: packageName ?? '', process, uptimeMs: ctx.uptimeMs(),
+      activity: packageName ? ctx.pm.get(packageName)?.launcherActivity ?? undefined : undefined,
+    }));
+    return 0;
+  }
   if (service === 'window' && rest[0] === 'displays') {
     const { width, height } = ctx.wm.effectiveSize();
     io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0\n    init=${ctx.spec.screen.width}x${ctx.spec.screen.height} ${ctx.spec.screen.density}dpi cur=${width}x${height}\n`);
     return 0;
   }
   if (!service) {
-    io.out('Currently running services:\n  activity\n  battery\n  package\n  settings\n  window\n');
+    io.out('Currently running services:\n  activity\n  battery\n  gfxinfo\n  package\n  settings\n  window\n');
     return 0;
   }
   io.err(`Can't find service: ${service}\n`);
@@ -152,20 +166,40 @@ async function logcat(ctx: ToolContext, args: string[], io: ToolIO): Promise<num
     ctx.logcat.clear();
     return 0;
   }
-  const tIndex = args.indexOf('-t');
-  const tail = tIndex >= 0 ? Number(args[tIndex + 1]) : undefined;
+  // -t N: the last N lines, then exit. -T N: the last N lines, then keep following (does not imply -d).
+  const count = (flag: string) => {
+    const i = args.indexOf(flag);
+    return i >= 0 && /^\d+$/.test(args[i + 1] ?? '') ? Number(args[i + 1]) : undefined;
+  };
+  const tail = count('-t');
   const dumpOnly = args.includes('-d') || tail !== undefined;
-  io.out(ctx.logcat.dump(tail));
+  io.out(ctx.logcat.dump(tail ?? count('-T')));
   if (dumpOnly) return 0;
-  // Follow mode: stream new lines until the reader goes away.
-  let index = ctx.logcat.size;
+  // Follow mode: each new line goes out as the device logs it, until the reader goes away. The poll makes
+  // the ambient chatter (generated lazily for elapsed time) appear while nothing else logs.
+  let position = ctx.logcat.end;
   let stop = false;
-  void io.gone.then(() => (stop = true));
-  while (!stop) {
-    await new Promise((r) => setTimeout(r, 500));
-    const { lines, next } = ctx.logcat.since(index);
-    index = next;
-    if (lines.length) io.out(lines.join('\n') + '\n');
+  let wake: (() => void) | undefined;
+  const unfollow = ctx.logcat.follow(() => wake?.());
+  void io.gone.then(() => {
+    stop = true;
+    wake?.();
+  });
+  try {
+    while (!stop) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, 500);
+      });
+      clearTimeout(timer);
+      wake = undefined;
+      const { lines, next } = ctx.logcat.since(position);
+      position = next;
+      if (lines.length && !stop) io.out(lines.join('\n') + '\n');
+    }
+  } finally {
+    unfollow();
   }
   return 0;
 }

@@ -19,6 +19,7 @@ import { readInstalledPackages } from './installed-packages';
 import { readinessForAdbState } from './readiness';
 import { asCommandError, runShell } from './shell';
 import { AdbTracker } from './tracker';
+import { AndroidSampling } from './sampling';
 
 export interface AndroidDriverOptions {
   /** adb server port; default `ANDROID_ADB_SERVER_PORT` or 5037. */
@@ -43,6 +44,8 @@ interface Entry {
   facts?: DeviceFacts;
   packages?: InstalledPackage[];
   generation: number;
+  /** The package the service launched last (its Graphics fields are sampled). */
+  launched?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -55,9 +58,12 @@ export class AndroidDriver implements DeviceDriver {
   private listener: DeviceListener | undefined;
   private tracker: AdbTracker | undefined;
   private stopped = false;
+  /** Boot flows still talking to adb: stop() waits for them, so none outlives the adb server it uses. */
+  private readonly bootFlows = new Set<Promise<void>>();
   private readonly bootPollMs: number;
   private readonly rebootGraceMs: number;
   private readonly devicePollMs: number;
+  readonly sampling: AndroidSampling;
 
   constructor(options: AndroidDriverOptions = {}) {
     const port = options.adbPort ?? (Number(process.env.ANDROID_ADB_SERVER_PORT) || 5037);
@@ -66,6 +72,10 @@ export class AndroidDriver implements DeviceDriver {
     this.bootPollMs = options.bootPollMs ?? 1_000;
     this.rebootGraceMs = options.rebootGraceMs ?? 3_000;
     this.devicePollMs = options.devicePollMs ?? 2_000;
+    this.sampling = new AndroidSampling({
+      readyDevice: (id) => this.device(id),
+      launchedPackage: (id) => this.entries.get(id)?.launched,
+    });
   }
 
   async start(listener: DeviceListener): Promise<void> {
@@ -81,6 +91,9 @@ export class AndroidDriver implements DeviceDriver {
     this.stopped = true;
     this.tracker?.stop();
     for (const entry of this.entries.values()) entry.generation++;
+    // adbkit starts a new adb server when it finds none, so a flow left running after its owner killed the
+    // server would leave an orphan one behind.
+    await Promise.allSettled([...this.bootFlows]);
   }
 
   snapshot(): DeviceState[] {
@@ -109,7 +122,10 @@ export class AndroidDriver implements DeviceDriver {
   }
 
   async launch(id: string, packageId: string, options?: LaunchOptions): Promise<string> {
-    return launchPackage(this.device(id), packageId, options);
+    const output = await launchPackage(this.device(id), packageId, options);
+    const entry = this.entries.get(id);
+    if (entry) entry.launched = packageId;
+    return output;
   }
 
   async readLog(id: string, maxLines: number): Promise<string> {
@@ -128,7 +144,7 @@ export class AndroidDriver implements DeviceDriver {
     // adb 29 sends no track update when a TCP device drops, so do not wait for the tracker to notice.
     const generation = ++entry.generation;
     this.setReadiness(entry, 'Booting', 'Rebooting');
-    void this.bootFlow(entry, generation, true);
+    this.trackBootFlow(this.bootFlow(entry, generation, true));
   }
 
   /** The adbkit handle of a known device; `requireReady` rejects devices that cannot take commands yet. */
@@ -153,7 +169,12 @@ export class AndroidDriver implements DeviceDriver {
     entry.adbState = adbState;
     const generation = ++entry.generation;
     this.setReadiness(entry, mapped.readiness, mapped.detail);
-    if (mapped.readiness === 'Booting') void this.bootFlow(entry, generation, false);
+    if (mapped.readiness === 'Booting') this.trackBootFlow(this.bootFlow(entry, generation, false));
+  }
+
+  private trackBootFlow(flow: Promise<void>): void {
+    this.bootFlows.add(flow);
+    void flow.finally(() => this.bootFlows.delete(flow));
   }
 
   private onRemoved(serial: string): void {
@@ -161,6 +182,7 @@ export class AndroidDriver implements DeviceDriver {
     if (!entry) return;
     entry.generation++;
     this.entries.delete(serial);
+    this.sampling.forget(serial);
     this.emitRemoved(serial);
   }
 

@@ -59,6 +59,7 @@ const userFields = ['UserName', 'Email', 'IsActive', 'FirstName', 'MiddleName', 
   'Title', 'Location', 'Address1', 'Address2', 'City', 'Region', 'PostalCode', 'Country', 'HomePhone', 'MobilePhone',
   'OfficePhone', 'FaxPhone', 'Password', 'Roles'];
 const REPORTS = 'UserList, DeviceList and ApplicationList';
+const roleRef = [p('id', 'guid', 'The role Guid; or give name.'), p('name', 'string', 'The role name (any letter case); or give id.')];
 
 export const ENDPOINTS: EndpointDescription[] = [
   { method: 'get', path: '/Application', operations: [{
@@ -79,9 +80,18 @@ export const ENDPOINTS: EndpointDescription[] = [
         p('removedata', 'bool', 'Remove user data; omitted = true.'),
         p('removedate', 'bool', 'Alternate form spelling; omitted = false.')],
       response: result },
+    { select: 'action=uninstallBundle', summary: 'Uninstall a package by its bundle id / package name.',
+      entitlement: 'DeviceApplicationManagement',
+      params: [required(p('bundleId', 'string')), deviceId('deviceId'),
+        p('removedata', 'bool', 'Remove user data; omitted = true.'), p('removedate', 'bool', 'Alternate form spelling.')],
+      response: result },
     { select: 'action=launch', summary: 'Launch an application on a device.', entitlement: 'DeviceConnect',
       params: [required(p('id', 'guid')), deviceId('deviceId'), p('startOnly', 'bool'), p('arguments', 'string')],
       async: true, response: result },
+    { select: 'update', summary: 'Update an application (displayName).', entitlement: 'ApplicationModify',
+      params: [required(p('id', 'guid'))], body: 'json', bodyKeys: ['displayName'], response: result },
+    { select: 'delete', summary: 'Delete an application; all=true deletes every upload of its applicationIdentifier.',
+      entitlement: 'ApplicationDelete', params: [required(p('id', 'guid')), p('all', 'bool')], response: result },
   ] },
   { method: 'get', path: '/Device', operations: [{
     select: '', summary: 'List devices (bare array; [] without the entitlement).', entitlement: 'DeviceList',
@@ -109,11 +119,49 @@ export const ENDPOINTS: EndpointDescription[] = [
       params: [deviceId()], body: 'json', bodyKeys: ['name', 'slotNumber', 'enabled', 'deleted', 'notes'], response: result },
     { select: 'delete', summary: 'Delete an offline device.', entitlement: 'DeviceList + DeviceDelete', params: [deviceId()], response: result },
   ] },
+  { method: 'get', path: '/Device/Metrics', operations: [{
+    select: '', summary: 'Query device metrics (spec 4.3); the answer is a document (attachment): InfluxDB 1.x JSON or CSV.',
+    entitlement: 'DeviceList',
+    params: [deviceId(),
+      required(p('table', 'string', 'Comma-separated: usb_hub, log, health_check, sample.')),
+      p('fields', 'string', 'Comma-separated field names (`Used` or `Memory: Used`); default all.'),
+      p('aggr', 'string', 'Comma-separated: count, sum, mean, median, mode, spread, stddev, min, max, first, last, percentile_NN; needs fields.'),
+      p('marker', 'string', 'Marker name: the periods of its most recent entries (start/end ignored).'),
+      p('markerLimit', 'int', 'Marker entries to use; default 1.'), p('markerOffset', 'int', 'Marker entries to skip.'),
+      p('limit', 'int', 'Rows per series; required without marker, start and end.'), p('offset', 'int', 'Needs limit.'),
+      p('start', 'date'), p('end', 'date'), p('groupBy', 'string', 'One field name: a series per value.'),
+      p('orderBy', 'string', '`time`, `time asc` or `time desc`.'), p('format', 'string', '`default` or `csv`.'),
+      p('filename', 'string', 'Default metrics-<device name>; the extension follows the format.'),
+      p('timeout', 'int', 'Seconds; default 120.')],
+    response: { type: 'object', description: '{"results":[{"statement_id":0,"series":[{"name","tags"?,"columns","values"}]}]} or CSV' } }] },
+  { method: 'post', path: '/Device/Metrics', operations: [
+    { select: 'action=startmarker', summary: 'Start a named metrics marker on a device.', entitlement: 'DeviceList',
+      params: [deviceId(), required(p('name', 'string'))], response: result },
+    { select: 'action=stopmarker', summary: 'Stop the open marker of that name on that device.', entitlement: 'DeviceList',
+      params: [deviceId(), required(p('name', 'string'))], response: result },
+    { select: 'action=enabled', summary: 'Turn passive metrics logging of a device on or off.', entitlement: 'DeviceList + DeviceModify',
+      params: [deviceId(), required(p('enable', 'bool'))], response: result },
+  ] },
   { method: 'get', path: '/Async', operations: [{
     select: '', summary: 'Poll an async operation; a completed status is returned once.', entitlement: 'none (own jobs)',
     params: [required(p('id', 'guid'))], response: { oneOf: [ref('AsyncStatus'), ref('ResultModel')] } }] },
   { method: 'get', path: '/Service', operations: [{
     select: '', summary: 'Hub and gateway information.', entitlement: 'none', response: ref('HubInformation') }] },
+  { method: 'get', path: '/Gateway', operations: [{
+    select: '', summary: 'Connected gateways with their USB hubs and every hub port.', entitlement: 'SystemViewGateways',
+    response: arrayOf(ref('GatewayDescription')) }] },
+  { method: 'post', path: '/Gateway/UsbHub', operations: [
+    { select: 'update', summary: 'Switch a hub port (every port of the hub without usbHubPort).', entitlement: 'SystemManageUsbHubs',
+      params: [required(p('id', 'string', 'Serial number of the USB hub.')), p('usbHubPort', 'int'),
+        required(p('usbHubPortState', 'enum', 'Sync is accepted for Data.', { values: ['Off', 'Data', 'Charge'] }))], response: result },
+    { select: 'action=reboot', summary: 'Reboot a USB hub (it reconnects by itself).', entitlement: 'SystemManageUsbHubs',
+      params: [required(p('id', 'string', 'Serial number of the USB hub.'))], response: result },
+  ] },
+  { method: 'post', path: '/Device/UsbPort', operations: [{
+    select: 'update', summary: "Switch the hub port of a device (`id=*`: every device's port); Off and Charge take it Offline.",
+    entitlement: 'SystemManageUsbHubs',
+    params: [required(p('id', 'string', 'Device Guid, serial number or vendor unique identifier, or * for every device.')),
+      required(p('usbHubPortState', 'enum', 'Sync is accepted for Data.', { values: ['Off', 'Data', 'Charge'] }))], response: result }] },
   { method: 'get', path: '/Report/History', operations: [{
     select: '', summary: 'Event history.', entitlement: REPORTS, params: reportFilters, response: ref('EventHistory') }] },
   { method: 'get', path: '/Report/Usage', operations: [{
@@ -143,13 +191,14 @@ export const ENDPOINTS: EndpointDescription[] = [
     select: '', summary: 'List roles and their entitlements (extension); without UserRolesModify only the caller\'s roles.', entitlement: 'any authenticated user', response: arrayOf(ref('Role')) }] },
   { method: 'post', path: '/Role', operations: [
     { select: 'add', summary: 'Add a role.', entitlement: 'UserRolesModify', body: 'json', bodyKeys: ['name', 'entitlements'], response: result },
-    { select: 'update', summary: 'Change a role.', entitlement: 'UserRolesModify', params: [required(p('id', 'string', 'Role id or name.'))],
+    { select: 'update', summary: 'Change a role.', entitlement: 'UserRolesModify', params: roleRef,
       body: 'json', bodyKeys: ['name', 'entitlements'], response: result },
-    { select: 'delete', summary: 'Delete a role.', entitlement: 'UserRolesModify', params: [required(p('id', 'string', 'Role id or name.'))], response: result },
+    { select: 'delete', summary: 'Delete a role.', entitlement: 'UserRolesModify', params: roleRef, response: result },
   ] },
   { method: 'get', path: '/Settings', operations: [{
     select: '', summary: 'System-area settings (extension).', entitlement: 'SystemManageSettings',
-    response: resultOf({ type: 'object', properties: { resetUninstallAll: { type: 'boolean' }, resetReboot: { type: 'boolean' } } }) }] },
+    response: resultOf({ type: 'object', properties: { resetUninstallAll: { type: 'boolean' }, resetReboot: { type: 'boolean' },
+      licensedDeviceLimit: { type: 'integer', description: 'DEVICELAB_LICENSED_DEVICES; omitted when unlimited.' } } }) }] },
   { method: 'post', path: '/Settings', operations: [{
     select: 'update', summary: 'Change system-area settings (extension).', entitlement: 'SystemManageSettings', body: 'json',
     bodyKeys: ['resetUninstallAll', 'resetReboot'], response: result }] },

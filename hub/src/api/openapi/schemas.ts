@@ -91,6 +91,18 @@ export const SCHEMAS: Record<string, Schema> = {
     ServiceNodeId: str, ServiceVersion: str, systemDateTime: dateTime, systemDateTimeUtc: dateTime,
     deviceGatewayInformation: arrayOf(ref('DeviceGatewayInformation')),
   }),
+  UsbHubDevice: object({
+    name: str, location: str, serialNumber: str, usbHubSerialNumber: str, usbHubPortNumber: int32, milliamps: int32,
+    state: ref('UsbHubPortState'),
+    flags: { type: 'string', description: 'UsbHubDeviceFlags names, comma separated (None, Off, Sync, Biased, ChargeIdle, ChargeProfiling, ChargeCharging, ChargeFinished, Attached, Detached, Theft, Errors, Rebooted, VBusReset)' },
+    chargingTime: timeSpan, chargingProfile: str,
+  }, 'A hub port; empty ports have name "" and milliamps 0.'),
+  UsbHub: object({
+    name: str, location: str, serialNumber: str, description: str, model: str, firmware: str, firmwareDate: str,
+    uptime: timeSpan, fiveVoltNow: double, fiveVoltMin: double, fiveVoltMax: double, errorMessage: str, isErrored: bool,
+    devices: arrayOf(ref('UsbHubDevice')),
+  }),
+  GatewayDescription: object({ name: str, publicAddress: str, publicPort: int32, usbHubList: arrayOf(ref('UsbHub')) }),
   Role: object({ id: guid, name: str, entitlements: arrayOf(str), isBuiltIn: bool }),
   ResultModel: {
     type: 'object', required: ['isSuccess'], properties: { isSuccess: bool, errorMessage: str },

@@ -5,6 +5,7 @@ import * as hubSettings from './002_hub_settings';
 import * as userAccounts from './005_user_accounts';
 import * as eventReports from './006_event_reports';
 import * as retainIds from './007_retain_ids';
+import * as metrics from './009_metrics';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '005_user_accounts': userAccounts,
   '006_event_reports': eventReports,
   '007_retain_ids': retainIds,
+  '009_metrics': metrics,
 };
 
 export const migrationProvider: MigrationProvider = {

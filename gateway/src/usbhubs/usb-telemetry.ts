@@ -1,0 +1,64 @@
+/**
+ * USB hub telemetry for metrics (issue 4 point 6): one `usb_hub` row per device port per interval, with the
+ * port's voltage (the hub's 5 V rail: Universal firmware has no per-port voltage), current, power, usb state
+ * (Off | Sync | Charge, the metrics vocabulary), charging profile and time, and the device's battery.
+ */
+import type { Logger } from '@devicelab/shared';
+import type { MetricsSink } from '../samplers/metrics-sink';
+import type { BatteryReader } from './battery-reader';
+import type { UsbHubService } from './usb-hub-service';
+
+const USB_STATE = { Off: 'Off', Data: 'Sync', Charge: 'Charge' } as const;
+
+export class UsbTelemetry {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly hubs: UsbHubService,
+    private readonly battery: BatteryReader,
+    private readonly sink: MetricsSink,
+    private readonly intervalMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.sample(), this.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  sample(): Promise<void> {
+    this.running ??= this.pass().catch((err: unknown) => {
+      this.logger.warn({ err: String(err) }, 'USB telemetry pass failed');
+    }).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    for (const { hub, port, device } of this.hubs.portsWithDevices()) {
+      const status = hub.ports.find((p) => p.port === port);
+      if (hub.isErrored || !status || status.state === 'Unknown') continue;
+      const fields: Record<string, number | string> = {
+        voltage: hub.fiveVoltNow,
+        amperage: status.milliamps / 1000,
+        wattage: Math.round(hub.fiveVoltNow * status.milliamps) / 1000,
+        usb_state: USB_STATE[status.state],
+        charging_seconds: status.chargingSeconds,
+      };
+      if (status.chargingProfile !== '') fields.charging_profile = status.chargingProfile;
+      // Only a device with a data link can be read; otherwise the battery fields are absent, never zero.
+      const reading = this.hubs.device(device)?.readiness === 'Ready' ? await this.battery.read(device) : undefined;
+      if (reading) {
+        fields.battery_percentage = reading.percent;
+        fields.battery_status = reading.status;
+      }
+      this.sink.record({ vendorUniqueIdentifier: device, table: 'usb_hub', time: Date.now(), fields });
+    }
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * USB hubs through the gateways that own them (spec 4.2 UsbPort, 4.6 Gateway): the GatewayDescription list
+ * from what connected gateways report, and port / reboot commands sent over the link to the gateway that
+ * reports the hub. A device's hub and port come from its record, so a port that is Off (device Offline,
+ * gone from its gateway's inventory) can be switched back on.
+ */
+import type { CommandAction, UsbHubReport } from '@devicelab/proto';
+import {
+  ApiFailure, parseEnumValue, UsbHubDeviceFlags, UsbHubPortState, usbHubPortStateAliases,
+  type GatewayDescription, type UsbHub,
+} from '@devicelab/shared';
+import { GatewayUnavailableError, type GatewayDirectory } from '../gateways/gateway-directory';
+import type { Db } from '../store/database';
+import { resolveDevice } from './device-queries';
+import { COMMAND_TIMEOUTS_MS } from './gateway-commands';
+
+/** Every connected gateway with its hubs and every port of each, in a stable order. */
+export function listGateways(gateways: GatewayDirectory): GatewayDescription[] {
+  return gateways.connectedGateways()
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((gateway) => ({
+      name: gateway.name,
+      publicAddress: gateway.publicAddress,
+      publicPort: gateway.publicPort,
+      usbHubList: (gateway.usbHubs ?? []).map(usbHubModel),
+    }));
+}
+
+function usbHubModel(hub: UsbHubReport): UsbHub {
+  return {
+    name: hub.name, location: hub.location, serialNumber: hub.serialNumber, description: hub.description,
+    model: hub.model, firmware: hub.firmware, firmwareDate: hub.firmwareDate, uptime: Math.round(hub.uptimeSeconds),
+    fiveVoltNow: hub.fiveVoltNow, fiveVoltMin: hub.fiveVoltMin, fiveVoltMax: hub.fiveVoltMax,
+    errorMessage: hub.errorMessage, isErrored: hub.isErrored,
+    devices: (hub.ports ?? []).map((port) => {
+      const flags = (port.flags ?? []).filter((flag): flag is UsbHubDeviceFlags => (UsbHubDeviceFlags as readonly string[]).includes(flag));
+      return {
+        name: port.name, location: port.location, serialNumber: port.deviceSerialNumber,
+        usbHubSerialNumber: hub.serialNumber, usbHubPortNumber: port.portNumber, milliamps: port.milliamps,
+        state: parseEnumValue(UsbHubPortState, port.state) ?? 'Unknown',
+        flags: flags.length > 0 ? flags.join(', ') : 'None',
+        chargingTime: Math.round(port.chargingSeconds), chargingProfile: port.chargingProfile,
+      };
+    }),
+  };
+}
+
+/** `usbHubPortState` text to a state a port can be switched to (Sync is Data; Unknown is no state). */
+export function parsePortState(text: string | undefined): Exclude<UsbHubPortState, 'Unknown'> {
+  if (text === undefined) throw new ApiFailure("Parameter 'usbHubPortState' is required.");
+  const state = parseEnumValue(UsbHubPortState, text, usbHubPortStateAliases);
+  if (!state || state === 'Unknown') {
+    // The vendor's wording (wire-contract.md 5), which clients may match on.
+    throw new ApiFailure('Unknown value. Expected values are: Off, Data, Sync, Charge.');
+  }
+  return state;
+}
+
+async function send(gateways: GatewayDirectory, hubSerialNumber: string, action: CommandAction): Promise<void> {
+  let result;
+  try {
+    result = await gateways.sendUsbHubCommand(hubSerialNumber, action, COMMAND_TIMEOUTS_MS[action.action]);
+  } catch (err) {
+    if (err instanceof GatewayUnavailableError) throw new ApiFailure(`USB hub '${hubSerialNumber}' is not reachable: ${err.message}`);
+    throw err;
+  }
+  if (!result.ok) throw new ApiFailure(result.errorMessage || `The ${action.action} command failed.`);
+}
+
+/** POST /Gateway/UsbHub?update: one port, or every port of the hub when `port` is omitted. */
+export async function setHubPortState(
+  gateways: GatewayDirectory, hubSerialNumber: string, port: number | undefined, state: Exclude<UsbHubPortState, 'Unknown'>,
+): Promise<void> {
+  if (port !== undefined && port < 1) throw new ApiFailure(`Invalid USB hub port ${port}: ports are numbered from 1.`);
+  if (!listGateways(gateways).some((g) => g.usbHubList.some((hub) => hub.serialNumber === hubSerialNumber))) {
+    throw new ApiFailure(`USB hub '${hubSerialNumber}' not found.`);
+  }
+  await send(gateways, hubSerialNumber, {
+    action: 'setUsbPortState', setUsbPortState: { hubSerialNumber, portNumber: port ?? 0, state },
+  });
+}
+
+export async function rebootUsbHub(gateways: GatewayDirectory, hubSerialNumber: string): Promise<void> {
+  if (!listGateways(gateways).some((g) => g.usbHubList.some((hub) => hub.serialNumber === hubSerialNumber))) {
+    throw new ApiFailure(`USB hub '${hubSerialNumber}' not found.`);
+  }
+  await send(gateways, hubSerialNumber, { action: 'rebootUsbHub', rebootUsbHub: { hubSerialNumber } });
+}
+
+/**
+ * POST /Device/UsbPort?update: the port of one device, or with `*` the port of every device that hangs from
+ * a hub (a device without a known hub port is skipped by `*`, a failure when named).
+ */
+export async function setDevicePortState(
+  db: Db, gateways: GatewayDirectory, identifier: string, state: Exclude<UsbHubPortState, 'Unknown'>,
+): Promise<void> {
+  if (identifier.trim() === '*') {
+    const rows = await db.selectFrom('devices').select(['name', 'usb_hub_serial_number', 'usb_hub_port_number'])
+      .where('deleted', '=', false).where('usb_hub_serial_number', 'is not', null).where('usb_hub_port_number', 'is not', null)
+      .orderBy('usb_hub_serial_number').orderBy('usb_hub_port_number').execute();
+    const failures: string[] = [];
+    for (const row of rows) {
+      try {
+        await setHubPortState(gateways, row.usb_hub_serial_number ?? '', row.usb_hub_port_number ?? 0, state);
+      } catch (err) {
+        failures.push(`${row.name}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    if (failures.length > 0) throw new ApiFailure(`Some USB ports were not switched: ${failures.join('; ')}`);
+    return;
+  }
+  const device = await resolveDevice(db, identifier);
+  if (!device.usb_hub_serial_number || !device.usb_hub_port_number) {
+    throw new ApiFailure(`Device '${device.name}' is not on a known USB hub port.`);
+  }
+  await setHubPortState(gateways, device.usb_hub_serial_number, device.usb_hub_port_number, state);
+}

@@ -1,0 +1,81 @@
+/**
+ * Metrics markers (spec 3, 4.3): named periods of one device. Several may be open at once if their names
+ * differ; stopping needs the same name and device. The `session` marker covers each retained period: it is
+ * opened and closed by retain/release in their own transactions (domain/device-actions.ts), so users cannot
+ * start or stop it themselves.
+ */
+import { sql } from 'kysely';
+import { ApiFailure } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { resolveDevice } from '../domain/device-queries';
+import { requireEntitlement } from '../http/entitlements';
+import { isUniqueViolation, type Db, type Tx } from '../store/database';
+import type { QueryPeriod } from './metrics-store';
+
+export const SESSION_MARKER = 'session';
+/** Longest marker name; the spec sets no character restrictions, only a length keeps rows sane. */
+export const MAX_MARKER_NAME_LENGTH = 256;
+
+export interface MarkerPeriod {
+  name: string;
+  startedAt: Date;
+  /** Undefined while the marker is open. */
+  stoppedAt?: Date;
+}
+
+export async function startMarker(db: Db, user: AuthenticatedUser, identifier: string, name: string, now = new Date()): Promise<void> {
+  requireEntitlement(user, 'DeviceList');
+  checkName(name);
+  const device = await resolveDevice(db, identifier);
+  try {
+    await sql`INSERT INTO metrics.markers (device_id, name, started_at, started_by)
+      VALUES (${device.id}::uuid, ${name}, ${now.toISOString()}::timestamptz, ${user.id}::uuid)`.execute(db);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ApiFailure(`Marker '${name}' is already started on device '${device.name}'.`);
+    throw err;
+  }
+}
+
+export async function stopMarker(db: Db, user: AuthenticatedUser, identifier: string, name: string, now = new Date()): Promise<void> {
+  requireEntitlement(user, 'DeviceList');
+  checkName(name);
+  const device = await resolveDevice(db, identifier);
+  const { rows } = await sql`UPDATE metrics.markers SET stopped_at = greatest(started_at, ${now.toISOString()}::timestamptz)
+    WHERE device_id = ${device.id}::uuid AND name = ${name} AND stopped_at IS NULL RETURNING id`.execute(db);
+  if (rows.length === 0) throw new ApiFailure(`Marker '${name}' is not started on device '${device.name}'.`);
+}
+
+function checkName(name: string): void {
+  if (name.length > MAX_MARKER_NAME_LENGTH) throw new ApiFailure(`Marker names are at most ${MAX_MARKER_NAME_LENGTH} characters.`);
+  if (name === SESSION_MARKER) {
+    throw new ApiFailure(`The marker '${SESSION_MARKER}' is started and stopped by retain and release.`);
+  }
+}
+
+/** Retain: a new `session` period (a stale open one, which cannot exist after a clean release, is closed first). */
+export async function openSessionMarker(trx: Tx, deviceId: string, userId: string, at: Date): Promise<void> {
+  await closeSessionMarker(trx, deviceId, at);
+  await sql`INSERT INTO metrics.markers (device_id, name, started_at, started_by)
+    VALUES (${deviceId}::uuid, ${SESSION_MARKER}, ${at.toISOString()}::timestamptz, ${userId}::uuid)`.execute(trx);
+}
+
+/** Release: the open `session` period ends. */
+export async function closeSessionMarker(trx: Tx, deviceId: string, at: Date): Promise<void> {
+  await sql`UPDATE metrics.markers SET stopped_at = greatest(started_at, ${at.toISOString()}::timestamptz)
+    WHERE device_id = ${deviceId}::uuid AND name = ${SESSION_MARKER} AND stopped_at IS NULL`.execute(trx);
+}
+
+/** The `limit` most recent periods of marker `name`, skipping `offset`, most recent first. */
+export async function markerPeriods(db: Db | Tx, deviceId: string, name: string, limit: number, offset: number): Promise<MarkerPeriod[]> {
+  const { rows } = await sql<{ name: string; started_at: Date; stopped_at: Date | null }>`
+    SELECT name, started_at, stopped_at FROM metrics.markers WHERE device_id = ${deviceId}::uuid AND name = ${name}
+    ORDER BY started_at DESC, id LIMIT ${limit} OFFSET ${offset}`.execute(db);
+  return rows.map((row) => ({ name: row.name, startedAt: row.started_at, stoppedAt: row.stopped_at ?? undefined }));
+}
+
+/** A marker period as a query period: open markers run to `now`; the series carry the marker in their tags. */
+export function markerQueryPeriod(period: MarkerPeriod, now: Date): QueryPeriod {
+  const tags: Record<string, string> = { marker: period.name, markerStart: period.startedAt.toISOString() };
+  if (period.stoppedAt) tags.markerEnd = period.stoppedAt.toISOString();
+  return { start: period.startedAt, end: period.stoppedAt ?? now, tags };
+}

@@ -1,0 +1,159 @@
+/**
+ * USB hubs through the API on a running lab: hub, gateway, two simulated Android devices on a simulated
+ * 8-port Cambrionix hub that the gateway drives through a real pseudo-terminal. Port switches reach the
+ * simulated hardware, which unplugs or plugs the device behind the port exactly as a real hub would.
+ */
+import pino from 'pino';
+import { startTestLab, waitFor, type TestLab } from '../support/lab';
+
+let lab: TestLab;
+const admin = () => ({ login: 'admin', token: lab.adminToken });
+const errors: unknown[] = [];
+const logger = pino({ level: 'error', hooks: { logMethod(args, method) { errors.push(args[0]); method.apply(this, args); } } },
+  { write: () => undefined });
+
+beforeAll(async () => {
+  lab = await startTestLab({ androidCount: 2, logger, usbHub: {} });
+  await waitFor(async () => (await gatewaysNow())[0]?.usbHubList?.[0]?.isErrored === false, 10_000, 'the hub in GET /Gateway');
+}, 90_000);
+afterAll(() => lab?.stop(), 60_000);
+afterEach(() => expect(errors).toEqual([]));
+
+interface Json { [key: string]: any } // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function call(pathAndQuery: string, method = 'GET', credentials = admin()): Promise<Json> {
+  const res = await lab.api(credentials, pathAndQuery, { method });
+  expect(res.status).toBe(200);
+  return res.json() as Promise<Json>;
+}
+const gatewaysNow = async () => (await call('/Gateway')) as Json[];
+const devicesNow = async () => (await call('/Device')) as Json[];
+const deviceBySerial = async (serial: string) => (await devicesNow()).find((d) => d.serialNumber === serial) as Json;
+const availability = async (serial: string) => (await deviceBySerial(serial))?.availability;
+
+describe('GET /Gateway', () => {
+  it('lists the gateway with its hub, every port, and the devices on their ports', async () => {
+    const [gateway] = await gatewaysNow();
+    expect(Object.keys(gateway)).toEqual(['name', 'publicAddress', 'publicPort', 'usbHubList']);
+    expect(gateway).toMatchObject({ name: 'lab-gateway', publicAddress: '127.0.0.1', publicPort: 9000 });
+    const [hub] = gateway.usbHubList;
+    expect(Object.keys(hub).pop()).toBe('devices');
+    expect(hub).toMatchObject({
+      serialNumber: 'LABHUB01', model: 'PP8S', firmware: '1.68', firmwareDate: 'Feb 14 2017 17:30:26',
+      description: 'cambrionix PP8S 8 Port USB Charge+Sync', isErrored: false, location: lab.usbHub?.path,
+    });
+    expect(hub.fiveVoltNow).toBeGreaterThan(4.5);
+    expect(hub.fiveVoltMin).toBeLessThanOrEqual(hub.fiveVoltNow);
+    expect(hub.fiveVoltMax).toBeGreaterThanOrEqual(hub.fiveVoltNow);
+    expect(typeof hub.uptime).toBe('number');
+    expect(hub.devices).toHaveLength(8);
+    const first = await deviceBySerial(lab.devices[0].serial);
+    expect(hub.devices[0]).toEqual({
+      name: first.name, location: '', serialNumber: first.vendorUniqueIdentifier, usbHubSerialNumber: 'LABHUB01', usbHubPortNumber: 1,
+      milliamps: 430, state: 'Data', flags: 'Attached, Sync', chargingTime: 0, chargingProfile: '0',
+    });
+    expect(hub.devices[5]).toMatchObject({ name: '', serialNumber: '', usbHubPortNumber: 6, milliamps: 0, flags: 'Detached, Sync' });
+  });
+
+  it('puts the hub and port on each device record', async () => {
+    for (const [i, spec] of lab.devices.entries()) {
+      expect(await deviceBySerial(spec.serial)).toMatchObject({ usbHubSerialNumber: 'LABHUB01', usbHubPortNumber: i + 1 });
+    }
+  });
+
+  it('needs View gateways; the POSTs need Manage USB hubs, checked before anything else', async () => {
+    await lab.hub.db.insertInto('roles').values({ name: 'Viewer', entitlements: ['DeviceList', 'SystemViewGateways'] }).execute();
+    const viewer = await lab.addUser('viewer@example.com', ['Viewer']);
+    await lab.hub.db.insertInto('roles').values({ name: 'ListOnly', entitlements: ['DeviceList'] }).execute();
+    const lister = await lab.addUser('lister@example.com', ['ListOnly']);
+    expect(await call('/Gateway', 'GET', viewer)).toHaveLength(1);
+    const missing = { isSuccess: false, errorMessage: 'User does not have required entitlement: SystemManageUsbHubs' };
+    expect(await call('/Device/UsbPort?update&id=no-such-device&usbHubPortState=Off', 'POST', viewer)).toEqual(missing);
+    expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=1&usbHubPortState=Off', 'POST', viewer)).toEqual(missing);
+    expect(await call('/Gateway/UsbHub?action=reboot&id=LABHUB01', 'POST', viewer)).toEqual(missing);
+    expect(await call('/Gateway', 'GET', lister))
+      .toEqual({ isSuccess: false, errorMessage: 'User does not have required entitlement: SystemViewGateways' });
+    expect(lab.usbHub?.model.mode(1)).toBe('s');
+  });
+
+  it('answers bad input with a clear failure and changes nothing', async () => {
+    const log = lab.usbHub?.commandLog ?? [];
+    const before = log.filter((line) => line.startsWith('mode')).length;
+    const id = (await deviceBySerial(lab.devices[0].serial)).id;
+    expect(await call(`/Device/UsbPort?update&id=${id}&usbHubPortState=Sideways`, 'POST'))
+      .toEqual({ isSuccess: false, errorMessage: 'Unknown value. Expected values are: Off, Data, Sync, Charge.' });
+    expect(await call(`/Device/UsbPort?update&id=${id}`, 'POST'))
+      .toEqual({ isSuccess: false, errorMessage: "Parameter 'usbHubPortState' is required." });
+    expect(await call('/Device/UsbPort?update&id=no-such-device&usbHubPortState=Off', 'POST'))
+      .toEqual({ isSuccess: false, errorMessage: "Device 'no-such-device' not found." });
+    expect(await call('/Gateway/UsbHub?update&id=NOHUB&usbHubPort=1&usbHubPortState=Off', 'POST'))
+      .toEqual({ isSuccess: false, errorMessage: "USB hub 'NOHUB' not found." });
+    expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=12&usbHubPortState=Off', 'POST'))
+      .toEqual({ isSuccess: false, errorMessage: 'Hub LABHUB01 has no port 12 (ports 1..8)' });
+    expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=x&usbHubPortState=Off', 'POST'))
+      .toMatchObject({ isSuccess: false });
+    expect(await call('/Gateway/UsbHub?action=explode&id=LABHUB01', 'POST'))
+      .toEqual({ isSuccess: false, errorMessage: "Unknown action 'explode'." });
+    expect(log.filter((line) => line.startsWith('mode')).length).toBe(before);
+    expect(await availability(lab.devices[0].serial)).toBe('Online');
+  });
+});
+
+describe('switching ports', () => {
+  it('Off takes the device Offline within 5 s; Data (sent as `sync`) brings it back Online with the same Guid', async () => {
+    const before = await deviceBySerial(lab.devices[0].serial);
+    expect(await call(`/Device/UsbPort?update&id=${before.id}&usbHubPortState=Off`, 'POST')).toEqual({ isSuccess: true });
+    const off = await waitFor(async () => (await availability(lab.devices[0].serial)) === 'Offline', 5_000, 'Offline');
+    expect(off.elapsedMs).toBeLessThan(5_000);
+    expect(lab.usbHub?.model.mode(1)).toBe('o');
+    expect(await availability(lab.devices[1].serial)).toBe('Online');
+    const port = (await gatewaysNow())[0].usbHubList[0].devices[0];
+    expect(port).toMatchObject({ state: 'Off', flags: 'Detached, Off', milliamps: 0, serialNumber: before.vendorUniqueIdentifier });
+
+    expect(await call(`/Device/UsbPort?update&id=${before.serialNumber}&usbHubPortState=sync`, 'POST')).toEqual({ isSuccess: true });
+    await waitFor(async () => (await availability(lab.devices[0].serial)) === 'Online', 15_000, 'Online again');
+    expect((await deviceBySerial(lab.devices[0].serial)).id).toBe(before.id);
+  }, 30_000);
+
+  it('Charge through /Gateway/UsbHub takes the device off USB while the hub shows it charging', async () => {
+    expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=2&usbHubPortState=charge', 'POST')).toEqual({ isSuccess: true });
+    await waitFor(async () => (await availability(lab.devices[1].serial)) === 'Offline', 5_000, 'Offline while charging');
+    await waitFor(async () => (await gatewaysNow())[0].usbHubList[0].devices[1].state === 'Charge', 5_000, 'Charge in /Gateway');
+    const port = (await gatewaysNow())[0].usbHubList[0].devices[1];
+    expect(port.flags).toMatch(/^Attached, Charge(Charging|Finished)$/);
+    expect(port.milliamps).toBeGreaterThan(0);
+    expect(lab.world.device(lab.devices[1].serial).battery.get().usbPowered).toBe(true);
+    expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=2&usbHubPortState=Data', 'POST')).toEqual({ isSuccess: true });
+    await waitFor(async () => (await availability(lab.devices[1].serial)) === 'Online', 15_000, 'Online after Charge');
+  }, 30_000);
+
+  it('id=* switches every port: all Offline, then all Online with their Guids', async () => {
+    const ids = (await devicesNow()).map((d) => d.id).sort();
+    expect(await call('/Device/UsbPort?update&id=*&usbHubPortState=Off', 'POST')).toEqual({ isSuccess: true });
+    await waitFor(async () => (await devicesNow()).every((d) => d.availability === 'Offline'), 5_000, 'all Offline');
+    expect(await call('/Device/UsbPort', 'POST')).toMatchObject({ isSuccess: false });
+    const body = new URLSearchParams({ update: '', id: '*', usbHubPortState: 'Data' });
+    const res = await lab.api(admin(), '/Device/UsbPort', {
+      method: 'POST', body: body.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(await res.json()).toEqual({ isSuccess: true });
+    await waitFor(async () => (await devicesNow()).every((d) => d.availability === 'Online'), 15_000, 'all Online');
+    expect((await devicesNow()).map((d) => d.id).sort()).toEqual(ids);
+  }, 40_000);
+
+  it('a hub reboot reconnects by itself and keeps the port modes the gateway set', async () => {
+    expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=2&usbHubPortState=Off', 'POST')).toEqual({ isSuccess: true });
+    await waitFor(async () => (await availability(lab.devices[1].serial)) === 'Offline', 5_000, 'port 2 Offline');
+    expect(await call('/Gateway/UsbHub?action=Reboot&id=LABHUB01', 'POST')).toEqual({ isSuccess: true });
+    await waitFor(async () => (await gatewaysNow())[0].usbHubList[0].isErrored === true, 5_000, 'the hub away while rebooting');
+    const back = await waitFor(async () => {
+      const hub = (await gatewaysNow())[0].usbHubList[0];
+      return hub.isErrored === false && hub.devices[1].state === 'Off' ? hub : undefined;
+    }, 15_000, 'the hub back with port 2 still Off');
+    expect(back.value.uptime).toBeLessThan(15);
+    expect(back.value.devices.some((d: Json) => /Rebooted/.test(d.flags))).toBe(false);
+    expect(await availability(lab.devices[0].serial)).toBe('Online');
+    expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=2&usbHubPortState=Data', 'POST')).toEqual({ isSuccess: true });
+    await waitFor(async () => (await availability(lab.devices[1].serial)) === 'Online', 15_000, 'port 2 Online again');
+  }, 40_000);
+});

@@ -1,0 +1,221 @@
+#!/usr/bin/env node
+// Benchmark: what metrics sampling costs the gateway. BENCH_DEVICES (default 50) simulated Android devices, one
+// gateway process (`gateway/dist/main.js`) at a time driving them through a private real adb server and
+// reporting to a real hub process (`hub/dist/main.js serve`, PostgreSQL). Phases alternate in one run,
+// off / on / on / off (ABBA, so drift of the machine hits both alike), each with a fresh gateway process:
+//   off: DEVICELAB_SAMPLING=off (tracking, facts, heartbeats only)
+//   on:  DEVICELAB_SAMPLE_INTERVAL_S=BENCH_INTERVAL_S (default 1) plus the default health checks and device log
+// Per phase, after every device is Online and BENCH_WARMUP_S (default 5) of warm-up: the gateway's CPU time
+// (utime + stime from /proc/<pid>/stat) over BENCH_SECONDS (default 30), its RSS (VmRSS, sampled every second:
+// mean and max), and (on) the `sample` rows the hub stored for one device per second, read back through
+// GET /Device/Metrics. The last rows are the ratios on : off. BENCH_PHASES (e.g. `on`) runs other phases.
+//
+// Records: DATABASE_URL names a running PostgreSQL server (a scratch database is created and dropped); else the
+// hub's embedded PostgreSQL in a temp dir. Progress on stderr, the table on stdout.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { printTable } from './statistics.mjs';
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { LabWorld, defaultAndroidLab } = require(path.join(root, 'labsim/dist'));
+const { dropDatabaseIfExists, quoteIdentifier, withDatabaseName, withServerClient } =
+  require(path.join(root, 'hub/dist/store/database-admin.js'));
+
+const deviceCount = Number(process.env.BENCH_DEVICES || 50);
+const seconds = Number(process.env.BENCH_SECONDS || 30);
+const warmupSeconds = Number(process.env.BENCH_WARMUP_S || 5);
+const intervalSeconds = Number(process.env.BENCH_INTERVAL_S || 1);
+const PHASES = (process.env.BENCH_PHASES || 'off,on,on,off').split(',').map((p) => p.trim());
+if (PHASES.some((p) => p !== 'on' && p !== 'off')) throw new Error('BENCH_PHASES lists on/off phases, e.g. off,on,on,off');
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+const progress = (text) => process.stderr.write(`[bench] ${text}\n`);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime, stime (fields 14 and 15)
+}
+
+/** Resident set size in MiB. */
+function rssMiB(pid) {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+/** A child process whose output is kept (shown when it fails) and scanned for a readiness line. */
+function spawnDaemon(name, args, env) {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => { output += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    pid: child.pid,
+    get output() { return output; },
+    async waitForLine(pattern, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const match = pattern.exec(output);
+        if (match) return match;
+        if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before it was ready\n${output}`);
+        if (Date.now() > deadline) throw new Error(`${name}: no readiness line after ${timeoutMs} ms\n${output}`);
+        await sleep(100);
+      }
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-bench-sampling-'));
+  const stops = [];
+  const cleanup = async () => {
+    for (const step of stops.splice(0).reverse()) {
+      try { await step(); } catch (err) { progress(`cleanup step failed: ${err?.message ?? err}`); }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => { progress('SIGINT: stopping'); void cleanup().then(() => process.exit(130)); });
+  try {
+    const adminToken = randomUUID();
+    const hubEnv = {
+      ...process.env, DEVICELAB_PORT: '0', DEVICELAB_HOST: '127.0.0.1', DEVICELAB_LINK_PORT: '0',
+      DEVICELAB_ADMIN_TOKEN: adminToken, DEVICELAB_DATA_DIR: path.join(dir, 'hub-data'),
+      DEVICELAB_LOG_LEVEL: process.env.DEVICELAB_LOG_LEVEL || 'warn',
+    };
+    if (process.env.DATABASE_URL) {
+      const serverUrl = process.env.DATABASE_URL;
+      const name = `devicelab_bench_${process.pid}_${Date.now()}`;
+      await withServerClient(serverUrl, (client) => client.query(`CREATE DATABASE ${quoteIdentifier(name)}`));
+      stops.push(() => dropDatabaseIfExists(serverUrl, name));
+      hubEnv.DATABASE_URL = withDatabaseName(serverUrl, name);
+      progress(`records: scratch database ${name}`);
+    } else {
+      delete hubEnv.DATABASE_URL;
+      progress('records: embedded PostgreSQL (set DATABASE_URL to use a running server)');
+    }
+    progress('starting the hub process');
+    const hub = spawnDaemon('hub', [path.join(root, 'hub/dist/main.js'), 'serve'], hubEnv);
+    stops.push(() => hub.stop());
+    const [, url, linkPort] = await hub.waitForLine(/DeviceLab hub: (\S+)\/apiv1 \(gateway link on port (\d+)\)/, 120_000);
+    const register = spawnSync(process.execPath, [path.join(root, 'hub/dist/main.js'), 'gateway', 'add', 'bench-sampling'],
+      { env: hubEnv, encoding: 'utf8' });
+    if (register.status !== 0) throw new Error(`gateway add failed: ${register.stderr || register.stdout}`);
+    const gatewayToken = register.stdout.trim().split('\n').pop();
+    const authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
+    const get = async (pathAndQuery) => {
+      const res = await fetch(`${url}/apiv1${pathAndQuery}`, { headers: { authorization } });
+      const text = await res.text();
+      try { return { status: res.status, body: JSON.parse(text) }; } catch { return { status: res.status, body: text }; }
+    };
+    const onlineCount = async () => {
+      const { body } = await get('/Device?availability=Online');
+      return Array.isArray(body) ? body.length : 0;
+    };
+
+    progress(`starting the simulated lab: ${deviceCount} Android devices behind a private adb server`);
+    const world = new LabWorld({ stateDir: path.join(dir, 'labsim') });
+    await world.start();
+    stops.push(() => world.stop());
+    const specs = defaultAndroidLab(deviceCount);
+    for (let i = 0; i < specs.length; i += 10) {
+      await Promise.all(specs.slice(i, i + 10).map((spec) => world.addAndroidDevice(spec)));
+      progress(`  ${Math.min(i + 10, specs.length)}/${specs.length} devices plugged`);
+    }
+    const probeDevice = world.devices()[0].adbSerial;
+
+    const results = [];
+    for (const [index, mode] of PHASES.entries()) {
+      progress(`phase ${index + 1}/${PHASES.length}: sampling ${mode}: starting a gateway process`);
+      const gateway = spawnDaemon('gateway', [path.join(root, 'gateway/dist/main.js')], {
+        ...process.env, ...world.env(),
+        DEVICELAB_GATEWAY_NAME: 'bench-sampling', DEVICELAB_GATEWAY_TOKEN: gatewayToken, DEVICELAB_HUB: `127.0.0.1:${linkPort}`,
+        DEVICELAB_GATEWAY_CACHE: path.join(dir, 'gateway-cache'), DEVICELAB_GATEWAY_PUBLIC_ADDRESS: '127.0.0.1',
+        DEVICELAB_LOG_LEVEL: process.env.DEVICELAB_LOG_LEVEL || 'warn',
+        ...(mode === 'on' ? { DEVICELAB_SAMPLE_INTERVAL_S: String(intervalSeconds) } : { DEVICELAB_SAMPLING: 'off' }),
+      });
+      try {
+        const readyBy = Date.now() + 180_000;
+        let online = 0;
+        while ((online = await onlineCount()) < deviceCount) {
+          if (Date.now() > readyBy) throw new Error(`only ${online}/${deviceCount} devices Online after 180 s\n${gateway.output}`);
+          await sleep(500);
+        }
+        progress(`  all ${deviceCount} devices Online; warming up ${warmupSeconds} s`);
+        await sleep(warmupSeconds * 1000);
+        const startedAt = new Date();
+        const cpu0 = cpuSeconds(gateway.pid);
+        const rss = [];
+        for (let s = 1; s <= seconds; s++) {
+          await sleep(1000);
+          rss.push(rssMiB(gateway.pid));
+          if (s % 10 === 0 || s === seconds) progress(`  measuring: ${s}/${seconds} s, RSS ${rss[rss.length - 1].toFixed(1)} MiB`);
+        }
+        const cpu = cpuSeconds(gateway.pid) - cpu0;
+        const endedAt = new Date();
+        let rowsPerSecond = NaN;
+        if (mode === 'on') {
+          await sleep(2_000); // the last batches reach the hub
+          const query = `/Device/Metrics?id=${encodeURIComponent(probeDevice)}&table=sample&fields=Used&start=${startedAt.toISOString()}&end=${endedAt.toISOString()}`;
+          const { status, body } = await get(query);
+          const values = body?.results?.[0]?.series?.[0]?.values;
+          if (status === 200 && Array.isArray(values)) rowsPerSecond = values.length / ((endedAt - startedAt) / 1000);
+          else progress(`  GET /Device/Metrics answered ${status}: ${JSON.stringify(body).slice(0, 200)}`);
+        }
+        results.push({
+          mode, cpuPercent: (cpu / seconds) * 100, rssMean: rss.reduce((a, b) => a + b, 0) / rss.length, rssMax: Math.max(...rss),
+          rssFirst: rss[0], rssLast: rss[rss.length - 1], rowsPerSecond, cpuSeconds: cpu,
+        });
+        progress(`  CPU ${((cpu / seconds) * 100).toFixed(1)} % of one core, RSS max ${Math.max(...rss).toFixed(1)} MiB`);
+      } finally {
+        await gateway.stop();
+      }
+      const offlineBy = Date.now() + 60_000;
+      while ((await onlineCount()) > 0 && Date.now() < offlineBy) await sleep(250);
+    }
+
+    const mean = (mode, key) => {
+      const list = results.filter((r) => r.mode === mode).map((r) => r[key]);
+      return list.reduce((a, b) => a + b, 0) / list.length;
+    };
+    const fmt = (v, unit) => (Number.isFinite(v) ? `${v.toFixed(1)}${unit}` : 'n/a');
+    process.stdout.write(`\nGateway cost of sampling ${deviceCount} devices every ${intervalSeconds} s (${seconds} s per phase, phases ${PHASES.join('/')})\n\n`);
+    // Reads per second over all devices, estimated from the probe device's stored rows; CPU per read from it.
+    printTable(['phase', 'sampling', 'CPU (% of one core)', 'RSS mean', 'RSS max', 'RSS first -> last', 'sample rows/s (one device)', 'reads/s (all)', 'CPU per read'], results.map((r, i) => [
+      i + 1, r.mode, fmt(r.cpuPercent, ' %'), fmt(r.rssMean, ' MiB'), fmt(r.rssMax, ' MiB'), `${fmt(r.rssFirst, '')} -> ${fmt(r.rssLast, ' MiB')}`,
+      r.mode === 'on' ? fmt(r.rowsPerSecond, '') : '-',
+      r.mode === 'on' ? fmt(r.rowsPerSecond * deviceCount, '') : '-',
+      r.mode === 'on' ? fmt((r.cpuSeconds * 1000) / (r.rowsPerSecond * deviceCount * seconds), ' ms') : '-',
+    ]));
+    const ratio = (key) => mean('on', key) / mean('off', key);
+    if (!PHASES.includes('on') || !PHASES.includes('off')) return;
+    process.stdout.write('\n');
+    printTable(['ratio on : off', 'CPU', 'RSS mean', 'RSS max'], [
+      ['(mean of the phases)', `${ratio('cpuPercent').toFixed(2)}x`, `${ratio('rssMean').toFixed(2)}x`, `${ratio('rssMax').toFixed(2)}x`],
+    ]);
+    process.stdout.write(`\nsampling on: ${fmt(mean('on', 'cpuPercent') - mean('off', 'cpuPercent'), ' %')} of one core more, `
+      + `${fmt((mean('on', 'cpuPercent') - mean('off', 'cpuPercent')) / deviceCount, ' %')} per device\n`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err?.stack ?? err}\n`);
+  process.exit(1);
+});
