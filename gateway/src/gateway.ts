@@ -10,6 +10,7 @@ import { DeviceSamplers } from './samplers/device-samplers';
 import { DEFAULT_SAMPLING, type SamplingOptions } from './samplers/sampling-options';
 import { AndroidBatteryReader } from './usbhubs/battery-reader';
 import { withUsbPorts } from './usbhubs/port-mapped-driver';
+import { AdbUsbLocations } from './usbhubs/usb-locations';
 import { createUsbHubs, type UsbHubs } from './usbhubs/usb-hubs';
 import type { UsbHubsConfig } from './usbhubs/usb-hubs-config';
 
@@ -60,7 +61,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     battery: new AndroidBatteryReader({ adbPort: options.adbPort, adbBin: options.adbBin }),
   }) : undefined;
   // Device states carry the hub port the device hangs from.
-  const driver = usbHubs ? withUsbPorts(deviceDriver, usbHubs.service) : deviceDriver;
+  const driver = usbHubs
+    ? withUsbPorts(deviceDriver, usbHubs.service, new AdbUsbLocations({ adbPort: options.adbPort, adbBin: options.adbBin }))
+    : deviceDriver;
   const samplers = options.sampling !== false && driver.sampling
     ? new DeviceSamplers(driver.sampling, metrics, { ...DEFAULT_SAMPLING, ...options.sampling }, logger.child({ component: 'samplers' }))
     : undefined;

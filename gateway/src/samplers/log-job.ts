@@ -1,7 +1,8 @@
 /**
  * `log` rows: the device log followed as a stream, one row per line, rate-bounded per device. Lines over the
  * bound are dropped and counted; once per second a note row says how many (like logcat's own `chatty` lines).
- * A stream that ends (device busy, adb hiccup) is reopened with growing delays while the job runs.
+ * A stream that ends (device busy, adb hiccup) is reopened with growing delays while the job runs. A row's time
+ * is when the gateway received the line: logcat stamps carry no year or zone (the line keeps its own stamp).
  */
 import type { Logger } from '@devicelab/shared';
 import type { DeviceSampling, LogStream } from '../drivers/device-driver';

@@ -1,25 +1,46 @@
 /**
- * Puts the USB hub and port on every DeviceState the driver reports (usbHubSerialNumber, usbHubPortNumber)
- * and lets the USB hub service see each device's state. A Proxy, so every other driver method passes through
- * untouched whatever the DeviceDriver interface grows.
+ * Puts the USB location, hub and port on every DeviceState the driver reports (usbLocation,
+ * usbHubSerialNumber, usbHubPortNumber) and lets the USB hub service see each device's state. A Proxy, so every
+ * other driver method passes through untouched whatever the DeviceDriver interface grows.
  */
 import type { DeviceState } from '@devicelab/proto';
 import type { DeviceDriver, DeviceListener } from '../drivers/device-driver';
 import type { UsbHubService } from './usb-hub-service';
+import type { UsbLocationSource } from './usb-locations';
 
-export function withUsbPorts(driver: DeviceDriver, hubs: UsbHubService): DeviceDriver {
+export function withUsbPorts(driver: DeviceDriver, hubs: UsbHubService, locations?: UsbLocationSource): DeviceDriver {
+  /** Looked-up USB locations; null while a lookup runs or when the device has none. */
+  const known = new Map<string, string | null>();
   const mapped = (state: DeviceState): DeviceState => {
-    const at = hubs.portOf(state);
-    const result = at ? { ...state, usbHubSerialNumber: at.hubSerialNumber, usbHubPortNumber: at.port } : state;
+    const usbLocation = state.usbLocation || known.get(state.vendorUniqueIdentifier) || undefined;
+    const located = usbLocation ? { ...state, usbLocation } : state;
+    const at = hubs.portOf(located);
+    const result = at ? { ...located, usbHubSerialNumber: at.hubSerialNumber, usbHubPortNumber: at.port } : located;
     hubs.deviceChanged(result);
     return result;
+  };
+  /** Looks the location up once per appearance; reports the device again when one is found. */
+  const locate = (state: DeviceState, listener: DeviceListener) => {
+    const id = state.vendorUniqueIdentifier;
+    if (!locations || state.usbLocation || known.has(id)) return;
+    known.set(id, null);
+    locations.lookup(id).then((location) => {
+      if (!location || known.get(id) !== null) return;
+      known.set(id, location);
+      const latest = hubs.device(id);
+      if (latest) listener.deviceChanged(mapped(latest));
+    }, () => known.delete(id));
   };
   return new Proxy(driver, {
     get(target, property) {
       if (property === 'start') {
         return (listener: DeviceListener) => target.start({
-          deviceChanged: (state) => listener.deviceChanged(mapped(state)),
+          deviceChanged: (state) => {
+            listener.deviceChanged(mapped(state));
+            locate(state, listener);
+          },
           deviceRemoved: (id) => {
+            known.delete(id); // it may come back on another port
             hubs.deviceRemoved(id);
             listener.deviceRemoved(id);
           },

@@ -16,8 +16,10 @@ import { AndroidBatteryReader, parseBatteryTemperature } from '../../src/usbhubs
 import { withUsbPorts } from '../../src/usbhubs/port-mapped-driver';
 import { parsePortMap, PortMap } from '../../src/usbhubs/port-mapping';
 import { UsbHubService } from '../../src/usbhubs/usb-hub-service';
+import { AdbUsbLocations, usbLocationOf } from '../../src/usbhubs/usb-locations';
 import { createUsbHubs, type UsbHubs } from '../../src/usbhubs/usb-hubs';
 import { scanSerialById, usbHubsConfigFromEnv } from '../../src/usbhubs/usb-hubs-config';
+import { optionsFromEnv } from '../../src/main';
 import { Recorder } from '../support/recorder';
 
 const logger = createLogger('test', 'silent');
@@ -60,7 +62,7 @@ beforeAll(async () => {
   driver = new AndroidDriver({ adbPort: world.adbServerPort, logger });
   recorder = new Recorder();
   await hubs.start();
-  await withUsbPorts(driver, hubs.service).start(recorder);
+  await withUsbPorts(driver, hubs.service, new AdbUsbLocations({ adbPort: world.adbServerPort })).start(recorder);
 }, 60_000);
 
 afterAll(async () => {
@@ -165,6 +167,12 @@ describe('configuration', () => {
     expect(() => usbHubsConfigFromEnv({ DEVICELAB_USB_POLL_MS: 'soon' })).toThrow(/DEVICELAB_USB_POLL_MS/);
   });
 
+  it('gives the gateway daemon USB hubs only when some are configured', () => {
+    const base = { DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't', DEVICELAB_HUB: 'h:1' };
+    expect(optionsFromEnv(base).usbHubs).toBeUndefined();
+    expect(optionsFromEnv({ ...base, DEVICELAB_UHUBCTL_HUBS: '1-1' }).usbHubs).toMatchObject({ uhubctl: ['1-1'] });
+  });
+
   it('finds Cambrionix hubs among /dev/serial/by-id style names', () => {
     const byId = path.join(dir, 'by-id');
     require('node:fs').mkdirSync(byId);
@@ -182,6 +190,16 @@ describe('configuration', () => {
     expect(map.portOf({ vendorUniqueIdentifier: 'B', usbLocation: '1-1.4.3.2' })).toBeUndefined();
     expect(map.portOf({ vendorUniqueIdentifier: 'C', usbLocation: '1-1.5.3' })).toBeUndefined();
     expect(map.portOf({ vendorUniqueIdentifier: 'x', serialNumber: 'PINNED', usbLocation: '1-1.4.3' })).toEqual({ hubSerialNumber: 'HUB1', port: 8 });
+  });
+
+  it('takes the USB location from `adb devices -l`, wherever adbkit put the usb: field', async () => {
+    // `28121FDH2000QM  device usb:1-1.4.2 product:panther model:Pixel_7 device:panther transport_id:3`
+    expect(usbLocationOf({ id: '28121FDH2000QM', type: 'device', path: 'usb:1-1.4.2', product: 'product:panther' })).toBe('1-1.4.2');
+    expect(usbLocationOf({ id: 'x', type: 'device', path: 'product:panther', model: 'usb:2-1' })).toBe('2-1');
+    expect(usbLocationOf({ id: '127.0.0.1:5555', type: 'device', path: 'product:sdk', model: 'model:x' })).toBeUndefined();
+    // A simulated device is a network device to the real adb server: no USB path.
+    await expect(new AdbUsbLocations({ adbPort: world.adbServerPort }).lookup(adbSerial())).resolves.toBeUndefined();
+    await expect(new AdbUsbLocations({ adbPort: world.adbServerPort }).lookup('not-there')).resolves.toBeUndefined();
   });
 
   it('reads the battery temperature in tenths of a degree', () => {

@@ -42,7 +42,7 @@ export function metricsRouter(deps: ApiDependencies): Router {
         const enable = params.bool('enable');
         if (enable === undefined) throw new ApiFailure("Parameter 'enable' is required.");
         if (await setMetricsEnabled(db, user, requireString(params, 'id', 'deviceId'), enable)) {
-          gateways.notifyMetricsSettings?.();
+          gateways.notifyMetricsSettings();
         }
         return success();
       }

@@ -38,7 +38,7 @@ export interface GatewayDirectory {
    */
   notifyRetention(vendorUniqueIdentifier: string, retainId: string): void;
   /** Sends every gateway the current MetricsSettings (a device's passive logging was switched). Best effort. */
-  notifyMetricsSettings?(): void;
+  notifyMetricsSettings(): void;
   /**
    * Sends a USB hub command to the gateway that reports the hub with this serial number. Rejects with
    * GatewayUnavailableError when no connected gateway reports it or the gateway does not answer in time.

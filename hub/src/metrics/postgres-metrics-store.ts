@@ -124,6 +124,14 @@ export class PostgresMetricsStore implements MetricsStore {
     const arrays = [sql`${batch.deviceIds}::uuid[]`, sql`${batch.times}::timestamptz[]`];
     for (const [field, values] of batch.columns) {
       const entry = this.fields.lookup(table, field);
+      if (entry && values.every((value) => typeof value === JS_TYPE[entry.kind])) {
+        // The common case: every value already has the column's type. Holes travel as NULL (pg writes
+        // undefined array elements as NULL), so the array goes as it is.
+        values.length = count;
+        names.push(sql.id(safeColumn(entry.column)));
+        arrays.push(sql`${values}::${sql.raw(ARRAY_TYPE[entry.kind])}`);
+        continue;
+      }
       const stored = new Array<FieldValue | null>(count);
       for (let i = 0; i < count; i++) {
         const value = values[i];
@@ -157,6 +165,7 @@ interface TableBatch {
 export const DEFAULT_RETENTION_DAYS = 30;
 
 const ARRAY_TYPE: Record<FieldKind, string> = { number: 'float8[]', text: 'text[]', flag: 'boolean[]' };
+const JS_TYPE: Record<FieldKind, string> = { number: 'number', text: 'string', flag: 'boolean' };
 
 function kindOf(value: FieldValue): FieldKind {
   return typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'flag' : 'text';

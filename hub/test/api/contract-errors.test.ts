@@ -4,6 +4,8 @@
  * with a clear errorMessage, and no change in any table.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { ENDPOINTS, type ParamDescription } from '../../src/api/openapi/endpoints';
 import { startTestLab, type TestLab } from '../support/lab';
 import { snapshotTables } from '../support/table-snapshot';
@@ -100,6 +102,8 @@ const handWritten = (): Case[] => [
   { name: 'NUL in a role name', method: 'POST', path: '/Role', query: 'add', body: '{"name":"r\\u0000"}', type: json },
   { name: 'NUL in an upload file name', method: 'POST', path: '/Application', query: 'add&wait=true',
     body: '--XYZ\r\nContent-Disposition: form-data; name="upload"; filename="a\u0000.apk"\r\n\r\nPK\r\n--XYZ--\r\n', type: 'multipart/form-data; boundary=XYZ' },
+  { name: 'update application: a multipart body', method: 'POST', path: '/Application', query: 'update&id=7c9e6679-7425-40de-944b-e07fc1f90ae7',
+    body: '--XYZ\r\nContent-Disposition: form-data; name="upload"; filename="a.apk"\r\n\r\nPK\r\n--XYZ--\r\n', type: 'multipart/form-data; boundary=XYZ' },
   { name: 'update device: __proto__ key', method: 'POST', path: '/Device', query: `update&id=${deviceId}`, body: '{"__proto__":{"x":1}}', type: json },
   { name: 'update device: 50000 nested objects', method: 'POST', path: '/Device', query: `update&id=${deviceId}`,
     body: `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`, type: json },
@@ -137,4 +141,7 @@ test('every route answers malformed input with a failure Result, never a 5xx, an
   }
   expect(problems).toEqual([]);
   expect(await snapshotTables(lab.hub.db)).toEqual(before);
+  // No uploaded temporary file is left behind either (multipart bodies sent to every operation above).
+  const uploads = path.join(lab.dataDir, 'uploads');
+  expect(existsSync(uploads) ? readdirSync(uploads) : []).toEqual([]);
 }, 120_000);

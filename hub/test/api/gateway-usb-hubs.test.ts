@@ -13,7 +13,7 @@ const logger = pino({ level: 'error', hooks: { logMethod(args, method) { errors.
   { write: () => undefined });
 
 beforeAll(async () => {
-  lab = await startTestLab({ androidCount: 2, logger, usbHub: {} });
+  lab = await startTestLab({ androidCount: 2, logger, usbHub: { usbHubs: { telemetryIntervalMs: 500 } } });
   await waitFor(async () => (await gatewaysNow())[0]?.usbHubList?.[0]?.isErrored === false, 10_000, 'the hub in GET /Gateway');
 }, 90_000);
 afterAll(() => lab?.stop(), 60_000);
@@ -97,6 +97,23 @@ describe('GET /Gateway', () => {
     expect(log.filter((line) => line.startsWith('mode')).length).toBe(before);
     expect(await availability(lab.devices[0].serial)).toBe('Online');
   });
+});
+
+describe('telemetry', () => {
+  it('stores usb_hub rows per device port that /Device/Metrics serves', async () => {
+    const device = await deviceBySerial(lab.devices[0].serial);
+    const query = `/Device/Metrics?id=${device.id}&table=usb_hub&limit=5&orderBy=time+desc`;
+    const { value } = await waitFor(async () => {
+      const res = await lab.api(admin(), query);
+      const body = (await res.json()) as Json;
+      const series = body.results?.[0]?.series?.[0];
+      return series?.values?.length > 0 ? series : undefined;
+    }, 15_000, 'usb_hub rows at the hub');
+    const row = Object.fromEntries((value.columns as string[]).map((column, i) => [column, value.values[0][i]]));
+    expect(row).toMatchObject({ usb_state: 'Sync', amperage: 0.43, charging_profile: '0', charging_seconds: 0 });
+    expect(row.voltage).toBeGreaterThan(4.5);
+    expect(row.wattage).toBeCloseTo(row.voltage * 0.43, 2);
+  }, 30_000);
 });
 
 describe('switching ports', () => {

@@ -77,7 +77,7 @@ describe('metrics over the link', () => {
     const settings: MetricsSettings[] = [];
     gateway.running.link.on('metricsSettings', (s: MetricsSettings) => settings.push(s));
     expect(await setMetricsEnabled(lab.t.db, admin, B.vui, false)).toBe(true);
-    lab.link.directory.notifyMetricsSettings?.();
+    lab.link.directory.notifyMetricsSettings();
     await waitUntil(() => settings.some((s) => s.disabledVendorUniqueIdentifiers?.includes(B.vui)), 5_000, 'settings naming B');
 
     const b = await idOf(B);
@@ -92,7 +92,7 @@ describe('metrics over the link', () => {
     await lab.startHub();
     await waitUntil(() => settings.some((s) => s.disabledVendorUniqueIdentifiers?.includes(B.vui)), 15_000, 'settings after Welcome');
     await setMetricsEnabled(lab.t.db, admin, B.vui, true);
-    lab.link.directory.notifyMetricsSettings?.();
+    lab.link.directory.notifyMetricsSettings();
     await waitUntil(() => settings.some((s) => (s.disabledVendorUniqueIdentifiers ?? []).length === 0), 5_000, 'settings naming nobody');
   }, 40_000);
 

@@ -1,0 +1,36 @@
+/**
+ * A device's USB location as the OS exposes it: `adb devices -l` prints `usb:1-1.4.2` (bus-port.port..., the
+ * natural key of the hub port; device-data.md 1.13). Network devices have none.
+ */
+import Adb from '@devicefarmer/adbkit';
+
+export interface UsbLocationSource {
+  /** `1-1.4.2`, or undefined when the device has no USB path (network, emulator) or is not listed. */
+  lookup(vendorUniqueIdentifier: string): Promise<string | undefined>;
+}
+
+/**
+ * adbkit splits `adb devices -l` lines by position, so `usb:` lands in a different field when a device has no
+ * path: take whichever field carries it.
+ */
+export function usbLocationOf(fields: Record<string, unknown>): string | undefined {
+  for (const value of Object.values(fields)) {
+    if (typeof value === 'string' && value.startsWith('usb:') && value.length > 4) return value.slice(4);
+  }
+  return undefined;
+}
+
+export class AdbUsbLocations implements UsbLocationSource {
+  private readonly client;
+
+  constructor(options: { adbPort?: number; adbBin?: string }) {
+    const port = options.adbPort ?? (Number(process.env.ANDROID_ADB_SERVER_PORT) || 5037);
+    this.client = Adb.createClient({ port, bin: options.adbBin });
+  }
+
+  async lookup(vendorUniqueIdentifier: string): Promise<string | undefined> {
+    const devices = await this.client.listDevicesWithPaths();
+    const entry = (devices as Array<{ id: string }>).find((device) => device.id === vendorUniqueIdentifier);
+    return entry ? usbLocationOf(entry as unknown as Record<string, unknown>) : undefined;
+  }
+}
