@@ -5,7 +5,7 @@
 // benchmark; the database in the URL is never touched), else the hub's embedded PostgreSQL in a temp dir.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +25,8 @@ export const progress = (text) => process.stderr.write(`[bench] ${text}\n`);
  */
 export async function startBenchLab({ gatewayName = 'bench-gateway' } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-bench-'));
+  // As root the embedded PostgreSQL runs as `postgres`, which must be able to traverse into the hub's data dir.
+  chmodSync(dir, 0o711);
   const stops = [];
   let stopping;
   const stop = () => {

@@ -17,7 +17,6 @@ const SAFE_COLUMN = /^[a-z][a-z0-9_]{0,62}$/;
 
 /** Whether a field name may enter the catalog: printable, not too long. */
 export function acceptableFieldName(field: string): boolean {
-  // eslint-disable-next-line no-control-regex
   return field.trim().length > 0 && Buffer.byteLength(field) <= MAX_FIELD_NAME_LENGTH && !/[\u0000-\u001f\u007f]/.test(field);
 }
 

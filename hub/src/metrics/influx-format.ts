@@ -40,7 +40,6 @@ function csvField(value: string | number | boolean | null): string {
  * `.csv`/`.json` the client added is replaced). Path separators and control characters are taken out.
  */
 export function documentFileName(requested: string | undefined, deviceName: string, format: MetricsFormat): string {
-  // eslint-disable-next-line no-control-regex
   const cleaned = (requested ?? `metrics-${deviceName}`).replace(/[\u0000-\u001f\u007f/\\"]/g, '_').trim()
     .replace(/\.(csv|json)$/i, '');
   return `${cleaned || 'metrics'}.${format === 'csv' ? 'csv' : 'json'}`;

@@ -84,10 +84,16 @@ describe('link server: protocol faults', () => {
     await expect(silent.closed).resolves.toMatchObject({ code: grpc.status.UNAVAILABLE, details: 'heartbeat timeout' });
     const silentFor = Date.now() - lastMessageAt;
     expect(silentFor).toBeGreaterThanOrEqual(3 * HEARTBEAT_MS - 50);
-    expect(silentFor).toBeLessThan(3 * HEARTBEAT_MS + HEARTBEAT_MS + 500);
-    await waitUntil(async () => (await t.db.selectFrom('devices').select('availability').where('vendor_unique_identifier', '=', 'quiet-1')
-      .executeTakeFirst())?.availability === 'Offline', 5_000, 'quiet-1 Offline');
-    expect(await gatewayConnected()).toBe(false);
+    const quiet = await waitUntil(async () => {
+      const row = await t.db.selectFrom('devices').select(['availability', 'readiness_detail'])
+        .where('vendor_unique_identifier', '=', 'quiet-1').executeTakeFirst();
+      return row?.availability === 'Offline' && row;
+    }, 5_000, 'quiet-1 Offline');
+    // Dropped by the rule (more than three intervals without a message) as the hub measured it; how late a loaded
+    // machine ran the check is bounded by the waits above, not by a tighter timing guess.
+    expect(Number(/no message for (\d+) ms/.exec(quiet.readiness_detail ?? '')?.[1])).toBeGreaterThan(3 * HEARTBEAT_MS);
+    // The devices go Offline first and the gateway's flag right after: wait for it, not race it.
+    await waitUntil(async () => (await gatewayConnected()) === false, 5_000, 'the gateway recorded as disconnected');
   });
 
   it('refuses FetchBlob with a bad token or an unknown gateway, and finds nothing at a malformed address', async () => {
