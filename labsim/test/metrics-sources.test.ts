@@ -21,7 +21,7 @@ describe('metrics sources of a simulated device', () => {
     world = await startWorld();
     const [p, n] = await Promise.all([
       world.addAndroidDevice(specFromPreset('pixel-7', 0)),
-      world.addAndroidDevice(specFromPreset('moto-g9-play', 1, { androidVersion: '7.1.2', sdk: 25 })),
+      world.addAndroidDevice(specFromPreset('galaxy-j5', 1)),
     ]);
     pixelSerial = p.adbSerial;
     nougatSerial = n.adbSerial;
@@ -44,6 +44,27 @@ describe('metrics sources of a simulated device', () => {
     expect(jiffies / dt).toBeGreaterThan(8 * 100 * 0.9);
     expect(jiffies / dt).toBeLessThan(8 * 100 * 1.1);
     expect(wlanRx(n1)).toBeGreaterThan(wlanRx(n0));
+  });
+
+  test('/proc/meminfo keeps its invariants; HighTotal/LowTotal only on the 32-bit kernel', async () => {
+    const parse = (text: string) => new Map(text.trim().split('\n').map((l) => {
+      const m = /^([^:]+):\s+(\d+) kB$/.exec(l)!;
+      return [m[1], Number(m[2])] as const;
+    }));
+    const arm64 = parse((await pixel('shell', 'cat /proc/meminfo')).stdout);
+    const arm32 = parse((await nougat('shell', 'cat /proc/meminfo')).stdout);
+    for (const mem of [arm64, arm32]) {
+      expect(mem.get('Active')).toBe(mem.get('Active(anon)')! + mem.get('Active(file)')!);
+      expect(mem.get('Inactive')).toBe(mem.get('Inactive(anon)')! + mem.get('Inactive(file)')!);
+      expect(mem.get('MemFree')!).toBeLessThan(mem.get('MemAvailable')!);
+      expect(mem.get('MemAvailable')!).toBeLessThan(mem.get('MemTotal')!);
+      expect(mem.get('CommitLimit')).toBe(mem.get('SwapTotal')! + Math.floor(mem.get('MemTotal')! / 2));
+    }
+    expect(arm32.get('HighTotal')! + arm32.get('LowTotal')!).toBe(arm32.get('MemTotal'));
+    expect(arm32.get('HighFree')! + arm32.get('LowFree')!).toBe(arm32.get('MemFree'));
+    expect(arm32.has('ShadowCallStack')).toBe(false);
+    expect(arm64.has('HighTotal')).toBe(false);
+    expect(arm64.get('VmallocChunk')).toBe(0);
   });
 
   test('cpufreq: one policy per cluster in kHz, the big cluster up to the SoC maximum', async () => {

@@ -60,6 +60,7 @@ function spawnDaemon(name, args, env) {
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   return {
     pid: child.pid,
+    get exited() { return child.exitCode !== null || child.signalCode !== null; },
     get output() { return output; },
     async waitForLine(pattern, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
@@ -142,7 +143,9 @@ async function main() {
     const results = [];
     for (const [index, mode] of PHASES.entries()) {
       progress(`phase ${index + 1}/${PHASES.length}: sampling ${mode}: starting a gateway process`);
-      const gateway = spawnDaemon('gateway', [path.join(root, 'gateway/dist/main.js')], {
+      // BENCH_GATEWAY_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: where the gateway's time goes.
+      const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS || '').split(' ').filter(Boolean);
+      const gateway = spawnDaemon('gateway', [...nodeArgs, path.join(root, 'gateway/dist/main.js')], {
         ...process.env, ...world.env(),
         DEVICELAB_GATEWAY_NAME: 'bench-sampling', DEVICELAB_GATEWAY_TOKEN: gatewayToken, DEVICELAB_HUB: `127.0.0.1:${linkPort}`,
         DEVICELAB_GATEWAY_CACHE: path.join(dir, 'gateway-cache'), DEVICELAB_GATEWAY_PUBLIC_ADDRESS: '127.0.0.1',
@@ -154,6 +157,7 @@ async function main() {
         let online = 0;
         while ((online = await onlineCount()) < deviceCount) {
           if (Date.now() > readyBy) throw new Error(`only ${online}/${deviceCount} devices Online after 180 s\n${gateway.output}`);
+          if (gateway.exited) throw new Error(`the gateway exited\n${gateway.output}`);
           await sleep(500);
         }
         progress(`  all ${deviceCount} devices Online; warming up ${warmupSeconds} s`);

@@ -22,8 +22,8 @@ describe('Android sampling over adb + labsim', () => {
   const savedHome = process.env.HOME;
   const pixel = specFromPreset('pixel-7', 0);
   const moto = specFromPreset('moto-g9-play', 1);
-  // An Android 7.1 build of the same hardware: OpenGL HWUI pipeline, so gfxinfo has the cache table.
-  const nougat = specFromPreset('moto-g9-play', 2, { androidVersion: '7.1.2', sdk: 25 });
+  // A 32-bit Android 7 phone: OpenGL HWUI pipeline (gfxinfo cache table), HIGHMEM kernel.
+  const nougat = specFromPreset('galaxy-j5', 2);
   let p: DeviceSnapshot;
   let m: DeviceSnapshot;
   let n: DeviceSnapshot;
@@ -96,6 +96,16 @@ describe('Android sampling over adb + labsim', () => {
     expect(g2.Load).toBeGreaterThan(0);
   });
 
+  it('reports the HIGHMEM split of a 32-bit kernel, and no Vmalloc field a 64-bit kernel leaves at 0', async () => {
+    const f = (await driver.sampling.sample(n.adbSerial)).fields;
+    expect(f['User Total (HighTotal)'] + f['Kernel Total (LowTotal)']).toBe(nougat.memTotalKb * KB);
+    expect(f['User Free (HighFree)'] + f['Kernel Free (LowFree)']).toBe(f.Free);
+    expect(f['Vmalloc Chunk']).toBeGreaterThan(0);
+    const pixelFields = (await driver.sampling.sample(p.adbSerial)).fields;
+    expect(pixelFields).not.toHaveProperty(['Vmalloc Chunk']);
+    expect(pixelFields).not.toHaveProperty(['Kernel Total (LowTotal)']);
+  });
+
   it('reads the OpenGL cache table on Android 7', async () => {
     await driver.launch(n.adbSerial, SPOTIFY);
     await sleep(1_000);
@@ -105,6 +115,7 @@ describe('Android sampling over adb + labsim', () => {
     expect(g['FontRenderer 0 A8 Current']).toBe(1048576);
     expect(g['Total graphics memory']).toBeGreaterThan(0);
     expect(g).not.toHaveProperty(['50th percentile']); // added in Android 8
+    expect(g).not.toHaveProperty(['Number Frame deadline missed']); // added in Android 9
   });
 
   it('stops reporting Graphics when the launched app has no process (after a reboot)', async () => {

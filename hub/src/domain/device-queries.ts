@@ -1,7 +1,8 @@
 /** Device rows as the domain reads them: the device with its retainer's login and name. */
+import type { ExpressionBuilder } from 'kysely';
 import { ApiFailure, parseGuid } from '@devicelab/shared';
 import type { Db, Tx } from '../store/database';
-import type { DeviceRow } from '../store/schema';
+import type { Database, DeviceRow } from '../store/schema';
 
 export interface DeviceWithRetainer extends DeviceRow {
   retainer_login: string | null;
@@ -30,20 +31,49 @@ export const deviceNotFound = (identifier: string): string => `Device '${identif
  * Unknown → ApiFailure `Device '<id>' not found.`.
  */
 export async function resolveDevice(db: Db | Tx, identifier: string): Promise<DeviceWithRetainer> {
+  const match = identifierMatch(identifier);
+  const row = await selectDevices(db).where(match.where).orderBy(match.preference).executeTakeFirst();
+  if (!row) throw new ApiFailure(deviceNotFound(match.text));
+  return row;
+}
+
+export interface DeviceIdentity {
+  id: string;
+  name: string;
+}
+
+/**
+ * The device an identifier names, as only its id and name: the same rules as resolveDevice, for paths that need
+ * no more (its `properties`/`packages` JSON is large). A query to embed (one row at most), or run it with
+ * resolveDeviceIdentity.
+ */
+export function selectDeviceIdentity(db: Db | Tx, identifier: string) {
+  const match = identifierMatch(identifier);
+  return db.selectFrom('devices').select(['devices.id', 'devices.name']).where(match.where).orderBy(match.preference).limit(1);
+}
+
+export async function resolveDeviceIdentity(db: Db | Tx, identifier: string): Promise<DeviceIdentity> {
+  const row = await selectDeviceIdentity(db, identifier).executeTakeFirst();
+  if (!row) throw new ApiFailure(deviceNotFound(identifier.trim()));
+  return row;
+}
+
+/** Spec 2.1's identifier rules as a filter and a preference, for any query over `devices`. */
+function identifierMatch(identifier: string) {
   const text = identifier.trim();
   const guid = parseGuid(text);
-  const row = await selectDevices(db)
-    .where((eb) => {
+  return {
+    text,
+    where: (eb: ExpressionBuilder<Database, 'devices'>) => {
       const alternatives = [eb('devices.vendor_unique_identifier', '=', text), eb('devices.serial_number', '=', text)];
       if (guid) alternatives.unshift(eb('devices.id', '=', guid));
       return eb.or(alternatives);
-    })
+    },
     // A Guid match beats a serial-number match; a vendor id beats a serial number.
-    .orderBy((eb) => eb.case().when('devices.id', '=', guid ?? '00000000-0000-0000-0000-000000000000').then(0)
-      .when('devices.vendor_unique_identifier', '=', text).then(1).else(2).end())
-    .executeTakeFirst();
-  if (!row) throw new ApiFailure(deviceNotFound(text));
-  return row;
+    preference: (eb: ExpressionBuilder<Database, 'devices'>) => eb.case()
+      .when('devices.id', '=', guid ?? '00000000-0000-0000-0000-000000000000').then(0)
+      .when('devices.vendor_unique_identifier', '=', text).then(1).else(2).end(),
+  };
 }
 
 /** Locks the device row for the rest of the transaction (SELECT … FOR UPDATE) and returns it fresh. */

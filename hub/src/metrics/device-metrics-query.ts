@@ -4,11 +4,11 @@
  */
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { resolveDevice } from '../domain/device-queries';
+import { resolveDeviceIdentity, type DeviceIdentity } from '../domain/device-queries';
 import { requireEntitlement } from '../http/entitlements';
 import type { Db } from '../store/database';
 import { documentFileName, parseFormat, toCsv, toInfluxJson, type MetricsFormat } from './influx-format';
-import { markerPeriods, markerQueryPeriod } from './markers';
+import { deviceMarkerPeriods, markerQueryPeriod, type MarkerPeriod } from './markers';
 import { MetricsQueryTimeout, type MetricsQuery, type MetricsSeries, type MetricsStore, type TableQuery } from './metrics-store';
 import {
   checkAggregateKinds, DEFAULT_TIMEOUT_SECONDS, parseAggregates, parseOrderBy, parseTables, planTables, requestPeriod,
@@ -32,7 +32,15 @@ export async function queryDeviceMetrics(
   const aggregates = parseAggregates(request.aggr);
   const descending = parseOrderBy(request.orderBy);
   const format = parseFormat(request.format);
-  const device = await resolveDevice(db, identifier);
+  // The device and, for a marker query, its marker periods in one round trip; only id and name are needed.
+  const markerOffset = request.markerOffset ?? 0;
+  let markers: MarkerPeriod[] | undefined;
+  let device: DeviceIdentity;
+  if (request.marker === undefined) {
+    device = await resolveDeviceIdentity(db, identifier);
+  } else {
+    ({ device, periods: markers } = await deviceMarkerPeriods(db, identifier, request.marker, request.markerLimit ?? 1, markerOffset));
+  }
 
   let plan: TableQuery[];
   try {
@@ -45,13 +53,11 @@ export async function queryDeviceMetrics(
   checkAggregateKinds(aggregates, plan);
 
   let periods = [requestPeriod(request)];
-  if (request.marker !== undefined) {
-    const offset = request.markerOffset ?? 0;
-    const found = await markerPeriods(db, device.id, request.marker, request.markerLimit ?? 1, offset);
-    if (found.length === 0) {
-      throw new ApiFailure(`Device '${device.name}' has no marker '${request.marker}'${offset > 0 ? ` beyond the ${offset} most recent` : ''}.`);
+  if (markers !== undefined) {
+    if (markers.length === 0) {
+      throw new ApiFailure(`Device '${device.name}' has no marker '${request.marker}'${markerOffset > 0 ? ` beyond the ${markerOffset} most recent` : ''}.`);
     }
-    periods = found.map((period) => markerQueryPeriod(period, now));
+    periods = markers.map((period) => markerQueryPeriod(period, now));
   }
 
   const query: MetricsQuery = {

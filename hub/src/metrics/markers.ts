@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { resolveDevice } from '../domain/device-queries';
+import { deviceNotFound, resolveDevice, selectDeviceIdentity, type DeviceIdentity } from '../domain/device-queries';
 import { requireEntitlement } from '../http/entitlements';
 import { isUniqueViolation, type Db, type Tx } from '../store/database';
 import type { QueryPeriod } from './metrics-store';
@@ -71,6 +71,26 @@ export async function markerPeriods(db: Db | Tx, deviceId: string, name: string,
     SELECT name, started_at, stopped_at FROM metrics.markers WHERE device_id = ${deviceId}::uuid AND name = ${name}
     ORDER BY started_at DESC, id LIMIT ${limit} OFFSET ${offset}`.execute(db);
   return rows.map((row) => ({ name: row.name, startedAt: row.started_at, stoppedAt: row.stopped_at ?? undefined }));
+}
+
+/**
+ * The device an identifier names (spec 2.1, as resolveDeviceIdentity) with the `limit` most recent periods of its
+ * marker `name` after skipping `offset` (as markerPeriods), in one statement: a metrics query by marker needs both,
+ * and each round trip counts against the query's latency.
+ */
+export async function deviceMarkerPeriods(
+  db: Db, identifier: string, name: string, limit: number, offset: number,
+): Promise<{ device: DeviceIdentity; periods: MarkerPeriod[] }> {
+  const { rows } = await sql<{ id: string; device_name: string; name: string | null; started_at: Date | null; stopped_at: Date | null }>`
+    WITH device AS ${selectDeviceIdentity(db, identifier)}
+    SELECT device.id, device.name AS device_name, m.name, m.started_at, m.stopped_at FROM device
+    LEFT JOIN LATERAL (SELECT id, name, started_at, stopped_at FROM metrics.markers WHERE device_id = device.id AND name = ${name}
+      ORDER BY started_at DESC, id LIMIT ${limit} OFFSET ${offset}) m ON true
+    ORDER BY m.started_at DESC, m.id`.execute(db);
+  if (rows.length === 0) throw new ApiFailure(deviceNotFound(identifier.trim()));
+  const periods = rows.filter((row) => row.started_at !== null)
+    .map((row) => ({ name: row.name!, startedAt: row.started_at!, stoppedAt: row.stopped_at ?? undefined }));
+  return { device: { id: rows[0].id, name: rows[0].device_name }, periods };
 }
 
 /** A marker period as a query period: open markers run to `now`; the series carry the marker in their tags. */

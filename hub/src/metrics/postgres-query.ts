@@ -1,56 +1,74 @@
 /**
- * A validated MetricsQuery as PostgreSQL: one parameterised statement per (period, table), all in one
- * transaction whose `statement_timeout` is the query's timeout. Identifiers come only from the catalog and
- * the table allow-list; every value is a bound parameter.
+ * A validated MetricsQuery as PostgreSQL: one statement per (period, table), all sent as one simple-protocol
+ * message after `SET LOCAL statement_timeout`, so the database enforces the query's timeout on each of them at the
+ * cost of a single round trip (they share one implicit transaction). Identifiers come only from the catalog and
+ * the table allow-list; values only from sql-literals.ts (device id, timestamps and numbers the hub produced).
  */
 import { sql, type RawBuilder } from 'kysely';
-import { sqlStateOf, withTx, type Db, type Tx } from '../store/database';
+import { runStatementBatch, sqlStateOf, type Db } from '../store/database';
 import { safeColumn } from './field-catalog';
 import { formatMetricTime } from './metric-time';
 import {
   MetricsQueryTimeout, type Aggregate, type MetricsQuery, type MetricsSeries, type QueryPeriod, type SelectedField,
   type TableQuery,
 } from './metrics-store';
+import { countLiteral, float8Literal, timestampLiteral, uuidLiteral } from './sql-literals';
 
 const QUERY_CANCELED = '57014';
 
 type Row = Record<string, unknown>;
 
+/** One statement and how its rows become series. */
+interface PlannedStatement {
+  statement: RawBuilder<Row>;
+  read(rows: Row[]): MetricsSeries[];
+}
+
 export async function runPostgresQuery(db: Db, query: MetricsQuery): Promise<MetricsSeries[]> {
-  try {
-    return await withTx(db, async (trx) => {
-      await sql`SELECT set_config('statement_timeout', ${String(query.timeoutMs)}, true)`.execute(trx);
-      const series: MetricsSeries[] = [];
-      for (const period of query.periods) {
-        for (const table of query.tables) series.push(...(await runOne(trx, query, table, period)));
-      }
-      return series;
+  const planned: PlannedStatement[] = [];
+  for (const period of query.periods) {
+    for (const table of query.tables) planned.push(plannedStatement(query, table, period));
+  }
+  // 0 would mean no timeout at all.
+  if (!(query.timeoutMs >= 1)) throw new Error(`metrics query timeout must be positive: ${query.timeoutMs}`);
+  const texts = [sql`SET LOCAL statement_timeout = ${countLiteral(query.timeoutMs)}`, ...planned.map((p) => p.statement)]
+    .map((statement) => {
+      const compiled = statement.compile(db);
+      // The simple protocol cannot carry parameters: every value must have been rendered as a literal.
+      if (compiled.parameters.length > 0) throw new Error('a metrics statement has a bound parameter');
+      return compiled.sql;
     });
+  let results: { rows: unknown[] }[];
+  try {
+    results = await runStatementBatch(db, texts.join(';\n'));
   } catch (err) {
     if (sqlStateOf(err) === QUERY_CANCELED) throw new MetricsQueryTimeout(query.timeoutMs);
     throw err;
   }
+  return planned.flatMap((p, i) => p.read(results[i + 1].rows as Row[]));
 }
 
-async function runOne(trx: Tx, query: MetricsQuery, table: TableQuery, period: QueryPeriod): Promise<MetricsSeries[]> {
+function plannedStatement(query: MetricsQuery, table: TableQuery, period: QueryPeriod): PlannedStatement {
   const where = whereClause(query.deviceId, period);
   const from = sql.id('metrics', table.table);
   const group = table.groupBy ? sql`${fieldExpression(table.groupBy)}::text` : undefined;
   if (query.aggregates.length > 0) {
-    const { rows } = await sql<Row>`
-      SELECT ${group ? sql`${group} AS grp,` : sql``}
-        (extract(epoch FROM min(time)) * 1000000)::int8 AS first_time,
-        ${sql.join(aggregateColumns(query.aggregates, table.fields))}
-      FROM ${from} WHERE ${where}
-      ${group ? sql`GROUP BY 1 ORDER BY 1 NULLS FIRST` : sql``}`.execute(trx);
-    return rows
-      .filter((row) => row.first_time !== null)
-      .map((row) => {
-        const time = period.start ? period.start.getTime() * 1000 : Number(row.first_time);
-        const values = [[formatMetricTime(time), ...valuesOf(row, query.aggregates.length * table.fields.length)]];
-        return series(table, period, row, pageOf(values, query), aggregateTitles(query.aggregates, table.fields));
-      })
-      .filter((found) => found.values.length > 0);
+    return {
+      statement: sql<Row>`
+        SELECT ${group ? sql`${group} AS grp,` : sql``}
+          (extract(epoch FROM min(time)) * 1000000)::int8 AS first_time,
+          ${sql.join(aggregateColumns(query.aggregates, table.fields))}
+        FROM ${from} WHERE ${where}
+        ${group ? sql`GROUP BY 1 ORDER BY 1 NULLS FIRST` : sql``}`,
+      read: (rows) => rows
+        .filter((row) => row.first_time !== null)
+        .map((row) => {
+          const time = period.start ? period.start.getTime() * 1000 : Number(row.first_time);
+          const values = [[formatMetricTime(time), ...valuesOf(row, query.aggregates.length * table.fields.length)]];
+          return series(table, period, row, pageOf(values, query), aggregateTitles(query.aggregates, table.fields));
+        })
+        .filter((found) => found.values.length > 0),
+    };
   }
 
   const select = sql.join([
@@ -61,8 +79,8 @@ async function runOne(trx: Tx, query: MetricsQuery, table: TableQuery, period: Q
   let statement: RawBuilder<Row>;
   if (!group) {
     statement = sql<Row>`SELECT ${select} FROM ${from} WHERE ${where} ORDER BY time ${direction}
-      ${query.limit !== undefined ? sql`LIMIT ${query.limit}` : sql``}
-      ${query.offset ? sql`OFFSET ${query.offset}` : sql``}`;
+      ${query.limit !== undefined ? sql`LIMIT ${countLiteral(query.limit)}` : sql``}
+      ${query.offset ? sql`OFFSET ${countLiteral(query.offset)}` : sql``}`;
   } else if (query.limit === undefined) {
     statement = sql<Row>`SELECT ${group} AS grp, ${select} FROM ${from} WHERE ${where}
       ORDER BY 1 NULLS FIRST, time ${direction}`;
@@ -72,11 +90,14 @@ async function runOne(trx: Tx, query: MetricsQuery, table: TableQuery, period: Q
     statement = sql<Row>`SELECT * FROM (
         SELECT ${group} AS grp, ${select}, row_number() OVER (PARTITION BY ${group} ORDER BY time ${direction}) AS rn
         FROM ${from} WHERE ${where}) numbered
-      WHERE rn > ${offset} AND rn <= ${offset + query.limit} ORDER BY grp NULLS FIRST, rn`;
+      WHERE rn > ${countLiteral(offset)} AND rn <= ${countLiteral(offset + query.limit)} ORDER BY grp NULLS FIRST, rn`;
   }
-  const { rows } = await statement.execute(trx);
   const columns = ['time', ...table.fields.map((f) => f.name)];
-  if (!group) {
+  return { statement, read: (rows) => readRows(table, period, group !== undefined, rows, columns) };
+}
+
+function readRows(table: TableQuery, period: QueryPeriod, grouped: boolean, rows: Row[], columns: string[]): MetricsSeries[] {
+  if (!grouped) {
     if (rows.length === 0) return [];
     return [series(table, period, undefined, rows.map((row) => rawValues(row, table.fields.length)), columns)];
   }
@@ -92,9 +113,9 @@ async function runOne(trx: Tx, query: MetricsQuery, table: TableQuery, period: Q
 }
 
 function whereClause(deviceId: string, period: QueryPeriod): RawBuilder<unknown> {
-  const conditions = [sql`device_id = ${deviceId}::uuid`];
-  if (period.start) conditions.push(sql`time >= ${period.start.toISOString()}::timestamptz`);
-  if (period.end) conditions.push(sql`time <= ${period.end.toISOString()}::timestamptz`);
+  const conditions = [sql`device_id = ${uuidLiteral(deviceId)}`];
+  if (period.start) conditions.push(sql`time >= ${timestampLiteral(period.start)}`);
+  if (period.end) conditions.push(sql`time <= ${timestampLiteral(period.end)}`);
   return sql.join(conditions, sql` AND `);
 }
 
@@ -130,7 +151,7 @@ function aggregateExpression(aggregate: Aggregate, c: RawBuilder<unknown>): RawB
     case 'last': return sql`(array_agg(${c} ORDER BY time DESC) FILTER (WHERE ${c} IS NOT NULL))[1]`;
     case 'percentile':
       // Nearest rank, as InfluxQL's percentile().
-      return sql`percentile_disc(${(aggregate.percentile ?? 50) / 100}::float8) WITHIN GROUP (ORDER BY ${c})`;
+      return sql`percentile_disc(${float8Literal((aggregate.percentile ?? 50) / 100)}) WITHIN GROUP (ORDER BY ${c})`;
   }
 }
 

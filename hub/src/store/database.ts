@@ -45,7 +45,32 @@ export function createDatabase(url: string, options: CreateDatabaseOptions = {})
   // (shutdown, admin kill) it would emit an unhandled 'error' and crash the process. The pending query is
   // rejected anyway, and the pool drops the client once it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+/** The pool under each handle createDatabase made, for runStatementBatch. */
+const pools = new WeakMap<Db, pg.Pool>();
+
+/**
+ * Runs several `;`-separated statements as one simple-protocol message: one round trip, one implicit transaction
+ * (so `SET LOCAL` holds for the statements after it), one result per statement. Kysely keeps only a single
+ * result, hence the pool directly. The simple protocol has no parameters: only for SQL whose every value the
+ * caller produced and rendered itself, never request text.
+ */
+export async function runStatementBatch(db: Db, text: string): Promise<pg.QueryResult[]> {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('runStatementBatch needs a handle made by createDatabase');
+  // connect/release rather than pool.query, which drops the connection on any error (e.g. a statement timeout);
+  // after a failed message the implicit transaction is already rolled back and the connection is clean.
+  const client = await pool.connect();
+  try {
+    const result = (await client.query(text)) as pg.QueryResult | pg.QueryResult[];
+    return Array.isArray(result) ? result : [result];
+  } finally {
+    client.release();
+  }
 }
 
 export interface TxOptions {

@@ -116,6 +116,8 @@ test('a real APK uploads, installs through the async API, launches and uninstall
   expect(uninstall).toEqual({ isSuccess: true });
   await waitFor(async () => !(await deviceBySerial(spec.serial, '?applications=true')).installedApplications
     ?.some((a) => a.id === app.id), 10_000, 'the app gone from installedApplications');
+  expect((await lab.world.installedPackages(spec.serial)).map((p) => p.packageName))
+    .not.toContain('com.example.android.contactmanager');
 }, 90_000);
 
 test('a device retained by one user cannot be released by another', async () => {

@@ -16,10 +16,10 @@ const support = path.join(__dirname, '..', 'support');
 interface HolderReport { url?: string; postmasterPid?: number; error?: string }
 interface Holder { child: ChildProcess; report: HolderReport }
 
-async function startHolder(dataDir: string): Promise<Holder> {
+async function startHolder(dataDir: string, ...flags: string[]): Promise<Holder> {
   const child = spawn(
     process.execPath,
-    ['-r', path.join(support, 'ts-register.cjs'), path.join(support, 'embedded-postgres-holder.ts'), dataDir],
+    ['-r', path.join(support, 'ts-register.cjs'), path.join(support, 'embedded-postgres-holder.ts'), dataDir, ...flags],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = readline.createInterface({ input: child.stdout! });
@@ -97,5 +97,22 @@ describe('embedded PostgreSQL', () => {
     await stopHolder(third);
     expect(isProcessAlive(third.report.postmasterPid!)).toBe(false);
     await expect(fs.stat(path.join(dataDir, LOCK_FILE_NAME))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('on SIGTERM the owner\'s orderly shutdown still writes before the server stops', async () => {
+    // embedded-postgres stops its servers from its own exit hook; the hub's last writes must not lose that race.
+    const holder = await startHolder(dataDir, '--record-on-shutdown');
+    started.push(holder);
+    expect(holder.report.error).toBeUndefined();
+    const exited = new Promise<number | null>((resolve) => holder.child.once('exit', (code) => resolve(code)));
+    holder.child.kill('SIGTERM');
+    await exited;
+    expect(isProcessAlive(holder.report.postmasterPid!)).toBe(false);
+
+    const again = await startHolder(dataDir);
+    started.push(again);
+    const { rows } = await query(again.report.url!, 'SELECT count(*)::int AS n FROM shutdown_records');
+    expect(rows).toEqual([{ n: 1 }]);
+    await stopHolder(again);
   });
 });

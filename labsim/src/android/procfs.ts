@@ -80,6 +80,11 @@ export class ProcModel {
     const swapTotal = total > 6_000_000 ? 4194300 : 2097148;
     const slab = k(0.0775);
     const sReclaimable = k(0.0213);
+    // 32-bit ARM kernels have HIGHMEM (HighTotal + LowTotal = MemTotal), a 240 MB vmalloc area with a real
+    // VmallocChunk, and none of the arm64-only keys.
+    const highmem = !this.spec.cpu.abis[0].includes('64');
+    const highTotal = Math.round(total * 0.635);
+    const highFree = Math.round(memFree * 0.35);
     const rows: Array<[string, number]> = [
       ['MemTotal', total],
       ['MemFree', memFree],
@@ -95,6 +100,7 @@ export class ProcModel {
       ['Inactive(file)', inactiveFile],
       ['Unevictable', k(0.024)],
       ['Mlocked', k(0.0239)],
+      ...(highmem ? [['HighTotal', highTotal], ['HighFree', highFree], ['LowTotal', total - highTotal], ['LowFree', memFree - highFree]] as Array<[string, number]> : []),
       ['SwapTotal', swapTotal],
       ['SwapFree', Math.round(swapTotal * 0.64)],
       ['Dirty', 412],
@@ -127,7 +133,12 @@ export class ProcModel {
       ['CmaFree', 2892],
     ];
     // Kernel format: "<name>:" padded to 16 columns, value right-aligned in 8, " kB".
-    return rows.map(([name, v]) => `${(name + ':').padEnd(16)}${String(v).padStart(8)} kB`).join('\n') + '\n';
+    const arm64Only = new Set(['KReclaimable', 'ShadowCallStack', 'Percpu', 'AnonHugePages', 'ShmemHugePages', 'ShmemPmdMapped', 'FileHugePages', 'FilePmdMapped', 'CmaTotal', 'CmaFree']);
+    const shown = highmem
+      ? rows.filter(([name]) => !arm64Only.has(name)).map(([name, v]): [string, number] =>
+        name === 'VmallocTotal' ? [name, 245760] : name === 'VmallocChunk' ? [name, 97284] : [name, v])
+      : rows;
+    return shown.map(([name, v]) => `${(name + ':').padEnd(16)}${String(v).padStart(8)} kB`).join('\n') + '\n';
   }
 
   netDev(now = Date.now()): string {

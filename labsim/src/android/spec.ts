@@ -121,6 +121,18 @@ export const ANDROID_PRESETS: Record<string, Preset> = {
     timezone: 'Europe/Helsinki', operator: { name: 'Elisa', numeric: '24405' },
     thirdPartyApps: [],
   },
+  // A 32-bit (armeabi-v7a) Android 7 phone: HIGHMEM kernel (HighTotal/LowTotal in /proc/meminfo), OpenGL HWUI.
+  'galaxy-j5': {
+    serialPrefix: '3300B1C2', macPrefix: '5c:2e:59',
+    model: 'SM-J530F', manufacturer: 'samsung', brand: 'samsung', device: 'j5y17lte', product: 'j5y17ltexx',
+    hardware: 'samsungexynos7870', boardPlatform: 'exynos5', androidVersion: '7.0', sdk: 24, buildId: 'NRD90M',
+    buildIncremental: 'J530FXXU1AQG3', securityPatch: '2017-07-01', buildDateUtc: 1499322000, firstApiLevel: 24,
+    formFactor: 'phone', screen: { width: 720, height: 1280, density: 320 },
+    cpu: { cores: 8, abis: ['armeabi-v7a', 'armeabi'], maxFreqKhz: 1586000, socManufacturer: 'Samsung', socModel: 'Exynos 7870', egl: 'mali' },
+    memTotalKb: 1857124, battery: { level: 55, usbPowered: true }, deviceName: 'Galaxy J5',
+    timezone: 'Europe/Madrid', operator: { name: 'Movistar', numeric: '21407' },
+    thirdPartyApps: [SPOTIFY],
+  },
 };
 
 /** Order used by defaultAndroidLab: the most common lab devices first. */
