@@ -18,12 +18,15 @@ const { dropDatabaseIfExists, quoteIdentifier, withDatabaseName, withServerClien
   require(path.join(root, 'hub/dist/store/database-admin.js'));
 
 export const progress = (text) => process.stderr.write(`[bench] ${text}\n`);
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const logLevel = () => process.env.DEVICELAB_LOG_LEVEL || 'warn';
 
 /**
- * Starts database, hub, simulated lab and gateway. Returns the lab; `stop()` ends every process it started
- * and drops the scratch database. Ctrl-C while it runs stops the lab too.
+ * Starts the database and the hub process with one registered gateway. `stop()` ends everything started
+ * through the returned hub (also what `onStop` adds, last added first) and drops the scratch database; Ctrl-C
+ * while it runs stops it too.
  */
-export async function startBenchLab({ gatewayName = 'bench-gateway' } = {}) {
+export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-bench-'));
   // As root the embedded PostgreSQL runs as `postgres`, which must be able to traverse into the hub's data dir.
   chmodSync(dir, 0o711);
@@ -53,8 +56,7 @@ export async function startBenchLab({ gatewayName = 'bench-gateway' } = {}) {
     const adminToken = randomUUID();
     const hubEnv = {
       ...process.env, DEVICELAB_PORT: '0', DEVICELAB_HOST: '127.0.0.1', DEVICELAB_LINK_PORT: '0',
-      DEVICELAB_ADMIN_TOKEN: adminToken, DEVICELAB_DATA_DIR: path.join(dir, 'hub-data'),
-      DEVICELAB_LOG_LEVEL: process.env.DEVICELAB_LOG_LEVEL || 'warn',
+      DEVICELAB_ADMIN_TOKEN: adminToken, DEVICELAB_DATA_DIR: path.join(dir, 'hub-data'), DEVICELAB_LOG_LEVEL: logLevel(),
     };
     if (process.env.DATABASE_URL) {
       const serverUrl = process.env.DATABASE_URL;
@@ -78,32 +80,47 @@ export async function startBenchLab({ gatewayName = 'bench-gateway' } = {}) {
     if (register.status !== 0) throw new Error(`gateway add failed: ${register.stderr || register.stdout}`);
     const gatewayToken = register.stdout.trim().split('\n').pop();
 
-    progress('starting the simulated lab (private adb server)');
-    const world = new LabWorld({ stateDir: path.join(dir, 'labsim') });
-    await world.start();
-    stops.push(() => world.stop());
-
-    progress('starting the gateway process');
-    const gateway = spawnDaemon('gateway', [path.join(root, 'gateway/dist/main.js')], {
-      ...process.env, DEVICELAB_GATEWAY_NAME: gatewayName, DEVICELAB_GATEWAY_TOKEN: gatewayToken,
-      DEVICELAB_HUB: `127.0.0.1:${linkPort}`, DEVICELAB_GATEWAY_CACHE: path.join(dir, 'gateway-cache'),
-      DEVICELAB_GATEWAY_PUBLIC_ADDRESS: '127.0.0.1', ANDROID_ADB_SERVER_PORT: String(world.adbServerPort),
-      DEVICELAB_LOG_LEVEL: process.env.DEVICELAB_LOG_LEVEL || 'warn',
-    });
-    // Stopped before the world: the gateway must not outlive the adb server it talks to.
-    stops.push(() => gateway.stop());
-
     const authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
     return {
-      url, world, stop,
-      /** GET `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and parsed body. */
+      url, dir, stop,
+      onStop: (step) => stops.push(step),
+      /** GET `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
       async get(pathAndQuery) {
         const res = await fetch(`${url}/apiv1${pathAndQuery}`, { headers: { authorization } });
-        return { status: res.status, body: await res.json() };
+        const text = await res.text();
+        try { return { status: res.status, body: JSON.parse(text) }; } catch { return { status: res.status, body: text }; }
+      },
+      /** A gateway process for this hub, driving `world`'s adb server; `env` adds settings, `nodeArgs` node flags. */
+      startGateway(world, { env = {}, nodeArgs = [] } = {}) {
+        return spawnDaemon('gateway', [...nodeArgs, path.join(root, 'gateway/dist/main.js')], {
+          ...process.env, ...world.env(),
+          DEVICELAB_GATEWAY_NAME: gatewayName, DEVICELAB_GATEWAY_TOKEN: gatewayToken, DEVICELAB_HUB: `127.0.0.1:${linkPort}`,
+          DEVICELAB_GATEWAY_CACHE: path.join(dir, 'gateway-cache'), DEVICELAB_GATEWAY_PUBLIC_ADDRESS: '127.0.0.1',
+          DEVICELAB_LOG_LEVEL: logLevel(), ...env,
+        });
       },
     };
   } catch (err) {
     await stop();
+    throw err;
+  }
+}
+
+/** The hub, a simulated lab (no devices yet) and one gateway process; `stop()` ends them all. */
+export async function startBenchLab(options = {}) {
+  const hub = await startBenchHub(options);
+  try {
+    progress('starting the simulated lab (private adb server)');
+    const world = new LabWorld({ stateDir: path.join(hub.dir, 'labsim') });
+    await world.start();
+    hub.onStop(() => world.stop());
+    progress('starting the gateway process');
+    const gateway = hub.startGateway(world);
+    // Stopped before the world: the gateway must not outlive the adb server it talks to.
+    hub.onStop(() => gateway.stop());
+    return { url: hub.url, world, stop: hub.stop, get: hub.get };
+  } catch (err) {
+    await hub.stop();
     throw err;
   }
 }
@@ -121,6 +138,9 @@ function spawnDaemon(name, args, env) {
   child.stderr.on('data', onData);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   return {
+    pid: child.pid,
+    get exited() { return child.exitCode !== null || child.signalCode !== null; },
+    get output() { return output; },
     waitForLine(pattern, timeoutMs) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => done(new Error(`${name}: no readiness line after ${timeoutMs} ms\n${output}`)), timeoutMs);

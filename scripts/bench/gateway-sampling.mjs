@@ -12,20 +12,17 @@
 //
 // Records: DATABASE_URL names a running PostgreSQL server (a scratch database is created and dropped); else the
 // hub's embedded PostgreSQL in a temp dir. Progress on stderr, the table on stdout.
-import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { progress, sleep, startBenchHub } from './bench-lab.mjs';
 import { printTable } from './statistics.mjs';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { LabWorld, defaultAndroidLab } = require(path.join(root, 'labsim/dist'));
-const { dropDatabaseIfExists, quoteIdentifier, withDatabaseName, withServerClient } =
-  require(path.join(root, 'hub/dist/store/database-admin.js'));
 
 const deviceCount = Number(process.env.BENCH_DEVICES || 50);
 const seconds = Number(process.env.BENCH_SECONDS || 30);
@@ -34,9 +31,6 @@ const intervalSeconds = Number(process.env.BENCH_INTERVAL_S || 1);
 const PHASES = (process.env.BENCH_PHASES || 'off,on,on,off').split(',').map((p) => p.trim());
 if (PHASES.some((p) => p !== 'on' && p !== 'off')) throw new Error('BENCH_PHASES lists on/off phases, e.g. off,on,on,off');
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-const progress = (text) => process.stderr.write(`[bench] ${text}\n`);
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** CPU seconds (user + system) the process has used so far. */
 function cpuSeconds(pid) {
@@ -51,88 +45,19 @@ function rssMiB(pid) {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-/** A child process whose output is kept (shown when it fails) and scanned for a readiness line. */
-function spawnDaemon(name, args, env) {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d) => { output += d; });
-  child.stderr.on('data', (d) => { output += d; });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return {
-    pid: child.pid,
-    get exited() { return child.exitCode !== null || child.signalCode !== null; },
-    get output() { return output; },
-    async waitForLine(pattern, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const match = pattern.exec(output);
-        if (match) return match;
-        if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before it was ready\n${output}`);
-        if (Date.now() > deadline) throw new Error(`${name}: no readiness line after ${timeoutMs} ms\n${output}`);
-        await sleep(100);
-      }
-    },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
 async function main() {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-bench-sampling-'));
-  const stops = [];
-  const cleanup = async () => {
-    for (const step of stops.splice(0).reverse()) {
-      try { await step(); } catch (err) { progress(`cleanup step failed: ${err?.message ?? err}`); }
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  process.once('SIGINT', () => { progress('SIGINT: stopping'); void cleanup().then(() => process.exit(130)); });
+  const hub = await startBenchHub({ gatewayName: 'bench-sampling' });
+  const { get } = hub;
   try {
-    const adminToken = randomUUID();
-    const hubEnv = {
-      ...process.env, DEVICELAB_PORT: '0', DEVICELAB_HOST: '127.0.0.1', DEVICELAB_LINK_PORT: '0',
-      DEVICELAB_ADMIN_TOKEN: adminToken, DEVICELAB_DATA_DIR: path.join(dir, 'hub-data'),
-      DEVICELAB_LOG_LEVEL: process.env.DEVICELAB_LOG_LEVEL || 'warn',
-    };
-    if (process.env.DATABASE_URL) {
-      const serverUrl = process.env.DATABASE_URL;
-      const name = `devicelab_bench_${process.pid}_${Date.now()}`;
-      await withServerClient(serverUrl, (client) => client.query(`CREATE DATABASE ${quoteIdentifier(name)}`));
-      stops.push(() => dropDatabaseIfExists(serverUrl, name));
-      hubEnv.DATABASE_URL = withDatabaseName(serverUrl, name);
-      progress(`records: scratch database ${name}`);
-    } else {
-      delete hubEnv.DATABASE_URL;
-      progress('records: embedded PostgreSQL (set DATABASE_URL to use a running server)');
-    }
-    progress('starting the hub process');
-    const hub = spawnDaemon('hub', [path.join(root, 'hub/dist/main.js'), 'serve'], hubEnv);
-    stops.push(() => hub.stop());
-    const [, url, linkPort] = await hub.waitForLine(/DeviceLab hub: (\S+)\/apiv1 \(gateway link on port (\d+)\)/, 120_000);
-    const register = spawnSync(process.execPath, [path.join(root, 'hub/dist/main.js'), 'gateway', 'add', 'bench-sampling'],
-      { env: hubEnv, encoding: 'utf8' });
-    if (register.status !== 0) throw new Error(`gateway add failed: ${register.stderr || register.stdout}`);
-    const gatewayToken = register.stdout.trim().split('\n').pop();
-    const authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
-    const get = async (pathAndQuery) => {
-      const res = await fetch(`${url}/apiv1${pathAndQuery}`, { headers: { authorization } });
-      const text = await res.text();
-      try { return { status: res.status, body: JSON.parse(text) }; } catch { return { status: res.status, body: text }; }
-    };
     const onlineCount = async () => {
       const { body } = await get('/Device?availability=Online');
       return Array.isArray(body) ? body.length : 0;
     };
 
     progress(`starting the simulated lab: ${deviceCount} Android devices behind a private adb server`);
-    const world = new LabWorld({ stateDir: path.join(dir, 'labsim') });
+    const world = new LabWorld({ stateDir: path.join(hub.dir, 'labsim') });
     await world.start();
-    stops.push(() => world.stop());
+    hub.onStop(() => world.stop());
     const specs = defaultAndroidLab(deviceCount);
     for (let i = 0; i < specs.length; i += 10) {
       await Promise.all(specs.slice(i, i + 10).map((spec) => world.addAndroidDevice(spec)));
@@ -145,12 +70,9 @@ async function main() {
       progress(`phase ${index + 1}/${PHASES.length}: sampling ${mode}: starting a gateway process`);
       // BENCH_GATEWAY_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: where the gateway's time goes.
       const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS || '').split(' ').filter(Boolean);
-      const gateway = spawnDaemon('gateway', [...nodeArgs, path.join(root, 'gateway/dist/main.js')], {
-        ...process.env, ...world.env(),
-        DEVICELAB_GATEWAY_NAME: 'bench-sampling', DEVICELAB_GATEWAY_TOKEN: gatewayToken, DEVICELAB_HUB: `127.0.0.1:${linkPort}`,
-        DEVICELAB_GATEWAY_CACHE: path.join(dir, 'gateway-cache'), DEVICELAB_GATEWAY_PUBLIC_ADDRESS: '127.0.0.1',
-        DEVICELAB_LOG_LEVEL: process.env.DEVICELAB_LOG_LEVEL || 'warn',
-        ...(mode === 'on' ? { DEVICELAB_SAMPLE_INTERVAL_S: String(intervalSeconds) } : { DEVICELAB_SAMPLING: 'off' }),
+      const gateway = hub.startGateway(world, {
+        nodeArgs,
+        env: mode === 'on' ? { DEVICELAB_SAMPLE_INTERVAL_S: String(intervalSeconds) } : { DEVICELAB_SAMPLING: 'off' },
       });
       try {
         const readyBy = Date.now() + 180_000;
@@ -206,16 +128,20 @@ async function main() {
       r.mode === 'on' ? fmt(r.rowsPerSecond * deviceCount, '') : '-',
       r.mode === 'on' ? fmt((r.cpuSeconds * 1000) / (r.rowsPerSecond * deviceCount * seconds), ' ms') : '-',
     ]));
-    const ratio = (key) => mean('on', key) / mean('off', key);
+    // A baseline that used no measurable CPU has no ratio; the absolute difference below still tells the cost.
+    const ratio = (key) => {
+      const value = mean('on', key) / mean('off', key);
+      return Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a';
+    };
     if (!PHASES.includes('on') || !PHASES.includes('off')) return;
     process.stdout.write('\n');
     printTable(['ratio on : off', 'CPU', 'RSS mean', 'RSS max'], [
-      ['(mean of the phases)', `${ratio('cpuPercent').toFixed(2)}x`, `${ratio('rssMean').toFixed(2)}x`, `${ratio('rssMax').toFixed(2)}x`],
+      ['(mean of the phases)', ratio('cpuPercent'), ratio('rssMean'), ratio('rssMax')],
     ]);
     process.stdout.write(`\nsampling on: ${fmt(mean('on', 'cpuPercent') - mean('off', 'cpuPercent'), ' %')} of one core more, `
       + `${fmt((mean('on', 'cpuPercent') - mean('off', 'cpuPercent')) / deviceCount, ' %')} per device\n`);
   } finally {
-    await cleanup();
+    await hub.stop();
   }
 }
 

@@ -12,6 +12,7 @@
  */
 import type { Logger } from '@devicelab/shared';
 import type { BatteryReader } from './battery-reader';
+import { PortPolicyLoop } from './port-policy-loop';
 import type { UsbHubService } from './usb-hub-service';
 
 export interface BatteryCareOptions {
@@ -39,9 +40,7 @@ interface Charging {
 /** A device that does not answer on Data for this long after a charge is left to recovery. */
 const READ_GIVE_UP_MS = 5 * 60_000;
 
-export class BatteryCare {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+export class BatteryCare extends PortPolicyLoop {
   /** Devices this policy put on Charge (by vendor unique identifier). */
   private readonly charging = new Map<string, Charging>();
 
@@ -49,29 +48,12 @@ export class BatteryCare {
     private readonly hubs: UsbHubService,
     private readonly battery: BatteryReader,
     private readonly options: BatteryCareOptions,
-    private readonly logger: Logger,
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => void this.check(), this.options.checkIntervalMs);
+    logger: Logger,
+  ) {
+    super(options.checkIntervalMs, logger);
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  /** One pass over every port (also what the timer runs). */
-  check(): Promise<void> {
-    this.running ??= this.pass().catch((err: unknown) => {
-      this.logger.warn({ err: String(err) }, 'battery care pass failed');
-    }).finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     const { lowPercent, highPercent, maxTemperatureC, chargeCheckMs } = this.options;
     for (const { controller, hub, port, device } of this.hubs.portsWithDevices()) {
       if (hub.isErrored || controller.kind !== 'cambrionix') continue;

@@ -4,6 +4,7 @@
  * (`afterMs`, doubling up to `maxBackoffMs`) and an Event (Note) each time. A device back to Ready starts over.
  */
 import type { Logger } from '@devicelab/shared';
+import { PortPolicyLoop } from './port-policy-loop';
 import type { UsbHubService } from './usb-hub-service';
 
 export interface RecoveryOptions {
@@ -23,36 +24,18 @@ interface Trouble {
   nextAt: number;
 }
 
-export class PowerCycleRecovery {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+export class PowerCycleRecovery extends PortPolicyLoop {
   private readonly troubles = new Map<string, Trouble>();
 
   constructor(
     private readonly hubs: UsbHubService,
     private readonly options: RecoveryOptions,
-    private readonly logger: Logger,
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => void this.check(), this.options.checkIntervalMs);
+    logger: Logger,
+  ) {
+    super(options.checkIntervalMs, logger);
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  check(): Promise<void> {
-    this.running ??= this.pass().catch((err: unknown) => {
-      this.logger.warn({ err: String(err) }, 'recovery pass failed');
-    }).finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     const now = Date.now();
     for (const { controller, hub, port, device } of this.hubs.portsWithDevices()) {
       const status = hub.ports.find((p) => p.port === port);

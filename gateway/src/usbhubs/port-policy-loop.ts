@@ -1,0 +1,33 @@
+/**
+ * The loop a port policy (battery care, recovery) runs in: one pass over every port on an interval. Passes
+ * never overlap; `check()` runs one now (or joins the running one), and `stop()` waits for it to finish so no
+ * port is switched after the gateway stopped.
+ */
+import type { Logger } from '@devicelab/shared';
+
+export abstract class PortPolicyLoop {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  protected constructor(private readonly intervalMs: number, protected readonly logger: Logger) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.check(), this.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  check(): Promise<void> {
+    this.running ??= this.pass().catch((err: unknown) => {
+      this.logger.warn({ err: String(err) }, 'port policy pass failed');
+    }).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  protected abstract pass(): Promise<void>;
+}
