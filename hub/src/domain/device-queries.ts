@@ -1,5 +1,5 @@
 /** Device rows as the domain reads them: the device with its retainer's login and name. */
-import type { ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { ApiFailure, parseGuid } from '@devicelab/shared';
 import type { Db, Tx } from '../store/database';
 import type { Database, DeviceRow } from '../store/schema';
@@ -11,12 +11,36 @@ export interface DeviceWithRetainer extends DeviceRow {
   retainer_last_name: string | null;
 }
 
-export function selectDevices(db: Db | Tx) {
+/** Every device column but the two large JSON lists, which a listing reads only when it shows them. */
+const DEVICE_SUMMARY_COLUMNS = [
+  'id', 'vendor_unique_identifier', 'gateway_id', 'name', 'operating_system', 'serial_number', 'model', 'manufacturer',
+  'friendly_model', 'operating_system_version', 'operating_system_build', 'product_type', 'hardware_model',
+  'device_class', 'form_factor', 'vendor_device_name', 'mac_address', 'bluetooth_address', 'usb_location',
+  'usb_hub_serial_number', 'usb_hub_port_number', 'battery_status', 'battery_percent', 'disk_space', 'disk_space_used',
+  'availability', 'readiness', 'readiness_detail', 'enabled', 'deleted', 'slot_number', 'notes', 'retained_by',
+  'retained_at', 'retain_id', 'last_inuse_at', 'last_connected_at', 'last_disconnected_at', 'created_at',
+  'metrics_enabled',
+] as const;
+// A column added to the schema but not listed above fails to compile here.
+type UnlistedDeviceColumn = Exclude<keyof DeviceRow, (typeof DEVICE_SUMMARY_COLUMNS)[number] | 'properties' | 'installed_packages'>;
+const everyColumnListed: [UnlistedDeviceColumn] extends [never] ? true : UnlistedDeviceColumn = true;
+void everyColumnListed;
+
+/** Which of the large JSON lists to read; the others come back empty. Default: both. */
+export interface DeviceDetailColumns {
+  properties?: boolean;
+  installedPackages?: boolean;
+}
+
+export function selectDevices(db: Db | Tx, detail: DeviceDetailColumns = { properties: true, installedPackages: true }) {
+  const emptyList = sql<never[]>`'[]'::jsonb`;
   return db
     .selectFrom('devices')
     .leftJoin('users', 'users.id', 'devices.retained_by')
-    .selectAll('devices')
+    .select(DEVICE_SUMMARY_COLUMNS.map((column) => `devices.${column}` as const))
     .select([
+      detail.properties ? 'devices.properties' : emptyList.as('properties'),
+      detail.installedPackages ? 'devices.installed_packages' : emptyList.as('installed_packages'),
       'users.login as retainer_login',
       'users.first_name as retainer_first_name',
       'users.middle_name as retainer_middle_name',

@@ -24,7 +24,7 @@ export async function listDevices(
   db: Db, user: AuthenticatedUser, filters: DeviceFilters, options: DeviceDetailOptions = {},
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  const rows = await queryDevices(db, filters, false);
+  const rows = await queryDevices(db, filters, options, false);
   return mapDevices(db, rows, options);
 }
 
@@ -36,12 +36,16 @@ export async function listAvailableDevices(
   db: Db, user: AuthenticatedUser, filters: DeviceFilters = {}, options: DeviceDetailOptions = {},
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  const rows = await queryDevices(db, filters, true);
+  const rows = await queryDevices(db, filters, options, true);
   return mapDevices(db, rows, options);
 }
 
-async function queryDevices(db: Db, f: DeviceFilters, availableOnly: boolean): Promise<DeviceWithRetainer[]> {
-  let q = selectDevices(db);
+async function queryDevices(
+  db: Db, f: DeviceFilters, options: DeviceDetailOptions, availableOnly: boolean,
+): Promise<DeviceWithRetainer[]> {
+  let q = selectDevices(db, {
+    properties: options.properties, installedPackages: options.applications || options.allApplications,
+  });
   if (f.id !== undefined) q = q.where('devices.id', '=', f.id);
   if (f.name !== undefined) q = q.where((eb) => eb(eb.fn('lower', ['devices.name']), '=', f.name!.toLowerCase()));
   if (f.operatingSystem !== undefined) q = q.where('devices.operating_system', '=', f.operatingSystem);
