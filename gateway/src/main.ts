@@ -76,10 +76,10 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
 }
 
 async function main(): Promise<void> {
-  const logger = createLogger('gateway', process.env.DEVICELAB_LOG_LEVEL ?? 'info');
+  const logger = createLogger('gateway'); // DEVICELAB_LOG_LEVEL, quiet (warn) by default like the hub
   const options = optionsFromEnv();
   const gateway = await startGateway({ ...options, logger });
-  logger.info({ name: options.name, hub: options.hubAddress }, 'gateway started');
+  logger.info({ gateway: options.name, hub: options.hubAddress }, 'gateway started');
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'stopping gateway');
     gateway.stop().then(() => process.exit(0), (err) => {

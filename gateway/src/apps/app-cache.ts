@@ -3,6 +3,7 @@
  * file, SHA-256 verified, then renamed into place); concurrent requests for one address share one download.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -58,10 +59,9 @@ export class AppCache {
     try {
       for await (const chunk of fetch()) {
         hash.update(chunk);
-        if (!out.write(chunk)) await new Promise<void>((resolve, reject) => {
-          out.once('drain', resolve);
-          out.once('error', reject);
-        });
+        // events.once removes its 'error' listener again on 'drain': a listener per wait would pile up (one per
+        // 16 KiB of a large app, and Node's MaxListenersExceededWarning on the gateway's output).
+        if (!out.write(chunk)) await once(out, 'drain');
       }
       out.end();
       await outDone;

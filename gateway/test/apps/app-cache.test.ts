@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fs, { type WriteStream } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -57,6 +58,30 @@ describe('AppCache', () => {
     await expect(cache.ensure(sha(data), failing)).rejects.toThrow('stream lost');
     expect(await readdir(dir)).toEqual([]);
     await expect(cache.ensure(sha(data), source(data, { calls: 0 }))).resolves.toContain(sha(data));
+  });
+
+  it('waits for the file to drain without piling up listeners on it', async () => {
+    const opened: WriteStream[] = [];
+    const original = fs.createWriteStream;
+    const spy = jest.spyOn(fs, 'createWriteStream').mockImplementation(((...args: Parameters<typeof original>) => {
+      const stream = original(...args);
+      opened.push(stream);
+      return stream;
+    }) as typeof original);
+    try {
+      // 64 KiB chunks overrun the stream's 16 KiB buffer, so every write waits for 'drain' (40 waits).
+      const data = Buffer.alloc(40 * 65_536, 3);
+      const chunks = () => (async function* () {
+        for (let i = 0; i < data.length; i += 65_536) yield data.subarray(i, i + 65_536);
+      })();
+      const file = await new AppCache(dir).ensure(sha(data), chunks);
+      expect(sha(await readFile(file))).toBe(sha(data));
+      expect(opened).toHaveLength(1);
+      expect(opened[0].listenerCount('drain')).toBe(0);
+      expect(opened[0].listenerCount('error')).toBeLessThanOrEqual(1); // the one that watches the whole write
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('refuses addresses that are not SHA-256', () => {

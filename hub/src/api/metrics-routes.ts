@@ -20,8 +20,11 @@ export function metricsRouter(deps: ApiDependencies): Router {
     requireEntitlement(user, 'DeviceList');
     const id = requireString(params, 'id', 'deviceId');
     const document = await queryDeviceMetrics(db, metrics, user, id, metricsRequest(params));
+    // `pretty=true` indents the JSON document as it does every other answer (a CSV has nothing to indent).
+    const body = document.format !== 'csv' && params.pretty()
+      ? JSON.stringify(JSON.parse(document.body), null, 2) : document.body;
     res.status(200).type(document.contentType).set('Content-Disposition', contentDisposition(document.fileName))
-      .send(document.body);
+      .send(body);
     return NO_REPLY;
   }));
 

@@ -90,6 +90,16 @@ describe('GET /Device/Metrics', () => {
     ] }] });
   });
 
+  it('pretty=true indents the JSON document; the CSV stays as it is', async () => {
+    const query = `id=${device.id}&table=sample&fields=Used&limit=2`;
+    const compact = (await get(query)).text;
+    const pretty = await get(`${query}&pretty=true`);
+    expect(pretty.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(pretty.text).toBe(JSON.stringify(JSON.parse(compact), null, 2));
+    expect(pretty.text).toContain('\n  "results": [');
+    expect((await get(`${query}&format=csv&pretty=true`)).text).toBe((await get(`${query}&format=csv`)).text);
+  });
+
   it('csv with a filename: text/csv, the extension set from the format', async () => {
     const res = await get(`id=${device.id}&table=sample&fields=Used,Bytes+In+Per+Second&limit=2&format=csv&filename=run+42`);
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');

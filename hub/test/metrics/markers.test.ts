@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { retainDevice, releaseDevice } from '../../src/domain/device-actions';
 import { newTicketKeys } from '../../src/domain/device-ticket';
-import { markerPeriods, startMarker, stopMarker } from '../../src/metrics/markers';
+import { deviceMarkerPeriods, markerPeriods, startMarker, stopMarker } from '../../src/metrics/markers';
 import { metricsDisabledDevices, setMetricsEnabled } from '../../src/metrics/passive-logging';
 import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
 import { createUser, insertDevice } from '../domain/helpers';
@@ -40,6 +40,25 @@ describe('markers: start and stop', () => {
     // The same name may start again once stopped: a second period.
     await startMarker(t.db, tester, device.id, 'login flow', at(10));
     expect((await markerPeriods(t.db, device.id, 'login flow', 5, 0)).map((p) => p.startedAt)).toEqual([at(10), at(0)]);
+  });
+
+  it('the device and its marker periods in one lookup: any identifier, most recent first, limit and offset', async () => {
+    const device = await insertDevice(t.db, { name: 'Lookup phone', serial_number: 'LOOKUP-SERIAL' });
+    for (const second of [0, 10, 20]) {
+      await startMarker(t.db, tester, device.id, 'lap', at(second));
+      await stopMarker(t.db, tester, device.id, 'lap', at(second + 5));
+    }
+    await startMarker(t.db, tester, device.id, 'lap', at(30));
+    for (const identifier of [device.id, ` ${device.vendor_unique_identifier} `, 'LOOKUP-SERIAL']) {
+      expect(await deviceMarkerPeriods(t.db, identifier, 'lap', 2, 1)).toEqual({
+        device: { id: device.id, name: 'Lookup phone' },
+        periods: [{ name: 'lap', startedAt: at(20), stoppedAt: at(25) }, { name: 'lap', startedAt: at(10), stoppedAt: at(15) }],
+      });
+    }
+    expect((await deviceMarkerPeriods(t.db, device.id, 'lap', 1, 0)).periods).toEqual([{ name: 'lap', startedAt: at(30), stoppedAt: undefined }]);
+    expect(await deviceMarkerPeriods(t.db, device.id, 'lap', 5, 4)).toEqual({ device: { id: device.id, name: 'Lookup phone' }, periods: [] });
+    expect(await deviceMarkerPeriods(t.db, device.id, 'no such marker', 5, 0)).toEqual({ device: { id: device.id, name: 'Lookup phone' }, periods: [] });
+    await expect(deviceMarkerPeriods(t.db, ' nobody ', 'lap', 1, 0)).rejects.toThrow("Device 'nobody' not found.");
   });
 
   it('clear failures: a second start of an open name, a stop without start, a stop on another device, the reserved session', async () => {

@@ -11,6 +11,7 @@ import { startMarker, stopMarker } from '../../src/metrics/markers';
 import type { FieldValue, MetricsSeries, MetricTableName } from '../../src/metrics/metrics-store';
 import { PostgresMetricsStore } from '../../src/metrics/postgres-metrics-store';
 import type { MetricsRequest } from '../../src/metrics/query-plan';
+import { createDatabase } from '../../src/store/database';
 import { createUser, insertDevice } from '../domain/helpers';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
@@ -265,6 +266,20 @@ describe('metrics query: validation (spec 7.4) and hostile values', () => {
     expect(blocker.message).toBe('The metrics query did not finish within 1 seconds.');
     expect(blocker.waited).toBeGreaterThanOrEqual(900);
     expect(blocker.waited).toBeLessThan(10_000);
+  });
+
+  it("the query's timeout holds for its own statements only: the pooled connection keeps the server default", async () => {
+    const single = createDatabase(t.url, { maxConnections: 1 });
+    try {
+      const before = (await sql<{ statement_timeout: string }>`SHOW statement_timeout`.execute(single)).rows[0].statement_timeout;
+      const singleStore = new PostgresMetricsStore(single, { retentionDays: 36500 });
+      const document = await queryDeviceMetrics(single, singleStore, user, device.id,
+        { table: 'sample', fields: 'Used', aggr: 'max', start: at(0), timeout: 7 });
+      expect(document.series[0].values[0][1]).toBe(used(9));
+      expect((await sql<{ statement_timeout: string }>`SHOW statement_timeout`.execute(single)).rows[0].statement_timeout).toBe(before);
+    } finally {
+      await single.destroy();
+    }
   });
 });
 

@@ -1,0 +1,42 @@
+/**
+ * The literals of the metrics statements (sent in the simple protocol, without bound parameters): exact SQL for
+ * values of the expected shape, refusal for anything else, so a wrong value can never become SQL text.
+ */
+import { Kysely, PostgresAdapter, DummyDriver, PostgresIntrospector, PostgresQueryCompiler, type RawBuilder } from 'kysely';
+import { countLiteral, float8Literal, timestampLiteral, uuidLiteral } from '../../src/metrics/sql-literals';
+
+const compiler = new Kysely<Record<string, never>>({
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
+});
+const text = (literal: RawBuilder<unknown>) => {
+  const compiled = literal.compile(compiler);
+  expect(compiled.parameters).toEqual([]);
+  return compiled.sql;
+};
+
+describe('metrics SQL literals', () => {
+  it('render values of the expected shape', () => {
+    expect(text(uuidLiteral('f7bf6e0e-e3e1-41d4-aadf-10f71933f934'))).toBe("'f7bf6e0e-e3e1-41d4-aadf-10f71933f934'::uuid");
+    expect(text(timestampLiteral(new Date('2026-11-22T10:00:00.250Z')))).toBe("'2026-11-22T10:00:00.250Z'::timestamptz");
+    expect(text(float8Literal(0.95))).toBe('0.95::float8');
+    expect(text(countLiteral(120000))).toBe('120000');
+  });
+
+  it.each([
+    ['a uuid with a quote', () => uuidLiteral("f7bf6e0e-e3e1-41d4-aadf-10f71933f93'")],
+    ['SQL as a uuid', () => uuidLiteral("'; DROP TABLE devices; --")],
+    ['an invalid date', () => timestampLiteral(new Date('no date'))],
+    ['NaN', () => float8Literal(Number.NaN)],
+    ['Infinity', () => float8Literal(Number.POSITIVE_INFINITY)],
+    ['a negative count', () => countLiteral(-1)],
+    ['a fractional count', () => countLiteral(1.5)],
+    ['a count as text', () => countLiteral('1; DROP TABLE devices' as unknown as number)],
+  ])('refuse %s', (_what, render) => {
+    expect(render).toThrow();
+  });
+});
