@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 // `npm run demo`: the whole lab on one machine with no database server: embedded PostgreSQL, the hub, one
 // gateway and a simulated lab (labsim) whose Android devices speak the real adb protocol to a private adb
-// server. Ctrl-C (or SIGTERM) stops everything it started: gateway, adb server, simulators, PostgreSQL.
+// server. Ctrl-C (or SIGTERM) stops everything it started: gateway, adb server, simulators, PostgreSQL, in that
+// order: the demo runs in a process group of its own, so the terminal's Ctrl-C reaches only this process.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { startHub, hubConfigFromEnv, onShutdown, rotateUserToken } = require(path.join(root, 'hub/dist'));
+const { startHub, hubConfigFromEnv, inOwnProcessGroup, onShutdown, rotateUserToken } = require(path.join(root, 'hub/dist'));
 const { startGateway, usbHubsConfigFromEnv } = require(path.join(root, 'gateway/dist'));
 const { LabWorld, addDemoHubs, parseSimMix, stablePort, startControlApi } = require(path.join(root, 'labsim/dist'));
+
+await inOwnProcessGroup();
 
 const say = (text) => process.stdout.write(`${text}\n`);
 const config = hubConfigFromEnv();

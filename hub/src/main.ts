@@ -2,12 +2,14 @@
 /** `devicelab` command line entry: `serve` runs the hub until SIGINT/SIGTERM; the rest are admin commands. */
 import { createLogger } from '@devicelab/shared';
 import { runCli } from './cli/devicelab';
+import { inOwnProcessGroup } from './cli/own-process-group';
 import { hubConfigFromEnv } from './config';
 import { startHub } from './server';
 import { onShutdown } from './shutdown';
 
 async function serve(): Promise<void> {
   const config = hubConfigFromEnv();
+  if (!config.databaseUrl) await inOwnProcessGroup();
   const logger = createLogger('hub');
   const hub = await startHub(config, logger);
   onShutdown(() => hub.stop());
