@@ -19,6 +19,8 @@ const say = (text) => process.stdout.write(`${text}\n`);
 const config = hubConfigFromEnv();
 // The demo's link port is private to this process unless asked for.
 if (!process.env.DEVICELAB_LINK_PORT) config.linkPort = 0;
+// A demo serves this machine only, unless asked otherwise (it prints a loopback URL).
+if (!process.env.DEVICELAB_HOST) config.host = '127.0.0.1';
 
 const stops = [];
 async function stopAll() {

@@ -16,7 +16,7 @@ export function gatewayRouter(deps: ApiDependencies): Router {
 
   router.get('/Gateway', handle(async ({ user }) => {
     requireEntitlement(user, 'SystemViewGateways');
-    return listGateways(gateways);
+    return listGateways(db, gateways);
   }));
 
   router.post('/Gateway/UsbHub', handle(async ({ params, user }) => {

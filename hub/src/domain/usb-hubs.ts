@@ -14,19 +14,30 @@ import type { Db } from '../store/database';
 import { resolveDevice } from './device-queries';
 import { COMMAND_TIMEOUTS_MS } from './gateway-commands';
 
-/** Every connected gateway with its hubs and every port of each, in a stable order. */
-export function listGateways(gateways: GatewayDirectory): GatewayDescription[] {
-  return gateways.connectedGateways()
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .map((gateway) => ({
-      name: gateway.name,
-      publicAddress: gateway.publicAddress,
-      publicPort: gateway.publicPort,
-      usbHubList: (gateway.usbHubs ?? []).map(usbHubModel),
-    }));
+/**
+ * Every connected gateway with its hubs and every port of each, in a stable order. A port names its device as
+ * the hub's records do (device name and serial number), also while the device is off USB and its gateway
+ * knows it only by the vendor unique identifier it last saw there.
+ */
+export async function listGateways(db: Db, gateways: GatewayDirectory): Promise<GatewayDescription[]> {
+  const connected = gateways.connectedGateways().sort((a, b) => a.name.localeCompare(b.name));
+  const attached = [...new Set(connected.flatMap((g) => (g.usbHubs ?? []).flatMap((hub) => (hub.ports ?? [])
+    .map((port) => port.deviceSerialNumber).filter((id): id is string => !!id))))];
+  const rows = attached.length === 0 ? [] : await db.selectFrom('devices')
+    .select(['vendor_unique_identifier', 'name', 'serial_number'])
+    .where('vendor_unique_identifier', 'in', attached).where('deleted', '=', false).execute();
+  const records = new Map(rows.map((row) => [row.vendor_unique_identifier, row]));
+  return connected.map((gateway) => ({
+    name: gateway.name,
+    publicAddress: gateway.publicAddress,
+    publicPort: gateway.publicPort,
+    usbHubList: (gateway.usbHubs ?? []).map((hub) => usbHubModel(hub, records)),
+  }));
 }
 
-function usbHubModel(hub: UsbHubReport): UsbHub {
+type DeviceRecord = { name: string; serial_number: string | null };
+
+function usbHubModel(hub: UsbHubReport, records: Map<string, DeviceRecord>): UsbHub {
   return {
     name: hub.name, location: hub.location, serialNumber: hub.serialNumber, description: hub.description,
     model: hub.model, firmware: hub.firmware, firmwareDate: hub.firmwareDate, uptime: Math.round(hub.uptimeSeconds),
@@ -34,8 +45,10 @@ function usbHubModel(hub: UsbHubReport): UsbHub {
     errorMessage: hub.errorMessage, isErrored: hub.isErrored,
     devices: (hub.ports ?? []).map((port) => {
       const flags = (port.flags ?? []).filter((flag): flag is UsbHubDeviceFlags => (UsbHubDeviceFlags as readonly string[]).includes(flag));
+      const record = port.deviceSerialNumber ? records.get(port.deviceSerialNumber) : undefined;
       return {
-        name: port.name, location: port.location, serialNumber: port.deviceSerialNumber,
+        name: record?.name ?? port.name, location: port.location,
+        serialNumber: record?.serial_number ?? port.deviceSerialNumber,
         usbHubSerialNumber: hub.serialNumber, usbHubPortNumber: port.portNumber, milliamps: port.milliamps,
         state: parseEnumValue(UsbHubPortState, port.state) ?? 'Unknown',
         flags: flags.length > 0 ? flags.join(', ') : 'None',
@@ -43,6 +56,11 @@ function usbHubModel(hub: UsbHubReport): UsbHub {
       };
     }),
   };
+}
+
+function assertHubConnected(gateways: GatewayDirectory, hubSerialNumber: string): void {
+  const known = gateways.connectedGateways().some((g) => (g.usbHubs ?? []).some((hub) => hub.serialNumber === hubSerialNumber));
+  if (!known) throw new ApiFailure(`USB hub '${hubSerialNumber}' not found.`);
 }
 
 /** `usbHubPortState` text to a state a port can be switched to (Sync is Data; Unknown is no state). */
@@ -72,18 +90,14 @@ export async function setHubPortState(
   gateways: GatewayDirectory, hubSerialNumber: string, port: number | undefined, state: Exclude<UsbHubPortState, 'Unknown'>,
 ): Promise<void> {
   if (port !== undefined && port < 1) throw new ApiFailure(`Invalid USB hub port ${port}: ports are numbered from 1.`);
-  if (!listGateways(gateways).some((g) => g.usbHubList.some((hub) => hub.serialNumber === hubSerialNumber))) {
-    throw new ApiFailure(`USB hub '${hubSerialNumber}' not found.`);
-  }
+  assertHubConnected(gateways, hubSerialNumber);
   await send(gateways, hubSerialNumber, {
     action: 'setUsbPortState', setUsbPortState: { hubSerialNumber, portNumber: port ?? 0, state },
   });
 }
 
 export async function rebootUsbHub(gateways: GatewayDirectory, hubSerialNumber: string): Promise<void> {
-  if (!listGateways(gateways).some((g) => g.usbHubList.some((hub) => hub.serialNumber === hubSerialNumber))) {
-    throw new ApiFailure(`USB hub '${hubSerialNumber}' not found.`);
-  }
+  assertHubConnected(gateways, hubSerialNumber);
   await send(gateways, hubSerialNumber, { action: 'rebootUsbHub', rebootUsbHub: { hubSerialNumber } });
 }
 
