@@ -14,6 +14,11 @@ export const MAX_SAMPLE_FIELDS = 1000;
 /** Longest accepted field name (bytes of UTF-8 text); longer ones are dropped at ingest. */
 export const MAX_FIELD_NAME_LENGTH = 200;
 const SAFE_COLUMN = /^[a-z][a-z0-9_]{0,62}$/;
+/**
+ * How long a loaded catalog is trusted: another hub on the same database may add `sample` fields, and a query
+ * without `fields` (all of them) must show those too, at most this much later.
+ */
+export const CATALOG_MAX_AGE_MS = 10_000;
 
 /** Whether a field name may enter the catalog: printable, not too long. */
 export function acceptableFieldName(field: string): boolean {
@@ -38,11 +43,12 @@ export function safeColumn(column: string): string {
 export class PostgresFieldCatalog {
   private current: Map<MetricTableName, CatalogField[]> | undefined;
   private byName = new Map<string, CatalogField>();
+  private loadedAt = 0;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {}
 
   async load(refresh = false): Promise<FieldCatalog> {
-    if (!this.current || refresh) this.install(await this.read(this.db));
+    if (!this.current || refresh || this.now() - this.loadedAt > CATALOG_MAX_AGE_MS) this.install(await this.read(this.db));
     return this.current!;
   }
 
@@ -85,6 +91,7 @@ export class PostgresFieldCatalog {
 
   private install(catalog: Map<MetricTableName, CatalogField[]>): void {
     this.current = catalog;
+    this.loadedAt = this.now();
     this.byName = new Map();
     for (const fields of catalog.values()) for (const f of fields) this.byName.set(key(f.table, f.field), f);
   }
