@@ -101,7 +101,8 @@ export type MetricValue =
   | { field: string; value: 'text'; text: string }
   | { field: string; value: 'flag'; flag: boolean };
 export interface MetricRow { vendorUniqueIdentifier: string; table: MetricTable; timeUs: number; values: MetricValue[] }
-export interface MetricsBatch { sequence: number; rows: MetricRow[]; droppedRows: number }
+/** `epoch`: random per gateway process; (epoch, sequence) names a batch, resent unchanged after a reconnect. */
+export interface MetricsBatch { sequence: number; rows: MetricRow[]; droppedRows: number; epoch: string }
 export interface MetricsAck { sequence: number }
 export interface MetricsSettings { disabledVendorUniqueIdentifiers: string[] }
 

@@ -4,9 +4,12 @@
  * `maxUnackedBatches` batches wait for the hub's MetricsAck at any time (backpressure: a slow hub makes rows
  * wait here, not in gRPC buffers). While the hub is away rows wait in a buffer of at most `bufferRows` rows,
  * counting the rows of unacknowledged batches; when it is full the OLDEST rows are dropped and counted, and
- * that total travels in every batch (`dropped_rows`). On a lost link the rows of unacknowledged batches go
- * back to the front of the buffer and are sent again (in new batches) after the reconnect.
+ * that total travels in every batch (`dropped_rows`). Exactly-once: every batch is named by (`epoch`, `sequence`),
+ * the epoch a random id of this process; on a lost link unacknowledged batches are kept as they are and sent again
+ * with the same name and rows after the reconnect, before any newer row, so the hub can recognise a batch it
+ * stored whose ack was lost. While the link is down their rows are the oldest held and are dropped first.
  */
+import { randomUUID } from 'node:crypto';
 import type { MetricRow, MetricsBatch, MetricValue } from '@devicelab/proto';
 import type { MetricsSink, SampledRow } from '../samplers/metrics-sink';
 
@@ -41,10 +44,15 @@ export function toMetricRow(row: SampledRow): MetricRow {
 
 export class MetricsUplink implements MetricsSink {
   readonly options: MetricsUplinkOptions;
+  /** Names this process's batches: sequences count within it (see the header). */
+  readonly epoch = randomUUID();
   /** Rows not yet in a batch, oldest first, from index `head`. */
   private queue: MetricRow[] = [];
   private head = 0;
+  /** Batches sent and not acknowledged, by sequence (insertion order = sequence order). */
   private readonly unacked = new Map<number, MetricRow[]>();
+  /** How many of the oldest `unacked` batches went out on the current link (the rest wait to be resent). */
+  private sentOnLink = 0;
   private unackedRows = 0;
   private nextSequence = 1;
   private send: SendBatch | undefined;
@@ -82,17 +90,11 @@ export class MetricsUplink implements MetricsSink {
     this.armFlush();
   }
 
-  /** The link is gone: unacknowledged rows return to the front of the buffer, oldest first. */
+  /** The link is gone: unacknowledged batches stay as they are, to be sent again (same epoch and sequence). */
   linkDown(): void {
     this.send = undefined;
-    if (this.unacked.size > 0) {
-      const back = [...this.unacked.keys()].sort((a, b) => a - b).flatMap((seq) => this.unacked.get(seq) as MetricRow[]);
-      this.queue = [...back, ...this.queue.slice(this.head)];
-      this.head = 0;
-      this.unacked.clear();
-      this.unackedRows = 0;
-      this.enforceBound();
-    }
+    this.sentOnLink = 0;
+    this.enforceBound();
     this.clearFlush();
   }
 
@@ -100,6 +102,8 @@ export class MetricsUplink implements MetricsSink {
   acknowledged(sequence: number): void {
     const rows = this.unacked.get(sequence);
     if (!rows) return;
+    // Batches sent on this link are the first `sentOnLink` entries; the hub may ack them out of order.
+    if ([...this.unacked.keys()].indexOf(sequence) < this.sentOnLink) this.sentOnLink--;
     this.unacked.delete(sequence);
     this.unackedRows -= rows.length;
     this.acknowledgedRows += rows.length;
@@ -116,24 +120,47 @@ export class MetricsUplink implements MetricsSink {
     return this.queue.length - this.head;
   }
 
-  /** Sends batches while the link is up and fewer than `maxUnackedBatches` wait; full batches only unless `flush`. */
+  /**
+   * Sends batches while the link is up: first the unacknowledged batches of earlier links, unchanged, then new
+   * ones while fewer than `maxUnackedBatches` wait; full batches only unless `flush`.
+   */
   private pump(flush = false): void {
+    while (this.send && this.sentOnLink < this.unacked.size) {
+      const [sequence, rows] = [...this.unacked][this.sentOnLink];
+      if (!this.send({ epoch: this.epoch, sequence, rows, droppedRows: this.droppedRows })) return;
+      this.sentOnLink++;
+    }
     while (this.send && this.unacked.size < this.options.maxUnackedBatches && this.waiting > 0) {
       if (!flush && this.waiting < this.options.maxBatchRows) return;
       const rows = this.queue.slice(this.head, this.head + this.options.maxBatchRows);
-      const sequence = this.nextSequence++;
-      if (!this.send({ sequence, rows, droppedRows: this.droppedRows })) return;
+      const sequence = this.nextSequence;
+      if (!this.send({ epoch: this.epoch, sequence, rows, droppedRows: this.droppedRows })) return;
+      this.nextSequence++;
       this.head += rows.length;
       this.unacked.set(sequence, rows);
+      this.sentOnLink++;
       this.unackedRows += rows.length;
       this.compact();
     }
   }
 
-  /** Drops the oldest waiting rows beyond the bound (in-flight batches of this session cannot be taken back). */
+  /**
+   * Drops the oldest rows beyond the bound that can still be taken back: batches waiting to be resent (oldest
+   * first, from the front of each; the hub may have stored one whose ack was lost, its rows are counted dropped
+   * all the same), then waiting rows. Batches sent on the current link are in flight and stay.
+   */
   private enforceBound(): void {
-    const excess = this.bufferedRows - this.options.bufferRows;
+    let excess = this.bufferedRows - this.options.bufferRows;
     if (excess <= 0) return;
+    for (const [sequence, rows] of [...this.unacked].slice(this.sentOnLink)) {
+      if (excess <= 0) return;
+      const drop = Math.min(excess, rows.length);
+      if (drop === rows.length) this.unacked.delete(sequence);
+      else this.unacked.set(sequence, rows.slice(drop));
+      this.unackedRows -= drop;
+      this.droppedRows += drop;
+      excess -= drop;
+    }
     const drop = Math.min(excess, this.waiting);
     this.head += drop;
     this.droppedRows += drop;

@@ -75,24 +75,92 @@ describe('MetricsUplink', () => {
     uplink.stop();
   });
 
-  it('sends the rows of unacknowledged batches again after a reconnect, before newer rows', () => {
+  it('resends unacknowledged batches after a reconnect unchanged (same epoch, sequence and rows), before newer rows', () => {
     const uplink = new MetricsUplink({ maxBatchRows: 2, flushIntervalMs: 60_000, maxUnackedBatches: 2, bufferRows: 100 });
     const first = hub();
     uplink.linkUp(first.send);
     for (let i = 1; i <= 6; i++) uplink.record(row(i));
-    uplink.acknowledged(1); // [1,2] stored; [3,4] and [5,6] sent but never acknowledged
+    uplink.acknowledged(1); // [1,2] stored; [3,4] and [5,6] sent but never acknowledged (the hub may have stored them)
     expect(first.received.map(loads)).toEqual([[1, 2], [3, 4], [5, 6]]);
+    expect(first.received.map((b) => b.sequence)).toEqual([1, 2, 3]);
     uplink.linkDown();
+    expect(uplink.unackedBatches).toBe(2);
     uplink.record(row(7));
     uplink.record(row(8));
     expect(uplink.bufferedRows).toBe(6);
     const second = hub();
     uplink.linkUp(second.send);
-    expect(second.received.map(loads)).toEqual([[3, 4], [5, 6]]);
-    uplink.acknowledged(second.received[0].sequence);
+    // Only the two resends: at most maxUnackedBatches wait for an ack, the same backpressure as before.
+    expect(second.received).toEqual([first.received[1], first.received[2]].map((b) => ({ ...b, droppedRows: 0 })));
+    expect(second.received.every((b) => b.epoch === uplink.epoch && b.epoch === first.received[0].epoch)).toBe(true);
+    uplink.acknowledged(2);
     expect(second.received.map(loads)[2]).toEqual([7, 8]);
-    // Sequences keep increasing across sessions, so an ack from the old session cannot release a new batch.
-    expect(second.received[0].sequence).toBeGreaterThan(first.received[2].sequence);
+    expect(second.received[2].sequence).toBe(4);
+    uplink.acknowledged(3);
+    uplink.acknowledged(4);
+    expect(uplink.bufferedRows).toBe(0);
+    expect(uplink.acknowledgedRows).toBe(8);
+    uplink.stop();
+  });
+
+  it('resends a batch again after every lost link until it is acknowledged, even when acks come out of order', () => {
+    const uplink = new MetricsUplink({ maxBatchRows: 1, flushIntervalMs: 60_000, maxUnackedBatches: 3, bufferRows: 100 });
+    const links = [hub(), hub(), hub()];
+    uplink.linkUp(links[0].send);
+    for (let i = 1; i <= 3; i++) uplink.record(row(i));
+    uplink.acknowledged(2); // the hub could not store 1 yet (its database was away) but stored 2
+    uplink.linkDown();
+    uplink.linkUp(links[1].send);
+    expect(links[1].received.map((b) => [b.sequence, ...loads(b)])).toEqual([[1, 1], [3, 3]]);
+    uplink.linkDown();
+    uplink.record(row(4));
+    uplink.linkUp(links[2].send);
+    expect(links[2].received.map((b) => [b.sequence, ...loads(b)])).toEqual([[1, 1], [3, 3], [4, 4]]);
+    uplink.acknowledged(3);
+    uplink.acknowledged(1);
+    uplink.acknowledged(4);
+    expect(uplink.bufferedRows).toBe(0);
+    expect(uplink.acknowledgedRows).toBe(4);
+    uplink.stop();
+  });
+
+  it('a new uplink (a restarted gateway process) names its batches with a new epoch', () => {
+    const [a, b] = [new MetricsUplink(), new MetricsUplink()];
+    expect(a.epoch).toMatch(/^[0-9a-f-]{36}$/);
+    expect(b.epoch).not.toBe(a.epoch);
+  });
+
+  it('while the link is down the rows of batches awaiting resend are the oldest: the bound drops them first', () => {
+    const uplink = new MetricsUplink({ maxBatchRows: 2, flushIntervalMs: 60_000, maxUnackedBatches: 2, bufferRows: 6 });
+    const first = hub();
+    uplink.linkUp(first.send);
+    for (let i = 1; i <= 4; i++) uplink.record(row(i));
+    expect(first.received.map(loads)).toEqual([[1, 2], [3, 4]]);
+    uplink.linkDown();
+    for (let i = 5; i <= 9; i++) uplink.record(row(i));
+    // 9 rows held, bound 6: batch 1 goes whole, row 3 from the front of batch 2.
+    expect(uplink.droppedRows).toBe(3);
+    expect(uplink.bufferedRows).toBe(6);
+    expect(uplink.unackedBatches).toBe(1);
+    const second = hub();
+    uplink.linkUp(second.send);
+    expect(second.received.map((b) => [b.sequence, ...loads(b)])).toEqual([[2, 4], [3, 5, 6]]);
+    expect(second.received.every((b) => b.droppedRows === 3)).toBe(true);
+    uplink.stop();
+  });
+
+  it('keeps a batch awaiting resend when the link refuses to take it, and sends it on the next link', () => {
+    const uplink = new MetricsUplink({ maxBatchRows: 1, flushIntervalMs: 60_000, maxUnackedBatches: 2 });
+    const first = hub();
+    uplink.linkUp(first.send);
+    uplink.record(row(1));
+    uplink.linkDown();
+    uplink.linkUp(hub(false).send);
+    uplink.record(row(2));
+    uplink.linkDown();
+    const third = hub();
+    uplink.linkUp(third.send);
+    expect(third.received.map((b) => [b.sequence, ...loads(b)])).toEqual([[1, 1], [2, 2]]);
     uplink.stop();
   });
 

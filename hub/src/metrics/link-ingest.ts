@@ -1,21 +1,29 @@
 /**
  * A MetricsBatch from a gateway into the store: vendor unique identifiers become device Guids, rows of
  * unknown devices, of devices whose passive logging is off and of unknown tables are discarded on purpose,
- * and the gateway's dropped-rows counter is kept on its record when it changes.
+ * and the gateway's dropped-rows counter is kept on its record when it changes. A batch that names itself
+ * (epoch and sequence, see received-batches.ts) is stored at most once: a resend of a stored batch whose ack was
+ * lost is acknowledged without storing its rows again.
  */
 import type { MetricRow, MetricsBatch, MetricsSettings } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import { isDatabaseUnavailable, type Db } from '../store/database';
 import { metricsDisabledDevices } from './passive-logging';
+import { claimBatch, MAX_EPOCH_LENGTH } from './received-batches';
 import { METRIC_TABLES, type FieldValue, type MetricsRow, type MetricsStore, type MetricTableName } from './metrics-store';
 
 export interface BatchOutcome {
   stored: number;
   /** Rows discarded on purpose: unknown device or table, logging off, outside the retention window. */
   discarded: number;
+  /** The batch was stored before (a resend after a lost ack): nothing stored now. */
+  duplicate: boolean;
 }
 
-export async function ingestMetricsBatch(db: Db, store: MetricsStore, batch: MetricsBatch): Promise<BatchOutcome> {
+/** `gatewayId`: the sender; with it a batch carrying an epoch is stored exactly once. */
+export async function ingestMetricsBatch(db: Db, store: MetricsStore, batch: MetricsBatch, gatewayId?: string): Promise<BatchOutcome> {
+  const epoch = batch.epoch ?? '';
+  if (epoch.length > MAX_EPOCH_LENGTH) throw new Error(`metrics batch epoch longer than ${MAX_EPOCH_LENGTH} characters`);
   const rows = batch.rows ?? [];
   const identifiers = [...new Set(rows.map((row) => row.vendorUniqueIdentifier))];
   const devices = identifiers.length === 0 ? [] : await db.selectFrom('devices')
@@ -29,8 +37,11 @@ export async function ingestMetricsBatch(db: Db, store: MetricsStore, batch: Met
     const table = METRIC_TABLES.find((t) => t === row.table);
     if (deviceId && table) accepted.push(toStoreRow(deviceId, table, row));
   }
-  const outcome = await store.ingest(accepted);
-  return { stored: outcome.stored, discarded: rows.length - outcome.stored };
+  // Gateways older than exactly-once delivery send no epoch: their batches are stored as they come.
+  const claim = gatewayId && epoch ? claimBatch({ gatewayId, epoch, sequence: Number(batch.sequence) }) : undefined;
+  const outcome = await store.ingest(accepted, undefined, claim);
+  if (outcome.duplicate) return { stored: 0, discarded: 0, duplicate: true };
+  return { stored: outcome.stored, discarded: rows.length - outcome.stored, duplicate: false };
 }
 
 function toStoreRow(deviceId: string, table: MetricTableName, row: MetricRow): MetricsRow {
@@ -75,7 +86,8 @@ export class MetricsReceiver {
    */
   async receive(batch: MetricsBatch): Promise<number> {
     try {
-      const outcome = await ingestMetricsBatch(this.db, this.store, batch);
+      const outcome = await ingestMetricsBatch(this.db, this.store, batch, this.gateway.id);
+      if (outcome.duplicate) this.logger.debug({ gateway: this.gateway.name, sequence: batch.sequence }, 'metrics batch stored before; acknowledged again');
       if (outcome.discarded > 0) this.logger.debug({ gateway: this.gateway.name, ...outcome }, 'metrics rows discarded');
       const dropped = Number(batch.droppedRows ?? 0);
       await recordDroppedRows(this.db, this.gateway, dropped, this.lastDropped, this.logger);

@@ -1,9 +1,12 @@
 /**
  * Housekeeping of the metrics store while the hub runs: partitions for today and tomorrow exist before rows
- * need them, and days older than the retention setting are dropped. Runs at start and then hourly.
+ * need them, and days older than the retention setting are dropped; with the hub database, records of received
+ * batches older than a day are deleted (received-batches.ts). Runs at start and then hourly.
  */
 import type { Logger } from '@devicelab/shared';
+import type { Db } from '../store/database';
 import type { MetricsStore } from './metrics-store';
+import { pruneReceivedBatches } from './received-batches';
 import { DEFAULT_RETENTION_DAYS } from './postgres-metrics-store';
 
 export const RETENTION_DAYS_ENV = 'DEVICELAB_METRICS_RETENTION_DAYS';
@@ -21,12 +24,13 @@ export function metricsRetentionDays(env: NodeJS.ProcessEnv = process.env): numb
 
 /** Runs one pass now (awaited, so a broken store fails the start) and then every `intervalMs`; returns stop. */
 export async function startMetricsMaintenance(
-  store: MetricsStore, options: { retentionDays: number; logger: Logger; intervalMs?: number },
+  store: MetricsStore, options: { retentionDays: number; logger: Logger; intervalMs?: number; db?: Db },
 ): Promise<() => Promise<void>> {
   const pass = async () => {
     await store.prepare();
     const dropped = await store.applyRetention(options.retentionDays);
     if (dropped.length > 0) options.logger.info({ dropped }, 'metrics retention dropped old days');
+    if (options.db) await pruneReceivedBatches(options.db);
   };
   await pass();
   const timer = setInterval(() => {

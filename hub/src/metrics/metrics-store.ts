@@ -4,6 +4,8 @@
  * (`postgres-metrics-store.ts`); a QuestDB adapter implements the same interface later. Queries arrive here
  * already validated and resolved against the catalog (`query-plan.ts`), so no implementation sees user text.
  */
+import type { Tx } from '../store/database';
+
 export const METRIC_TABLES = ['usb_hub', 'log', 'health_check', 'sample'] as const;
 export type MetricTableName = (typeof METRIC_TABLES)[number];
 
@@ -39,7 +41,17 @@ export interface IngestOutcome {
   outOfWindow: number;
   /** Values dropped: unknown fixed-table field, kind mismatch, bad field name, catalog full. */
   droppedValues: number;
+  /** The claim said these rows were stored before: nothing was written (`stored` is 0). */
+  duplicate?: boolean;
 }
+
+/**
+ * Exactly-once delivery (link-ingest.ts): runs in the hub database's transaction that writes the rows, before
+ * them, and records the delivery; false means it was recorded before, and nothing is written. The record and
+ * the rows commit together. A store outside the hub's PostgreSQL (QuestDB) cannot share that transaction: it
+ * writes its rows idempotently (QuestDB `DEDUP UPSERT KEYS`) and then runs the claim in a transaction of its own.
+ */
+export type IngestClaim = (trx: Tx) => Promise<boolean>;
 
 export const AGGREGATE_FUNCTIONS = [
   'count', 'sum', 'mean', 'median', 'mode', 'spread', 'stddev', 'min', 'max', 'first', 'last',
@@ -105,7 +117,7 @@ export class MetricsQueryTimeout extends Error {
 }
 
 export interface MetricsStore {
-  ingest(rows: readonly MetricsRow[], now?: Date): Promise<IngestOutcome>;
+  ingest(rows: readonly MetricsRow[], now?: Date, claim?: IngestClaim): Promise<IngestOutcome>;
   query(query: MetricsQuery): Promise<MetricsSeries[]>;
   /** The current catalog; `refresh` re-reads it (another hub may have added fields). */
   catalog(refresh?: boolean): Promise<FieldCatalog>;

@@ -4,10 +4,10 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import { createLogger, type Logger } from '@devicelab/shared';
-import { sqlStateOf, type Db } from '../store/database';
+import { sqlStateOf, withTx, type Db, type Tx } from '../store/database';
 import { acceptableFieldName, PostgresFieldCatalog, safeColumn } from './field-catalog';
 import type {
-  FieldCatalog, FieldKind, FieldValue, IngestOutcome, MetricsQuery, MetricsRow, MetricsSeries,
+  FieldCatalog, FieldKind, FieldValue, IngestClaim, IngestOutcome, MetricsQuery, MetricsRow, MetricsSeries,
   MetricsStore, MetricTableName,
 } from './metrics-store';
 import { microsToTimestamp } from './metric-time';
@@ -54,7 +54,7 @@ export class PostgresMetricsStore implements MetricsStore {
     return this.partitions.dropOlderThan(days, now);
   }
 
-  async ingest(rows: readonly MetricsRow[], now = new Date()): Promise<IngestOutcome> {
+  async ingest(rows: readonly MetricsRow[], now = new Date(), claim?: IngestClaim): Promise<IngestOutcome> {
     const outcome: IngestOutcome = { stored: 0, outOfWindow: 0, droppedValues: 0 };
     if (rows.length === 0) return outcome;
     await this.fields.load();
@@ -96,20 +96,38 @@ export class PostgresMetricsStore implements MetricsStore {
       }
     }
     await this.partitions.ensure(days.values());
+    const statements: RawBuilder<unknown>[] = [];
     for (const [table, batch] of batches) {
       const { statement, dropped } = this.insertStatement(table, batch);
       outcome.droppedValues += dropped;
-      try {
-        await statement.execute(this.db);
-      } catch (err) {
-        // A partition this hub believed in is gone (dropped by another hub's retention, or by hand): look again.
-        if (sqlStateOf(err) !== NO_PARTITION_FOR_ROW) throw err;
-        await this.partitions.ensure(days.values(), true);
-        await statement.execute(this.db);
-      }
-      outcome.stored += batch.deviceIds.length;
+      statements.push(statement);
     }
+    const stored = [...batches.values()].reduce((sum, batch) => sum + batch.deviceIds.length, 0);
+    if (claim && statements.length > 0) {
+      // Catalog and partitions are ready (outside the transaction: they are shared and idempotent); the claim and
+      // every row commit together, or nothing does.
+      const written = await this.retryingLostPartition(days, () => withTx(this.db, async (trx) => {
+        if (!(await claim(trx))) return false;
+        await executeAll(statements, trx);
+        return true;
+      }));
+      if (!written) return { ...outcome, duplicate: true };
+    } else {
+      for (const statement of statements) await this.retryingLostPartition(days, () => statement.execute(this.db));
+    }
+    outcome.stored = stored;
     return outcome;
+  }
+
+  /** A partition this hub believed in is gone (dropped by another hub's retention, or by hand): look again, once. */
+  private async retryingLostPartition<T>(days: Map<string, [MetricTableName, number]>, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (sqlStateOf(err) !== NO_PARTITION_FOR_ROW) throw err;
+      await this.partitions.ensure(days.values(), true);
+      return write();
+    }
   }
 
   query(query: MetricsQuery): Promise<MetricsSeries[]> {
@@ -151,6 +169,10 @@ export class PostgresMetricsStore implements MetricsStore {
       SELECT * FROM unnest(${sql.join(arrays)})`;
     return { statement, dropped };
   }
+}
+
+async function executeAll(statements: readonly RawBuilder<unknown>[], trx: Tx): Promise<void> {
+  for (const statement of statements) await statement.execute(trx);
 }
 
 /** The rows of one table in a batch, as column arrays. */

@@ -6,6 +6,7 @@ import * as userAccounts from './005_user_accounts';
 import * as eventReports from './006_event_reports';
 import * as retainIds from './007_retain_ids';
 import * as metrics from './009_metrics';
+import * as metricsBatches from './010_metrics_batches';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '006_event_reports': eventReports,
   '007_retain_ids': retainIds,
   '009_metrics': metrics,
+  '010_metrics_batches': metricsBatches,
 };
 
 export const migrationProvider: MigrationProvider = {
