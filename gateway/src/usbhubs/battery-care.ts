@@ -12,7 +12,7 @@
  */
 import type { Logger } from '@devicelab/shared';
 import type { BatteryReader } from './battery-reader';
-import { PortPolicyLoop } from './port-policy-loop';
+import { HubPortLoop } from './hub-port-loop';
 import type { UsbHubService } from './usb-hub-service';
 
 export interface BatteryCareOptions {
@@ -40,7 +40,7 @@ interface Charging {
 /** A device that does not answer on Data for this long after a charge is left to recovery. */
 const READ_GIVE_UP_MS = 5 * 60_000;
 
-export class BatteryCare extends PortPolicyLoop {
+export class BatteryCare extends HubPortLoop {
   /** Devices this policy put on Charge (by vendor unique identifier). */
   private readonly charging = new Map<string, Charging>();
 
@@ -50,7 +50,7 @@ export class BatteryCare extends PortPolicyLoop {
     private readonly options: BatteryCareOptions,
     logger: Logger,
   ) {
-    super(options.checkIntervalMs, logger);
+    super(options.checkIntervalMs, logger, 'battery care');
   }
 
   protected async pass(): Promise<void> {

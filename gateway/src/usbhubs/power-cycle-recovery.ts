@@ -4,7 +4,7 @@
  * (`afterMs`, doubling up to `maxBackoffMs`) and an Event (Note) each time. A device back to Ready starts over.
  */
 import type { Logger } from '@devicelab/shared';
-import { PortPolicyLoop } from './port-policy-loop';
+import { HubPortLoop } from './hub-port-loop';
 import type { UsbHubService } from './usb-hub-service';
 
 export interface RecoveryOptions {
@@ -24,7 +24,7 @@ interface Trouble {
   nextAt: number;
 }
 
-export class PowerCycleRecovery extends PortPolicyLoop {
+export class PowerCycleRecovery extends HubPortLoop {
   private readonly troubles = new Map<string, Trouble>();
 
   constructor(
@@ -32,7 +32,7 @@ export class PowerCycleRecovery extends PortPolicyLoop {
     private readonly options: RecoveryOptions,
     logger: Logger,
   ) {
-    super(options.checkIntervalMs, logger);
+    super(options.checkIntervalMs, logger, 'recovery');
   }
 
   protected async pass(): Promise<void> {

@@ -6,41 +6,23 @@
 import type { Logger } from '@devicelab/shared';
 import type { MetricsSink } from '../samplers/metrics-sink';
 import type { BatteryReader } from './battery-reader';
+import { HubPortLoop } from './hub-port-loop';
 import type { UsbHubService } from './usb-hub-service';
 
 const USB_STATE = { Off: 'Off', Data: 'Sync', Charge: 'Charge' } as const;
 
-export class UsbTelemetry {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-
+export class UsbTelemetry extends HubPortLoop {
   constructor(
     private readonly hubs: UsbHubService,
     private readonly battery: BatteryReader,
     private readonly sink: MetricsSink,
-    private readonly intervalMs: number,
-    private readonly logger: Logger,
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => void this.sample(), this.intervalMs);
+    intervalMs: number,
+    logger: Logger,
+  ) {
+    super(intervalMs, logger, 'USB telemetry');
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  sample(): Promise<void> {
-    this.running ??= this.pass().catch((err: unknown) => {
-      this.logger.warn({ err: String(err) }, 'USB telemetry pass failed');
-    }).finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     for (const { hub, port, device } of this.hubs.portsWithDevices()) {
       const status = hub.ports.find((p) => p.port === port);
       if (hub.isErrored || !status || status.state === 'Unknown') continue;

@@ -1,15 +1,20 @@
 /**
- * The loop a port policy (battery care, recovery) runs in: one pass over every port on an interval. Passes
+ * The loop battery care, recovery and telemetry run in: one pass over every hub port on an interval. Passes
  * never overlap; `check()` runs one now (or joins the running one), and `stop()` waits for it to finish so no
- * port is switched after the gateway stopped.
+ * port is switched or sampled after the gateway stopped.
  */
 import type { Logger } from '@devicelab/shared';
 
-export abstract class PortPolicyLoop {
+export abstract class HubPortLoop {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
-  protected constructor(private readonly intervalMs: number, protected readonly logger: Logger) {}
+  protected constructor(
+    private readonly intervalMs: number,
+    protected readonly logger: Logger,
+    /** Names the loop in the log line of a failed pass. */
+    private readonly purpose: string,
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => void this.check(), this.intervalMs);
@@ -22,7 +27,7 @@ export abstract class PortPolicyLoop {
 
   check(): Promise<void> {
     this.running ??= this.pass().catch((err: unknown) => {
-      this.logger.warn({ err: String(err) }, 'port policy pass failed');
+      this.logger.warn({ err: String(err) }, `${this.purpose} pass failed`);
     }).finally(() => {
       this.running = undefined;
     });
