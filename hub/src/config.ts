@@ -16,6 +16,8 @@ export interface HubConfig {
   adminToken?: string;
   /** Largest accepted application upload (`DEVICELAB_UPLOAD_LIMIT_MB`, default 2048). */
   uploadLimitBytes: number;
+  /** Most rows one metrics query answers (`DEVICELAB_METRICS_MAX_ROWS`). */
+  metricsMaxRows: number;
   /** HTTPS for the REST API when both are set (`DEVICELAB_TLS_CERT`, `DEVICELAB_TLS_KEY`: PEM file paths). */
   tlsCertFile?: string;
   tlsKeyFile?: string;
@@ -37,6 +39,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     dataDir: path.resolve(env.DEVICELAB_DATA_DIR || 'data'),
     adminToken: env.DEVICELAB_ADMIN_TOKEN || undefined,
     uploadLimitBytes: integer(env.DEVICELAB_UPLOAD_LIMIT_MB, 2048, 'DEVICELAB_UPLOAD_LIMIT_MB') * 1024 * 1024,
+    metricsMaxRows: integer(env.DEVICELAB_METRICS_MAX_ROWS, 1_000_000, 'DEVICELAB_METRICS_MAX_ROWS'),
     tlsCertFile: env.DEVICELAB_TLS_CERT || undefined,
     tlsKeyFile: env.DEVICELAB_TLS_KEY || undefined,
     linkTlsCertFile: env.DEVICELAB_LINK_TLS_CERT || undefined,

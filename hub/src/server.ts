@@ -61,7 +61,7 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       : undefined;
     const ticketKeys = await loadTicketKeys(db);
     const retentionDays = metricsRetentionDays();
-    const metrics = new PostgresMetricsStore(db, { logger, retentionDays });
+    const metrics = new PostgresMetricsStore(db, { logger, retentionDays, maxQueryRows: config.metricsMaxRows });
     cleanups.push(await startMetricsMaintenance(metrics, { retentionDays, logger, db }));
     const link = await startLinkServer({
       db, blobs, port: config.linkPort, host: config.host, tls: linkTls, logger, ticketPublicKey: ticketKeys.publicKeyDer,

@@ -9,7 +9,7 @@ import { requireEntitlement } from '../http/entitlements';
 import type { Db } from '../store/database';
 import { documentFileName, parseFormat, toCsv, toInfluxJson, type MetricsFormat } from './influx-format';
 import { deviceMarkerPeriods, markerQueryPeriod, type MarkerPeriod } from './markers';
-import { MetricsQueryTimeout, type MetricsQuery, type MetricsSeries, type MetricsStore, type TableQuery } from './metrics-store';
+import { MetricsQueryTimeout, MetricsResultTooLarge, type MetricsQuery, type MetricsSeries, type MetricsStore, type TableQuery } from './metrics-store';
 import {
   checkAggregateKinds, DEFAULT_TIMEOUT_SECONDS, parseAggregates, parseOrderBy, parseTables, planTables, requestPeriod,
   validateShape, type MetricsRequest,
@@ -69,7 +69,7 @@ export async function queryDeviceMetrics(
   try {
     series = await store.query(query);
   } catch (err) {
-    if (err instanceof MetricsQueryTimeout) throw new ApiFailure(err.message);
+    if (err instanceof MetricsQueryTimeout || err instanceof MetricsResultTooLarge) throw new ApiFailure(err.message);
     throw err;
   }
   return {

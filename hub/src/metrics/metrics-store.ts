@@ -108,6 +108,19 @@ export interface MetricsSeries {
   values: (string | number | boolean | null)[][];
 }
 
+/**
+ * The result would be larger than the store serves in one answer (it is built in memory): at most `maxRows`
+ * rows in all, shared evenly by the query's series statements (one per marker period and table).
+ */
+export class MetricsResultTooLarge extends Error {
+  constructor(readonly maxRows: number, readonly statements: number) {
+    super(statements > 1
+      ? `The metrics query returns too many rows: at most ${maxRows} in all, ${Math.floor(maxRows / statements)} for each of its ${statements} marker periods and tables. Set 'limit', or narrow 'start' and 'end', 'markerLimit' or 'table'.`
+      : `The metrics query returns more than ${maxRows} rows. Set 'limit', or narrow 'start' and 'end'.`);
+    this.name = 'MetricsResultTooLarge';
+  }
+}
+
 /** The query did not finish within its timeout. */
 export class MetricsQueryTimeout extends Error {
   constructor(readonly timeoutMs: number) {

@@ -23,15 +23,21 @@ export interface PostgresMetricsStoreOptions {
   logger?: Logger;
   /** Rows older than this many days are not stored (they would land in an already dropped partition). */
   retentionDays?: number;
+  /** Most rows one query answers (results are built in memory); a larger one fails clearly. */
+  maxQueryRows?: number;
 }
+
+export const DEFAULT_MAX_QUERY_ROWS = 1_000_000;
 
 export class PostgresMetricsStore implements MetricsStore {
   private readonly fields: PostgresFieldCatalog;
   private readonly partitions: DailyPartitions;
   private readonly logger: Logger;
   private retentionDays: number;
+  private readonly maxQueryRows: number;
 
   constructor(private readonly db: Db, options: PostgresMetricsStoreOptions = {}) {
+    this.maxQueryRows = options.maxQueryRows ?? DEFAULT_MAX_QUERY_ROWS;
     this.fields = new PostgresFieldCatalog(db);
     this.partitions = new DailyPartitions(db);
     this.logger = options.logger ?? createLogger('metrics');
@@ -131,7 +137,7 @@ export class PostgresMetricsStore implements MetricsStore {
   }
 
   query(query: MetricsQuery): Promise<MetricsSeries[]> {
-    return runPostgresQuery(this.db, query);
+    return runPostgresQuery(this.db, query, this.maxQueryRows);
   }
 
   /** One `INSERT ... SELECT * FROM unnest($1::uuid[], $2::timestamptz[], ...)` for every row of one table. */

@@ -9,7 +9,7 @@ import { runStatementBatch, sqlStateOf, type Db } from '../store/database';
 import { safeColumn } from './field-catalog';
 import { formatMetricTime } from './metric-time';
 import {
-  MetricsQueryTimeout, type Aggregate, type MetricsQuery, type MetricsSeries, type QueryPeriod, type SelectedField,
+  MetricsQueryTimeout, MetricsResultTooLarge, type Aggregate, type MetricsQuery, type MetricsSeries, type QueryPeriod, type SelectedField,
   type TableQuery,
 } from './metrics-store';
 import { countLiteral, float8Literal, timestampLiteral, uuidLiteral } from './sql-literals';
@@ -24,10 +24,16 @@ interface PlannedStatement {
   read(rows: Row[]): MetricsSeries[];
 }
 
-export async function runPostgresQuery(db: Db, query: MetricsQuery): Promise<MetricsSeries[]> {
+/**
+ * `maxRows` bounds the answer's memory: each statement reads at most its even share of it, plus one row that
+ * tells it went over (then the query fails with MetricsResultTooLarge rather than answer a truncated series).
+ */
+export async function runPostgresQuery(db: Db, query: MetricsQuery, maxRows: number): Promise<MetricsSeries[]> {
+  const statements = query.periods.length * query.tables.length;
+  const rowsPerStatement = Math.max(1, Math.floor(maxRows / statements));
   const planned: PlannedStatement[] = [];
   for (const period of query.periods) {
-    for (const table of query.tables) planned.push(plannedStatement(query, table, period));
+    for (const table of query.tables) planned.push(plannedStatement(query, table, period, rowsPerStatement + 1));
   }
   // 0 would mean no timeout at all.
   if (!(query.timeoutMs >= 1)) throw new Error(`metrics query timeout must be positive: ${query.timeoutMs}`);
@@ -45,10 +51,12 @@ export async function runPostgresQuery(db: Db, query: MetricsQuery): Promise<Met
     if (sqlStateOf(err) === QUERY_CANCELED) throw new MetricsQueryTimeout(query.timeoutMs);
     throw err;
   }
+  if (results.some((result) => result.rows.length > rowsPerStatement)) throw new MetricsResultTooLarge(maxRows, statements);
   return planned.flatMap((p, i) => p.read(results[i + 1].rows as Row[]));
 }
 
-function plannedStatement(query: MetricsQuery, table: TableQuery, period: QueryPeriod): PlannedStatement {
+function plannedStatement(query: MetricsQuery, table: TableQuery, period: QueryPeriod, rowCap: number): PlannedStatement {
+  const cap = sql`LIMIT ${countLiteral(rowCap)}`;
   const where = whereClause(query.deviceId, period);
   const from = sql.id('metrics', table.table);
   const group = table.groupBy ? sql`${fieldExpression(table.groupBy)}::text` : undefined;
@@ -59,7 +67,7 @@ function plannedStatement(query: MetricsQuery, table: TableQuery, period: QueryP
           (extract(epoch FROM min(time)) * 1000000)::int8 AS first_time,
           ${sql.join(aggregateColumns(query.aggregates, table.fields))}
         FROM ${from} WHERE ${where}
-        ${group ? sql`GROUP BY 1 ORDER BY 1 NULLS FIRST` : sql``}`,
+        ${group ? sql`GROUP BY 1 ORDER BY 1 NULLS FIRST` : sql``} ${cap}`,
       read: (rows) => rows
         .filter((row) => row.first_time !== null)
         .map((row) => {
@@ -79,18 +87,18 @@ function plannedStatement(query: MetricsQuery, table: TableQuery, period: QueryP
   let statement: RawBuilder<Row>;
   if (!group) {
     statement = sql<Row>`SELECT ${select} FROM ${from} WHERE ${where} ORDER BY time ${direction}
-      ${query.limit !== undefined ? sql`LIMIT ${countLiteral(query.limit)}` : sql``}
+      LIMIT ${countLiteral(Math.min(query.limit ?? rowCap, rowCap))}
       ${query.offset ? sql`OFFSET ${countLiteral(query.offset)}` : sql``}`;
   } else if (query.limit === undefined) {
     statement = sql<Row>`SELECT ${group} AS grp, ${select} FROM ${from} WHERE ${where}
-      ORDER BY 1 NULLS FIRST, time ${direction}`;
+      ORDER BY 1 NULLS FIRST, time ${direction} ${cap}`;
   } else {
     // InfluxQL's LIMIT/OFFSET count points per series: number the rows of each group.
     const offset = query.offset ?? 0;
     statement = sql<Row>`SELECT * FROM (
         SELECT ${group} AS grp, ${select}, row_number() OVER (PARTITION BY ${group} ORDER BY time ${direction}) AS rn
         FROM ${from} WHERE ${where}) numbered
-      WHERE rn > ${countLiteral(offset)} AND rn <= ${countLiteral(offset + query.limit)} ORDER BY grp NULLS FIRST, rn`;
+      WHERE rn > ${countLiteral(offset)} AND rn <= ${countLiteral(offset + query.limit)} ORDER BY grp NULLS FIRST, rn ${cap}`;
   }
   const columns = ['time', ...table.fields.map((f) => f.name)];
   return { statement, read: (rows) => readRows(table, period, group !== undefined, rows, columns) };

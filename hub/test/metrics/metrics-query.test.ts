@@ -284,3 +284,30 @@ describe('metrics query: validation (spec 7.4) and hostile values', () => {
 });
 
 export type { MetricsSeries };
+
+describe('metrics query: result size bound (the answer is built in memory)', () => {
+  const bounded = (maxQueryRows: number, request: Partial<MetricsRequest>) => queryDeviceMetrics(
+    t.db, new PostgresMetricsStore(t.db, { retentionDays: 36500, maxQueryRows }), user, device.vendor_unique_identifier,
+    { table: 'sample', ...request } as MetricsRequest);
+  const refusal = async (maxQueryRows: number, request: Partial<MetricsRequest>) => {
+    const err = await bounded(maxQueryRows, request).then(() => undefined, (e: unknown) => e);
+    if (!(err instanceof ApiFailure)) throw new Error(`expected an ApiFailure, got ${String(err)}`);
+    return err.message;
+  };
+
+  it('answers up to the bound, and fails clearly (never a truncated series) past it', async () => {
+    expect((await bounded(10, { start: at(0) })).series[0].values).toHaveLength(10);
+    expect(await refusal(9, { start: at(0) })).toBe("The metrics query returns more than 9 rows. Set 'limit', or narrow 'start' and 'end'.");
+    expect((await bounded(9, { start: at(0), limit: 9 })).series[0].values).toHaveLength(9);
+    expect(await refusal(9, { start: at(0), limit: 10 })).toMatch(/more than 9 rows/);
+    expect(await refusal(9, { start: at(0), groupBy: 'Active (anon)' })).toMatch(/more than 9 rows/);
+  });
+
+  it('shares the bound among the statements of several tables', async () => {
+    // sample has 10 rows in range, health_check 2: with a bound of 20 each table may bring 10.
+    const answer = await bounded(20, { table: 'sample,health_check', start: at(0) });
+    expect(answer.series.map((s) => [s.name, s.values.length])).toEqual([['sample', 10], ['health_check', 2]]);
+    expect(await refusal(18, { table: 'sample,health_check', start: at(0) }))
+      .toBe("The metrics query returns too many rows: at most 18 in all, 9 for each of its 2 marker periods and tables. Set 'limit', or narrow 'start' and 'end', 'markerLimit' or 'table'.");
+  });
+});
