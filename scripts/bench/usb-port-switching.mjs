@@ -2,7 +2,7 @@
 // Drives a running lab's USB hub through the API, as a user would, and prints how long each step took to show:
 // a port Off -> the device Offline, Data -> Online again with the same Guid, `id=*` Off / Data for every device,
 // and a hub reboot -> the hub away and back by itself.
-//   DEVICELAB_URL=http://127.0.0.1:8080 DEVICELAB_ADMIN_TOKEN=<token> node scripts/usb-demo-check.mjs
+//   DEVICELAB_URL=http://127.0.0.1:8080 DEVICELAB_ADMIN_TOKEN=<token> node scripts/bench/usb-port-switching.mjs
 const base = `${(process.env.DEVICELAB_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '')}/apiv1`;
 const auth = `Basic ${Buffer.from(`admin:${process.env.DEVICELAB_ADMIN_TOKEN ?? ''}`).toString('base64')}`;
 const api = async (path, method = 'GET') => (await fetch(base + path, { method, headers: { authorization: auth } })).json();
