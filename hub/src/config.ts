@@ -16,8 +16,8 @@ export interface HubConfig {
   adminToken?: string;
   /** Largest accepted application upload (`DEVICELAB_UPLOAD_LIMIT_MB`, default 2048). */
   uploadLimitBytes: number;
-  /** Most rows one metrics query answers (`DEVICELAB_METRICS_MAX_ROWS`). */
-  metricsMaxRows: number;
+  /** Most rows one metrics query answers (`DEVICELAB_METRICS_MAX_ROWS`; default the store's, 1,000,000). */
+  metricsMaxRows?: number;
   /** HTTPS for the REST API when both are set (`DEVICELAB_TLS_CERT`, `DEVICELAB_TLS_KEY`: PEM file paths). */
   tlsCertFile?: string;
   tlsKeyFile?: string;
@@ -39,12 +39,18 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     dataDir: path.resolve(env.DEVICELAB_DATA_DIR || 'data'),
     adminToken: env.DEVICELAB_ADMIN_TOKEN || undefined,
     uploadLimitBytes: integer(env.DEVICELAB_UPLOAD_LIMIT_MB, 2048, 'DEVICELAB_UPLOAD_LIMIT_MB') * 1024 * 1024,
-    metricsMaxRows: integer(env.DEVICELAB_METRICS_MAX_ROWS, 1_000_000, 'DEVICELAB_METRICS_MAX_ROWS'),
+    metricsMaxRows: env.DEVICELAB_METRICS_MAX_ROWS ? positive(env.DEVICELAB_METRICS_MAX_ROWS, 'DEVICELAB_METRICS_MAX_ROWS') : undefined,
     tlsCertFile: env.DEVICELAB_TLS_CERT || undefined,
     tlsKeyFile: env.DEVICELAB_TLS_KEY || undefined,
     linkTlsCertFile: env.DEVICELAB_LINK_TLS_CERT || undefined,
     linkTlsKeyFile: env.DEVICELAB_LINK_TLS_KEY || undefined,
   };
+}
+
+function positive(text: string, name: string): number {
+  const value = integer(text, 0, name);
+  if (value < 1) throw new Error(`${name} must be 1 or more, got '${text}'`);
+  return value;
 }
 
 function integer(text: string | undefined, fallback: number, name: string): number {
