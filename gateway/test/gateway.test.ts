@@ -12,19 +12,10 @@ import { createTestDatabase, type TestDatabase } from '../../hub/test/support/te
 import { startGateway, type RunningGateway } from '../src/gateway';
 import { optionsFromEnv } from '../src/main';
 import { fixture } from '../../scripts/jest/shared-files';
+import { eventually } from './support/eventually';
 
 const CONTACT_PACKAGE = 'com.example.android.contactmanager';
 const logger = createLogger('test', 'silent');
-
-async function eventually<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${probe.toString()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('optionsFromEnv', () => {
   it('reads the daemon environment', () => {

@@ -17,5 +17,5 @@ export { SimCambrionixHub } from './cambrionix/sim-hub';
 export type { SimCambrionixHubOptions } from './cambrionix/sim-hub';
 export { CambrionixHubModel } from './cambrionix/hub-model';
 export type { PortMode, PortLoad } from './cambrionix/hub-model';
-export { addDemoHubs, socatAvailable } from './cambrionix/demo-hubs';
+export { addDemoHubs } from './cambrionix/demo-hubs';
 export type { DemoHubs } from './cambrionix/demo-hubs';

@@ -262,10 +262,6 @@ export class LabWorld {
     return hub;
   }
 
-  cambrionixHubs(): SimCambrionixHub[] {
-    return [...this.hubs];
-  }
-
   private entry(serial: string): Entry {
     const direct = this.entries.get(serial);
     if (direct) return direct;

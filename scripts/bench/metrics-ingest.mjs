@@ -9,7 +9,8 @@
 //   BENCH_DEVICES (50) BENCH_BATCH_ROWS (500, the gateway's batch) BENCH_ROUND_ROWS (20000) BENCH_ROUNDS (9)
 //   DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres): a scratch database is created there and dropped.
 import { SAMPLE_FIELDS } from './metrics-fields.mjs';
-import { hub, hubDependency, median, progress, withScratchDatabase } from './metrics-scratch-database.mjs';
+import { hub, hubDependency, progress, withScratchDatabase } from './metrics-scratch-database.mjs';
+import { median } from './statistics.mjs';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 50);
 const BATCH = Number(process.env.BENCH_BATCH_ROWS ?? 500);

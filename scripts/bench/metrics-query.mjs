@@ -7,7 +7,8 @@
 //   npx tsc -b && node scripts/bench/metrics-query.mjs
 //   BENCH_ROWS (10000000) BENCH_DEVICES (50) BENCH_SESSION_MINUTES (60) BENCH_ROUNDS (40)
 //   DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres): a scratch database is created there and dropped.
-import { hub, hubDependency, median, percentile, progress, withScratchDatabase } from './metrics-scratch-database.mjs';
+import { hub, hubDependency, progress, withScratchDatabase } from './metrics-scratch-database.mjs';
+import { median, percentile } from './statistics.mjs';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 50);
@@ -133,7 +134,7 @@ await withScratchDatabase('metrics_query', async (db, url) => {
   console.log('|---|---|---|---|');
   for (const [name, list] of [['queryDeviceMetrics (API path)', samples.api], ['store.query (marker known)', samples.store],
     ['hand-written SQL', samples.sql], ['one round trip (SELECT 1)', samples.roundTrip]]) {
-    console.log(`| ${name} | ${median(list).toFixed(2)} | ${percentile(list, 95).toFixed(2)} | ${Math.max(...list).toFixed(2)} |`);
+    console.log(`| ${name} | ${median(list).toFixed(2)} | ${percentile([...list].sort((a, b) => a - b), 95).toFixed(2)} | ${Math.max(...list).toFixed(2)} |`);
   }
   for (const [name, list] of [['API', samples.api], ['store', samples.store]]) {
     const ratio = median(list.map((v, i) => v / samples.sql[i]));

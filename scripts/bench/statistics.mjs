@@ -7,6 +7,13 @@ export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
+/** Median of numbers in any order: the mean of the two middle values for an even count. */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 /** count, min, median, p95, max and mean of a list of durations in milliseconds. */
 export function summarize(samples) {
   const sorted = [...samples].sort((a, b) => a - b);

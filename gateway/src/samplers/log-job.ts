@@ -32,6 +32,10 @@ export function startLogJob(id: string, sampling: DeviceSampling, sink: MetricsS
   };
   const noteTimer = setInterval(flushNote, 1_000);
   noteTimer.unref();
+  const retryLater = () => {
+    retryTimer = setTimeout(open, retryMs);
+    retryMs = Math.min(30_000, retryMs * 2);
+  };
   const open = () => {
     if (stopped) return;
     try {
@@ -44,14 +48,12 @@ export function startLogJob(id: string, sampling: DeviceSampling, sink: MetricsS
           stream = undefined;
           if (stopped) return;
           logger.debug({ device: id, err: error ? String(error) : undefined, retryMs }, 'device log stream ended');
-          retryTimer = setTimeout(open, retryMs);
-          retryMs = Math.min(30_000, retryMs * 2);
+          retryLater();
         },
       });
     } catch (err) {
       logger.debug({ device: id, err: String(err) }, 'device log stream could not start');
-      retryTimer = setTimeout(open, retryMs);
-      retryMs = Math.min(30_000, retryMs * 2);
+      retryLater();
     }
   };
   open();

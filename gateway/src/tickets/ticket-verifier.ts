@@ -33,11 +33,6 @@ export class TicketVerifier {
     else this.retains.delete(retention.vendorUniqueIdentifier);
   }
 
-  /** The current retain id of a device, if it is retained. */
-  currentRetain(vendorUniqueIdentifier: string): string | undefined {
-    return this.retains.get(vendorUniqueIdentifier);
-  }
-
   /** Whether `authenticator` opens the device `vendorUniqueIdentifier` right now. */
   verifyDeviceTicket(authenticator: string, vendorUniqueIdentifier: string): TicketVerdict {
     if (!this.publicKey) return { valid: false, reason: 'no ticket key from the hub yet' };

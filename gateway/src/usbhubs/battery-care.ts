@@ -55,9 +55,8 @@ export class BatteryCare extends HubPortLoop {
 
   protected async pass(): Promise<void> {
     const { lowPercent, highPercent, maxTemperatureC, chargeCheckMs } = this.options;
-    for (const { controller, hub, port, device } of this.hubs.portsWithDevices()) {
+    for (const { controller, hub, port, status: { state }, device } of this.hubs.portsWithDevices()) {
       if (hub.isErrored || controller.kind !== 'cambrionix') continue;
-      const state = hub.ports.find((p) => p.port === port)?.state;
       const charging = this.charging.get(device);
       const where = `port ${port} of hub ${hub.serialNumber}`;
       if (state === 'Charge' && charging && !charging.reading && Date.now() - charging.since >= chargeCheckMs) {

@@ -37,10 +37,9 @@ export class PowerCycleRecovery extends HubPortLoop {
 
   protected async pass(): Promise<void> {
     const now = Date.now();
-    for (const { controller, hub, port, device } of this.hubs.portsWithDevices()) {
-      const status = hub.ports.find((p) => p.port === port);
+    for (const { controller, hub, port, status, device } of this.hubs.portsWithDevices()) {
       const readiness = this.hubs.device(device)?.readiness ?? 'Absent';
-      const stuck = !hub.isErrored && status?.state === 'Data' && status.attached
+      const stuck = !hub.isErrored && status.state === 'Data' && status.attached
         && (readiness === 'Offline' || readiness === 'Unauthorized' || readiness === 'Absent');
       if (!stuck) {
         if (readiness === 'Ready') this.troubles.delete(device);

@@ -6,7 +6,7 @@
 import type { DeviceState, RebootUsbHub, SetUsbPortState, UsbHubEvent, UsbHubReport, UsbHubsReport } from '@devicelab/proto';
 import { parseEnumValue, UsbHubPortState, usbHubPortStateAliases, type Logger } from '@devicelab/shared';
 import type { PortAssignment, PortMap } from './port-mapping';
-import { UsbHubError, type UsbHubController, type UsbHubStatus, type UsbPortMode } from './usb-hub-controller';
+import { UsbHubError, type UsbHubController, type UsbHubStatus, type UsbPortMode, type UsbPortStatus } from './usb-hub-controller';
 
 export interface UsbHubsListener {
   report(report: UsbHubsReport): void;
@@ -27,8 +27,8 @@ export class UsbHubService {
   private reportTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    readonly controllers: UsbHubController[],
-    readonly portMap: PortMap,
+    private readonly controllers: UsbHubController[],
+    private readonly portMap: PortMap,
     private readonly logger: Logger,
   ) {
     for (const controller of controllers) controller.onStatus(() => this.scheduleReport());
@@ -71,14 +71,14 @@ export class UsbHubService {
     return this.controllers.find((controller) => controller.status().serialNumber === hubSerialNumber);
   }
 
-  /** Every device mapped to a port of a connected hub, with the port's status. */
-  portsWithDevices(): Array<{ controller: UsbHubController; hub: UsbHubStatus; port: number; device: string }> {
+  /** Every device mapped to a port of a hub, with the hub's and the port's status. */
+  portsWithDevices(): Array<{ controller: UsbHubController; hub: UsbHubStatus; port: number; status: UsbPortStatus; device: string }> {
     const result = [];
     for (const controller of this.controllers) {
       const hub = controller.status();
-      for (const port of hub.ports) {
-        const device = this.portMap.deviceOn(hub.serialNumber, port.port);
-        if (device) result.push({ controller, hub, port: port.port, device: this.resolve(device) });
+      for (const status of hub.ports) {
+        const device = this.portMap.deviceOn(hub.serialNumber, status.port);
+        if (device) result.push({ controller, hub, port: status.port, status, device: this.resolve(device) });
       }
     }
     return result;
@@ -170,7 +170,10 @@ export class UsbHubService {
     }, delayMs);
   }
 
-  /** Forget what was sent, so the next change (or `flush`) goes out in full (after a reconnect). */
+  /**
+   * The full report for a new link session (the hub has none after a reconnect); it counts as sent, so only a
+   * later change triggers the next one.
+   */
   resend(): UsbHubsReport {
     const report = this.report();
     this.lastReport = JSON.stringify(report);

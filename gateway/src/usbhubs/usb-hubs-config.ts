@@ -39,7 +39,7 @@ export interface UsbHubsConfig {
   reopenDelayMs?: number;
 }
 
-export const SERIAL_BY_ID = '/dev/serial/by-id';
+const SERIAL_BY_ID = '/dev/serial/by-id';
 
 /** Cambrionix hubs among the stable serial names (the FTDI product string names the vendor). */
 export function scanSerialById(dir = SERIAL_BY_ID): string[] {

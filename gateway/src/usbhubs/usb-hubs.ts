@@ -18,9 +18,6 @@ import { UsbTelemetry } from './usb-telemetry';
 
 export interface UsbHubs {
   readonly service: UsbHubService;
-  readonly batteryCare?: BatteryCare;
-  readonly recovery?: PowerCycleRecovery;
-  readonly telemetry?: UsbTelemetry;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -57,7 +54,7 @@ export function createUsbHubs(
     ? new UsbTelemetry(service, deps.battery, deps.metrics, config.telemetryIntervalMs, logger)
     : undefined;
   return {
-    service, batteryCare, recovery, telemetry,
+    service,
     async start() {
       await service.start();
       batteryCare?.start();

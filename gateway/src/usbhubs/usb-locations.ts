@@ -2,7 +2,7 @@
  * A device's USB location as the OS exposes it: `adb devices -l` prints `usb:1-1.4.2` (bus-port.port..., the
  * natural key of the hub port; device-data.md 1.13). Network devices have none.
  */
-import Adb from '@devicefarmer/adbkit';
+import { type AdbServerOptions, createAdbClient } from '../drivers/android/adb-client';
 
 export interface UsbLocationSource {
   /** `1-1.4.2`, or undefined when the device has no USB path (network, emulator) or is not listed. */
@@ -23,9 +23,8 @@ export function usbLocationOf(fields: Record<string, unknown>): string | undefin
 export class AdbUsbLocations implements UsbLocationSource {
   private readonly client;
 
-  constructor(options: { adbPort?: number; adbBin?: string }) {
-    const port = options.adbPort ?? (Number(process.env.ANDROID_ADB_SERVER_PORT) || 5037);
-    this.client = Adb.createClient({ port, bin: options.adbBin });
+  constructor(options: AdbServerOptions) {
+    this.client = createAdbClient(options);
   }
 
   async lookup(vendorUniqueIdentifier: string): Promise<string | undefined> {

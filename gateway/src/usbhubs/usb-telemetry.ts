@@ -23,9 +23,8 @@ export class UsbTelemetry extends HubPortLoop {
   }
 
   protected async pass(): Promise<void> {
-    for (const { hub, port, device } of this.hubs.portsWithDevices()) {
-      const status = hub.ports.find((p) => p.port === port);
-      if (hub.isErrored || !status || status.state === 'Unknown') continue;
+    for (const { hub, status, device } of this.hubs.portsWithDevices()) {
+      if (hub.isErrored || status.state === 'Unknown') continue;
       const fields: Record<string, number | string> = {
         voltage: hub.fiveVoltNow,
         amperage: status.milliamps / 1000,

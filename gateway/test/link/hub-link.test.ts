@@ -29,6 +29,7 @@ import { hubProof, verifyHubProof } from '../../src/link/hub-proof';
 import { ImpostorHub } from '../support/impostor-hub';
 import { makeTestCerts } from '../support/test-certs';
 import { fixture } from '../../../scripts/jest/shared-files';
+import { eventually } from '../support/eventually';
 
 const GATEWAY = 'lab-1';
 const CONTACT_MANAGER = fixture('ContactManager.apk');
@@ -36,16 +37,6 @@ const CONTACT_PACKAGE = 'com.example.android.contactmanager';
 const FIREFOX = 'org.mozilla.firefox';
 const logger = createLogger('test', process.env.GW_TEST_LOG ?? 'silent');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${probe.toString()}`);
-    await sleep(50);
-  }
-}
 
 /** The hub's real BlobStore; counts how often a blob is read, i.e. served to a gateway by FetchBlob. */
 class CountingBlobStore extends BlobStore {

@@ -21,19 +21,10 @@ import type { MetricsRequest } from '../../../hub/src/metrics/query-plan';
 import { createUser } from '../../../hub/test/domain/helpers';
 import { createTestDatabase, type TestDatabase } from '../../../hub/test/support/test-database';
 import { startGateway, type RunningGateway } from '../../src/gateway';
+import { eventually } from '../support/eventually';
 
 const logger = createLogger('test', process.env.GW_TEST_LOG ?? 'silent');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${probe.toString()}`);
-    await sleep(100);
-  }
-}
 
 describe('metrics from labsim devices to the hub store', () => {
   let world: LabWorld;

@@ -15,13 +15,13 @@ import type { RequestParams } from '../http/params';
 import type { ApiDependencies } from './context';
 
 /** Every report needs all three, checked in the order spec 4.5 lists them. */
-export function requireReportEntitlements(user: AuthenticatedUser): void {
+function requireReportEntitlements(user: AuthenticatedUser): void {
   requireEntitlement(user, 'UserList');
   requireEntitlement(user, 'DeviceList');
   requireEntitlement(user, 'ApplicationList');
 }
 
-export function reportFilters(params: RequestParams): ReportFilters {
+function reportFilters(params: RequestParams): ReportFilters {
   return {
     applicationId: params.guid('applicationId'),
     device: params.string('deviceId'),
@@ -34,7 +34,7 @@ export function reportFilters(params: RequestParams): ReportFilters {
   };
 }
 
-export const unknownReportType = (type: string): string => `Unknown report type '${type}'.`;
+const unknownReportType = (type: string): string => `Unknown report type '${type}'.`;
 
 export function reportRouter(deps: ApiDependencies): Router {
   const { db, clock } = deps;

@@ -2,11 +2,11 @@
 import { Router } from 'express';
 import { ApiFailure, success } from '@devicelab/shared';
 import { handle } from '../http/handler';
+import { jsonBodyReader } from '../http/json-body';
 import type { RequestParams } from '../http/params';
 import { addRole, deleteRole, listRoles, updateRole, type RoleRef } from '../domain/roles';
 import type { ApiDependencies } from './context';
 import { operationName, postOperation, unknownAction } from './params';
-import { jsonBodyReader } from './user-routes';
 
 /** `id=<guid>` or `name=<role name>` in the query or form. */
 function roleRef(params: RequestParams): RoleRef {

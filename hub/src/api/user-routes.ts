@@ -1,31 +1,15 @@
 /** /User (spec 4.4): list with filters, update, import; extension `action=generateToken`. */
-import type { Request } from 'express';
 import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { handle } from '../http/handler';
-import { JsonBody } from '../http/json-body';
+import { jsonBodyReader } from '../http/json-body';
 import type { RequestParams } from '../http/params';
-import { generateUserToken, importUser, modifyUser, type BodyReader } from '../domain/users-changes';
+import { generateUserToken, importUser, modifyUser } from '../domain/users-changes';
 import { listUsers, NAME_FIELDS, PROFILE_FIELDS, type UserFilters } from '../domain/users';
 import type { ApiDependencies } from './context';
 import { operationName, postOperation, requireGuid, unknownAction } from './params';
 
-const FORM = /^application\/x-www-form-urlencoded\b/i;
-
-/**
- * The JSON body, read on demand (after the entitlement checks). A urlencoded body carries parameters, not a
- * model (the C# client's `AddUser` sends only `add=`), so it reads as an empty object and the domain reports
- * what is missing; but text that starts with `{` is JSON whatever its label (`curl -d '{...}'` without a
- * Content-Type header labels it urlencoded).
- */
-export function jsonBodyReader(req: Request, bodyText: string): BodyReader {
-  return () => {
-    const isForm = FORM.test(req.get('content-type') ?? '');
-    return isForm && !bodyText.trimStart().startsWith('{') ? new JsonBody({}) : JsonBody.parse(bodyText);
-  };
-}
-
-export function userFilters(params: RequestParams): UserFilters {
+function userFilters(params: RequestParams): UserFilters {
   const names: UserFilters['names'] = {};
   for (const field of Object.keys(NAME_FIELDS) as (keyof typeof NAME_FIELDS)[]) {
     const value = params.string(field);

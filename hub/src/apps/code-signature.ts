@@ -18,7 +18,7 @@ const CSMAGIC_BLOBWRAPPER = 0xfade0b01;
 export class MachOFormatError extends Error {}
 
 /** The slice to read: arm64 when the binary is fat and has one, else the first (or only) one. */
-export function selectSlice(binary: Buffer): Buffer {
+function selectSlice(binary: Buffer): Buffer {
   if (binary.length < 8) throw new MachOFormatError('executable is truncated');
   const magic = binary.readUInt32BE(0);
   if (magic !== FAT_MAGIC && magic !== FAT_MAGIC_64) return binary;
@@ -40,7 +40,7 @@ export function selectSlice(binary: Buffer): Buffer {
 }
 
 /** The CMS bytes of the slice's code signature; undefined when unsigned or when the CMS is an empty placeholder. */
-export function codeSignatureCms(slice: Buffer): Buffer | undefined {
+function codeSignatureCms(slice: Buffer): Buffer | undefined {
   if (slice.length < 32) throw new MachOFormatError('Mach-O header is truncated');
   const magic = slice.readUInt32LE(0);
   if (magic !== MH_MAGIC && magic !== MH_MAGIC_64) throw new MachOFormatError('not a Mach-O executable');
@@ -123,7 +123,7 @@ function berChildren(buf: Buffer, node: BerNode): BerNode[] {
 }
 
 /** The certificates of a CMS SignedData (ContentInfo → [0] → SignedData → [0] IMPLICIT certificates). */
-export function cmsCertificates(cms: Buffer): X509Certificate[] {
+function cmsCertificates(cms: Buffer): X509Certificate[] {
   const contentInfo = berNode(cms, 0);
   const explicit = berChildren(cms, contentInfo).find((n) => n.tag === 0xa0);
   if (!explicit) throw new MachOFormatError('CMS has no content');
@@ -144,7 +144,7 @@ export function cmsCertificates(cms: Buffer): X509Certificate[] {
 }
 
 /** The signer: the certificate that is not a CA and issued none of the others. */
-export function leafCertificate(certificates: X509Certificate[]): X509Certificate | undefined {
+function leafCertificate(certificates: X509Certificate[]): X509Certificate | undefined {
   const notCa = certificates.filter((c) => !c.ca);
   const leaves = notCa.filter((c) => !certificates.some((other) => other !== c && other.checkIssued(c)));
   return leaves[0] ?? notCa[0];

@@ -104,7 +104,7 @@ export function parseXmlPlist(text: string): PlistValue {
 
 const APPLE_EPOCH_MS = Date.UTC(2001, 0, 1);
 
-export function parseBinaryPlist(bytes: Buffer): PlistValue {
+function parseBinaryPlist(bytes: Buffer): PlistValue {
   if (bytes.length < 40) throw new PlistFormatError('binary plist is truncated');
   const trailer = bytes.subarray(bytes.length - 32);
   const offsetSize = trailer[6];

@@ -13,8 +13,8 @@ import { displayNameOf } from './authenticated-user';
 export const LOGIN_IDLE_MINUTES = 30;
 const SEEN_RESOLUTION_MS = 60_000;
 
-export async function noteAuthentication(db: Db, row: UserRow, now: Date = new Date()): Promise<void> {
-  if (row.last_seen_at && now.getTime() - new Date(row.last_seen_at).getTime() < SEEN_RESOLUTION_MS) return;
+export async function noteAuthentication(db: Db, row: UserRow): Promise<void> {
+  if (row.last_seen_at && Date.now() - new Date(row.last_seen_at).getTime() < SEEN_RESOLUTION_MS) return;
   await withTx(db, async (trx) => {
     // The WHERE is re-checked on the locked row, so of two concurrent first requests only one becomes the login.
     const login = await trx

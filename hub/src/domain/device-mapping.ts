@@ -1,7 +1,7 @@
 /** Device rows → wire Device model (spec 2.3); null keys are dropped later by the response writer. */
 import { formatWireDate, type Application, type Device, type DeviceAvailabilityStatus, type DeviceBatteryStatus,
   type DeviceFormFactor, type DeviceOperatingSystem } from '@devicelab/shared';
-import type { ApplicationRow, InstalledPackage } from '../store/schema';
+import type { ApplicationRow } from '../store/schema';
 import { matchManagedApplication, toApplicationModel, unmanagedApplication } from './application-mapping';
 import { retainerDisplayName, type DeviceWithRetainer } from './device-queries';
 

@@ -25,21 +25,22 @@ export interface TicketClaims {
   issuedAt: Date;
 }
 
-export function ticketKeysFromPem(privateKeyPem: string): TicketKeys {
+function ticketKeysFromPem(privateKeyPem: string): TicketKeys {
   const privateKey = createPrivateKey(privateKeyPem);
   return { privateKey, publicKeyDer: createPublicKey(privateKey).export({ type: 'spki', format: 'der' }) };
 }
 
+function newPrivateKeyPem(): string {
+  return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+}
+
 export function newTicketKeys(): TicketKeys {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  return ticketKeysFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+  return ticketKeysFromPem(newPrivateKeyPem());
 }
 
 /** The hub's ticket key pair: created on first use, the same on every later start (and every replica). */
 export async function loadTicketKeys(db: Db): Promise<TicketKeys> {
-  const pem = await settingOrCreate(db, TICKET_KEY_SETTING,
-    () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-  return ticketKeysFromPem(pem);
+  return ticketKeysFromPem(await settingOrCreate(db, TICKET_KEY_SETTING, newPrivateKeyPem));
 }
 
 export function signDeviceTicket(keys: TicketKeys, claims: TicketClaims): string {

@@ -8,14 +8,17 @@ import { ApiFailure, type Entitlement } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../http/entitlements';
 import { JsonBody } from '../http/json-body';
+import { BAD_BOOLEAN } from '../http/params';
 import { withTx, type Db, type Tx } from '../store/database';
 import type { DeviceUpdate } from '../store/schema';
 import { lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
 import { recordEvent } from './events';
 import { assertLicenseAllows } from './hub-settings';
 
-/** Updatable properties (spec 2.4) and the entitlement each needs besides DeviceList. */
-/** A Map, not an object literal: body keys such as `__proto__` must not find inherited members. */
+/**
+ * Updatable properties (spec 2.4) and the entitlement each needs besides DeviceList. A Map, not an object
+ * literal: body keys such as `__proto__` must not find inherited members.
+ */
 const UPDATABLE = new Map<string, { name: string; entitlement: Entitlement }>([
   ['name', { name: 'name', entitlement: 'DeviceModify' }],
   ['slotnumber', { name: 'slotNumber', entitlement: 'DeviceModify' }],
@@ -24,7 +27,7 @@ const UPDATABLE = new Map<string, { name: string; entitlement: Entitlement }>([
   ['deleted', { name: 'deleted', entitlement: 'DeviceDelete' }],
 ]);
 
-export interface DeviceChanges {
+interface DeviceChanges {
   name?: string;
   slotNumber?: number | null;
   notes?: string | null;
@@ -55,7 +58,7 @@ export async function updateDevice(db: Db, user: AuthenticatedUser, identifier: 
 }
 
 /** The body as typed changes; any unknown property or invalid value fails the whole update. */
-export function readDeviceChanges(body: JsonBody): DeviceChanges {
+function readDeviceChanges(body: JsonBody): DeviceChanges {
   const keys = body.keys();
   const unknown = keys.filter((k) => !UPDATABLE.has(k));
   if (unknown.length > 0) {
@@ -73,7 +76,7 @@ export function readDeviceChanges(body: JsonBody): DeviceChanges {
   for (const flag of ['enabled', 'deleted'] as const) {
     if (!body.has(flag)) continue;
     const value = body.bool(flag);
-    if (value === undefined) throw new ApiFailure('Value is not equivalent to either TrueString or FalseString.');
+    if (value === undefined) throw new ApiFailure(BAD_BOOLEAN);
     changes[flag] = value;
   }
   return changes;
@@ -83,7 +86,7 @@ export function readDeviceChanges(body: JsonBody): DeviceChanges {
  * Writes `changes` to a locked device after checking the state rules: deleting needs an Offline device, and a
  * device that becomes licensed (enabled and not deleted) must fit the licensed device limit.
  */
-export async function applyDeviceChanges(
+async function applyDeviceChanges(
   trx: Tx, user: AuthenticatedUser, device: DeviceWithRetainer, changes: DeviceChanges,
 ): Promise<void> {
   const deleting = changes.deleted === true && !device.deleted;

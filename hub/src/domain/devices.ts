@@ -5,7 +5,6 @@ import { hasEntitlement } from '../http/entitlements';
 import type { Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
 import { toDeviceModel, type DeviceDetailOptions } from './device-mapping';
-import type { InstalledPackage } from '../store/schema';
 import { selectDevices, type DeviceWithRetainer } from './device-queries';
 
 export interface DeviceFilters {

@@ -56,11 +56,11 @@ export const RUNNING_FLAG = 'hub_running_since';
  * Records ServerStarting (and ServerRestarting first when the previous run never stopped cleanly) and marks the
  * hub as running. Returns the clean-stop step that clears the mark.
  */
-export async function recordServerStart(db: Db, now: () => Date = () => new Date()): Promise<() => Promise<void>> {
+export async function recordServerStart(db: Db): Promise<() => Promise<void>> {
   await withTx(db, async (trx) => {
     const previous = await trx.selectFrom('hub_settings').select('value').where('key', '=', RUNNING_FLAG)
       .forUpdate().executeTakeFirst();
-    const at = now();
+    const at = new Date();
     if (previous) {
       await recordEvent(trx, {
         eventType: 'ServerRestarting', message: 'Server Restarting', isSuccess: false, eventDate: at,

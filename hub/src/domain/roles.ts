@@ -11,9 +11,8 @@ import { sql } from 'kysely';
 import { ADMINISTRATOR_ROLE, ApiFailure, Entitlement, type Entitlement as EntitlementName, type Role } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
-import type { JsonBody } from '../http/json-body';
+import type { BodyReader, JsonBody } from '../http/json-body';
 import { isUniqueViolation, withTx, type Db, type Tx } from '../store/database';
-import type { BodyReader } from './users-changes';
 
 export const roleNotFound = (ref: string): string => `Role '${ref}' not found.`;
 export const roleExists = (name: string): string => `A role named '${name}' already exists.`;

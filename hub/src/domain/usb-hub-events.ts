@@ -1,7 +1,7 @@
 /**
  * Events a gateway reports about what it did to a device's USB port on its own (battery care switches,
  * recovery power-cycles). Recorded as the Event type the gateway names (Note) on the device, when the
- * device belongs to that gateway; an event for an unknown device is dropped (logged by the caller's queue).
+ * device belongs to that gateway; an event for an unknown device is dropped (the result is false).
  */
 import type { UsbHubEvent } from '@devicelab/proto';
 import { EventType, parseEnumValue } from '@devicelab/shared';

@@ -63,8 +63,11 @@ function assertHubConnected(gateways: GatewayDirectory, hubSerialNumber: string)
   if (!known) throw new ApiFailure(`USB hub '${hubSerialNumber}' not found.`);
 }
 
+/** A state a port can be switched to. */
+export type SwitchablePortState = Exclude<UsbHubPortState, 'Unknown'>;
+
 /** `usbHubPortState` text to a state a port can be switched to (Sync is Data; Unknown is no state). */
-export function parsePortState(text: string | undefined): Exclude<UsbHubPortState, 'Unknown'> {
+export function parsePortState(text: string | undefined): SwitchablePortState {
   if (text === undefined) throw new ApiFailure("Parameter 'usbHubPortState' is required.");
   const state = parseEnumValue(UsbHubPortState, text, usbHubPortStateAliases);
   if (!state || state === 'Unknown') {
@@ -87,7 +90,7 @@ async function send(gateways: GatewayDirectory, hubSerialNumber: string, action:
 
 /** POST /Gateway/UsbHub?update: one port, or every port of the hub when `port` is omitted. */
 export async function setHubPortState(
-  gateways: GatewayDirectory, hubSerialNumber: string, port: number | undefined, state: Exclude<UsbHubPortState, 'Unknown'>,
+  gateways: GatewayDirectory, hubSerialNumber: string, port: number | undefined, state: SwitchablePortState,
 ): Promise<void> {
   if (port !== undefined && port < 1) throw new ApiFailure(`Invalid USB hub port ${port}: ports are numbered from 1.`);
   assertHubConnected(gateways, hubSerialNumber);
@@ -106,7 +109,7 @@ export async function rebootUsbHub(gateways: GatewayDirectory, hubSerialNumber: 
  * a hub (a device without a known hub port is skipped by `*`, a failure when named).
  */
 export async function setDevicePortState(
-  db: Db, gateways: GatewayDirectory, identifier: string, state: Exclude<UsbHubPortState, 'Unknown'>,
+  db: Db, gateways: GatewayDirectory, identifier: string, state: SwitchablePortState,
 ): Promise<void> {
   if (identifier.trim() === '*') {
     const rows = await db.selectFrom('devices').select(['name', 'usb_hub_serial_number', 'usb_hub_port_number'])

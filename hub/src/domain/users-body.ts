@@ -95,7 +95,7 @@ function readRoles(body: JsonBody): string[] {
 }
 
 /** `[{"name":..,"value":..}]`, or an object `{"name":"value"}` for convenience; null clears. */
-export function readProperties(raw: unknown): UserProperty[] {
+function readProperties(raw: unknown): UserProperty[] {
   if (raw === null) return [];
   let pairs: [unknown, unknown][];
   if (Array.isArray(raw)) {

@@ -9,21 +9,18 @@ import { generateApiToken, hashToken } from '../auth/api-tokens';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hashPassword } from '../auth/passwords';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
-import type { JsonBody } from '../http/json-body';
+import type { BodyReader, JsonBody } from '../http/json-body';
 import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
 import type { UserRow, UsersTable } from '../store/schema';
 import { recordEvent } from './events';
-import { BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, readUserChange, type UserChange } from './users-body';
+import { roleNotFound } from './roles';
+import { BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, readUserChange } from './users-body';
 import { userNotFound } from './users';
 
 export const LAST_ADMINISTRATOR =
   'The last active Administrator cannot lose the Administrator role or be deactivated.';
 export const ADMIN_CANNOT_BE_RENAMED = `The built-in user '${BUILT_IN_ADMIN_LOGIN}' cannot be renamed.`;
 export const NO_LOGIN_GIVEN = 'A new user needs an Email (or UserName) in a JSON body.';
-export const unknownRole = (name: string): string => `Role '${name}' not found.`;
-
-/** The body is read only after the entitlement checks, so a caller without rights learns nothing from parsing. */
-export type BodyReader = () => JsonBody;
 
 /**
  * User update: UserModify for anyone, UserModify or UserModifySelf for oneself. Changing `roles` also needs
@@ -140,7 +137,7 @@ async function replaceRoles(trx: Tx, userId: string, names: string[]): Promise<v
     .where(sql<boolean>`lower(name) = ANY(${lowered}::text[])`).execute();
   const found = new Set(roles.map((r) => r.name.toLowerCase()));
   const missing = names.find((n) => !found.has(n.toLowerCase()));
-  if (missing !== undefined) throw new ApiFailure(unknownRole(missing));
+  if (missing !== undefined) throw new ApiFailure(roleNotFound(missing));
   await trx.deleteFrom('user_roles').where('user_id', '=', userId).execute();
   if (roles.length > 0) {
     await trx.insertInto('user_roles').values(roles.map((r) => ({ user_id: userId, role_id: r.id }))).execute();

@@ -53,7 +53,7 @@ export async function listUsers(db: Db, caller: AuthenticatedUser, filters: User
 }
 
 /** The wire models of some user rows, with their role names and properties. */
-export async function toUserModels(db: Db | Tx, rows: UserRow[]): Promise<User[]> {
+async function toUserModels(db: Db | Tx, rows: UserRow[]): Promise<User[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const roles = await db.selectFrom('user_roles').innerJoin('roles', 'roles.id', 'user_roles.role_id')
@@ -67,7 +67,7 @@ export async function toUserModels(db: Db | Tx, rows: UserRow[]): Promise<User[]
   ));
 }
 
-export function toUserModel(row: UserRow, roles: string[], properties: UserProperty[]): User {
+function toUserModel(row: UserRow, roles: string[], properties: UserProperty[]): User {
   const profile = row.profile ?? {};
   const model = {
     id: row.id,

@@ -32,8 +32,8 @@ export interface GatewayDirectory {
   sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult>;
   connectedGateways(): ConnectedGateway[];
   /**
-   * Tells the gateway holding the device that its current retain changed (`retainId`, or '' when released), so
-   * the gateway accepts only tickets of the current retain. Best effort: a gateway that misses it gets the full
+   * Tells the connected gateways that the device's current retain changed (`retainId`, or '' when released), so
+   * its gateway accepts only tickets of the current retain. Best effort: a gateway that misses it gets the full
    * set in its next Welcome.
    */
   notifyRetention(vendorUniqueIdentifier: string, retainId: string): void;

@@ -157,11 +157,11 @@ export class GatewaySession {
         return this.onSnapshot(message.snapshot.devices ?? []);
       case 'deviceUpdate':
         this.devices.add(message.deviceUpdate.vendorUniqueIdentifier);
-        return this.write_(async () => this.notify([await applyDeviceState(this.ctx.db, this.ctx.gateway.id, message.deviceUpdate)]));
+        return this.recordWrite(async () => this.notify([await applyDeviceState(this.ctx.db, this.ctx.gateway.id, message.deviceUpdate)]));
       case 'deviceRemoved': {
         const id = message.deviceRemoved.vendorUniqueIdentifier;
         this.devices.delete(id);
-        return this.write_(async () =>
+        return this.recordWrite(async () =>
           this.notify(await takeDevicesOffline(this.ctx.db, { gatewayId: this.ctx.gateway.id, only: [id], detail: 'Removed by the gateway' })),
         );
       }
@@ -172,7 +172,7 @@ export class GatewaySession {
         return;
       case 'usbHubEvent': {
         const event = message.usbHubEvent;
-        return this.write_(() => recordUsbHubEvent(this.ctx.db, this.ctx.gateway.id, event));
+        return this.recordWrite(() => recordUsbHubEvent(this.ctx.db, this.ctx.gateway.id, event));
       }
       case 'metrics':
         return this.onMetrics(message.metrics);
@@ -191,7 +191,7 @@ export class GatewaySession {
     this.hello = hello;
     // Established first, so retains committed while the current ones are read are held and sent after Welcome.
     this.ctx.onEstablished(this);
-    this.write_(() =>
+    this.recordWrite(() =>
       setGatewayConnected(this.ctx.db, gateway.id, true, { publicAddress: hello.publicAddress, publicPort: hello.publicPort }),
     );
     void this.currentRetentions().then((retentions) => {
@@ -216,7 +216,7 @@ export class GatewaySession {
    */
   private onMetrics(batch: MetricsBatch): void {
     const receiver = this.metricsReceiver;
-    this.write_(async () => {
+    this.recordWrite(async () => {
       const sequence = receiver ? await receiver.receive(batch) : Number(batch.sequence);
       this.write({ body: 'metricsAck', metricsAck: { sequence } });
     });
@@ -255,7 +255,7 @@ export class GatewaySession {
     this.devices.clear();
     for (const device of devices) this.devices.add(device.vendorUniqueIdentifier);
     const keep = devices.map((d) => d.vendorUniqueIdentifier);
-    this.write_(async () => {
+    this.recordWrite(async () => {
       const changes: DeviceChange[] = [];
       for (const device of devices) changes.push(await applyDeviceState(this.ctx.db, this.ctx.gateway.id, device));
       changes.push(
@@ -281,7 +281,7 @@ export class GatewaySession {
   }
 
   /** Queues a record write; a failed write is logged and does not end the session. */
-  private write_(write: () => Promise<unknown>): void {
+  private recordWrite(write: () => Promise<unknown>): void {
     void this.ctx.enqueueWrite(this.ctx.gateway.id, async () => {
       await write();
     });

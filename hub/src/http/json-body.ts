@@ -2,9 +2,10 @@
  * Lenient JSON bodies of update/add requests (wire-decisions rule 5): JSON5 syntax (unquoted keys), keys matched
  * case-insensitively, string values accepted for booleans and numbers (`{"Enabled":"False"}`, `{slotNumber:"1777"}`).
  */
+import type { Request } from 'express';
 import JSON5 from 'json5';
 import { ApiFailure } from '@devicelab/shared';
-import { parseBoolean, parseInt32 } from './params';
+import { BAD_BOOLEAN, BAD_INT32, isFormBody, parseBoolean, parseInt32 } from './params';
 
 export const NUL_IN_BODY = 'Invalid JSON body: text must not contain a NUL character (\\u0000).';
 
@@ -85,7 +86,7 @@ export class JsonBody {
     if (value === undefined || value === null || value === '') return undefined;
     if (typeof value === 'boolean') return value;
     if (typeof value === 'string') return parseBoolean(value);
-    throw new ApiFailure('Value is not equivalent to either TrueString or FalseString.');
+    throw new ApiFailure(BAD_BOOLEAN);
   }
 
   int(name: string): number | null | undefined {
@@ -94,7 +95,7 @@ export class JsonBody {
     if (value === null || value === '') return null;
     if (typeof value === 'number' && Number.isInteger(value)) return parseInt32(String(value));
     if (typeof value === 'string') return parseInt32(value);
-    throw new ApiFailure('Input string was not in a correct format.');
+    throw new ApiFailure(BAD_INT32);
   }
 
   stringArray(name: string): string[] | undefined {
@@ -104,4 +105,17 @@ export class JsonBody {
     if (typeof value === 'string') return value.split(',').map((v) => v.trim()).filter((v) => v !== '');
     throw new ApiFailure(`Invalid value for '${name}'.`);
   }
+}
+
+/** The body is read only after the entitlement checks, so a caller without rights learns nothing from parsing. */
+export type BodyReader = () => JsonBody;
+
+/**
+ * The JSON body, read on demand (after the entitlement checks). A urlencoded body carries parameters, not a
+ * model (the C# client's `AddUser` sends only `add=`), so it reads as an empty object and the domain reports
+ * what is missing; but text that starts with `{` is JSON whatever its label (`curl -d '{...}'` without a
+ * Content-Type header labels it urlencoded).
+ */
+export function jsonBodyReader(req: Request, bodyText: string): BodyReader {
+  return () => isFormBody(req) && !bodyText.trimStart().startsWith('{') ? new JsonBody({}) : JsonBody.parse(bodyText);
 }

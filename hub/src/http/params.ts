@@ -19,6 +19,7 @@ const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
 export const BAD_BOOLEAN = 'Value is not equivalent to either TrueString or FalseString.';
+export const BAD_INT32 = 'Input string was not in a correct format.';
 export const invalidGuid = (value: string): string => `Invalid Guid format: ${value}`;
 export const enumValueNotFound = (value: string): string => `The requested value '${value}' was not found.`;
 export const nulInParameter = (name: string): string => `Parameter '${name}' must not contain a NUL character.`;
@@ -153,7 +154,7 @@ export function parseInt32(text: string): number {
   const value = text.trim();
   const n = /^[+-]?\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < INT32_MIN || n > INT32_MAX) {
-    throw new ApiFailure('Input string was not in a correct format.');
+    throw new ApiFailure(BAD_INT32);
   }
   return n;
 }
@@ -162,14 +163,16 @@ function lenientTrue(value: string | undefined): boolean {
   return value !== undefined && value.trim().toLowerCase() === 'true';
 }
 
-const FORM = /^application\/x-www-form-urlencoded\b/i;
+export function isFormBody(req: Request): boolean {
+  return /^application\/x-www-form-urlencoded\b/i.test(req.get('content-type') ?? '');
+}
 
 /** The parameters of a request: its raw query string, then an urlencoded body (already read as text). */
 export function requestParams(req: Request): RequestParams {
   const url = req.originalUrl ?? req.url;
   const q = url.indexOf('?');
   const query = q >= 0 ? url.slice(q + 1) : '';
-  const body = typeof req.body === 'string' && FORM.test(req.get('content-type') ?? '') ? req.body : undefined;
+  const body = typeof req.body === 'string' && isFormBody(req) ? req.body : undefined;
   return RequestParams.fromUrlEncoded(query, body);
 }
 

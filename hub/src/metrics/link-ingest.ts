@@ -12,7 +12,7 @@ import { metricsDisabledDevices } from './passive-logging';
 import { claimBatch, MAX_EPOCH_LENGTH } from './received-batches';
 import { METRIC_TABLES, type FieldValue, type MetricsRow, type MetricsStore, type MetricTableName } from './metrics-store';
 
-export interface BatchOutcome {
+interface BatchOutcome {
   stored: number;
   /** Rows discarded on purpose: unknown device or table, logging off, outside the retention window. */
   discarded: number;
@@ -20,8 +20,8 @@ export interface BatchOutcome {
   duplicate: boolean;
 }
 
-/** `gatewayId`: the sender; with it a batch carrying an epoch is stored exactly once. */
-export async function ingestMetricsBatch(db: Db, store: MetricsStore, batch: MetricsBatch, gatewayId?: string): Promise<BatchOutcome> {
+/** `gatewayId`: the sender; a batch carrying an epoch is stored exactly once per gateway. */
+async function ingestMetricsBatch(db: Db, store: MetricsStore, batch: MetricsBatch, gatewayId: string): Promise<BatchOutcome> {
   const epoch = batch.epoch ?? '';
   if (epoch.length > MAX_EPOCH_LENGTH) throw new Error(`metrics batch epoch longer than ${MAX_EPOCH_LENGTH} characters`);
   const rows = batch.rows ?? [];
@@ -38,7 +38,7 @@ export async function ingestMetricsBatch(db: Db, store: MetricsStore, batch: Met
     if (deviceId && table) accepted.push(toStoreRow(deviceId, table, row));
   }
   // Gateways older than exactly-once delivery send no epoch: their batches are stored as they come.
-  const claim = gatewayId && epoch ? claimBatch({ gatewayId, epoch, sequence: Number(batch.sequence) }) : undefined;
+  const claim = epoch ? claimBatch({ gatewayId, epoch, sequence: Number(batch.sequence) }) : undefined;
   const outcome = await store.ingest(accepted, undefined, claim);
   if (outcome.duplicate) return { stored: 0, discarded: 0, duplicate: true };
   return { stored: outcome.stored, discarded: rows.length - outcome.stored, duplicate: false };
@@ -58,7 +58,7 @@ function toStoreRow(deviceId: string, table: MetricTableName, row: MetricRow): M
  * Remembers the gateway's dropped-rows counter (total since the gateway started) on its record; logs when it
  * grows, since every dropped row is a lost sample.
  */
-export async function recordDroppedRows(
+async function recordDroppedRows(
   db: Db, gateway: { id: string; name: string }, droppedRows: number, previous: number | undefined, logger: Logger,
 ): Promise<void> {
   if (droppedRows === previous) return;

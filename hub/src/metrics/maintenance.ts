@@ -22,9 +22,9 @@ export function metricsRetentionDays(env: NodeJS.ProcessEnv = process.env): numb
   return Number(text);
 }
 
-/** Runs one pass now (awaited, so a broken store fails the start) and then every `intervalMs`; returns stop. */
+/** Runs one pass now (awaited, so a broken store fails the start) and then hourly; returns stop. */
 export async function startMetricsMaintenance(
-  store: MetricsStore, options: { retentionDays: number; logger: Logger; intervalMs?: number; db?: Db },
+  store: MetricsStore, options: { retentionDays: number; logger: Logger; db?: Db },
 ): Promise<() => Promise<void>> {
   const pass = async () => {
     await store.prepare();
@@ -35,7 +35,7 @@ export async function startMetricsMaintenance(
   await pass();
   const timer = setInterval(() => {
     pass().catch((err) => options.logger.warn({ reason: String(err) }, 'metrics maintenance failed; retrying next hour'));
-  }, options.intervalMs ?? HOUR_MS);
+  }, HOUR_MS);
   timer.unref();
   return async () => clearInterval(timer);
 }

@@ -12,5 +12,3 @@ export function microsToTimestamp(timeUs: number): string {
 export function formatMetricTime(timeUs: number): string {
   return microsToTimestamp(timeUs).replace(/\.?0+Z$/, 'Z');
 }
-
-export const dateToMicros = (date: Date): number => date.getTime() * 1000;

@@ -16,7 +16,7 @@ const ALREADY_THERE = new Set(['42P07', '23505']);
 export const dayOfMicros = (timeUs: number): number => Math.floor(timeUs / 1000 / DAY_MS);
 export const dayOfDate = (date: Date): number => Math.floor(date.getTime() / DAY_MS);
 
-export function partitionName(table: MetricTableName, day: number): string {
+function partitionName(table: MetricTableName, day: number): string {
   return `${table}_p${new Date(day * DAY_MS).toISOString().slice(0, 10).replace(/-/g, '')}`;
 }
 

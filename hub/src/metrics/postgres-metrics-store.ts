@@ -6,9 +6,9 @@ import { sql, type RawBuilder } from 'kysely';
 import { createLogger, type Logger } from '@devicelab/shared';
 import { sqlStateOf, withTx, type Db, type Tx } from '../store/database';
 import { acceptableFieldName, PostgresFieldCatalog, safeColumn } from './field-catalog';
-import type {
-  FieldCatalog, FieldKind, FieldValue, IngestClaim, IngestOutcome, MetricsQuery, MetricsRow, MetricsSeries,
-  MetricsStore, MetricTableName,
+import {
+  METRIC_TABLES, type FieldCatalog, type FieldKind, type FieldValue, type IngestClaim, type IngestOutcome,
+  type MetricsQuery, type MetricsRow, type MetricsSeries, type MetricsStore, type MetricTableName,
 } from './metrics-store';
 import { microsToTimestamp } from './metric-time';
 import { DailyPartitions, dayOfDate, dayOfMicros } from './partitions';
@@ -51,7 +51,7 @@ export class PostgresMetricsStore implements MetricsStore {
   async prepare(now = new Date()): Promise<void> {
     const today = dayOfDate(now);
     const ahead: [MetricTableName, number][] = [];
-    for (const table of ['usb_hub', 'log', 'health_check', 'sample'] as const) ahead.push([table, today], [table, today + 1]);
+    for (const table of METRIC_TABLES) ahead.push([table, today], [table, today + 1]);
     await this.partitions.ensure(ahead);
   }
 

@@ -163,7 +163,7 @@ function aggregateExpression(aggregate: Aggregate, c: RawBuilder<unknown>): RawB
   }
 }
 
-export function aggregateTitles(aggregates: Aggregate[], fields: SelectedField[]): string[] {
+function aggregateTitles(aggregates: Aggregate[], fields: SelectedField[]): string[] {
   return ['time', ...aggregates.flatMap((a) => fields.map((f) => `${a.label}_${f.name}`))];
 }
 

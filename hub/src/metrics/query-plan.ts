@@ -152,7 +152,7 @@ export function checkAggregateKinds(aggregates: Aggregate[], tables: TableQuery[
  * A field of one table by the name a client sent: exact, then ignoring case, then without a `Group: ` prefix
  * (`Memory: Used` -> `Used`, design.md). `device_id` is in every table.
  */
-export function resolveField(catalog: FieldCatalog, table: MetricTableName, name: string): CatalogField | 'device_id' | undefined {
+function resolveField(catalog: FieldCatalog, table: MetricTableName, name: string): CatalogField | 'device_id' | undefined {
   const trimmed = name.trim();
   const fields = catalog.get(table) ?? [];
   const find = (candidate: string): CatalogField | 'device_id' | undefined => {

@@ -14,7 +14,7 @@ export const MAX_EPOCH_LENGTH = 64;
  * How long a record is kept. A gateway resends right after it reconnects, so a day covers any outage it keeps
  * running through; a batch resent later than that would be stored twice.
  */
-export const RECEIVED_BATCH_KEEP_MS = 86_400_000;
+const RECEIVED_BATCH_KEEP_MS = 86_400_000;
 
 export interface BatchName {
   gatewayId: string;
@@ -32,9 +32,9 @@ export function claimBatch(name: BatchName): IngestClaim {
   };
 }
 
-/** Deletes records older than `keepMs` before `now`; returns how many. */
-export async function pruneReceivedBatches(db: Db, now = new Date(), keepMs = RECEIVED_BATCH_KEEP_MS): Promise<number> {
-  const cutoff = new Date(now.getTime() - keepMs).toISOString();
+/** Deletes records kept longer than RECEIVED_BATCH_KEEP_MS before `now`; returns how many. */
+export async function pruneReceivedBatches(db: Db, now = new Date()): Promise<number> {
+  const cutoff = new Date(now.getTime() - RECEIVED_BATCH_KEEP_MS).toISOString();
   const result = await sql`DELETE FROM metrics.received_batches WHERE received_at < ${cutoff}::timestamptz`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }

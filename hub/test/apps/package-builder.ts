@@ -2,7 +2,7 @@
  * Builds test packages byte by byte: ZIP archives (deflated entries, real CRCs), XML property lists and Apple
  * crushed PNGs. Tests use them for cases the real fixtures do not cover (simulator builds, corrupt archives).
  */
-import { crc32, deflateRawSync, deflateSync, inflateSync } from 'node:zlib';
+import { crc32, deflateRawSync, inflateSync } from 'node:zlib';
 
 export interface ZipInput { name: string; data: Buffer | string }
 
@@ -93,16 +93,6 @@ function ihdr(width: number, height: number): Buffer {
   return data;
 }
 
-/** Rows of RGBA pixels with filter byte 0 ("None") before each row. */
-function rows(width: number, pixels: number[][]): Buffer {
-  const out: number[] = [];
-  for (let y = 0; y < pixels.length / width; y++) {
-    out.push(0);
-    for (let x = 0; x < width; x++) out.push(...pixels[y * width + x]);
-  }
-  return Buffer.from(out);
-}
-
 /**
  * The crushed form Xcode writes for straight RGBA `pixels`: CgBI chunk first, BGRA order, premultiplied alpha,
  * raw deflate. Rows use the Sub filter so the converter's unfiltering is exercised too.
@@ -123,12 +113,6 @@ export function crushedPng(width: number, pixels: [number, number, number, numbe
   }
   return Buffer.concat([SIGNATURE, chunk('CgBI', Buffer.from([0x50, 0x00, 0x20, 0x06])), chunk('IHDR', ihdr(width, height)),
     chunk('IDAT', deflateRawSync(Buffer.from(raw))), chunk('IEND', Buffer.alloc(0))]);
-}
-
-/** A standard PNG of straight RGBA pixels (for comparing a converted icon with what it should be). */
-export function plainPng(width: number, pixels: [number, number, number, number][]): Buffer {
-  return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr(width, pixels.length / width)),
-    chunk('IDAT', deflateSync(rows(width, pixels))), chunk('IEND', Buffer.alloc(0))]);
 }
 
 /**

@@ -18,7 +18,7 @@ function bucket(ms: number): number {
   return BUCKETS.find((b) => b >= ms) ?? 4950;
 }
 
-export interface FrameStats {
+interface FrameStats {
   frames: number;
   janky: number;
   percentiles: [number, number, number, number];
@@ -31,7 +31,7 @@ export interface FrameStats {
 }
 
 /** Frame counters after `ageSeconds` of process life (~24 frames/s on average, ~6 % janky). */
-export function frameStats(ageSeconds: number): FrameStats {
+function frameStats(ageSeconds: number): FrameStats {
   const t = Math.max(0, ageSeconds);
   const frames = Math.floor(24 * t + 40 * (1 - Math.cos(t / 11)) + Math.min(60, t * 30));
   const janky = Math.floor(frames * 0.058);

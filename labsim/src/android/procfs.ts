@@ -183,8 +183,9 @@ export class ProcModel {
     const t = this.uptimeSeconds(now);
     const max = this.spec.cpu.maxFreqKhz;
     const step = (top: number, phase: number) => Math.round((top * (0.3 + 0.7 * ((Math.sin(t / phase) + 1) / 2))) / 1000) * 1000;
-    const big = cores >= 8 ? [{ policy: cores - 2, khz: step(max * 0.8, 7) }, { policy: cores - 1, khz: step(max, 3) }] : [{ policy: cores / 2, khz: step(max, 3) }];
-    if (cores >= 8) big[0].policy = cores / 2;
+    const big = cores >= 8
+      ? [{ policy: cores / 2, khz: step(max * 0.8, 7) }, { policy: cores - 1, khz: step(max, 3) }]
+      : [{ policy: cores / 2, khz: step(max, 3) }];
     return [little, ...big];
   }
 

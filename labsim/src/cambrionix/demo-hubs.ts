@@ -16,7 +16,7 @@ export interface DemoHubs {
   portMap: Array<{ hubSerialNumber: string; port: number; device: string }>;
 }
 
-export function socatAvailable(): boolean {
+function socatAvailable(): boolean {
   return spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
 }
 

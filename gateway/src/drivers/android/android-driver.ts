@@ -3,7 +3,6 @@
  * a readiness (Booting until `sys.boot_completed` = 1, then Ready with facts and packages), and a generation
  * counter that cancels a running boot wait when the state changes.
  */
-import Adb from '@devicefarmer/adbkit';
 import type { Client, DeviceClient } from '@devicefarmer/adbkit';
 import type { DeviceState, InstalledPackage } from '@devicelab/proto';
 import { createLogger, type DeviceReadiness, type Logger } from '@devicelab/shared';
@@ -11,6 +10,7 @@ import {
   DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions,
   type UninstallOptions,
 } from '../device-driver';
+import { type AdbServerOptions, createAdbClient } from './adb-client';
 import { installApk, uninstallPackage } from './install';
 import { launchPackage } from './launch';
 import { readLogcat } from './logcat';
@@ -21,12 +21,7 @@ import { asCommandError, runShell } from './shell';
 import { AdbTracker } from './tracker';
 import { AndroidSampling } from './sampling';
 
-export interface AndroidDriverOptions {
-  /** adb server port; default `ANDROID_ADB_SERVER_PORT` or 5037. */
-  adbPort?: number;
-  adbHost?: string;
-  /** adb binary used to start the server when it is not running. */
-  adbBin?: string;
+export interface AndroidDriverOptions extends AdbServerOptions {
   logger?: Logger;
   /** How often `sys.boot_completed` is polled while Booting. */
   bootPollMs?: number;
@@ -66,8 +61,7 @@ export class AndroidDriver implements DeviceDriver {
   readonly sampling: AndroidSampling;
 
   constructor(options: AndroidDriverOptions = {}) {
-    const port = options.adbPort ?? (Number(process.env.ANDROID_ADB_SERVER_PORT) || 5037);
-    this.client = Adb.createClient({ port, host: options.adbHost, bin: options.adbBin });
+    this.client = createAdbClient(options);
     this.logger = options.logger ?? createLogger('gateway.android');
     this.bootPollMs = options.bootPollMs ?? 1_000;
     this.rebootGraceMs = options.rebootGraceMs ?? 3_000;

@@ -8,7 +8,7 @@ import type { DeviceClient } from '@devicefarmer/adbkit';
 import type { LogFollower, LogStream } from '../device-driver';
 import { asCommandError } from './shell';
 
-export const LOGCAT_FOLLOW_COMMAND = 'logcat -v threadtime -T 1';
+const LOGCAT_FOLLOW_COMMAND = 'logcat -v threadtime -T 1';
 
 /** Buffer separators (`--------- beginning of main`) are not log lines. */
 const SEPARATOR = /^-{9} (beginning of|switch to) /;

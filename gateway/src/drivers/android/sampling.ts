@@ -25,7 +25,7 @@ export interface AndroidSamplingHost {
   launchedPackage(id: string): string | undefined;
 }
 
-/** Fastest cluster first; cpu0 alone where the kernel has no policy directories. */
+/** Every cpufreq policy (one per cluster; the parser keeps the fastest); cpu0 alone where the kernel has none. */
 const CPUFREQ = 'cat /sys/devices/system/cpu/cpufreq/policy*/scaling_cur_freq 2>/dev/null || cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq 2>/dev/null';
 
 export function sampleScript(packageId: string | undefined): string {

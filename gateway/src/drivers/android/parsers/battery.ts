@@ -19,3 +19,9 @@ export function parseBattery(text: string): BatteryInfo {
   const percent = values.has('level') && Number.isFinite(level) ? Math.round((level * 100) / scale) : -1;
   return { percent, status: STATUS[values.get('status') ?? ''] ?? 'Unknown' };
 }
+
+/** `temperature: 298` in `dumpsys battery` is tenths of a degree Celsius. */
+export function parseBatteryTemperature(text: string): number | undefined {
+  const m = /^\s*temperature:\s*(-?\d+)\s*$/m.exec(text);
+  return m ? Number(m[1]) / 10 : undefined;
+}
