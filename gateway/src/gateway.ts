@@ -106,7 +106,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     usbHubs,
     stop: () => {
       stopping ??= (async () => {
-        samplers?.stop();
+        await samplers?.stop();
         metrics.stop();
         await usbHubs?.stop();
         await link.stop();

@@ -24,6 +24,8 @@ export class DeviceSamplers implements DeviceListener {
   private readonly running = new Map<string, DeviceJobs>();
   private disabled = new Set<string>();
   private stopped = false;
+  /** Jobs told to stop whose last read is still running. */
+  private readonly finishing = new Set<Promise<void>>();
 
   constructor(
     private readonly sampling: DeviceSampling,
@@ -59,9 +61,14 @@ export class DeviceSamplers implements DeviceListener {
     for (const id of new Set([...this.ready, ...this.running.keys()])) this.reconcile(id);
   }
 
-  stop(): void {
+  /**
+   * Stops every job and waits for reads still in flight: none may reach the adb server after the gateway
+   * stopped (adbkit would start a new server for it).
+   */
+  async stop(): Promise<void> {
     this.stopped = true;
     for (const id of [...this.running.keys()]) this.reconcile(id);
+    await Promise.all(this.finishing);
   }
 
   private reconcile(id: string): void {
@@ -71,8 +78,9 @@ export class DeviceSamplers implements DeviceListener {
       this.running.set(id, this.startJobs(id));
       this.logger.debug({ device: id }, 'sampling started');
     } else if (!wanted && jobs) {
-      jobs.sample?.stop();
-      jobs.health?.stop();
+      const finished = Promise.all([jobs.sample?.stop(), jobs.health?.stop()]).then(() => undefined);
+      this.finishing.add(finished);
+      void finished.finally(() => this.finishing.delete(finished));
       jobs.log?.stop();
       this.running.delete(id);
       this.logger.debug({ device: id }, 'sampling stopped');

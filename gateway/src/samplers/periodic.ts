@@ -5,25 +5,31 @@
  * first tick comes after a random part of the interval so many devices do not all fire at the same instant.
  */
 export interface Periodic {
-  stop(): void;
+  /** No tick starts after this; resolves once a tick still running has finished (its device reads included). */
+  stop(): Promise<void>;
 }
 
 export function startPeriodic(intervalMs: number, tick: (active: () => boolean) => Promise<void>, random: () => number = Math.random): Periodic {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
   const schedule = (delay: number) => {
     if (stopped) return;
     timer = setTimeout(run, Math.max(0, delay));
   };
   const run = () => {
     const started = Date.now();
-    tick(() => !stopped).catch(() => undefined).finally(() => schedule(intervalMs - (Date.now() - started)));
+    running = tick(() => !stopped).catch(() => undefined).finally(() => {
+      running = undefined;
+      schedule(intervalMs - (Date.now() - started));
+    });
   };
   schedule(random() * intervalMs);
   return {
-    stop() {
+    async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      await running;
     },
   };
 }

@@ -64,7 +64,7 @@ describe('DeviceSamplers over adb + labsim', () => {
   });
 
   afterAll(async () => {
-    samplers?.stop();
+    await samplers?.stop();
     await driver?.stop();
     await world?.stop();
     process.env.HOME = savedHome;
