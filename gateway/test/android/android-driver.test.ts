@@ -3,10 +3,10 @@
  * LabWorld gives this file its own adb server port and HOME.
  */
 import { LabWorld, specFromPreset } from '@devicelab/labsim';
-import { createLogger } from '@devicelab/shared';
 import { AndroidDriver } from '../../src/drivers/android/android-driver';
 import { DeviceCommandError } from '../../src/drivers/device-driver';
-import { Recorder } from '../support/recorder';
+import { startDriverLab, type DriverLab } from '../support/driver-lab';
+import type { Recorder } from '../support/recorder';
 import { fixture } from '../../../scripts/jest/shared-files';
 
 const CONTACT_MANAGER = fixture('ContactManager.apk');
@@ -16,23 +16,14 @@ describe('AndroidDriver over adb + labsim', () => {
   let world: LabWorld;
   let driver: AndroidDriver;
   let recorder: Recorder;
-  const savedHome = process.env.HOME;
+  let lab: DriverLab;
 
   beforeAll(async () => {
-    world = new LabWorld({ timings: { rebootMs: 800, bootCompleteMs: 700 } });
-    await world.start();
-    // adbkit restarts a killed adb server itself; let it use this world's HOME (adb key) too.
-    process.env.HOME = world.env().HOME;
-    recorder = new Recorder();
-    driver = new AndroidDriver({ adbPort: world.adbServerPort, bootPollMs: 150, rebootGraceMs: 400, devicePollMs: 500, logger: createLogger('test', process.env.GW_TEST_LOG ?? 'silent') });
-    await driver.start(recorder);
+    lab = await startDriverLab();
+    ({ world, driver, recorder } = lab);
   });
 
-  afterAll(async () => {
-    await driver?.stop();
-    await world?.stop();
-    process.env.HOME = savedHome;
-  });
+  afterAll(() => lab?.stop());
 
   it('reports an added device as Booting then Ready with facts from getprop', async () => {
     const spec = specFromPreset('pixel-7', 0);

@@ -5,10 +5,10 @@
  * an app.
  */
 import { LabWorld, specFromPreset, type DeviceSnapshot } from '@devicelab/labsim';
-import { createLogger } from '@devicelab/shared';
 import { AndroidDriver } from '../../src/drivers/android/android-driver';
 import { DeviceCommandError } from '../../src/drivers/device-driver';
-import { Recorder } from '../support/recorder';
+import { startDriverLab, type DriverLab } from '../support/driver-lab';
+import type { Recorder } from '../support/recorder';
 
 const KB = 1024;
 const FIREFOX = 'org.mozilla.firefox';
@@ -19,7 +19,7 @@ describe('Android sampling over adb + labsim', () => {
   let world: LabWorld;
   let driver: AndroidDriver;
   let recorder: Recorder;
-  const savedHome = process.env.HOME;
+  let lab: DriverLab;
   const pixel = specFromPreset('pixel-7', 0);
   const moto = specFromPreset('moto-g9-play', 1);
   // A 32-bit Android 7 phone: OpenGL HWUI pipeline (gfxinfo cache table), HIGHMEM kernel.
@@ -29,21 +29,13 @@ describe('Android sampling over adb + labsim', () => {
   let n: DeviceSnapshot;
 
   beforeAll(async () => {
-    world = new LabWorld({ timings: { rebootMs: 800, bootCompleteMs: 700 } });
-    await world.start();
-    process.env.HOME = world.env().HOME;
-    recorder = new Recorder();
-    driver = new AndroidDriver({ adbPort: world.adbServerPort, bootPollMs: 150, rebootGraceMs: 400, devicePollMs: 500, logger: createLogger('test', process.env.GW_TEST_LOG ?? 'silent') });
-    await driver.start(recorder);
+    lab = await startDriverLab();
+    ({ world, driver, recorder } = lab);
     [p, m, n] = await Promise.all([world.addAndroidDevice(pixel), world.addAndroidDevice(moto), world.addAndroidDevice(nougat)]);
     await Promise.all([p, m, n].map((d) => recorder.waitReadiness(d.adbSerial, 'Ready')));
   });
 
-  afterAll(async () => {
-    await driver?.stop();
-    await world?.stop();
-    process.env.HOME = savedHome;
-  });
+  afterAll(() => lab?.stop());
 
   it('reads memory, network totals and CPU frequency in one call; loads and rates from the second read on', async () => {
     const first = await driver.sampling.sample(p.adbSerial);

@@ -6,12 +6,12 @@
 import { LabWorld, specFromPreset, type DeviceSnapshot } from '@devicelab/labsim';
 import { createLogger } from '@devicelab/shared';
 import { AndroidDriver } from '../../src/drivers/android/android-driver';
-import type { DeviceListener } from '../../src/drivers/device-driver';
 import { DeviceSamplers } from '../../src/samplers/device-samplers';
 import { runHealthCheck } from '../../src/samplers/health-check-job';
 import { droppedNote } from '../../src/samplers/log-job';
 import type { MetricsSink, SampledRow } from '../../src/samplers/metrics-sink';
-import { Recorder } from '../support/recorder';
+import { startDriverLab, type DriverLab } from '../support/driver-lab';
+import type { Recorder } from '../support/recorder';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const logger = createLogger('test', process.env.GW_TEST_LOG ?? 'silent');
@@ -38,36 +38,28 @@ describe('DeviceSamplers over adb + labsim', () => {
   let recorder: Recorder;
   let samplers: DeviceSamplers;
   let sink: CollectingSink;
-  const savedHome = process.env.HOME;
+  let lab: DriverLab;
   const specA = specFromPreset('pixel-7', 3);
   const specB = specFromPreset('galaxy-s23', 4);
   let a: DeviceSnapshot;
   let b: DeviceSnapshot;
 
   beforeAll(async () => {
-    world = new LabWorld({ timings: { rebootMs: 800, bootCompleteMs: 700 } });
-    await world.start();
-    process.env.HOME = world.env().HOME;
-    recorder = new Recorder();
     sink = new CollectingSink();
-    driver = new AndroidDriver({ adbPort: world.adbServerPort, bootPollMs: 150, rebootGraceMs: 400, devicePollMs: 500, logger });
-    samplers = new DeviceSamplers(driver.sampling, sink, {
-      sampleIntervalMs: 400, healthCheckIntervalMs: 500, healthCheckTimeoutMs: 5_000, logLinesPerSecond: 20,
-    }, logger);
-    const both: DeviceListener = {
-      deviceChanged: (s) => { recorder.deviceChanged(s); samplers.deviceChanged(s); },
-      deviceRemoved: (id) => { recorder.deviceRemoved(id); samplers.deviceRemoved(id); },
-    };
-    await driver.start(both);
+    lab = await startDriverLab({
+      logger,
+      listen: (d) => (samplers = new DeviceSamplers(d.sampling, sink, {
+        sampleIntervalMs: 400, healthCheckIntervalMs: 500, healthCheckTimeoutMs: 5_000, logLinesPerSecond: 20,
+      }, logger)),
+    });
+    ({ world, driver, recorder } = lab);
     [a, b] = await Promise.all([world.addAndroidDevice(specA), world.addAndroidDevice(specB)]);
     await Promise.all([a, b].map((d) => recorder.waitReadiness(d.adbSerial, 'Ready')));
   });
 
   afterAll(async () => {
     await samplers?.stop();
-    await driver?.stop();
-    await world?.stop();
-    process.env.HOME = savedHome;
+    await lab?.stop();
   });
 
   it('writes sample, health_check and log rows for every Ready device on their intervals', async () => {

@@ -14,7 +14,7 @@ let admin: { login: string; token: string };
 let tester: { login: string; token: string };
 beforeAll(async () => {
   lab = await startTestLab({ androidCount: 1 });
-  admin = { login: 'admin', token: lab.adminToken };
+  admin = lab.admin;
   await lab.hub.db.insertInto('roles').values({ name: 'Viewer', entitlements: ['ApplicationList', 'DeviceList'] }).execute();
   tester = await lab.addUser('viewer@example.com', ['Viewer']);
 }, 60_000);

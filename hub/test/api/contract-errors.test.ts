@@ -17,7 +17,7 @@ let otherId: string;
 
 beforeAll(async () => {
   lab = await startTestLab({ androidCount: 1 });
-  admin = { login: 'admin', token: lab.adminToken };
+  admin = lab.admin;
   const [device] = await (await lab.api(admin, '/Device')).json() as { id: string }[];
   deviceId = device.id;
   await lab.addUser('other@example.com', ['Tester']);

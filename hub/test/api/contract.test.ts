@@ -16,7 +16,7 @@ let rival: { login: string; token: string };
 
 beforeAll(async () => {
   lab = await startTestLab({ androidCount: 2 });
-  admin = { login: 'admin', token: lab.adminToken };
+  admin = lab.admin;
   rival = await lab.addUser('rival@example.com', ['Administrator']);
 }, 90_000);
 

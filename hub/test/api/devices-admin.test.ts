@@ -16,7 +16,7 @@ let deviceId: string;
 
 beforeAll(async () => {
   lab = await startTestLab({ androidCount: 1 });
-  admin = { login: 'admin', token: lab.adminToken };
+  admin = lab.admin;
   tester = await lab.addUser('tester@example.com', ['Tester']);
   await lab.hub.db.insertInto('roles').values({ name: 'ListOnly', entitlements: ['DeviceList'] }).execute();
   serial = lab.devices[0].serial;

@@ -7,7 +7,7 @@ import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 let lab: TestLab;
 let deviceId: string;
-const admin = () => ({ login: 'admin', token: lab.adminToken });
+const admin = () => lab.admin;
 
 beforeAll(async () => {
   lab = await startTestLab({

@@ -37,7 +37,7 @@ afterAll(async () => {
   await lab?.stop();
 }, 60_000);
 
-const gateways = async () => (await (await lab.api({ login: 'admin', token: lab.adminToken }, '/Gateway')).json()) as any[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+const gateways = async () => (await (await lab.api(lab.admin, '/Gateway')).json()) as any[]; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 it('lists both gateways with their hubs in one answer', async () => {
   const { value } = await waitFor(async () => {
@@ -54,7 +54,7 @@ it('lists both gateways with their hubs in one answer', async () => {
 });
 
 it('sends a port command to the gateway that owns the hub', async () => {
-  const res = await lab.api({ login: 'admin', token: lab.adminToken }, '/Gateway/UsbHub?update&id=RACK2HUB&usbHubPort=3&usbHubPortState=Off', { method: 'POST' });
+  const res = await lab.api(lab.admin, '/Gateway/UsbHub?update&id=RACK2HUB&usbHubPort=3&usbHubPortState=Off', { method: 'POST' });
   expect(await res.json()).toEqual({ isSuccess: true });
   expect(secondHub.model.mode(3)).toBe('o');
   expect(lab.usbHub?.model.mode(3)).toBe('s');

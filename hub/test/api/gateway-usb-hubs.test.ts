@@ -7,7 +7,7 @@ import pino from 'pino';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 let lab: TestLab;
-const admin = () => ({ login: 'admin', token: lab.adminToken });
+const admin = () => lab.admin;
 const errors: unknown[] = [];
 const logger = pino({ level: 'error', hooks: { logMethod(args, method) { errors.push(args[0]); method.apply(this, args); } } },
   { write: () => undefined });

@@ -15,7 +15,7 @@ let other: { login: string; token: string };
 
 beforeAll(async () => {
   lab = await startTestLab({ androidCount: 2 });
-  admin = { login: 'admin', token: lab.adminToken };
+  admin = lab.admin;
   other = await lab.addUser('other.tester@example.com', ['Administrator']);
 }, 90_000);
 

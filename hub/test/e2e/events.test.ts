@@ -7,7 +7,7 @@ import { startTestLab, type TestLab } from '../support/lab';
 
 let lab: TestLab;
 let startedAt: Date;
-const admin = () => ({ login: 'admin', token: lab.adminToken });
+const admin = () => lab.admin;
 /** Report bodies are checked field by field. */
 const get = async (p: string): Promise<any> => (await lab.api(admin(), p)).json();
 const post = async (body: string) => (await lab.api(admin(), '/Device', {

@@ -7,7 +7,7 @@
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 let lab: TestLab;
-const admin = () => ({ login: 'admin', token: lab.adminToken });
+const admin = () => lab.admin;
 const metrics = async (query: string) => lab.api(admin(), `/Device/Metrics?${query}`);
 /** Response bodies are checked field by field. */
 const jsonOf = async (res: Response): Promise<any> => res.json();

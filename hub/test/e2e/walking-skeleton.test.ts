@@ -20,7 +20,7 @@ let admin: { login: string; token: string };
 
 beforeAll(async () => {
   lab = await startTestLab({ androidCount: 2 });
-  admin = { login: 'admin', token: lab.adminToken };
+  admin = lab.admin;
 }, 90_000);
 
 afterAll(() => lab?.stop(), 60_000);

@@ -24,6 +24,8 @@ export interface TestLab {
   /** The simulated Cambrionix hub the devices hang from (device i on port i + 1), when asked for. */
   usbHub?: SimCambrionixHub;
   adminToken: string;
+  /** Credentials of the built-in admin, for `api()`. */
+  admin: { login: string; token: string };
   /** Starts the gateway again after `stopGateway()` (same name and token, as a restarted daemon would). */
   restartGateway(): Promise<void>;
   stopGateway(): Promise<void>;
@@ -81,7 +83,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   }, 30_000, 'every simulated device Online');
 
   const lab: TestLab = {
-    hub, dataDir, world, devices, usbHub, adminToken: ADMIN_TOKEN,
+    hub, dataDir, world, devices, usbHub, adminToken: ADMIN_TOKEN, admin: { login: 'admin', token: ADMIN_TOKEN },
     get gateway() {
       if (!gateway) throw new Error('gateway is stopped');
       return gateway;
