@@ -1,0 +1,159 @@
+/**
+ * The iOS half of the lab world: one simulated usbmuxd and the iPhones/iPads behind it. A device is on the bus
+ * (Attached in usbmux) while it is plugged in and booted; unplugging, a hub port without data and a reboot take
+ * it off the bus (Detached), and it comes back with a new DeviceID, as a USB re-enumeration gives.
+ */
+import * as path from 'node:path';
+import { SimIosDevice, type IosPowerState } from './device';
+import type { IosInstalledApp } from './apps';
+import type { IosDeviceSpec } from './spec';
+import { UsbmuxServer } from './usbmux-server';
+
+export interface IosDeviceSnapshot {
+  udid: string;
+  name: string;
+  productType: string;
+  productVersion: string;
+  deviceClass: string;
+  serialNumber: string;
+  plugged: boolean;
+  /** On the usbmux bus right now (plugged and booted). */
+  attached: boolean;
+  power: IosPowerState;
+  battery: { level: number; charging: boolean; externalConnected: boolean };
+}
+
+export interface IosBatteryUpdate {
+  level?: number;
+  charging?: boolean;
+  /** USB power present (a hub port in Off mode removes it). */
+  externalConnected?: boolean;
+}
+
+interface Entry {
+  device: SimIosDevice;
+  plugged: boolean;
+}
+
+export class IosFleet {
+  readonly usbmuxd: UsbmuxServer;
+  private readonly entries = new Map<string, Entry>();
+  private nextLocation = 1;
+
+  constructor(private readonly root: string) {
+    this.usbmuxd = new UsbmuxServer(path.join(root, 'usbmuxd.sock'));
+  }
+
+  /** Starts usbmuxd on its unix socket, and on 127.0.0.1:tcpPort when given (0 = any free port). */
+  start(tcpPort?: number): Promise<void> {
+    return this.usbmuxd.start(tcpPort);
+  }
+
+  async stop(): Promise<void> {
+    for (const { device } of this.entries.values()) {
+      device.removeAllListeners('power');
+      device.stop();
+    }
+    this.entries.clear();
+    await this.usbmuxd.stop();
+  }
+
+  /** For libusbmuxd (Debian's tools) and appium-ios-device. */
+  env(): Record<string, string> {
+    return { USBMUXD_SOCKET_ADDRESS: `UNIX:${this.usbmuxd.socketPath}` };
+  }
+
+  async addDevice(spec: IosDeviceSpec, opts: { plug?: boolean } = {}): Promise<SimIosDevice> {
+    if (this.entries.has(spec.udid)) throw new Error(`device ${spec.udid} already exists`);
+    // Linux usbmuxd reports (bus << 16) | address.
+    const device = new SimIosDevice(spec, path.join(this.root, 'ios', spec.udid), (1 << 16) | this.nextLocation++);
+    await device.start();
+    const entry: Entry = { device, plugged: false };
+    this.entries.set(spec.udid, entry);
+    device.on('power', () => this.sync(entry));
+    if (opts.plug !== false) this.plug(spec.udid);
+    return device;
+  }
+
+  has(udid: string): boolean {
+    return this.entries.has(udid);
+  }
+
+  device(udid: string): SimIosDevice {
+    const entry = this.entries.get(udid);
+    if (!entry) throw new Error(`unknown iOS device ${udid}`);
+    return entry.device;
+  }
+
+  devices(): IosDeviceSnapshot[] {
+    return [...this.entries.values()].map((e) => this.snapshot(e));
+  }
+
+  snapshotOf(udid: string): IosDeviceSnapshot {
+    return this.snapshot(this.entry(udid));
+  }
+
+  plug(udid: string): void {
+    const entry = this.entry(udid);
+    entry.plugged = true;
+    this.sync(entry);
+  }
+
+  unplug(udid: string): void {
+    const entry = this.entry(udid);
+    entry.plugged = false;
+    this.sync(entry);
+  }
+
+  /** Restarts the device as diagnostics_relay Restart does; `rebootMs` is how long it stays away. */
+  reboot(udid: string, rebootMs?: number): void {
+    const device = this.device(udid);
+    if (rebootMs !== undefined) device.rebootMs = rebootMs;
+    device.reboot();
+  }
+
+  failNextInstall(udid: string, errorName: string): void {
+    this.device(udid).failNextInstall(errorName);
+  }
+
+  setBattery(udid: string, update: IosBatteryUpdate): void {
+    const battery = this.device(udid).battery;
+    if (update.level !== undefined) battery.level = update.level;
+    if (update.charging !== undefined) battery.charging = update.charging;
+    if (update.externalConnected !== undefined) {
+      battery.externalConnected = update.externalConnected;
+      battery.charging = update.externalConnected;
+    }
+  }
+
+  installedApps(udid: string, type: 'User' | 'System' | 'Any' = 'User'): IosInstalledApp[] {
+    return this.device(udid).apps.list(type);
+  }
+
+  private sync(entry: Entry): void {
+    const { device } = entry;
+    const onBus = entry.plugged && device.powerState === 'booted';
+    device.setHostAttached(onBus);
+    if (onBus) {
+      this.usbmuxd.attach(device);
+    } else {
+      this.usbmuxd.detach(device);
+      device.dropConnections();
+    }
+  }
+
+  private entry(udid: string): Entry {
+    const entry = this.entries.get(udid);
+    if (!entry) throw new Error(`unknown iOS device ${udid}`);
+    return entry;
+  }
+
+  private snapshot(e: Entry): IosDeviceSnapshot {
+    const d = e.device;
+    return {
+      udid: d.udid, name: d.spec.deviceName, productType: d.spec.productType, productVersion: d.spec.productVersion,
+      deviceClass: d.spec.deviceClass, serialNumber: d.spec.serialNumber, plugged: e.plugged, attached: this.usbmuxd.isAttached(d),
+      power: d.powerState, battery: { ...d.battery },
+    };
+  }
+}
