@@ -51,8 +51,10 @@ function commandExists(name) {
 
 /** Debian packages the lab needs on the host; installed through apt when we are root, else explained. */
 function ensureHostPackages() {
-  // socat makes the pseudo-terminals the simulated USB hubs sit on.
-  const missing = [['adb', 'adb'], ['socat', 'socat']].filter(([binary]) => !commandExists(binary)).map(([, pkg]) => pkg);
+  // socat makes the pseudo-terminals the simulated USB hubs sit on; libimobiledevice's tools (idevice_id from
+  // libimobiledevice-utils, ideviceinstaller) are the iOS clients the tests run against the simulated usbmuxd.
+  const needed = [['adb', 'adb'], ['socat', 'socat'], ['idevice_id', 'libimobiledevice-utils'], ['ideviceinstaller', 'ideviceinstaller']];
+  const missing = needed.filter(([binary]) => !commandExists(binary)).map(([, pkg]) => pkg);
   if (missing.length === 0) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !commandExists('apt-get')) {

@@ -2,15 +2,18 @@
  * Small HTTP control API over a LabWorld (JSON, 127.0.0.1 only), so demos and
  * non-TypeScript tooling can drive the lab:
  *
- *   GET  /devices
+ *   GET  /devices                             (Android)
+ *   GET  /ios-devices                         (iOS; :serial below may be a UDID for plug, unplug, reboot,
+ *                                              fail-next-install and battery)
  *   POST /devices/:serial/plug | unplug | reboot
- *   POST /devices/:serial/fail-next-install   {"code":"INSUFFICIENT_STORAGE"}
+ *   POST /devices/:serial/fail-next-install   {"code":"INSUFFICIENT_STORAGE"} (iOS: {"code":"ApplicationVerificationFailed"})
  *   POST /devices/:serial/unauthorized        {"unauthorized":true}
  *   POST /devices/:serial/battery             {"level":50,"usbPowered":false}
  *   GET  /devices/:serial/am-start-log
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { INSTALL_ERRORS as IOS_INSTALL_ERRORS } from './ios/device';
 import type { LabWorld } from './world';
 
 export interface ControlApi {
@@ -41,13 +44,16 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
 
 async function route(world: LabWorld, method: string, url: URL, req: http.IncomingMessage): Promise<unknown> {
   const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'ios-devices' && parts.length === 1 && method === 'GET') return world.iosDevices();
   if (parts[0] !== 'devices') throw new HttpError(404, 'not found');
   if (parts.length === 1 && method === 'GET') return world.devices();
   const serial = parts[1];
-  if (!world.devices().some((d) => d.serial === serial || d.adbSerial === serial)) throw new HttpError(404, `unknown device ${serial}`);
+  const ios = world.iosDevices().find((d) => d.udid === serial);
+  if (!ios && !world.devices().some((d) => d.serial === serial || d.adbSerial === serial)) throw new HttpError(404, `unknown device ${serial}`);
   const action = parts[2];
+  if (ios && (action === 'am-start-log' || action === 'unauthorized')) throw new HttpError(404, `${action} is for Android devices`);
   if (method === 'GET' && action === 'am-start-log') return world.amStartLog(serial);
-  if (method === 'GET' && action === undefined) return world.devices().find((d) => d.serial === serial || d.adbSerial === serial);
+  if (method === 'GET' && action === undefined) return ios ?? world.devices().find((d) => d.serial === serial || d.adbSerial === serial);
   if (method !== 'POST') throw new HttpError(405, 'method not allowed');
   const body = await readJson(req);
   switch (action) {
@@ -64,6 +70,9 @@ async function route(world: LabWorld, method: string, url: URL, req: http.Incomi
       return { ok: true };
     case 'fail-next-install':
       if (typeof body.code !== 'string' || !body.code) throw new HttpError(400, 'code (string) required');
+      if (ios && !IOS_INSTALL_ERRORS[body.code]) {
+        throw new HttpError(400, `code must be an installd error name: ${Object.keys(IOS_INSTALL_ERRORS).join(', ')}`);
+      }
       await world.failNextInstall(serial, body.code);
       return { ok: true };
     case 'unauthorized':

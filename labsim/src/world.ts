@@ -1,7 +1,9 @@
 /**
  * LabWorld: the single world model of the simulated lab. Owns the simulated
- * Android devices and a private adb server (own port, own HOME), and turns
- * lab actions (plug, unplug, reboot, faults) into what real hardware would do.
+ * Android devices and a private adb server (own port, own HOME), the simulated
+ * iOS devices behind a private usbmuxd (ios/ios-fleet.ts), and turns lab actions
+ * (plug, unplug, reboot, faults, hub port modes) into what real hardware would do.
+ * Device ids are Android hardware serials (or adb serials) and iOS UDIDs.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -14,6 +16,9 @@ import type { AndroidDeviceSpec } from './android/spec';
 import type { BatteryState } from './android/system-services';
 import { applyPortMode } from './cambrionix/hub-attachments';
 import { SimCambrionixHub, type SimCambrionixHubOptions } from './cambrionix/sim-hub';
+import { IosFleet, type IosDeviceSnapshot } from './ios/ios-fleet';
+import type { SimIosDevice } from './ios/device';
+import type { IosDeviceSpec } from './ios/spec';
 import { AdbCli } from './util/adb-cli';
 import { ephemeralPort, isPortFree, randomFreePort } from './util/ports';
 
@@ -26,6 +31,8 @@ export interface LabWorldOptions {
   stateDir?: string;
   /** Default device timings (overridable per reboot). */
   timings?: Partial<DeviceTimings>;
+  /** Also serve the simulated usbmuxd on 127.0.0.1:<port> (0 = any free port); it always listens on a unix socket. */
+  usbmuxdTcpPort?: number;
 }
 
 export interface AddDeviceOptions {
@@ -68,6 +75,7 @@ export class LabWorld {
   private ownsRoot = false;
   private readonly timings: DeviceTimings;
   private readonly hubs: SimCambrionixHub[] = [];
+  private ios: IosFleet | null = null;
 
   constructor(private readonly options: LabWorldOptions = {}) {
     this.timings = { rebootMs: 3000, bootCompleteMs: 2000, ...options.timings };
@@ -78,10 +86,16 @@ export class LabWorld {
     return this.adb.serverPort;
   }
 
-  /** Env for code under test (adbkit / adb CLI) to reach this lab's adb server. */
+  /** Env for code under test to reach this lab: the adb server (adbkit, adb CLI) and usbmuxd (USBMUXD_SOCKET_ADDRESS). */
   env(): Record<string, string> {
     if (!this.adb) throw new Error('LabWorld not started');
-    return this.adb.env();
+    return { ...this.adb.env(), ...this.iosFleet.env() };
+  }
+
+  /** The simulated iOS devices and their usbmuxd. */
+  get iosFleet(): IosFleet {
+    if (!this.ios) throw new Error('LabWorld not started');
+    return this.ios;
   }
 
   /** The adb CLI bound to this world's server (handy in tests). */
@@ -103,6 +117,8 @@ export class LabWorld {
     this.adb = new AdbCli(this.options.adbPath ?? 'adb', port, home);
     const r = await this.adb.run(['start-server']);
     if (r.code !== 0) throw new Error(`adb start-server failed: ${r.stderr || r.stdout}`);
+    this.ios = new IosFleet(this.root);
+    await this.ios.start(this.options.usbmuxdTcpPort);
   }
 
   async stop(): Promise<void> {
@@ -116,6 +132,8 @@ export class LabWorld {
     }
     this.entries.clear();
     for (const hub of this.hubs.splice(0)) await hub.stop();
+    await this.ios?.stop();
+    this.ios = null;
     if (adb) await adb.run(['kill-server']);
     if (this.ownsRoot && this.root) fs.rmSync(this.root, { recursive: true, force: true });
   }
@@ -141,6 +159,22 @@ export class LabWorld {
     return this.snapshot(entry);
   }
 
+  /** Adds an iPhone/iPad behind the world's usbmuxd, plugged in (Attached) unless `plug: false`. */
+  async addIosDevice(spec: IosDeviceSpec, opts: { plug?: boolean } = {}): Promise<IosDeviceSnapshot> {
+    if (this.entries.has(spec.udid)) throw new Error(`device ${spec.udid} already exists`);
+    await this.iosFleet.addDevice(spec, opts);
+    return this.iosFleet.snapshotOf(spec.udid);
+  }
+
+  iosDevices(): IosDeviceSnapshot[] {
+    return this.iosFleet.devices();
+  }
+
+  /** The live simulated iOS device. */
+  iosDevice(udid: string): SimIosDevice {
+    return this.iosFleet.device(udid);
+  }
+
   devices(): DeviceSnapshot[] {
     return [...this.entries.values()].map((e) => this.snapshot(e));
   }
@@ -150,8 +184,15 @@ export class LabWorld {
     return this.entry(serial).device;
   }
 
-  /** USB plug-in equivalent: `adb connect`, then wait until adb lists the device. Returns the adb state. */
+  /**
+   * USB plug-in equivalent. Android: `adb connect`, then wait until adb lists the device; returns the adb state.
+   * iOS: usbmuxd reports it Attached; returns "attached" (or "rebooting" until it is back).
+   */
   async plug(serial: string, timeoutMs = 10_000): Promise<string> {
+    if (this.isIos(serial)) {
+      this.iosFleet.plug(serial);
+      return this.iosFleet.snapshotOf(serial).attached ? 'attached' : 'rebooting';
+    }
     const entry = this.entry(serial);
     entry.plugged = true;
     await this.adbCli.run(['connect', entry.device.adbSerial]);
@@ -160,6 +201,7 @@ export class LabWorld {
 
   /** USB unplug equivalent: `adb disconnect` (adb emits a track-devices removal). */
   async unplug(serial: string): Promise<void> {
+    if (this.isIos(serial)) return this.iosFleet.unplug(serial);
     const entry = this.entry(serial);
     entry.plugged = false;
     await this.adbCli.run(['disconnect', entry.device.adbSerial]);
@@ -167,6 +209,7 @@ export class LabWorld {
 
   /** Reboots the device as `adb reboot` would; resolves when the reboot has started. */
   async reboot(serial: string, timings: Partial<DeviceTimings> = {}): Promise<void> {
+    if (this.isIos(serial)) return this.iosFleet.reboot(serial, timings.rebootMs);
     const device = this.device(serial);
     Object.assign(device.timings, timings);
     device.reboot('');
@@ -189,7 +232,9 @@ export class LabWorld {
     throw new Error(`device ${serial} did not reach ${states.join('/')} (last state: ${state})`);
   }
 
+  /** Android: a `Failure [INSTALL_FAILED_<code>]` code; iOS: an installd error name (ApplicationVerificationFailed ...). */
   async failNextInstall(serial: string, code: string): Promise<void> {
+    if (this.isIos(serial)) return this.iosFleet.failNextInstall(serial, code);
     this.device(serial).pm.failNextInstall(code);
   }
 
@@ -219,6 +264,12 @@ export class LabWorld {
   }
 
   async setBattery(serial: string, state: Partial<BatteryState>): Promise<void> {
+    if (this.isIos(serial)) {
+      return this.iosFleet.setBattery(serial, {
+        ...(state.level !== undefined ? { level: state.level } : {}),
+        ...(state.usbPowered !== undefined ? { externalConnected: state.usbPowered } : {}),
+      });
+    }
     this.device(serial).setBattery(state);
   }
 
@@ -237,18 +288,16 @@ export class LabWorld {
   async addCambrionixHub(options: SimCambrionixHubOptions, attachments: Record<number, string> = {}): Promise<SimCambrionixHub> {
     const hub = new SimCambrionixHub(options);
     for (const [port, serial] of Object.entries(attachments)) {
-      const device = this.device(serial);
-      hub.model.connect(Number(port), {
-        attached: () => hub.model.mode(Number(port)) !== 'o',
-        batteryLevel: () => device.battery.get().level,
-      });
+      const batteryLevel = this.isIos(serial) ? () => this.iosDevice(serial).battery.level : () => this.device(serial).battery.get().level;
+      hub.model.connect(Number(port), { attached: () => hub.model.mode(Number(port)) !== 'o', batteryLevel });
     }
     hub.model.onModeChange = (port, mode) => {
       const serial = attachments[port];
       if (!serial) return;
       applyPortMode({
-        setUsbPower: (s, powered) => this.device(s).setBattery({ usbPowered: powered }),
+        setUsbPower: (s, powered) => void this.setBattery(s, { usbPowered: powered }),
         setDataLink: (s, connected) => {
+          if (this.isIos(s)) return connected ? this.iosFleet.plug(s) : this.iosFleet.unplug(s);
           const entry = this.entry(s);
           entry.adbOps = entry.adbOps.then(async () => {
             if (connected) await this.plug(s);
@@ -260,6 +309,10 @@ export class LabWorld {
     await hub.start();
     this.hubs.push(hub);
     return hub;
+  }
+
+  private isIos(id: string): boolean {
+    return this.ios !== null && this.ios.has(id);
   }
 
   private entry(serial: string): Entry {

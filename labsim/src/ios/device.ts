@@ -21,6 +21,12 @@ import type { UsbmuxTarget } from './usbmux-server';
 
 export type IosPowerState = 'booted' | 'rebooting';
 
+/**
+ * What the device does when a host asks to pair: `trust` (someone taps Trust at once, as in a lab that set the
+ * device up), `prompt` (the dialog stays up: Pair fails with PairingDialogResponsePending until trusted), `deny`.
+ */
+export type IosTrustPolicy = 'trust' | 'prompt' | 'deny';
+
 export interface IosPairing {
   hostId: string;
   systemBuid: string;
@@ -58,6 +64,7 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   /** Per-step delay of installation_proxy progress messages. */
   installStepMs = 20;
   rebootMs = 3000;
+  trustPolicy: IosTrustPolicy = 'trust';
   private keys: { publicKey: string; privateKey: string } | null = null;
   private readonly pairings = new Map<string, IosPairing>();
   private readonly servicePorts = new Map<number, { service: string; hostId: string; timer: NodeJS.Timeout }>();
@@ -151,8 +158,12 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
     this.spec.deviceName = name;
   }
 
-  pair(pairing: IosPairing): void {
+  /** Records the host's pairing, or the lockdown error the trust dialog gives. */
+  pair(pairing: IosPairing): string | undefined {
+    if (this.trustPolicy === 'prompt') return 'PairingDialogResponsePending';
+    if (this.trustPolicy === 'deny') return 'UserDeniedPairing';
     this.pairings.set(pairing.hostId, pairing);
+    return undefined;
   }
 
   pairing(hostId: string): IosPairing | undefined {

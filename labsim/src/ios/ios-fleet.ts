@@ -4,7 +4,7 @@
  * it off the bus (Detached), and it comes back with a new DeviceID, as a USB re-enumeration gives.
  */
 import * as path from 'node:path';
-import { SimIosDevice, type IosPowerState } from './device';
+import { SimIosDevice, type IosPowerState, type IosTrustPolicy } from './device';
 import type { IosInstalledApp } from './apps';
 import type { IosDeviceSpec } from './spec';
 import { UsbmuxServer } from './usbmux-server';
@@ -110,6 +110,11 @@ export class IosFleet {
     const device = this.device(udid);
     if (rebootMs !== undefined) device.rebootMs = rebootMs;
     device.reboot();
+  }
+
+  /** How the device answers a host's Pair (the trust dialog). */
+  setTrustPolicy(udid: string, policy: IosTrustPolicy): void {
+    this.device(udid).trustPolicy = policy;
   }
 
   failNextInstall(udid: string, errorName: string): void {

@@ -46,13 +46,14 @@ export function serveLockdown(device: SimIosDevice, socket: net.Socket): void {
       case 'Pair': {
         const record = message.PairRecord;
         if (!isDict(record) || typeof record.HostID !== 'string' || !Buffer.isBuffer(record.DeviceCertificate)) return fail('InvalidPairRecord');
-        device.pair({
+        const refused = device.pair({
           hostId: record.HostID,
           systemBuid: typeof record.SystemBUID === 'string' ? record.SystemBUID : '',
           deviceCertificate: record.DeviceCertificate,
           hostCertificate: Buffer.isBuffer(record.HostCertificate) ? record.HostCertificate : Buffer.alloc(0),
           rootCertificate: Buffer.isBuffer(record.RootCertificate) ? record.RootCertificate : Buffer.alloc(0),
         });
+        if (refused) return fail(refused);
         return reply({ EscrowBag: randomBytes(64) });
       }
       case 'ValidatePair': {
