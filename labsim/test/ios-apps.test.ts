@@ -23,7 +23,7 @@ beforeAll(async () => {
   await world.start();
   await world.addIosDevice(spec);
   run = idevice(world);
-  expect((await run('idevicepair', 'pair')).code).toBe(0);
+  await world.iosFleet.pairWithIdevicepair(spec.udid);
 }, 60_000);
 
 afterAll(async () => {

@@ -3,6 +3,7 @@
  * (Attached in usbmux) while it is plugged in and booted; unplugging, a hub port without data and a reboot take
  * it off the bus (Detached), and it comes back with a new DeviceID, as a USB re-enumeration gives.
  */
+import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { SimIosDevice, type IosPowerState, type IosTrustPolicy } from './device';
 import type { IosInstalledApp } from './apps';
@@ -115,6 +116,20 @@ export class IosFleet {
   /** How the device answers a host's Pair (the trust dialog). */
   setTrustPolicy(udid: string, policy: IosTrustPolicy): void {
     this.device(udid).trustPolicy = policy;
+  }
+
+  /**
+   * Pairs the host with the device the way an operator does, with Debian's `idevicepair pair` against this
+   * usbmuxd, so clients that only read pair records (appium-ios-device) find one. Asynchronous on purpose: the
+   * simulator runs in this process, so a synchronous child would wait for answers this process cannot give.
+   */
+  async pairWithIdevicepair(udid: string): Promise<void> {
+    const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
+      execFile('idevicepair', ['-u', udid, 'pair'], { env: { ...process.env, ...this.env() }, timeout: 30_000 }, (err, stdout, stderr) => {
+        resolve({ code: err ? 1 : 0, output: `${stdout}${stderr}`.trim() });
+      });
+    });
+    if (code !== 0) throw new Error(`idevicepair pair failed for ${udid}: ${output}`);
   }
 
   failNextInstall(udid: string, errorName: string): void {
