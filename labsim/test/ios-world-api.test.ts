@@ -3,6 +3,9 @@
  * HTTP control API driving an iPhone (plug, unplug, battery, install faults) as seen by Debian's tools.
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { LabWorld, defaultIosLab, startControlApi, type ControlApi } from '../src';
 import { idevice } from './ios-helpers';
 
@@ -48,6 +51,22 @@ describe('world with iOS devices', () => {
     const res = await fetch(`${api.url}${path}`, { method, ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}) });
     return { status: res.status, body: await res.json() };
   };
+
+  test('a state dir too deep for a unix socket path gets its usbmuxd socket under the tmp dir', async () => {
+    const deep = mkdtempSync(path.join(tmpdir(), 'labsim-deep-'));
+    const stateDir = path.join(deep, 'x'.repeat(60), 'y'.repeat(60));
+    const deepWorld = new LabWorld({ stateDir });
+    try {
+      await deepWorld.start();
+      const [ipad] = defaultIosLab(2).slice(1);
+      await deepWorld.addIosDevice(ipad);
+      expect(deepWorld.iosFleet.usbmuxd.socketPath.startsWith(tmpdir())).toBe(true);
+      expect((await idevice(deepWorld)('idevice_id', '-l')).stdout).toBe(`${ipad.udid}\n`);
+    } finally {
+      await deepWorld.stop();
+      rmSync(deep, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   test('usbmuxd answers on TCP too', async () => {
     const port = world.iosFleet.usbmuxd.tcpPort;

@@ -4,6 +4,8 @@
  * it off the bus (Detached), and it comes back with a new DeviceID, as a USB re-enumeration gives.
  */
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { SimIosDevice, type IosPowerState, type IosTrustPolicy } from './device';
 import type { IosInstalledApp } from './apps';
@@ -31,6 +33,8 @@ export interface IosBatteryUpdate {
   externalConnected?: boolean;
 }
 
+const MAX_SOCKET_PATH = 100;
+
 interface Entry {
   device: SimIosDevice;
   plugged: boolean;
@@ -41,8 +45,17 @@ export class IosFleet {
   private readonly entries = new Map<string, Entry>();
   private nextLocation = 1;
 
+  /** Set when the socket had to move to a short tmp path; removed on stop(). */
+  private readonly socketDir: string | null = null;
+
   constructor(private readonly root: string) {
-    this.usbmuxd = new UsbmuxServer(path.join(root, 'usbmuxd.sock'));
+    let socketPath = path.join(root, 'usbmuxd.sock');
+    // A unix socket path has at most 107 bytes; a deep state dir gets its socket under the tmp dir instead.
+    if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
+      this.socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'labsim-usbmuxd-'));
+      socketPath = path.join(this.socketDir, 'usbmuxd.sock');
+    }
+    this.usbmuxd = new UsbmuxServer(socketPath);
   }
 
   /** Starts usbmuxd on its unix socket, and on 127.0.0.1:tcpPort when given (0 = any free port). */
@@ -57,6 +70,7 @@ export class IosFleet {
     }
     this.entries.clear();
     await this.usbmuxd.stop();
+    if (this.socketDir) fs.rmSync(this.socketDir, { recursive: true, force: true });
   }
 
   /** For libusbmuxd (Debian's tools) and appium-ios-device. */
