@@ -58,6 +58,20 @@ it('pushes Attached and Detached to a Listen client on plug and unplug', async (
   }
 });
 
+it('tells Listen clients when a host saved a pair record', async () => {
+  const listener = await UsbmuxListener.open(world);
+  try {
+    await waitFor('the current device', async () => listener.events(iphone.udid).length === 1);
+    const deviceId = listener.messages.find((m) => m.message.MessageType === 'Attached' && (m.message.Properties as { SerialNumber: string }).SerialNumber === iphone.udid)
+      ?.message.DeviceID;
+    await world.iosFleet.pairWithIdevicepair(iphone.udid);
+    await waitFor('Paired', async () => listener.messages.some((m) => m.message.MessageType === 'Paired'));
+    expect(listener.messages.filter((m) => m.message.MessageType === 'Paired')).toEqual([{ tag: 0, message: { MessageType: 'Paired', DeviceID: deviceId } }]);
+  } finally {
+    listener.close();
+  }
+});
+
 it('follows the Cambrionix port: Off detaches and cuts USB power, Sync attaches again', async () => {
   const hub = await world.addCambrionixHub({ serial: 'IOSHUB', ports: 4, path: path.join(world.iosFleet.usbmuxd.socketPath, '..', 'ttyIOSHUB') },
     { 2: iphone.udid });

@@ -1,7 +1,7 @@
 /**
  * A usbmuxd at its socket contract (unix socket, optionally TCP), as libusbmuxd and appium-ios-device speak it:
  * 16-byte little-endian header (length, version 1, message 8 = plist, tag), then an XML plist. Handles
- * ListDevices, Listen (Attached/Detached pushed with tag 0), ReadBUID, Read/Save/DeletePairRecord and Connect,
+ * ListDevices, Listen (Attached/Detached/Paired pushed with tag 0), ReadBUID, Read/Save/DeletePairRecord and Connect,
  * after which the socket carries raw bytes to the device port. Connect's PortNumber is in network byte order.
  */
 import { randomUUID } from 'node:crypto';
@@ -160,7 +160,10 @@ export class UsbmuxServer {
         const data = message.PairRecordData;
         if (typeof message.PairRecordID !== 'string' || !Buffer.isBuffer(data)) return result(UsbmuxResult.BADCOMMAND);
         this.pairRecords.set(message.PairRecordID, data);
-        return result(UsbmuxResult.OK);
+        result(UsbmuxResult.OK);
+        // Listeners learn that the device is now paired with this host.
+        for (const [id, t] of this.attached) if (t.udid === message.PairRecordID) this.broadcast({ MessageType: 'Paired', DeviceID: id });
+        return;
       }
       case 'DeletePairRecord':
         this.pairRecords.delete(String(message.PairRecordID));
