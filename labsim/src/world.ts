@@ -288,7 +288,7 @@ export class LabWorld {
   async addCambrionixHub(options: SimCambrionixHubOptions, attachments: Record<number, string> = {}): Promise<SimCambrionixHub> {
     const hub = new SimCambrionixHub(options);
     for (const [port, serial] of Object.entries(attachments)) {
-      const batteryLevel = this.isIos(serial) ? () => this.iosDevice(serial).battery.level : () => this.device(serial).battery.get().level;
+      const batteryLevel = this.isIos(serial) ? () => this.iosDevice(serial).batteryState().level : () => this.device(serial).battery.get().level;
       hub.model.connect(Number(port), { attached: () => hub.model.mode(Number(port)) !== 'o', batteryLevel });
     }
     hub.model.onModeChange = (port, mode) => {

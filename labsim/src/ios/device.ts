@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import type * as net from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { Battery } from '../android/system-services';
 import { IosAppRegistry } from './apps';
 import { LOCKDOWN_PORT, serveLockdown } from './lockdown';
 import { IosBatteryState, batteryDomain, diskUsageDomain, globalDomain, publicValues } from './lockdown-values';
@@ -46,7 +47,7 @@ export const INSTALL_ERRORS: Record<string, [number, string]> = {
 /** How long a StartService port waits for the host's connection. */
 const SERVICE_PORT_TTL_MS = 10_000;
 const DOMAINS: Record<string, (d: SimIosDevice) => PlistDict> = {
-  'com.apple.mobile.battery': (d) => batteryDomain(d.battery),
+  'com.apple.mobile.battery': (d) => batteryDomain(d.batteryState()),
   'com.apple.disk_usage': (d) => diskUsageDomain(d.spec, d.apps.userBytes()),
   'com.apple.disk_usage.factory': (d) => ({ ...diskUsageDomain(d.spec, d.apps.userBytes()), CameraUsage: 1_204_019_200, PhotoUsage: 2_331_312_128, MediaCacheUsage: 0 }),
   'com.apple.international': (d) => ({ Locale: 'en_US', Language: 'en', SupportedLocales: ['en_US'], TimeZone: d.spec.timezone }),
@@ -59,7 +60,8 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   readonly syslog: IosSyslog;
   /** Root of what AFC sees (/private/var/mobile/Media). */
   readonly mediaRoot: string;
-  readonly battery: IosBatteryState;
+  /** The lab's battery model (charges on USB power, drains without; shared with the Android devices). */
+  readonly battery: Battery;
   readonly productId: number;
   /** Per-step delay of installation_proxy progress messages. */
   installStepMs = 20;
@@ -78,7 +80,7 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   constructor(readonly spec: IosDeviceSpec, readonly stateDir: string, readonly locationId: number) {
     super();
     this.apps = new IosAppRegistry(spec.apps);
-    this.battery = { level: spec.battery.level, charging: spec.battery.charging, externalConnected: true };
+    this.battery = new Battery({ level: spec.battery.level, usbPowered: true });
     this.mediaRoot = path.join(stateDir, 'Media');
     this.productId = spec.deviceClass === 'iPad' ? 0x12ab : 0x12a8;
     this.syslog = new IosSyslog(() => this.spec.deviceName.replace(/\s+/g, '-'), spec.timezone);
@@ -146,12 +148,18 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
       values = read(this);
     } else {
       const all = globalDomain(this.spec, {
-        battery: this.battery, appBytes: this.apps.userBytes(), devicePublicKey: Buffer.from(this.requireKeys().publicKey),
+        battery: this.batteryState(), appBytes: this.apps.userBytes(), devicePublicKey: Buffer.from(this.requireKeys().publicKey),
         hostAttached: this.hostAttached, trustedHostAttached: this.hostAttached && this.pairings.size > 0,
       });
       values = inSession ? all : publicValues(all);
     }
     return key === undefined ? values : values[key];
+  }
+
+  /** The battery as lockdown reports it: charging while on USB power and not full. */
+  batteryState(): IosBatteryState {
+    const { level, usbPowered } = this.battery.get();
+    return { level, charging: usbPowered && level < 100, externalConnected: usbPowered };
   }
 
   rename(name: string): void {

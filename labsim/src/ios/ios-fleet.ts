@@ -28,8 +28,7 @@ export interface IosDeviceSnapshot {
 
 export interface IosBatteryUpdate {
   level?: number;
-  charging?: boolean;
-  /** USB power present (a hub port in Off mode removes it). */
+  /** USB power present (a hub port in Off mode removes it); the device charges while it is. */
   externalConnected?: boolean;
 }
 
@@ -151,13 +150,10 @@ export class IosFleet {
   }
 
   setBattery(udid: string, update: IosBatteryUpdate): void {
-    const battery = this.device(udid).battery;
-    if (update.level !== undefined) battery.level = update.level;
-    if (update.charging !== undefined) battery.charging = update.charging;
-    if (update.externalConnected !== undefined) {
-      battery.externalConnected = update.externalConnected;
-      battery.charging = update.externalConnected;
-    }
+    this.device(udid).battery.set({
+      ...(update.level !== undefined ? { level: update.level } : {}),
+      ...(update.externalConnected !== undefined ? { usbPowered: update.externalConnected } : {}),
+    });
   }
 
   installedApps(udid: string, type: 'User' | 'System' | 'Any' = 'User'): IosInstalledApp[] {
@@ -187,7 +183,7 @@ export class IosFleet {
     return {
       udid: d.udid, name: d.spec.deviceName, productType: d.spec.productType, productVersion: d.spec.productVersion,
       deviceClass: d.spec.deviceClass, serialNumber: d.spec.serialNumber, plugged: e.plugged, attached: this.usbmuxd.isAttached(d),
-      power: d.powerState, battery: { ...d.battery },
+      power: d.powerState, battery: d.batteryState(),
     };
   }
 }

@@ -103,7 +103,7 @@ export function publicValues(all: PlistDict): PlistDict {
 export function batteryDomain(battery: IosBatteryState): PlistDict {
   return {
     BatteryCurrentCapacity: battery.level,
-    BatteryIsCharging: battery.charging && battery.level < 100,
+    BatteryIsCharging: battery.charging,
     ExternalChargeCapable: true,
     ExternalConnected: battery.externalConnected,
     FullyCharged: battery.externalConnected && battery.level >= 100,

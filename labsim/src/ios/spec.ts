@@ -42,7 +42,8 @@ export interface IosDeviceSpec {
   timezone: string;
   /** Whether the device has a cellular modem (Wi-Fi iPads have no telephony keys). */
   telephony: boolean;
-  battery: { level: number; charging: boolean };
+  /** Battery level at power-on (the device starts on USB power). */
+  battery: { level: number };
   /** Bytes: the user volume's size and what is free on it. */
   disk: { totalDiskCapacity: number; totalDataCapacity: number; totalDataAvailable: number };
   apps: IosPreinstalledApp[];
@@ -70,28 +71,28 @@ export const IOS_PRESETS: Record<string, Preset> = {
   'iphone-13': {
     deviceClass: 'iPhone', productType: 'iPhone14,5', hardwareModel: 'D17AP', hardwarePlatform: 't8110', chipId: 0x8110, modelNumber: 'MLPF3',
     productVersion: '17.2.1', buildVersion: '21C66', timezone: 'America/New_York', telephony: true,
-    battery: { level: 72, charging: true },
+    battery: { level: 72 },
     disk: { totalDiskCapacity: 128 * GB, totalDataCapacity: 113_379_455_488, totalDataAvailable: 20_478_181_376 },
     apps: [...SYSTEM_APPS, CHROME], macPrefix: '8c:86:dd', namePrefix: 'Lab iPhone',
   },
   'ipad-10': {
     deviceClass: 'iPad', productType: 'iPad13,18', hardwareModel: 'J271AP', hardwarePlatform: 't8101', chipId: 0x8101, modelNumber: 'MPQ03',
     productVersion: '16.6.1', buildVersion: '20G81', timezone: 'Europe/Berlin', telephony: false,
-    battery: { level: 64, charging: true },
+    battery: { level: 64 },
     disk: { totalDiskCapacity: 64 * GB, totalDataCapacity: 49_821_212_672, totalDataAvailable: 31_203_368_960 },
     apps: SYSTEM_APPS, macPrefix: 'f4:d4:88', namePrefix: 'Lab iPad',
   },
   'iphone-15-pro': {
     deviceClass: 'iPhone', productType: 'iPhone16,1', hardwareModel: 'D83AP', hardwarePlatform: 't8130', chipId: 0x8130, modelNumber: 'MTUV3',
     productVersion: '17.4.1', buildVersion: '21E236', timezone: 'America/Los_Angeles', telephony: true,
-    battery: { level: 88, charging: true },
+    battery: { level: 88 },
     disk: { totalDiskCapacity: 256 * GB, totalDataCapacity: 241_273_774_080, totalDataAvailable: 180_244_217_856 },
     apps: SYSTEM_APPS, macPrefix: 'bc:d0:74', namePrefix: 'Lab iPhone',
   },
   'iphone-se-2': {
     deviceClass: 'iPhone', productType: 'iPhone12,8', hardwareModel: 'D79AP', hardwarePlatform: 't8030', chipId: 0x8030, modelNumber: 'MX9R2',
     productVersion: '16.7.5', buildVersion: '20H307', timezone: 'Europe/London', telephony: true,
-    battery: { level: 41, charging: true },
+    battery: { level: 41 },
     disk: { totalDiskCapacity: 64 * GB, totalDataCapacity: 51_214_630_912, totalDataAvailable: 9_817_391_104 },
     apps: [...SYSTEM_APPS, CHROME], macPrefix: '3c:22:fb', namePrefix: 'Lab iPhone',
   },

@@ -36,12 +36,12 @@ export function serveDiagnosticsRelay(device: SimIosDevice, link: ByteLink): voi
 }
 
 function smartBattery(device: SimIosDevice): PlistDict {
-  const { level, charging, externalConnected } = device.battery;
+  const { level, charging, externalConnected } = device.batteryState();
   return {
     BatteryInstalled: true,
     CurrentCapacity: level,
     MaxCapacity: 100,
-    IsCharging: charging && level < 100,
+    IsCharging: charging,
     ExternalConnected: externalConnected,
     FullyCharged: externalConnected && level >= 100,
     CycleCount: 214,
