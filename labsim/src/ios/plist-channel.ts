@@ -53,11 +53,6 @@ export class PlistChannel extends EventEmitter {
     this.link.write(encodeFrame(message));
   }
 
-  /** Resolves when every request received so far has been answered. */
-  drained(): Promise<void> {
-    return this.queue;
-  }
-
   close(): void {
     if (this.closed) return;
     this.closed = true;

@@ -11,7 +11,7 @@ export interface PlistDict { [key: string]: PlistValue }
 
 export class PlistFormatError extends Error {}
 
-export function decodePlist(bytes: Buffer): PlistValue {
+function decodePlist(bytes: Buffer): PlistValue {
   try {
     if (bytes.subarray(0, 8).toString('latin1') === 'bplist00') return parseBinary(bytes)[0] as PlistValue;
     return plist.parse(bytes.toString('utf8')) as PlistValue;

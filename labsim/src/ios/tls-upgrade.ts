@@ -47,10 +47,6 @@ export class SwitchableTransport extends EventEmitter {
     socket.on('error', () => this.finish());
   }
 
-  get secure(): boolean {
-    return this.session !== null;
-  }
-
   write(bytes: Buffer): void {
     if (this.closed) return;
     if (this.session) this.session.write(bytes);

@@ -26,7 +26,7 @@ const PLIST_MESSAGE = 8;
 const MAX_MESSAGE = 1024 * 1024;
 
 /** usbmuxd result codes. */
-export const UsbmuxResult = { OK: 0, BADCOMMAND: 1, BADDEV: 2, CONNREFUSED: 3, BADVERSION: 6 } as const;
+const UsbmuxResult = { OK: 0, BADCOMMAND: 1, BADDEV: 2, CONNREFUSED: 3, BADVERSION: 6 } as const;
 
 interface Client {
   socket: net.Socket;
