@@ -66,6 +66,8 @@ it('gives the whole value tree and single keys in a TLS session', async () => {
     ProductVersion: '17.2.1', HostAttached: 'true', TrustedHostAttached: 'true', TimeZone: 'America/New_York', ActivationState: 'Activated',
   }));
   expect(await run('ideviceinfo', '-k', 'SerialNumber')).toEqual(expect.objectContaining({ code: 0, stdout: `${spec.serialNumber}\n` }));
+  // A real, as the device sends it (New York: EST or EDT); an <integer> would print as a huge unsigned number.
+  expect((await run('ideviceinfo', '-k', 'TimeZoneOffsetFromUTC')).stdout).toMatch(/^-1[48]000\.000000\n$/);
 });
 
 it('answers the battery domain from the world state', async () => {

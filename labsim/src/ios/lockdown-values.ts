@@ -2,7 +2,7 @@
  * What lockdownd's GetValue answers: the global domain (all values, or the public subset before a session),
  * and the domains the driver reads (battery, disk usage). Values follow device-data.md section 2.1-2.3.
  */
-import type { PlistDict } from './plist-codec';
+import { PlistReal, type PlistDict } from './plist-codec';
 import type { IosDeviceSpec } from './spec';
 
 export interface IosBatteryState {
@@ -67,9 +67,9 @@ export function globalDomain(spec: IosDeviceSpec, live: IosLiveFacts, now = Date
     SoftwareBundleVersion: '',
     SupportedDeviceFamilies: spec.deviceClass === 'iPad' ? [1, 2] : [1],
     TelephonyCapability: spec.telephony,
-    TimeIntervalSince1970: now / 1000,
+    TimeIntervalSince1970: new PlistReal(now / 1000),
     TimeZone: spec.timezone,
-    TimeZoneOffsetFromUTC: offsetSeconds,
+    TimeZoneOffsetFromUTC: new PlistReal(offsetSeconds),
     TrustedHostAttached: live.trustedHostAttached,
     UniqueChipID: 2146917420853792,
     UniqueDeviceID: spec.udid,
