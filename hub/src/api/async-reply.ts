@@ -3,7 +3,7 @@
  * `wait=true` the outcome itself once the work is done.
  */
 import { successWith } from '@devicelab/shared';
-import { settle, startAsyncJob } from '../domain/async-jobs';
+import { startAsyncJob } from '../domain/async-jobs';
 import type { RequestContext } from '../http/handler';
 import type { ApiDependencies } from './context';
 
@@ -16,18 +16,8 @@ export async function asyncReply(
   /** Turns that value into the `wait=true` reply (default: the value itself). */
   waitReply: (value: unknown) => unknown = (value) => value,
 ): Promise<unknown> {
-  if (ctx.params.wait()) {
-    let ok = true;
-    const value = await settle(async () => {
-      try {
-        return await work();
-      } catch (err) {
-        ok = false;
-        throw err;
-      }
-    }, deps.logger);
-    return ok ? waitReply(value) : value;
-  }
+  // A plain request then: its errors take the same way as every other request's (handler.ts).
+  if (ctx.params.wait()) return waitReply(await work());
   const job = await startAsyncJob(deps.db, ctx.user, kind, work, { clock: deps.clock, logger: deps.logger });
   return successWith({ asyncResponseId: job.id });
 }

@@ -4,7 +4,7 @@
  * An id not polled for 5 minutes is invalid.
  */
 import { sql } from 'kysely';
-import { ApiFailure, failure, type Logger } from '@devicelab/shared';
+import { ApiFailure, createLogger, failure, UNEXPECTED_ERROR_MESSAGE, type Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { Db } from '../store/database';
 
@@ -21,16 +21,16 @@ export interface StartedJob {
 }
 
 /**
- * Runs `work` to its outcome as a wire value: its result, or a failure Result for a thrown ApiFailure (other
- * errors are logged and reported with a generic text).
+ * Runs `work` to its outcome as a wire value: its result, or a failure Result for a thrown ApiFailure. Any other
+ * error is a bug: logged with its stack and answered with the same text as an HTTP 500.
  */
-export async function settle(work: () => Promise<unknown>, logger?: Logger): Promise<unknown> {
+async function settle(work: () => Promise<unknown>, logger: Logger): Promise<unknown> {
   try {
     return await work();
   } catch (err) {
     if (err instanceof ApiFailure) return failure(err.message);
-    logger?.error({ err }, 'async operation failed unexpectedly');
-    return failure(`The operation failed: ${(err as Error)?.message ?? String(err)}`);
+    logger.error({ err }, 'async operation failed unexpectedly');
+    return failure(UNEXPECTED_ERROR_MESSAGE);
   }
 }
 
@@ -41,13 +41,14 @@ export async function startAsyncJob(
   const { id } = await db.insertInto('async_jobs')
     .values({ kind, owner_id: owner.id, last_polled_at: clock() })
     .returning('id').executeTakeFirstOrThrow();
-  const done = settle(work, options.logger).then(async (result) => {
+  const logger = options.logger ?? createLogger('hub.async');
+  const done = settle(work, logger).then(async (result) => {
     try {
       await db.updateTable('async_jobs')
         .set({ status: 'complete', result: JSON.stringify(result ?? null), completed_at: clock() })
         .where('id', '=', id).where('status', '=', 'running').execute();
     } catch (err) {
-      options.logger?.error({ err, id }, 'could not store the result of an async operation');
+      logger.error({ err, id }, 'could not store the result of an async operation');
     }
     return result;
   });

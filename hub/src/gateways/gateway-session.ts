@@ -265,7 +265,24 @@ export class GatewaySession {
     });
   }
 
+  /**
+   * A command's result. When it carries the device's new state (install, uninstall, readPackages), the state is
+   * recorded first, behind this gateway's earlier reports, and only then is the command answered: whoever reads
+   * the device after the call returns reads the change.
+   */
   private onCommandResult(result: CommandResult): void {
+    const state = result.device;
+    if (!state?.vendorUniqueIdentifier) {
+      this.answerCommand(result);
+      return;
+    }
+    this.devices.add(state.vendorUniqueIdentifier);
+    void this.ctx.enqueueWrite(this.ctx.gateway.id, async () => {
+      this.notify([await applyDeviceState(this.ctx.db, this.ctx.gateway.id, state)]);
+    }).then(() => this.answerCommand(result));
+  }
+
+  private answerCommand(result: CommandResult): void {
     const command = this.pending.get(result.commandId);
     if (!command) return; // timed out already, or not ours
     this.pending.delete(result.commandId);
