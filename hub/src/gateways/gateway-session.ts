@@ -73,6 +73,19 @@ export class GatewaySession {
     return this.ctx.gateway.name;
   }
 
+  get gatewayId(): string {
+    return this.ctx.gateway.id;
+  }
+
+  /** The records store lost some of this gateway's reports: record it connected and ask for a fresh snapshot. */
+  resync(): void {
+    const hello = this.hello;
+    if (this.ended || !hello) return;
+    this.recordWrite(() => setGatewayConnected(this.ctx.db, this.ctx.gateway.id, true,
+      { publicAddress: hello.publicAddress, publicPort: hello.publicPort }));
+    this.write({ body: 'inventoryRequest', inventoryRequest: {} });
+  }
+
   start(): void {
     const { call, heartbeatIntervalMs } = this.ctx;
     call.on('data', (message: GatewayMessage) => this.onMessage(message));
@@ -228,7 +241,7 @@ export class GatewaySession {
     try {
       this.write({ body: 'metricsSettings', metricsSettings: await this.metricsReceiver.settings() });
     } catch (err) {
-      this.ctx.logger.warn({ gateway: this.gatewayName, reason: String(err) }, 'could not send metrics settings');
+      this.ctx.logger.warn({ gateway: this.gatewayName, err }, 'could not send metrics settings');
     }
   }
 
@@ -245,7 +258,7 @@ export class GatewaySession {
         .where('gateway_id', '=', this.ctx.gateway.id).where('retain_id', 'is not', null).execute();
       return rows.map((row) => ({ vendorUniqueIdentifier: row.vendor_unique_identifier, retainId: row.retain_id ?? '' }));
     } catch (err) {
-      this.ctx.logger.warn({ gateway: this.gatewayName, reason: String(err) }, 'could not read retains for Welcome');
+      this.ctx.logger.warn({ gateway: this.gatewayName, err }, 'could not read retains for Welcome');
       return [];
     }
   }

@@ -43,13 +43,15 @@ export interface TestLabOptions {
   logger?: Logger;
   /** Put the devices on a simulated 8-port Cambrionix hub (serial `LABHUB01`) driven by the gateway. */
   usbHub?: { serial?: string; usbHubs?: Partial<UsbHubsConfig> };
+  /** Records on this PostgreSQL (one the test can stop and start) instead of a fresh test database. */
+  databaseUrl?: string;
 }
 
 export async function startTestLab(options: TestLabOptions = {}): Promise<TestLab> {
-  const database: TestDatabase = await createTestDatabase({ maxConnections: 2 });
+  const database: TestDatabase | undefined = options.databaseUrl ? undefined : await createTestDatabase({ maxConnections: 2 });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-lab-'));
   const config: HubConfig = {
-    port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: database.url, dataDir,
+    port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: options.databaseUrl ?? database!.url, dataDir,
     adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024,
   };
   const hub = await startHub(config, options.logger);
@@ -110,7 +112,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
       await gateway?.stop();
       await world.stop();
       await hub.stop();
-      await database.drop();
+      await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
