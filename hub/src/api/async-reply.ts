@@ -5,6 +5,7 @@
 import { successWith } from '@devicelab/shared';
 import { startAsyncJob } from '../domain/async-jobs';
 import type { RequestContext } from '../http/handler';
+import type { JobIntent } from '../store/schema';
 import type { ApiDependencies } from './context';
 
 export async function asyncReply(
@@ -13,11 +14,18 @@ export async function asyncReply(
   kind: string,
   /** Produces the value stored for /Async (a Result, or the Application of an upload). */
   work: () => Promise<unknown>,
-  /** Turns that value into the `wait=true` reply (default: the value itself). */
-  waitReply: (value: unknown) => unknown = (value) => value,
+  options: {
+    /** Turns that value into the `wait=true` reply (default: the value itself). */
+    waitReply?: (value: unknown) => unknown;
+    /** What the work does to a device, so that a hub restart reconciles the job instead of failing it. */
+    intent?: JobIntent;
+  } = {},
 ): Promise<unknown> {
   // A plain request then: its errors take the same way as every other request's (handler.ts).
-  if (ctx.params.wait()) return waitReply(await work());
-  const job = await startAsyncJob(deps.db, ctx.user, kind, work, { clock: deps.clock, logger: deps.logger });
+  if (ctx.params.wait()) {
+    const value = await work();
+    return options.waitReply ? options.waitReply(value) : value;
+  }
+  const job = await startAsyncJob(deps.db, ctx.user, kind, work, { clock: deps.clock, logger: deps.logger, intent: options.intent });
   return successWith({ asyncResponseId: job.id });
 }

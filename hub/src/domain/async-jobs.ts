@@ -7,12 +7,18 @@ import { sql } from 'kysely';
 import { ApiFailure, createLogger, failure, UNEXPECTED_ERROR_MESSAGE, type Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { Db } from '../store/database';
+import type { JobIntent } from '../store/schema';
 
 export const ASYNC_JOB_TTL_MS = 5 * 60_000;
 export const INVALID_ASYNC_ID = 'The async operation id is unknown, expired or already completed.';
 
 export type Clock = () => Date;
-export interface AsyncJobOptions { clock?: Clock; logger?: Logger }
+export interface AsyncJobOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** What the job does to a device: a restart reconciles the job with the device instead of failing it. */
+  intent?: JobIntent;
+}
 
 export interface StartedJob {
   id: string;
@@ -39,7 +45,7 @@ export async function startAsyncJob(
 ): Promise<StartedJob> {
   const clock = options.clock ?? (() => new Date());
   const { id } = await db.insertInto('async_jobs')
-    .values({ kind, owner_id: owner.id, last_polled_at: clock() })
+    .values({ kind, owner_id: owner.id, last_polled_at: clock(), intent: options.intent ? JSON.stringify(options.intent) : null })
     .returning('id').executeTakeFirstOrThrow();
   const logger = options.logger ?? createLogger('hub.async');
   const done = settle(work, logger).then(async (result) => {
@@ -90,12 +96,12 @@ export async function pollAsyncJob(
 
 /**
  * At hub start: jobs left running by a previous process can never finish; complete them with a failure so their
- * pollers get an answer.
+ * pollers get an answer. Jobs with an intent are reconciled with the device instead (interrupted-jobs.ts).
  */
 export async function failInterruptedJobs(db: Db, now: Date = new Date()): Promise<number> {
   const rows = await db.updateTable('async_jobs')
     .set({ status: 'complete', completed_at: now,
       result: JSON.stringify(failure('The hub restarted before the operation completed.')) })
-    .where('status', '=', 'running').returning('id').execute();
+    .where('status', '=', 'running').where('intent', 'is', null).returning('id').execute();
   return rows.length;
 }

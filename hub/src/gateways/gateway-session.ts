@@ -130,15 +130,21 @@ export class GatewaySession {
     });
   }
 
-  /** Ends the session; `replaced` when a newer connection of the same gateway took over. Idempotent. */
-  end(reason: string, options: { replaced?: boolean; status?: grpc.StatusObject | Partial<grpc.StatusObject> } = {}): void {
+  /**
+   * Ends the session; `replaced` when a newer connection of the same gateway took over. `hubStopping`: pending
+   * commands get no answer, so their async jobs stay running for the next start to reconcile with the device
+   * (the gateway goes on with them). Idempotent.
+   */
+  end(reason: string, options: {
+    replaced?: boolean; hubStopping?: boolean; status?: grpc.StatusObject | Partial<grpc.StatusObject>;
+  } = {}): void {
     if (this.ended) return;
     this.ended = true;
     this.replaced = options.replaced ?? false;
     for (const timer of this.timers) clearInterval(timer);
     for (const [, command] of this.pending) {
       clearTimeout(command.timer);
-      command.reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} disconnected (${reason}).`));
+      if (!options.hubStopping) command.reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} disconnected (${reason}).`));
     }
     this.pending.clear();
     this.ctx.logger.info({ gateway: this.gatewayName, reason }, 'gateway session ended');

@@ -209,7 +209,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
       stopping ??= (async () => {
         resync.stop();
         for (const session of [...sessions.values()]) {
-          session.end('hub stopping', { status: { code: grpc.status.UNAVAILABLE, details: 'hub stopping' } });
+          session.end('hub stopping', { hubStopping: true, status: { code: grpc.status.UNAVAILABLE, details: 'hub stopping' } });
         }
         await Promise.all([...writeQueues.values()]);
         await new Promise<void>((resolve) => {
