@@ -103,3 +103,26 @@ test('a reset whose removal truly fails names the package and the device\'s reas
     lab.world.device(serial).pm.refuseUninstall(app.applicationIdentifier, undefined);
   }
 }, 120_000);
+
+test('a device failure keeps its code and reads the same on the direct and the async path', async () => {
+  const app = await upload('ContactManager.apk');
+  await post(`/Application?action=uninstallBundle&bundleId=${app.applicationIdentifier}&deviceId=${device.id}`);
+  await lab.world.failNextInstall(serial, 'INSUFFICIENT_STORAGE');
+  const direct = await post(`/Application?action=install&id=${app.id}&deviceId=${device.id}&wait=true`);
+
+  await lab.world.failNextInstall(serial, 'INSUFFICIENT_STORAGE');
+  const started = await (await lab.api(lab.admin, `/Application?action=install&id=${app.id}&deviceId=${device.id}`,
+    { method: 'POST' })).json() as { data: { asyncResponseId: string } };
+  let polled: { isComplete: boolean; data?: unknown } = { isComplete: false };
+  while (!polled.isComplete) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    polled = await (await lab.api(lab.admin, `/Async?id=${started.data.asyncResponseId}`)).json() as typeof polled;
+  }
+
+  expect(direct).toEqual({
+    isSuccess: false,
+    errorMessage: expect.stringMatching(/^Installing the application on device '.+' failed: .*INSTALL_FAILED_INSUFFICIENT_STORAGE/),
+  });
+  expect(polled.data).toEqual(direct);
+  expect(await listedApplications()).not.toContain(app.applicationIdentifier);
+}, 60_000);
