@@ -61,7 +61,11 @@ export class CommandExecutor {
     switch (command.action) {
       case 'install': {
         const { blobSha256, applicationIdentifier, force } = command.install;
-        const file = await this.appCache.ensure(blobSha256, () => this.fetchBlob(blobSha256));
+        const file = await this.appCache.ensure(blobSha256, () => this.fetchBlob(blobSha256)).catch((err: unknown) => {
+          this.logger.warn({ err, blobSha256 }, 'fetching an application binary from the hub failed');
+          throw new DeviceCommandError(
+            `The gateway could not get the application binary from the hub: ${err instanceof Error ? err.message : String(err)}`, 'APP_FETCH_FAILED');
+        });
         return { device: await this.driver.install(id, file, { force, packageId: applicationIdentifier || undefined }) };
       }
       case 'uninstall':

@@ -325,7 +325,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     expect(blobs.reads - readsBefore).toBe(1);
 
     const unknownBlob = await send(a, installAction('a'.repeat(64)));
-    expect(unknownBlob).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/NOT_FOUND/) });
+    expect(unknownBlob).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/NOT_FOUND/), errorCode: 'APP_FETCH_FAILED' });
   });
 
   it('does not start a command past its deadline and answers a too slow one at its deadline', async () => {

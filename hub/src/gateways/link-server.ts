@@ -111,12 +111,19 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     return next;
   };
 
+  let stopping: Promise<void> | undefined;
+
   // No gateway can be connected to a hub that is only starting: clear what a previous run left Online.
   options.onDevicesChanged?.(await resetAllGateways(db));
 
   const connect = (call: ConnectCall): void => {
     authenticateCall(db, call.metadata).then(
       (gateway) => {
+        // A stopping hub takes no new session: it would report devices Online that nothing takes Offline again.
+        if (stopping) {
+          call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'hub stopping' });
+          return;
+        }
         if (!gateway) {
           call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'unknown gateway or wrong token' });
           return;
@@ -201,7 +208,6 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     },
   };
 
-  let stopping: Promise<void> | undefined;
   return {
     port,
     directory,
