@@ -83,7 +83,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'stopping gateway');
     gateway.stop().then(() => process.exit(0), (err) => {
-      logger.error({ err: String(err) }, 'clean stop failed');
+      logger.error({ err }, 'clean stop failed');
       process.exit(1);
     });
   };

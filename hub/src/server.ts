@@ -15,6 +15,7 @@ import { createApiApp } from './api/app';
 import { basicAuthMiddleware } from './auth/passport-basic';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
+import { holdInterruptedJobs } from './domain/interrupted-jobs';
 import { loadTicketKeys } from './domain/device-ticket';
 import { recordServerStart } from './domain/events';
 import type { HubConfig } from './config';
@@ -50,7 +51,9 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
   try {
     const { db } = store;
     const { adminToken } = await ensureBuiltInRolesAndAdmin(db, { adminToken: config.adminToken });
-    // Jobs a previous process left running can never finish: answer their pollers with a failure.
+    // Jobs a previous process left running can never finish: an install is reconciled with the device once its
+    // gateway reports it again; any other gets a failure for its pollers.
+    await holdInterruptedJobs(db);
     await failInterruptedJobs(db);
     cleanups.push(await recordServerStart(db)); // ServerStarting (+ ServerRestarting after an unclean stop)
     const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));

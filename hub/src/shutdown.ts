@@ -4,13 +4,12 @@
  * that exit wait for our cleanup (gateway, adb server, simulators) instead of cutting it short.
  */
 import exitHook from 'async-exit-hook';
+import { createLogger } from '@devicelab/shared';
 
 export function onShutdown(stop: () => Promise<void>): void {
   let stopping: Promise<void> | undefined;
   exitHook((done) => {
-    stopping ??= stop().catch((err: unknown) => {
-      process.stderr.write(`shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
-    });
+    stopping ??= stop().catch((err: unknown) => createLogger('shutdown').error({ err }, 'shutdown failed'));
     void stopping.then(() => done());
   });
 }

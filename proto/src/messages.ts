@@ -43,6 +43,7 @@ export interface InstallApp { blobSha256: string; fileName: string; applicationI
 export interface UninstallApp { applicationIdentifier: string; keepData: boolean }
 export interface LaunchApp { applicationIdentifier: string; arguments: string; startOnly: boolean }
 export interface ReadLog { maxLines: number }
+export type ReadPackages = Record<string, never>;
 
 export type CommandAction =
   | { action: 'install'; install: InstallApp }
@@ -50,12 +51,16 @@ export type CommandAction =
   | { action: 'launch'; launch: LaunchApp }
   | { action: 'reboot'; reboot: Record<string, never> }
   | { action: 'readLog'; readLog: ReadLog }
+  | { action: 'readPackages'; readPackages: ReadPackages }
   | { action: 'setUsbPortState'; setUsbPortState: SetUsbPortState }
   | { action: 'rebootUsbHub'; rebootUsbHub: RebootUsbHub };
 
 export type Command = { commandId: string; vendorUniqueIdentifier: string; deadlineMs: number } & CommandAction;
 
-export interface CommandResult { commandId: string; ok: boolean; errorMessage: string; text: string }
+/** `device`: the device's state after an install, uninstall or readPackages (null otherwise, as proto-loader gives it). */
+export interface CommandResult {
+  commandId: string; ok: boolean; errorMessage: string; text: string; errorCode: string; device?: DeviceState | null;
+}
 
 export type GatewayMessage =
   | { body: 'hello'; hello: Hello }
@@ -73,6 +78,7 @@ export type HubMessage =
   | { body: 'heartbeat'; heartbeat: Heartbeat }
   | { body: 'command'; command: Command }
   | { body: 'retention'; retention: Retention }
+  | { body: 'inventoryRequest'; inventoryRequest: Record<string, never> }
   | { body: 'metricsAck'; metricsAck: MetricsAck }
   | { body: 'metricsSettings'; metricsSettings: MetricsSettings };
 

@@ -18,3 +18,9 @@ export class ApiFailure extends Error {
     this.name = 'ApiFailure';
   }
 }
+
+/**
+ * The answer to an error that is not an ApiFailure (a bug), the same on every path (HTTP 500, a stored /Async
+ * result): the error itself goes to the hub's log, never to the client.
+ */
+export const UNEXPECTED_ERROR_MESSAGE = 'An unexpected error occurred; the hub logged it for its administrator.';

@@ -43,8 +43,14 @@ export interface DeviceDriver {
   snapshot(): DeviceState[];
   /** Reads the device's facts, full properties list and installed packages now. */
   describe(id: string): Promise<DeviceState>;
-  install(id: string, appPath: string, options?: InstallOptions): Promise<void>;
-  uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<void>;
+  /**
+   * Install and uninstall resolve with the device's state after the change, its installed packages read again,
+   * so that whoever reports the outcome reports the new state with it (not reported to the listener).
+   */
+  install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState>;
+  uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<DeviceState>;
+  /** Reads the device's installed packages now; resolves with its state (not reported to the listener). */
+  readPackages(id: string): Promise<DeviceState>;
   /** Launches the app; resolves with the platform's launch output text. */
   launch(id: string, packageId: string, options?: LaunchOptions): Promise<string>;
   reboot(id: string): Promise<void>;
@@ -87,7 +93,11 @@ export interface DeviceSampling {
   followLog(id: string, follower: LogFollower): LogStream;
 }
 
-/** A command failed; `message` is meant for the user (it ends up in the API's errorMessage). */
+/**
+ * A command failed; `message` is meant for the user (it ends up in the API's errorMessage), `code` is the
+ * device's own failure code (`INSTALL_FAILED_...`, `DELETE_FAILED_...`) or the gateway's own
+ * (`DEVICE_TIMEOUT`, `DEVICE_UNREACHABLE`, `DEVICE_NOT_CONNECTED`, `DEVICE_NOT_READY`).
+ */
 export class DeviceCommandError extends Error {
   constructor(message: string, readonly code?: string) {
     super(message);

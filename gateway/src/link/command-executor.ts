@@ -1,9 +1,10 @@
 /**
  * Executes a hub Command against the device driver and turns the outcome into a CommandResult. Install pulls
  * the binary into the app cache first (FetchBlob). The command's deadline bounds how long the hub waits: an
- * expired command is not started, and a result after the deadline is replaced by a timeout error.
+ * expired command is not started, and a result after the deadline is replaced by a timeout error. A failure keeps
+ * its code (the device's `INSTALL_FAILED_...`, or the gateway's own) on its way to the hub.
  */
-import type { Command, CommandResult } from '@devicelab/proto';
+import type { Command, CommandResult, DeviceState } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AppCache } from '../apps/app-cache';
 import { DeviceCommandError, type DeviceDriver } from '../drivers/device-driver';
@@ -18,64 +19,78 @@ export class CommandExecutor {
     private readonly appCache: AppCache,
     private readonly fetchBlob: BlobFetcher,
     private readonly logger: Logger,
+    /** Reports a device's state that no result carries: a change that finished after its command timed out. */
+    private readonly reportState: (state: DeviceState) => void,
     private readonly usbHubs?: UsbHubService,
   ) {}
 
   async execute(command: Command): Promise<CommandResult> {
-    const result = (ok: boolean, errorMessage = '', text = ''): CommandResult =>
-      ({ commandId: command.commandId, ok, errorMessage, text });
+    const failed = (errorMessage: string, errorCode: string): CommandResult =>
+      ({ commandId: command.commandId, ok: false, errorMessage, errorCode, text: '' });
     const deadline = command.deadlineMs > 0 ? command.deadlineMs : undefined;
     if (deadline !== undefined && Date.now() >= deadline) {
-      return result(false, 'The command expired before the gateway could start it');
+      return failed('The command expired before the gateway could start it', 'COMMAND_EXPIRED');
     }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<CommandResult>((resolve) => {
       if (deadline === undefined) return;
-      timer = setTimeout(() => resolve(result(false, 'The device did not finish the command in time')), deadline - Date.now());
+      timer = setTimeout(() => resolve(failed('The device did not finish the command in time', 'COMMAND_TIMEOUT')), deadline - Date.now());
     });
     const work = this.run(command).then(
-      (text) => result(true, '', text),
+      (outcome): CommandResult => ({ commandId: command.commandId, ok: true, errorMessage: '', errorCode: '', text: '', ...outcome }),
       (err: unknown) => {
-        if (!(err instanceof DeviceCommandError) && !(err instanceof UsbHubError)) this.logger.error({ err: String(err), command: command.commandId }, 'command failed');
-        return result(false, err instanceof Error ? err.message : String(err));
+        if (err instanceof DeviceCommandError || err instanceof UsbHubError) return failed(err.message, err.code ?? '');
+        this.logger.error({ err, command: command.commandId }, 'command failed unexpectedly');
+        return failed('The gateway failed unexpectedly while running the command; see its log', 'GATEWAY_ERROR');
       },
     );
     try {
-      return await Promise.race([work, timeout]);
+      const result = await Promise.race([work, timeout]);
+      if (!result.ok && result.errorCode === 'COMMAND_TIMEOUT') {
+        void work.then((late) => { if (late.device) this.reportState(late.device); });
+      }
+      return result;
     } finally {
       if (timer) clearTimeout(timer);
     }
   }
 
-  private async run(command: Command): Promise<string> {
+  /** The command's outcome: a text (ReadLog, launch output) or the device's state after the change. */
+  private async run(command: Command): Promise<{ text?: string; device?: DeviceState }> {
     const id = command.vendorUniqueIdentifier;
     switch (command.action) {
       case 'install': {
         const { blobSha256, applicationIdentifier, force } = command.install;
-        const file = await this.appCache.ensure(blobSha256, () => this.fetchBlob(blobSha256));
-        await this.driver.install(id, file, { force, packageId: applicationIdentifier || undefined });
-        return '';
+        const file = await this.appCache.ensure(blobSha256, () => this.fetchBlob(blobSha256)).catch((err: unknown) => {
+          this.logger.warn({ err, blobSha256 }, 'fetching an application binary from the hub failed');
+          throw new DeviceCommandError(
+            `The gateway could not get the application binary from the hub: ${err instanceof Error ? err.message : String(err)}`, 'APP_FETCH_FAILED');
+        });
+        return { device: await this.driver.install(id, file, { force, packageId: applicationIdentifier || undefined }) };
       }
       case 'uninstall':
-        await this.driver.uninstall(id, command.uninstall.applicationIdentifier, { keepData: command.uninstall.keepData });
-        return '';
+        return { device: await this.driver.uninstall(id, command.uninstall.applicationIdentifier, { keepData: command.uninstall.keepData }) };
+      case 'readPackages':
+        return { device: await this.driver.readPackages(id) };
       case 'launch':
-        return this.driver.launch(id, command.launch.applicationIdentifier, {
-          arguments: command.launch.arguments, startOnly: command.launch.startOnly,
-        });
+        return {
+          text: await this.driver.launch(id, command.launch.applicationIdentifier, {
+            arguments: command.launch.arguments, startOnly: command.launch.startOnly,
+          }),
+        };
       case 'reboot':
         await this.driver.reboot(id);
-        return '';
+        return {};
       case 'readLog':
-        return this.driver.readLog(id, command.readLog.maxLines);
+        return { text: await this.driver.readLog(id, command.readLog.maxLines) };
       case 'setUsbPortState':
         await this.requireUsbHubs().setPortState(command.setUsbPortState);
-        return '';
+        return {};
       case 'rebootUsbHub':
         await this.requireUsbHubs().reboot(command.rebootUsbHub);
-        return '';
+        return {};
       default:
-        throw new DeviceCommandError(`Unsupported command: ${(command as { action?: string }).action ?? 'none'}`);
+        throw new DeviceCommandError(`Unsupported command: ${(command as { action?: string }).action ?? 'none'}`, 'UNSUPPORTED_COMMAND');
     }
   }
 

@@ -102,7 +102,9 @@ export class HubLink extends EventEmitter implements DeviceListener {
       ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName } : {}),
     }) as unknown as LinkClient;
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
-    this.executor = new CommandExecutor(options.driver, options.appCache, (sha) => this.fetchBlob(sha), this.logger, options.usbHubs);
+    this.executor = new CommandExecutor(
+      options.driver, options.appCache, (sha) => this.fetchBlob(sha), this.logger, (state) => this.deviceChanged(state), options.usbHubs,
+    );
     options.usbHubs?.subscribe({
       report: (usbHubs) => this.send({ body: 'usbHubs', usbHubs }),
       event: (usbHubEvent) => this.send({ body: 'usbHubEvent', usbHubEvent }),
@@ -171,7 +173,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
       session.call.write(message);
       return true;
     } catch (err) {
-      this.logger.warn({ err: String(err) }, 'writing to the hub failed');
+      this.logger.warn({ err }, 'writing to the hub failed');
       return false;
     }
   }
@@ -263,6 +265,9 @@ export class HubLink extends EventEmitter implements DeviceListener {
       case 'retention':
         this.tickets.apply(message.retention);
         return;
+      case 'inventoryRequest':
+        this.send({ body: 'snapshot', snapshot: { devices: this.options.driver.snapshot() } }, session);
+        return;
       case 'metricsAck':
         this.options.metrics?.acknowledged(message.metricsAck.sequence);
         return;
@@ -288,6 +293,8 @@ export class HubLink extends EventEmitter implements DeviceListener {
     const result = await this.executor.execute(command);
     if (!this.send({ body: 'commandResult', commandResult: result }, session)) {
       this.logger.warn({ command: command.commandId }, 'command finished after the link was lost; result dropped');
+      // The device changed all the same: a later session (a restarted hub) records its new state.
+      if (result.device) this.deviceChanged(result.device);
     }
   }
 

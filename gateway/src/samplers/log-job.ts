@@ -47,12 +47,12 @@ export function startLogJob(id: string, sampling: DeviceSampling, sink: MetricsS
         end: (error) => {
           stream = undefined;
           if (stopped) return;
-          logger.debug({ device: id, err: error ? String(error) : undefined, retryMs }, 'device log stream ended');
+          logger.debug({ device: id, err: error, retryMs }, 'device log stream ended');
           retryLater();
         },
       });
     } catch (err) {
-      logger.debug({ device: id, err: String(err) }, 'device log stream could not start');
+      logger.debug({ device: id, err }, 'device log stream could not start');
       retryLater();
     }
   };

@@ -12,7 +12,7 @@ export function startSampleJob(id: string, sampling: DeviceSampling, sink: Metri
       sink.record({ vendorUniqueIdentifier: id, table: 'sample', time: sample.time, fields: sample.fields });
     } catch (err) {
       // The health check reports a device that stops answering; one failed read is not worth a row.
-      logger.debug({ device: id, err: String(err) }, 'sample failed');
+      logger.debug({ device: id, err }, 'sample failed');
     }
   });
 }

@@ -27,7 +27,7 @@ export abstract class HubPortLoop {
 
   check(): Promise<void> {
     this.running ??= this.pass().catch((err: unknown) => {
-      this.logger.warn({ err: String(err) }, `${this.purpose} pass failed`);
+      this.logger.warn({ err }, `${this.purpose} pass failed`);
     }).finally(() => {
       this.running = undefined;
     });

@@ -8,6 +8,9 @@ import type { DeviceDriver, DeviceListener } from '../drivers/device-driver';
 import type { UsbHubService } from './usb-hub-service';
 import type { UsbLocationSource } from './usb-locations';
 
+/** Driver methods that resolve with a device's state: it carries the USB facts like every other report. */
+const STATE_RESULTS = new Set<string | symbol>(['describe', 'install', 'uninstall', 'readPackages']);
+
 export function withUsbPorts(driver: DeviceDriver, hubs: UsbHubService, locations?: UsbLocationSource): DeviceDriver {
   /** Looked-up USB locations; null while a lookup runs or when the device has none. */
   const known = new Map<string, string | null>();
@@ -47,7 +50,10 @@ export function withUsbPorts(driver: DeviceDriver, hubs: UsbHubService, location
         });
       }
       if (property === 'snapshot') return () => target.snapshot().map(mapped);
-      if (property === 'describe') return async (id: string) => mapped(await target.describe(id));
+      if (STATE_RESULTS.has(property)) {
+        const method = Reflect.get(target, property, target) as (...args: unknown[]) => Promise<DeviceState>;
+        return async (...args: unknown[]) => mapped(await method.apply(target, args));
+      }
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },

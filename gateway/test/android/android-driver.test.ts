@@ -101,7 +101,9 @@ describe('AndroidDriver over adb + labsim', () => {
     });
 
     it('installs ContactManager, lists it, launches it, uninstalls it', async () => {
-      await driver.install(serial, CONTACT_MANAGER);
+      // The install resolves with the state the device has after it: the package is in it, read from the device.
+      const installed = await driver.install(serial, CONTACT_MANAGER);
+      expect(installed.packages?.find((p) => p.identifier === CONTACT_PACKAGE)).toMatchObject({ system: false, version: '1.0' });
       const described = await driver.describe(serial);
       expect(described.packages?.find((p) => p.identifier === CONTACT_PACKAGE)).toMatchObject({
         system: false, version: '1.0', buildVersion: '1',
@@ -118,7 +120,8 @@ describe('AndroidDriver over adb + labsim', () => {
 
       // force: uninstall first, then install again
       await driver.install(serial, CONTACT_MANAGER, { force: true, packageId: CONTACT_PACKAGE });
-      await driver.uninstall(serial, CONTACT_PACKAGE);
+      const uninstalled = await driver.uninstall(serial, CONTACT_PACKAGE);
+      expect(uninstalled.packages?.map((p) => p.identifier)).not.toContain(CONTACT_PACKAGE);
       expect((await world.installedPackages(hwSerial)).map((p) => p.packageName)).not.toContain(CONTACT_PACKAGE);
       const after = await driver.describe(serial);
       expect(after.packages?.map((p) => p.identifier)).not.toContain(CONTACT_PACKAGE);

@@ -314,7 +314,9 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     // Installing again comes from the cache; a failure on the device reaches the hub as its text.
     await world.failNextInstall(a.serial, 'INSUFFICIENT_STORAGE');
     const failed = await send(a, installAction(stored.sha256));
-    expect(failed).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/^Failure \[INSTALL_FAILED_INSUFFICIENT_STORAGE/) });
+    expect(failed).toMatchObject({
+      ok: false, errorMessage: expect.stringMatching(/^Failure \[INSTALL_FAILED_INSUFFICIENT_STORAGE/), errorCode: 'INSTALL_FAILED_INSUFFICIENT_STORAGE',
+    });
     // force: the app is removed first, so the device installs it from scratch (a new first-install time).
     const firstInstalled = async () => (await world.installedPackages(a.serial)).find((p) => p.packageName === CONTACT_PACKAGE)?.firstInstallTimeMs;
     const before = await firstInstalled();
@@ -323,7 +325,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     expect(blobs.reads - readsBefore).toBe(1);
 
     const unknownBlob = await send(a, installAction('a'.repeat(64)));
-    expect(unknownBlob).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/NOT_FOUND/) });
+    expect(unknownBlob).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/NOT_FOUND/), errorCode: 'APP_FETCH_FAILED' });
   });
 
   it('does not start a command past its deadline and answers a too slow one at its deadline', async () => {
@@ -333,12 +335,14 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     await startConnected();
     await eventually(() => online(a.adbSerial));
     await eventually(() => online(b.adbSerial));
-    const executor = new CommandExecutor(driver!, new AppCache(cacheDir), (sha) => link!.fetchBlob(sha), logger);
+    const executor = new CommandExecutor(driver!, new AppCache(cacheDir), (sha) => link!.fetchBlob(sha), logger, () => undefined);
     const launchFirefox: CommandAction = { action: 'launch', launch: { applicationIdentifier: FIREFOX, arguments: '', startOnly: true } };
 
     const launchesBefore = (await world.amStartLog(a.serial)).length;
     const expired = await executor.execute({ commandId: 'expired', vendorUniqueIdentifier: a.adbSerial, deadlineMs: Date.now() - 1, ...launchFirefox });
-    expect(expired).toEqual({ commandId: 'expired', ok: false, errorMessage: 'The command expired before the gateway could start it', text: '' });
+    expect(expired).toEqual({
+      commandId: 'expired', ok: false, errorMessage: 'The command expired before the gateway could start it', errorCode: 'COMMAND_EXPIRED', text: '',
+    });
     // Through the hub: a command whose deadline has passed when it reaches the gateway. The hub's own timer
     // and the gateway's answer race; either way the hub learns the command failed.
     expect(await outcome(send(a, launchFirefox, 0))).toMatch(/^(expired|hub timeout)$/);
@@ -346,7 +350,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     expect(await world.amStartLog(a.serial)).toHaveLength(launchesBefore); // neither was started on the device
 
     const unknown = await executor.execute({ commandId: 'unknown', vendorUniqueIdentifier: c.adbSerial, deadlineMs: Date.now() + 5_000, ...launchFirefox });
-    expect(unknown).toMatchObject({ ok: false, errorMessage: `Device ${c.adbSerial} is not connected to this gateway` });
+    expect(unknown).toMatchObject({ ok: false, errorMessage: `Device ${c.adbSerial} is not connected to this gateway`, errorCode: 'DEVICE_NOT_CONNECTED' });
 
     const stored = await blobs.putFile(CONTACT_MANAGER);
     await world.setInstallDelay(b.serial, 1_500);
@@ -354,7 +358,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     const slow = await executor.execute({
       commandId: 'slow', vendorUniqueIdentifier: b.adbSerial, deadlineMs: started + 400, ...installAction(stored.sha256),
     });
-    expect(slow).toMatchObject({ ok: false, errorMessage: 'The device did not finish the command in time' });
+    expect(slow).toMatchObject({ ok: false, errorMessage: 'The device did not finish the command in time', errorCode: 'COMMAND_TIMEOUT' });
     expect(Date.now() - started).toBeLessThan(1_200);
     const viaHub = Date.now();
     expect(await outcome(send(b, installAction(stored.sha256), 400))).toMatch(/^(too slow|hub timeout)$/);

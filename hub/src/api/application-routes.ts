@@ -4,6 +4,7 @@ import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { deleteApplication, modifyApplication } from '../domain/application-changes';
 import { installApplication, launchApplication, uninstallApplication, uninstallBundle } from '../domain/application-commands';
 import { listApplications, uploadApplication } from '../domain/applications';
+import { COMMAND_TIMEOUTS_MS } from '../domain/gateway-commands';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
 import { handle, type RequestContext } from '../http/handler';
 import { JsonBody } from '../http/json-body';
@@ -28,17 +29,18 @@ export function applicationRouter(deps: ApiDependencies): Router {
     const { op, file } = await operationAndUpload(ctx);
     if (file) {
       // uploadApplication removes the temporary file when it is done with it.
-      return asyncReply(ctx, deps, 'upload', () => uploadApplication(db, blobs, user, file), (app) => successWith(app));
+      return asyncReply(ctx, deps, 'upload', () => uploadApplication(db, blobs, user, file), { waitReply: (app) => successWith(app) });
     }
     switch (op) {
       case 'action:install': {
         const appId = requireGuid(params, 'id');
         const deviceId = requireString(params, 'deviceId');
         const options = { force: params.bool('force'), nativeAutomation: params.bool('nativeAutomation') };
+        const deadline = new Date(Date.now() + COMMAND_TIMEOUTS_MS.install).toISOString();
         return asyncReply(ctx, deps, 'install', async () => {
           await installApplication(db, gateways, user, appId, deviceId, options);
           return success();
-        });
+        }, { intent: { action: 'install', applicationId: appId, deviceIdentifier: deviceId, deadline } });
       }
       case 'verb:update': {
         requireEntitlement(user, 'ApplicationModify');

@@ -3,8 +3,9 @@
  * `wait=true` the outcome itself once the work is done.
  */
 import { successWith } from '@devicelab/shared';
-import { settle, startAsyncJob } from '../domain/async-jobs';
+import { startAsyncJob } from '../domain/async-jobs';
 import type { RequestContext } from '../http/handler';
+import type { JobIntent } from '../store/schema';
 import type { ApiDependencies } from './context';
 
 export async function asyncReply(
@@ -13,21 +14,18 @@ export async function asyncReply(
   kind: string,
   /** Produces the value stored for /Async (a Result, or the Application of an upload). */
   work: () => Promise<unknown>,
-  /** Turns that value into the `wait=true` reply (default: the value itself). */
-  waitReply: (value: unknown) => unknown = (value) => value,
+  options: {
+    /** Turns that value into the `wait=true` reply (default: the value itself). */
+    waitReply?: (value: unknown) => unknown;
+    /** What the work does to a device, so that a hub restart reconciles the job instead of failing it. */
+    intent?: JobIntent;
+  } = {},
 ): Promise<unknown> {
+  // A plain request then: its errors take the same way as every other request's (handler.ts).
   if (ctx.params.wait()) {
-    let ok = true;
-    const value = await settle(async () => {
-      try {
-        return await work();
-      } catch (err) {
-        ok = false;
-        throw err;
-      }
-    }, deps.logger);
-    return ok ? waitReply(value) : value;
+    const value = await work();
+    return options.waitReply ? options.waitReply(value) : value;
   }
-  const job = await startAsyncJob(deps.db, ctx.user, kind, work, { clock: deps.clock, logger: deps.logger });
+  const job = await startAsyncJob(deps.db, ctx.user, kind, work, { clock: deps.clock, logger: deps.logger, intent: options.intent });
   return successWith({ asyncResponseId: job.id });
 }

@@ -4,15 +4,21 @@
  * An id not polled for 5 minutes is invalid.
  */
 import { sql } from 'kysely';
-import { ApiFailure, failure, type Logger } from '@devicelab/shared';
+import { ApiFailure, createLogger, failure, UNEXPECTED_ERROR_MESSAGE, type Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { Db } from '../store/database';
+import type { JobIntent } from '../store/schema';
 
 export const ASYNC_JOB_TTL_MS = 5 * 60_000;
 export const INVALID_ASYNC_ID = 'The async operation id is unknown, expired or already completed.';
 
 export type Clock = () => Date;
-export interface AsyncJobOptions { clock?: Clock; logger?: Logger }
+export interface AsyncJobOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** What the job does to a device: a restart reconciles the job with the device instead of failing it. */
+  intent?: JobIntent;
+}
 
 export interface StartedJob {
   id: string;
@@ -21,16 +27,16 @@ export interface StartedJob {
 }
 
 /**
- * Runs `work` to its outcome as a wire value: its result, or a failure Result for a thrown ApiFailure (other
- * errors are logged and reported with a generic text).
+ * Runs `work` to its outcome as a wire value: its result, or a failure Result for a thrown ApiFailure. Any other
+ * error is a bug: logged with its stack and answered with the same text as an HTTP 500.
  */
-export async function settle(work: () => Promise<unknown>, logger?: Logger): Promise<unknown> {
+async function settle(work: () => Promise<unknown>, logger: Logger): Promise<unknown> {
   try {
     return await work();
   } catch (err) {
     if (err instanceof ApiFailure) return failure(err.message);
-    logger?.error({ err }, 'async operation failed unexpectedly');
-    return failure(`The operation failed: ${(err as Error)?.message ?? String(err)}`);
+    logger.error({ err }, 'async operation failed unexpectedly');
+    return failure(UNEXPECTED_ERROR_MESSAGE);
   }
 }
 
@@ -39,15 +45,16 @@ export async function startAsyncJob(
 ): Promise<StartedJob> {
   const clock = options.clock ?? (() => new Date());
   const { id } = await db.insertInto('async_jobs')
-    .values({ kind, owner_id: owner.id, last_polled_at: clock() })
+    .values({ kind, owner_id: owner.id, last_polled_at: clock(), intent: options.intent ? JSON.stringify(options.intent) : null })
     .returning('id').executeTakeFirstOrThrow();
-  const done = settle(work, options.logger).then(async (result) => {
+  const logger = options.logger ?? createLogger('hub.async');
+  const done = settle(work, logger).then(async (result) => {
     try {
       await db.updateTable('async_jobs')
         .set({ status: 'complete', result: JSON.stringify(result ?? null), completed_at: clock() })
         .where('id', '=', id).where('status', '=', 'running').execute();
     } catch (err) {
-      options.logger?.error({ err, id }, 'could not store the result of an async operation');
+      logger.error({ err, id }, 'could not store the result of an async operation');
     }
     return result;
   });
@@ -89,12 +96,12 @@ export async function pollAsyncJob(
 
 /**
  * At hub start: jobs left running by a previous process can never finish; complete them with a failure so their
- * pollers get an answer.
+ * pollers get an answer. Jobs with an intent are reconciled with the device instead (interrupted-jobs.ts).
  */
 export async function failInterruptedJobs(db: Db, now: Date = new Date()): Promise<number> {
   const rows = await db.updateTable('async_jobs')
     .set({ status: 'complete', completed_at: now,
       result: JSON.stringify(failure('The hub restarted before the operation completed.')) })
-    .where('status', '=', 'running').returning('id').execute();
+    .where('status', '=', 'running').where('intent', 'is', null).returning('id').execute();
   return rows.length;
 }

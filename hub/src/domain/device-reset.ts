@@ -1,5 +1,6 @@
 /**
- * POST /Device?action=reset (spec 4.2): remove every user-installed application, then reboot. Omitted
+ * POST /Device?action=reset (spec 4.2): remove every user-installed application the device has (asked at the
+ * time of the reset), then reboot; it succeeds only when the record, read from the device, shows none left. Omitted
  * `uninstallAll` / `reboot` take the system-area defaults (hub-settings.ts); explicit values win even when the
  * default is off. Entitlements in the vendor's order (wire-decisions 22): DeviceApplicationManagement when
  * uninstalling is in effect, then DeviceReboot when rebooting is.
@@ -11,7 +12,7 @@ import { requireEntitlement } from '../http/entitlements';
 import type { Db } from '../store/database';
 import { assertUsableBy, rebootDevice } from './device-actions';
 import { resolveDevice } from './device-queries';
-import { runDeviceCommand } from './gateway-commands';
+import { CommandFailure, runDeviceCommand } from './gateway-commands';
 import { readHubSettings } from './hub-settings';
 
 export interface ResetOptions { uninstallAll?: boolean; reboot?: boolean }
@@ -35,23 +36,36 @@ export async function resetDevice(
   assertUsableBy(device, user);
   const uninstalled: string[] = [];
   if (uninstallAll) {
-    // The gateway refreshes the package list after every install and uninstall, so the record is current.
-    const failures: string[] = [];
-    for (const pkg of device.installed_packages.filter((p) => !p.system)) {
+    // Ask the device what it has now: apps installed over adb behind the hub's back are in no record.
+    await runDeviceCommand(gateways, device, { action: 'readPackages', readPackages: {} });
+    const reasons = new Map<string, string>();
+    for (const identifier of await userApplications(db, device.id)) {
       try {
         await runDeviceCommand(gateways, device, {
-          action: 'uninstall', uninstall: { applicationIdentifier: pkg.identifier, keepData: false },
+          action: 'uninstall', uninstall: { applicationIdentifier: identifier, keepData: false },
         });
-        uninstalled.push(pkg.identifier);
+        uninstalled.push(identifier);
       } catch (err) {
-        if (!(err instanceof ApiFailure)) throw err;
-        failures.push(`${pkg.identifier}: ${err.message}`);
+        if (!(err instanceof CommandFailure)) throw err;
+        reasons.set(identifier, err.reason);
       }
     }
-    if (failures.length > 0) {
-      throw new ApiFailure(`Reset of device '${device.name}' could not uninstall ${failures.join('; ')}`);
+    // A removal that failed because the app was already gone is no failure: ask the device again and judge by
+    // what is left (every successful removal already recorded the device's state).
+    if (reasons.size > 0) await runDeviceCommand(gateways, device, { action: 'readPackages', readPackages: {} });
+    const left = await userApplications(db, device.id);
+    if (left.length > 0) {
+      const why = left.map((identifier) => `${identifier} (${reasons.get(identifier) ?? 'installed while the reset ran'})`);
+      throw new ApiFailure(`Reset of device '${device.name}' could not uninstall ${why.join('; ')}. Remove them on the device, then reset again.`);
     }
   }
   if (reboot) await rebootDevice(db, gateways, user, device.id);
   return { uninstalled, rebooted: reboot };
+}
+
+/** The user-installed (not system) applications the device's record lists. */
+async function userApplications(db: Db, deviceId: string): Promise<string[]> {
+  const { installed_packages: packages } = await db.selectFrom('devices').select('installed_packages')
+    .where('id', '=', deviceId).executeTakeFirstOrThrow();
+  return packages.filter((p) => !p.system).map((p) => p.identifier);
 }

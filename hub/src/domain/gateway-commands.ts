@@ -9,6 +9,7 @@ export const COMMAND_TIMEOUTS_MS = {
   launch: 2 * 60_000,
   reboot: 60_000,
   readLog: 30_000,
+  readPackages: 60_000,
   setUsbPortState: 15_000,
   rebootUsbHub: 15_000,
 } as const;
@@ -28,6 +29,29 @@ export async function runDeviceCommand(
     }
     throw err;
   }
-  if (!result.ok) throw new ApiFailure(result.errorMessage || `The ${action.action} command failed.`);
+  if (!result.ok) throw commandFailure(action, `device '${device.name}'`, result);
   return result;
+}
+
+const WHAT: Record<CommandAction['action'], string> = {
+  install: 'Installing the application', uninstall: 'Uninstalling the application', launch: 'Launching the application',
+  reboot: 'Rebooting', readLog: 'Reading the device log', readPackages: 'Reading the installed applications',
+  setUsbPortState: 'Switching the USB port', rebootUsbHub: 'Rebooting the USB hub',
+};
+
+/**
+ * The failure a client sees for a command the gateway reports failed: what was done, where, the gateway's text,
+ * and the failure code (the device's `INSTALL_FAILED_...`, or the gateway's own) so clients can key on it.
+ */
+export function commandFailure(action: CommandAction, target: string, result: CommandResult): CommandFailure {
+  const code = result.errorCode && !result.errorMessage.includes(result.errorCode) ? ` (${result.errorCode})` : '';
+  const reason = `${result.errorMessage || 'no reason given'}${code}`;
+  return new CommandFailure(`${WHAT[action.action]} on ${target} failed: ${reason}`, reason);
+}
+
+/** A command the gateway reports failed; `reason` is the gateway's text with its code, without the context. */
+export class CommandFailure extends ApiFailure {
+  constructor(message: string, readonly reason: string) {
+    super(message);
+  }
 }

@@ -12,7 +12,7 @@ import {
 import { GatewayUnavailableError, type GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
 import { resolveDevice } from './device-queries';
-import { COMMAND_TIMEOUTS_MS } from './gateway-commands';
+import { COMMAND_TIMEOUTS_MS, commandFailure } from './gateway-commands';
 
 /**
  * Every connected gateway with its hubs and every port of each, in a stable order. A port names its device as
@@ -85,7 +85,7 @@ async function send(gateways: GatewayDirectory, hubSerialNumber: string, action:
     if (err instanceof GatewayUnavailableError) throw new ApiFailure(`USB hub '${hubSerialNumber}' is not reachable: ${err.message}`);
     throw err;
   }
-  if (!result.ok) throw new ApiFailure(result.errorMessage || `The ${action.action} command failed.`);
+  if (!result.ok) throw commandFailure(action, `USB hub '${hubSerialNumber}'`, result);
 }
 
 /** POST /Gateway/UsbHub?update: one port, or every port of the hub when `port` is omitted. */

@@ -73,6 +73,19 @@ export class GatewaySession {
     return this.ctx.gateway.name;
   }
 
+  get gatewayId(): string {
+    return this.ctx.gateway.id;
+  }
+
+  /** The records store lost some of this gateway's reports: record it connected and ask for a fresh snapshot. */
+  resync(): void {
+    const hello = this.hello;
+    if (this.ended || !hello) return;
+    this.recordWrite(() => setGatewayConnected(this.ctx.db, this.ctx.gateway.id, true,
+      { publicAddress: hello.publicAddress, publicPort: hello.publicPort }));
+    this.write({ body: 'inventoryRequest', inventoryRequest: {} });
+  }
+
   start(): void {
     const { call, heartbeatIntervalMs } = this.ctx;
     call.on('data', (message: GatewayMessage) => this.onMessage(message));
@@ -117,15 +130,21 @@ export class GatewaySession {
     });
   }
 
-  /** Ends the session; `replaced` when a newer connection of the same gateway took over. Idempotent. */
-  end(reason: string, options: { replaced?: boolean; status?: grpc.StatusObject | Partial<grpc.StatusObject> } = {}): void {
+  /**
+   * Ends the session; `replaced` when a newer connection of the same gateway took over. `hubStopping`: pending
+   * commands get no answer, so their async jobs stay running for the next start to reconcile with the device
+   * (the gateway goes on with them). Idempotent.
+   */
+  end(reason: string, options: {
+    replaced?: boolean; hubStopping?: boolean; status?: grpc.StatusObject | Partial<grpc.StatusObject>;
+  } = {}): void {
     if (this.ended) return;
     this.ended = true;
     this.replaced = options.replaced ?? false;
     for (const timer of this.timers) clearInterval(timer);
     for (const [, command] of this.pending) {
       clearTimeout(command.timer);
-      command.reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} disconnected (${reason}).`));
+      if (!options.hubStopping) command.reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} disconnected (${reason}).`));
     }
     this.pending.clear();
     this.ctx.logger.info({ gateway: this.gatewayName, reason }, 'gateway session ended');
@@ -228,7 +247,7 @@ export class GatewaySession {
     try {
       this.write({ body: 'metricsSettings', metricsSettings: await this.metricsReceiver.settings() });
     } catch (err) {
-      this.ctx.logger.warn({ gateway: this.gatewayName, reason: String(err) }, 'could not send metrics settings');
+      this.ctx.logger.warn({ gateway: this.gatewayName, err }, 'could not send metrics settings');
     }
   }
 
@@ -245,7 +264,7 @@ export class GatewaySession {
         .where('gateway_id', '=', this.ctx.gateway.id).where('retain_id', 'is not', null).execute();
       return rows.map((row) => ({ vendorUniqueIdentifier: row.vendor_unique_identifier, retainId: row.retain_id ?? '' }));
     } catch (err) {
-      this.ctx.logger.warn({ gateway: this.gatewayName, reason: String(err) }, 'could not read retains for Welcome');
+      this.ctx.logger.warn({ gateway: this.gatewayName, err }, 'could not read retains for Welcome');
       return [];
     }
   }
@@ -265,7 +284,24 @@ export class GatewaySession {
     });
   }
 
+  /**
+   * A command's result. When it carries the device's new state (install, uninstall, readPackages), the state is
+   * recorded first, behind this gateway's earlier reports, and only then is the command answered: whoever reads
+   * the device after the call returns reads the change.
+   */
   private onCommandResult(result: CommandResult): void {
+    const state = result.device;
+    if (!state?.vendorUniqueIdentifier) {
+      this.answerCommand(result);
+      return;
+    }
+    this.devices.add(state.vendorUniqueIdentifier);
+    void this.ctx.enqueueWrite(this.ctx.gateway.id, async () => {
+      this.notify([await applyDeviceState(this.ctx.db, this.ctx.gateway.id, state)]);
+    }).then(() => this.answerCommand(result));
+  }
+
+  private answerCommand(result: CommandResult): void {
     const command = this.pending.get(result.commandId);
     if (!command) return; // timed out already, or not ours
     this.pending.delete(result.commandId);

@@ -19,10 +19,11 @@ import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { isDatabaseUnavailable, type Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
-import { resetAllGateways, type DeviceChange } from './device-inventory';
+import { resetAllGateways, setGatewayConnected, takeDevicesOffline, type DeviceChange } from './device-inventory';
 import { GatewayUnavailableError, type ConnectedGateway, type GatewayDirectory } from './gateway-directory';
 import { GatewaySession, type ConnectCall } from './gateway-session';
 import { authenticateGateway } from './gateway-tokens';
+import { InventoryResync } from './inventory-resync';
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
 /** FetchBlob chunk size: well under gRPC's 4 MiB message limit, large enough to keep overhead low. */
@@ -54,6 +55,8 @@ export interface LinkServerOptions {
   logger?: Logger;
   /** Where gateways' metrics batches are stored; default the PostgreSQL store on `db`. */
   metrics?: MetricsStore;
+  /** While the records store is away, how often it is probed before gateway inventories are recorded afresh. */
+  recordsProbeMs?: number;
 }
 
 export interface LinkServer {
@@ -71,14 +74,35 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   const writeQueues = new Map<string, Promise<void>>();
   const metrics = options.metrics ?? new PostgresMetricsStore(db, { logger });
 
+  const resync = new InventoryResync({
+    db, logger, probeIntervalMs: options.recordsProbeMs,
+    resync: (gatewayId) => {
+      const session = [...sessions.values()].find((s) => s.gatewayId === gatewayId);
+      if (session) {
+        session.resync();
+        return;
+      }
+      void enqueueWrite(gatewayId, async () => {
+        const changes = await takeDevicesOffline(db, { gatewayId, detail: 'Gateway disconnected while the records store was away' });
+        await setGatewayConnected(db, gatewayId, false);
+        options.onDevicesChanged?.(changes);
+      });
+    },
+  });
+
   /** Serialises one gateway's record writes across its sessions, so an old session's Offline lands first. */
   const enqueueWrite = (gatewayId: string, write: () => Promise<void>): Promise<void> => {
     const next = (writeQueues.get(gatewayId) ?? Promise.resolve())
       .then(write)
       .catch((err: unknown) => {
-        // The next snapshot of the gateway reconciles whatever a lost write missed.
-        if (isDatabaseUnavailable(err)) logger.warn({ gatewayId, reason: String(err) }, 'records store unavailable; gateway update not recorded');
-        else logger.error({ err, gatewayId }, 'gateway record write failed');
+        if (isDatabaseUnavailable(err)) {
+          // Logged once per outage and gateway; the writes that fail after it are covered by the same resync.
+          if (resync.markOutOfSync(gatewayId)) {
+            logger.warn({ gatewayId, err }, 'records store unavailable; the gateway inventory is recorded afresh once it is back');
+          }
+        } else {
+          logger.error({ err, gatewayId }, 'gateway record write failed');
+        }
       });
     writeQueues.set(gatewayId, next);
     void next.then(() => {
@@ -87,12 +111,19 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     return next;
   };
 
+  let stopping: Promise<void> | undefined;
+
   // No gateway can be connected to a hub that is only starting: clear what a previous run left Online.
   options.onDevicesChanged?.(await resetAllGateways(db));
 
   const connect = (call: ConnectCall): void => {
     authenticateCall(db, call.metadata).then(
       (gateway) => {
+        // A stopping hub takes no new session: it would report devices Online that nothing takes Offline again.
+        if (stopping) {
+          call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'hub stopping' });
+          return;
+        }
         if (!gateway) {
           call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'unknown gateway or wrong token' });
           return;
@@ -177,14 +208,14 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     },
   };
 
-  let stopping: Promise<void> | undefined;
   return {
     port,
     directory,
     stop() {
       stopping ??= (async () => {
+        resync.stop();
         for (const session of [...sessions.values()]) {
-          session.end('hub stopping', { status: { code: grpc.status.UNAVAILABLE, details: 'hub stopping' } });
+          session.end('hub stopping', { hubStopping: true, status: { code: grpc.status.UNAVAILABLE, details: 'hub stopping' } });
         }
         await Promise.all([...writeQueues.values()]);
         await new Promise<void>((resolve) => {

@@ -4,7 +4,7 @@
  * Result with HTTP 200; anything else reaches the catch-all (HTTP 500, logged).
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiFailure } from '@devicelab/shared';
+import { ApiFailure, UNEXPECTED_ERROR_MESSAGE } from '@devicelab/shared';
 import type { Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { sendAuthenticationRequired } from '../auth/passport-basic';
@@ -76,6 +76,6 @@ export function errorHandler(logger: Logger) {
       return;
     }
     logger.error({ err, method: req.method, url: req.originalUrl }, 'unhandled error in API request');
-    writeFailure(res, 500, 'An unexpected error occurred.', pretty);
+    writeFailure(res, 500, UNEXPECTED_ERROR_MESSAGE, pretty);
   };
 }

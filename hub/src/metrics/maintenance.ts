@@ -34,7 +34,7 @@ export async function startMetricsMaintenance(
   };
   await pass();
   const timer = setInterval(() => {
-    pass().catch((err) => options.logger.warn({ reason: String(err) }, 'metrics maintenance failed; retrying next hour'));
+    pass().catch((err) => options.logger.warn({ err }, 'metrics maintenance failed; retrying next hour'));
   }, HOUR_MS);
   timer.unref();
   return async () => clearInterval(timer);

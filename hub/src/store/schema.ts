@@ -155,6 +155,18 @@ export interface AsyncJobsTable {
   created_at: CreatedAt;
   completed_at: Timestamp | null;
   last_polled_at: Timestamp;
+  /** What the job does to a device, for reconciling it after a hub restart (domain/interrupted-jobs.ts). */
+  intent: Json<JobIntent> | null;
+  /** Set by a hub start that found the job still running and reconciles it. */
+  interrupted_at: Timestamp | null;
+}
+
+/** An install of an uploaded application on a device (as the request named it), until `deadline` (ISO time). */
+export interface JobIntent {
+  action: 'install';
+  applicationId: string;
+  deviceIdentifier: string;
+  deadline: string;
 }
 
 export interface EventsTable {

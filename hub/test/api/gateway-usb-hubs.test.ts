@@ -89,7 +89,7 @@ describe('GET /Gateway', () => {
     expect(await call('/Gateway/UsbHub?update&id=NOHUB&usbHubPort=1&usbHubPortState=Off', 'POST'))
       .toEqual({ isSuccess: false, errorMessage: "USB hub 'NOHUB' not found." });
     expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=12&usbHubPortState=Off', 'POST'))
-      .toEqual({ isSuccess: false, errorMessage: 'Hub LABHUB01 has no port 12 (ports 1..8)' });
+      .toEqual({ isSuccess: false, errorMessage: "Switching the USB port on USB hub 'LABHUB01' failed: Hub LABHUB01 has no port 12 (ports 1..8)" });
     expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=x&usbHubPortState=Off', 'POST'))
       .toMatchObject({ isSuccess: false });
     expect(await call('/Gateway/UsbHub?action=explode&id=LABHUB01', 'POST'))

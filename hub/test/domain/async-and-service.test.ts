@@ -1,4 +1,5 @@
-import { ApiFailure, failure, success } from '@devicelab/shared';
+import pino from 'pino';
+import { ApiFailure, failure, success, UNEXPECTED_ERROR_MESSAGE } from '@devicelab/shared';
 import { failInterruptedJobs, INVALID_ASYNC_ID, pollAsyncJob, startAsyncJob } from '../../src/domain/async-jobs';
 import { describeService } from '../../src/domain/service';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
@@ -30,6 +31,21 @@ describe('async jobs', () => {
     await expect(pollAsyncJob(t.db, other, job.id)).rejects.toThrow(ApiFailure);
     expect(await pollAsyncJob(t.db, user, job.id)).toEqual({ isComplete: true, data: failure('nope') });
     await expect(pollAsyncJob(t.db, user, '7c9e6679-7425-40de-944b-e07fc1f90ae7')).rejects.toThrow(ApiFailure);
+  });
+
+  it('an unexpected error is logged with its stack and answered with the generic text, never its own', async () => {
+    const user = await createUser(t.db, 'async7@example.com');
+    const logged: unknown[] = [];
+    const logger = pino({ level: 'error', hooks: { logMethod(args, method) { logged.push(args[0]); method.apply(this, args); } } },
+      { write: () => undefined });
+    const job = await startAsyncJob(t.db, user, 'install', async () => {
+      throw new Error('connect ECONNREFUSED /var/lib/devicelab/secret.sock');
+    }, { logger });
+    await job.done;
+    const polled = await pollAsyncJob(t.db, user, job.id);
+    expect(polled).toEqual({ isComplete: true, data: failure(UNEXPECTED_ERROR_MESSAGE) });
+    expect(JSON.stringify(polled)).not.toContain('ECONNREFUSED');
+    expect(logged).toEqual([{ err: expect.objectContaining({ stack: expect.stringContaining('ECONNREFUSED') }) }]);
   });
 
   it('expires 5 minutes after the last poll or completion', async () => {

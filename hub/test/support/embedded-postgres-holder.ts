@@ -3,7 +3,8 @@
  * server on the data dir in argv[2], prints one JSON line (`{"url","postmasterPid"}` or `{"error"}`), and stops
  * cleanly when it reads `stop` on stdin. Tests kill it with SIGKILL to orphan its postmaster. With
  * `--record-on-shutdown` it shuts down as the hub does on SIGINT/SIGTERM: an orderly stop (onShutdown) that
- * still writes a row to the server a moment later, then stops it.
+ * still writes a row to the server a moment later, then stops it. With `--port=<n>` it listens on that port (a
+ * server started again where a client expects it).
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -13,11 +14,12 @@ import { onShutdown } from '../../src/shutdown';
 
 async function main(): Promise<void> {
   const dataDir = process.argv[2];
+  const port = process.argv.slice(3).find((arg) => arg.startsWith('--port='))?.slice('--port='.length);
   try {
-    const server = await startEmbeddedPostgres({ dataDir });
+    const server = await startEmbeddedPostgres({ dataDir, port: port ? Number(port) : undefined });
     const pidFile = await fs.readFile(path.join(server.pgDataDir, 'postmaster.pid'), 'utf8');
-    process.stdout.write(`${JSON.stringify({ url: server.url, postmasterPid: Number.parseInt(pidFile, 10) })}\n`);
-    if (process.argv[3] === '--record-on-shutdown') {
+    process.stdout.write(`${JSON.stringify({ url: server.url, port: server.port, postmasterPid: Number.parseInt(pidFile, 10) })}\n`);
+    if (process.argv.includes('--record-on-shutdown')) {
       onShutdown(async () => {
         await new Promise((resolve) => setTimeout(resolve, 300));
         const client = new pg.Client({ connectionString: server.url });

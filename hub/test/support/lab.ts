@@ -26,6 +26,8 @@ export interface TestLab {
   adminToken: string;
   /** Credentials of the built-in admin, for `api()`. */
   admin: { login: string; token: string };
+  /** Stops the hub and starts it again on the same records, data and ports (as a restarted service would). */
+  restartHub(): Promise<void>;
   /** Starts the gateway again after `stopGateway()` (same name and token, as a restarted daemon would). */
   restartGateway(): Promise<void>;
   stopGateway(): Promise<void>;
@@ -43,16 +45,18 @@ export interface TestLabOptions {
   logger?: Logger;
   /** Put the devices on a simulated 8-port Cambrionix hub (serial `LABHUB01`) driven by the gateway. */
   usbHub?: { serial?: string; usbHubs?: Partial<UsbHubsConfig> };
+  /** Records on this PostgreSQL (one the test can stop and start) instead of a fresh test database. */
+  databaseUrl?: string;
 }
 
 export async function startTestLab(options: TestLabOptions = {}): Promise<TestLab> {
-  const database: TestDatabase = await createTestDatabase({ maxConnections: 2 });
+  const database: TestDatabase | undefined = options.databaseUrl ? undefined : await createTestDatabase({ maxConnections: 2 });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-lab-'));
   const config: HubConfig = {
-    port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: database.url, dataDir,
+    port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: options.databaseUrl ?? database!.url, dataDir,
     adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024,
   };
-  const hub = await startHub(config, options.logger);
+  let hub = await startHub(config, options.logger);
   const world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
   await world.start();
   const devices = defaultAndroidLab(options.androidCount ?? 2);
@@ -83,7 +87,15 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   }, 30_000, 'every simulated device Online');
 
   const lab: TestLab = {
-    hub, dataDir, world, devices, usbHub, adminToken: ADMIN_TOKEN, admin: { login: 'admin', token: ADMIN_TOKEN },
+    get hub() {
+      return hub;
+    },
+    dataDir, world, devices, usbHub, adminToken: ADMIN_TOKEN, admin: { login: 'admin', token: ADMIN_TOKEN },
+    async restartHub() {
+      const { port, linkPort } = hub;
+      await hub.stop();
+      hub = await startHub({ ...config, port, linkPort }, options.logger);
+    },
     get gateway() {
       if (!gateway) throw new Error('gateway is stopped');
       return gateway;
@@ -110,7 +122,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
       await gateway?.stop();
       await world.stop();
       await hub.stop();
-      await database.drop();
+      await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

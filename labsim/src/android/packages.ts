@@ -78,6 +78,8 @@ export class PackageManager {
   private readonly packages = new Map<string, InstalledPackage>();
   private nextUid = 10245;
   private pendingFailure: string | null = null;
+  /** Packages whose uninstall fails with a code (fault injection: an active device admin app). */
+  private readonly uninstallRefusals = new Map<string, string>();
   /** Artificial install latency (fault injection: slow install). */
   installDelayMs = 0;
 
@@ -111,6 +113,12 @@ export class PackageManager {
   failNextInstall(code: string): void {
     const upper = code.toUpperCase();
     this.pendingFailure = /^INSTALL_/.test(upper) ? upper : `INSTALL_FAILED_${upper}`;
+  }
+
+  /** Fault injection: uninstalling `name` fails with `code` until called again without one. */
+  refuseUninstall(name: string, code: string | undefined): void {
+    if (code) this.uninstallRefusals.set(name, code);
+    else this.uninstallRefusals.delete(name);
   }
 
   /** Installs APK bytes; returns the text pm prints ("Success" or "Failure [...]"), without newline. */
@@ -155,6 +163,8 @@ export class PackageManager {
   uninstall(name: string, keepData: boolean): { ok: boolean; text: string } {
     const pkg = this.packages.get(name);
     if (!pkg || pkg.system) return { ok: false, text: 'Failure [DELETE_FAILED_INTERNAL_ERROR]' };
+    const refusal = this.uninstallRefusals.get(name);
+    if (refusal) return { ok: false, text: `Failure [${refusal}]` };
     this.packages.delete(name);
     fs.rmSync(path.join(this.fsRoot, path.posix.dirname(pkg.codePath)), { recursive: true, force: true });
     this.log.log('I', 'PackageManager', `Package ${name} removed${keepData ? ' (data kept)' : ''}`);

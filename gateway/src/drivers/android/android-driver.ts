@@ -105,14 +105,25 @@ export class AndroidDriver implements DeviceDriver {
     return this.stateOf(entry);
   }
 
-  async install(id: string, appPath: string, options?: InstallOptions): Promise<void> {
+  async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
     await installApk(this.device(id), appPath, options);
-    this.refreshPackages(id);
+    return this.afterPackageChange(id, (packages) => {
+      const others = packages.filter((p) => p.identifier !== options?.packageId);
+      return options?.packageId ? [...others, { identifier: options.packageId, version: '', buildVersion: '', system: false }] : packages;
+    });
   }
 
-  async uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<void> {
+  async uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<DeviceState> {
     await uninstallPackage(this.device(id), packageId, options);
-    this.refreshPackages(id);
+    return this.afterPackageChange(id, (packages) => packages.filter((p) => p.identifier !== packageId));
+  }
+
+  async readPackages(id: string): Promise<DeviceState> {
+    const packages = await readInstalledPackages(this.device(id));
+    const entry = this.entries.get(id);
+    if (!entry) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`, 'DEVICE_NOT_CONNECTED');
+    entry.packages = packages;
+    return this.stateOf(entry);
   }
 
   async launch(id: string, packageId: string, options?: LaunchOptions): Promise<string> {
@@ -144,9 +155,9 @@ export class AndroidDriver implements DeviceDriver {
   /** The adbkit handle of a known device; `requireReady` rejects devices that cannot take commands yet. */
   private device(id: string, requireReady = true): DeviceClient {
     const entry = this.entries.get(id);
-    if (!entry) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`);
+    if (!entry) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`, 'DEVICE_NOT_CONNECTED');
     if (requireReady && entry.readiness !== 'Ready') {
-      throw new DeviceCommandError(`Device ${id} is not ready (${entry.readiness}${entry.detail ? `: ${entry.detail}` : ''})`);
+      throw new DeviceCommandError(`Device ${id} is not ready (${entry.readiness}${entry.detail ? `: ${entry.detail}` : ''})`, 'DEVICE_NOT_READY');
     }
     return this.client.getDevice(id);
   }
@@ -193,7 +204,7 @@ export class AndroidDriver implements DeviceDriver {
         booted = (await runShell(device, 'getprop sys.boot_completed', 3_000)).trim() === '1';
       } catch (err) {
         sawDown = true;
-        this.logger.debug({ serial: entry.serial, err: String(err), ms: Date.now() - t0 }, 'boot poll failed');
+        this.logger.debug({ serial: entry.serial, err, ms: Date.now() - t0 }, 'boot poll failed');
       }
       this.logger.debug({ serial: entry.serial, booted, ms: Date.now() - t0 }, 'boot poll');
       if (!booted) sawDown = true;
@@ -210,9 +221,9 @@ export class AndroidDriver implements DeviceDriver {
         this.setReadiness(entry, 'Ready', undefined);
         return;
       } catch (err) {
-        this.logger.warn({ serial: entry.serial, err: String(err), attempt }, 'reading device facts failed');
+        this.logger.warn({ serial: entry.serial, err, attempt }, 'reading device facts failed');
         if (attempt >= 3) {
-          if (current()) this.setReadiness(entry, 'Ready', `Device facts could not be read: ${String(err)}`);
+          if (current()) this.setReadiness(entry, 'Ready', `Device facts could not be read: ${asCommandError(entry.serial, err).message}`);
           return;
         }
         await sleep(this.bootPollMs);
@@ -220,14 +231,20 @@ export class AndroidDriver implements DeviceDriver {
     }
   }
 
-  private refreshPackages(id: string): void {
+  /**
+   * The device's state after an install or uninstall that succeeded, its packages read again. When they cannot be
+   * read, the change the device confirmed is applied to the list we had (`edit`), so the state is still true.
+   */
+  private async afterPackageChange(id: string, edit: (packages: InstalledPackage[]) => InstalledPackage[]): Promise<DeviceState> {
     const entry = this.entries.get(id);
-    if (!entry || entry.readiness !== 'Ready') return;
-    readInstalledPackages(this.client.getDevice(id)).then((packages) => {
-      if (this.entries.get(id) !== entry || entry.readiness !== 'Ready') return;
-      entry.packages = packages;
-      this.emitChanged(entry);
-    }, (err) => this.logger.warn({ serial: id, err: String(err) }, 'refreshing installed packages failed'));
+    if (!entry) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`, 'DEVICE_NOT_CONNECTED');
+    try {
+      entry.packages = await readInstalledPackages(this.client.getDevice(id));
+    } catch (err) {
+      this.logger.warn({ serial: id, err }, 'reading installed packages after a change failed; applying the change to the known list');
+      entry.packages = edit(entry.packages ?? []);
+    }
+    return this.stateOf(entry);
   }
 
   private setReadiness(entry: Entry, readiness: DeviceReadiness, detail: string | undefined): void {
@@ -252,7 +269,7 @@ export class AndroidDriver implements DeviceDriver {
     try {
       this.listener?.deviceChanged(this.stateOf(entry));
     } catch (err) {
-      this.logger.error({ err: String(err) }, 'device listener failed');
+      this.logger.error({ err }, 'device listener failed');
     }
   }
 
@@ -260,7 +277,7 @@ export class AndroidDriver implements DeviceDriver {
     try {
       this.listener?.deviceRemoved(serial);
     } catch (err) {
-      this.logger.error({ err: String(err) }, 'device listener failed');
+      this.logger.error({ err }, 'device listener failed');
     }
   }
 }

@@ -27,7 +27,7 @@ export async function runShell(device: DeviceClient, command: string, timeoutMs 
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         stream?.destroy();
-        reject(new DeviceCommandError(`Device ${device.serial} did not answer within ${Math.round(timeoutMs / 1000)} s`));
+        reject(new DeviceCommandError(`Device ${device.serial} did not answer within ${Math.round(timeoutMs / 1000)} s`, 'DEVICE_TIMEOUT'));
       }, timeoutMs);
     });
     return await Promise.race([run, timeout]);
@@ -42,5 +42,5 @@ export async function runShell(device: DeviceClient, command: string, timeoutMs 
 export function asCommandError(serial: string, err: unknown): DeviceCommandError {
   if (err instanceof DeviceCommandError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return new DeviceCommandError(`Device ${serial} is not reachable through adb: ${message}`);
+  return new DeviceCommandError(`Device ${serial} is not reachable through adb: ${message}`, 'DEVICE_UNREACHABLE');
 }

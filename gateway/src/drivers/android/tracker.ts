@@ -55,7 +55,7 @@ export class AdbTracker {
     try {
       tracking = await this.client.trackDevices();
     } catch (err) {
-      this.logger.warn({ err: String(err) }, 'adb device tracking failed; retrying');
+      this.logger.warn({ err }, 'adb device tracking failed; retrying');
       this.scheduleRetry();
       return;
     }
@@ -79,7 +79,7 @@ export class AdbTracker {
       ended = true;
       if (this.tracking === tracking) this.tracking = undefined;
       if (this.stopped) return;
-      this.logger.warn({ err: err === undefined ? undefined : String(err) }, 'adb device tracking ended; re-tracking');
+      this.logger.warn({ err }, 'adb device tracking ended; re-tracking');
       this.scheduleRetry();
     };
     tracking.on('error', onEnd);

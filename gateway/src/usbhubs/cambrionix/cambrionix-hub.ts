@@ -164,7 +164,7 @@ export class CambrionixHub extends EventEmitter implements UsbHubController {
       // A timeout alone may be a busy hub; a closed port (write error, EIO) means it is gone.
       const message = err instanceof Error ? err.message : String(err);
       if (!this.session?.isOpen || (err instanceof UsbHubError && err.code === 'closed')) this.lost(message);
-      else this.options.logger.warn({ hub: this.current.serialNumber, err: message }, 'hub poll failed');
+      else this.options.logger.warn({ hub: this.current.serialNumber, err }, 'hub poll failed');
     }
   }
 
@@ -192,7 +192,7 @@ export class CambrionixHub extends EventEmitter implements UsbHubController {
       this.reopenTimer = undefined;
       if (this.stopped || this.session?.isOpen) return;
       this.connect().catch((err: unknown) => {
-        this.options.logger.debug({ path: this.options.path, err: String(err) }, 'hub still away');
+        this.options.logger.debug({ path: this.options.path, err }, 'hub still away');
         this.scheduleReopen();
       });
     }, this.options.reopenDelayMs ?? 1_000);

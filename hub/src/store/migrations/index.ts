@@ -7,6 +7,7 @@ import * as eventReports from './006_event_reports';
 import * as retainIds from './007_retain_ids';
 import * as metrics from './009_metrics';
 import * as metricsBatches from './010_metrics_batches';
+import * as asyncJobIntents from './011_async_job_intents';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '007_retain_ids': retainIds,
   '009_metrics': metrics,
   '010_metrics_batches': metricsBatches,
+  '011_async_job_intents': asyncJobIntents,
 };
 
 export const migrationProvider: MigrationProvider = {
