@@ -1,6 +1,6 @@
 /**
  * The reply of an async POST (wire-decisions rule 14): `{"isSuccess":true,"data":{"asyncResponseId":…}}`, or with
- * `wait=true` the outcome itself once the work is done.
+ * `wait=true` the outcome itself once the work is done; either way within the job deadline (async-jobs.ts).
  */
 import { successWith } from '@devicelab/shared';
 import { settle, startAsyncJob } from '../domain/async-jobs';
@@ -17,17 +17,10 @@ export async function asyncReply(
   waitReply: (value: unknown) => unknown = (value) => value,
 ): Promise<unknown> {
   if (ctx.params.wait()) {
-    let ok = true;
-    const value = await settle(async () => {
-      try {
-        return await work();
-      } catch (err) {
-        ok = false;
-        throw err;
-      }
-    }, deps.logger);
+    const { ok, value } = await settle(work, { logger: deps.logger, timeoutMs: deps.asyncJobTimeoutMs });
     return ok ? waitReply(value) : value;
   }
-  const job = await startAsyncJob(deps.db, ctx.user, kind, work, { clock: deps.clock, logger: deps.logger });
+  const job = await startAsyncJob(deps.db, ctx.user, kind, work,
+    { clock: deps.clock, logger: deps.logger, timeoutMs: deps.asyncJobTimeoutMs });
   return successWith({ asyncResponseId: job.id });
 }

@@ -1,7 +1,8 @@
 /**
  * Async operations (spec 4.7, wire-decisions rule 14) as rows in `async_jobs`, so `/Async` survives a hub restart
  * and could be answered by another replica. Status: running → complete → delivered (returned once, then invalid).
- * An id not polled for 5 minutes is invalid.
+ * An id not polled for 5 minutes is invalid. Every job ends within its deadline: one that takes longer completes
+ * with a failure Result saying it timed out (its work is abandoned, its outcome no longer reported).
  */
 import { sql } from 'kysely';
 import { ApiFailure, failure, type Logger } from '@devicelab/shared';
@@ -11,8 +12,16 @@ import type { Db } from '../store/database';
 export const ASYNC_JOB_TTL_MS = 5 * 60_000;
 export const INVALID_ASYNC_ID = 'The async operation id is unknown, expired or already completed.';
 
+/** Longer than the longest device command (an install: 10 minutes), so a command's own timeout speaks first. */
+export const DEFAULT_ASYNC_JOB_TIMEOUT_MS = 15 * 60_000;
+
 export type Clock = () => Date;
-export interface AsyncJobOptions { clock?: Clock; logger?: Logger }
+export interface AsyncJobOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Deadline of the work (default DEFAULT_ASYNC_JOB_TIMEOUT_MS). */
+  timeoutMs?: number;
+}
 
 export interface StartedJob {
   id: string;
@@ -20,17 +29,29 @@ export interface StartedJob {
   done: Promise<unknown>;
 }
 
+export const timedOut = (timeoutMs: number): string =>
+  `The operation timed out: it did not complete within ${timeoutMs / 1000} s.`;
+
 /**
- * Runs `work` to its outcome as a wire value: its result, or a failure Result for a thrown ApiFailure (other
- * errors are logged and reported with a generic text).
+ * Runs `work` to its outcome as a wire value: its result (`ok`), or a failure Result for a thrown ApiFailure or when
+ * the deadline passes first (other errors are logged and reported with a generic text).
  */
-export async function settle(work: () => Promise<unknown>, logger?: Logger): Promise<unknown> {
+export async function settle(
+  work: () => Promise<unknown>, options: { logger?: Logger; timeoutMs?: number } = {},
+): Promise<{ ok: boolean; value: unknown }> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_ASYNC_JOB_TIMEOUT_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new ApiFailure(timedOut(timeoutMs))), timeoutMs);
+  });
   try {
-    return await work();
+    return { ok: true, value: await Promise.race([work(), deadline]) };
   } catch (err) {
-    if (err instanceof ApiFailure) return failure(err.message);
-    logger?.error({ err }, 'async operation failed unexpectedly');
-    return failure(`The operation failed: ${(err as Error)?.message ?? String(err)}`);
+    if (err instanceof ApiFailure) return { ok: false, value: failure(err.message) };
+    options.logger?.error({ err }, 'async operation failed unexpectedly');
+    return { ok: false, value: failure(`The operation failed: ${(err as Error)?.message ?? String(err)}`) };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -41,7 +62,7 @@ export async function startAsyncJob(
   const { id } = await db.insertInto('async_jobs')
     .values({ kind, owner_id: owner.id, last_polled_at: clock() })
     .returning('id').executeTakeFirstOrThrow();
-  const done = settle(work, options.logger).then(async (result) => {
+  const done = settle(work, options).then(async ({ value: result }) => {
     try {
       await db.updateTable('async_jobs')
         .set({ status: 'complete', result: JSON.stringify(result ?? null), completed_at: clock() })
