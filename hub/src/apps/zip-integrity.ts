@@ -8,7 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createInflateRaw, crc32 } from 'node:zlib';
+import { createInflateRaw, crc32, inflateRawSync } from 'node:zlib';
 import { DATA_DESCRIPTOR_FLAG, ZipFormatError, type ZipEntry, type ZipReader } from './zip-reader';
 
 export interface ZipLimits {
@@ -24,6 +24,8 @@ export interface ZipLimits {
 
 /** Small entries (an empty file, a run of zeros in a tiny resource) may compress far better than real data. */
 export const RATIO_FLOOR_BYTES = 1024 * 1024;
+/** Entries this small (both sizes) are read and inflated in one go: streams cost more than the data. */
+const BUFFERED_ENTRY_BYTES = 1024 * 1024;
 
 export async function verifyZipIntegrity(zip: ZipReader, path: string, limits: ZipLimits): Promise<void> {
   if (zip.entries.length > limits.maxEntries) {
@@ -46,7 +48,7 @@ export async function verifyZipIntegrity(zip: ZipReader, path: string, limits: Z
     if (entry.localHeaderOffset < previousEnd) throw new ZipFormatError(`entry '${entry.name}' overlaps another entry`);
     const data = await zip.locate(entry);
     previousEnd = data.end + (entry.flags & DATA_DESCRIPTOR_FLAG ? await descriptorLength(zip, entry, data.end) : 0);
-    await verifyEntryData(entry, path, data.start, data.end);
+    await verifyEntryData(zip, entry, path, data.start, data.end);
   }
 }
 
@@ -84,9 +86,22 @@ async function descriptorLength(zip: ZipReader, entry: ZipEntry, at: number): Pr
   return signed ? 16 : 12;
 }
 
-/** Streams the entry through inflate: stops as soon as it yields more than declared; CRC and size must match. */
-async function verifyEntryData(entry: ZipEntry, path: string, start: number, end: number): Promise<void> {
+/** Inflates the entry, never to more than declared (+1 byte to notice a lie); CRC and size must match. */
+async function verifyEntryData(zip: ZipReader, entry: ZipEntry, path: string, start: number, end: number): Promise<void> {
   const what = `entry '${entry.name}'`;
+  if (entry.size <= BUFFERED_ENTRY_BYTES && end - start <= BUFFERED_ENTRY_BYTES) {
+    const raw = await zip.readBytes(start, end - start);
+    let data: Buffer;
+    try {
+      data = entry.method === 0 ? raw : inflateRawSync(raw, { maxOutputLength: entry.size + 1 });
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+        throw new ZipFormatError(`${what} inflates to more than its declared ${entry.size} bytes`);
+      }
+      throw new ZipFormatError(`${what} cannot be inflated (${(err as Error).message})`);
+    }
+    return checkInflated(entry, data.length, crc32(data));
+  }
   let crc = 0;
   let produced = 0;
   const sink = new Writable({
@@ -112,6 +127,12 @@ async function verifyEntryData(entry: ZipEntry, path: string, start: number, end
   } else if (entry.method === 8) {
     throw new ZipFormatError(`${what} has no compressed data`);
   }
+  checkInflated(entry, produced, crc);
+}
+
+function checkInflated(entry: ZipEntry, produced: number, crc: number): void {
+  const what = `entry '${entry.name}'`;
+  if (produced > entry.size) throw new ZipFormatError(`${what} inflates to more than its declared ${entry.size} bytes`);
   if (produced !== entry.size) {
     throw new ZipFormatError(`${what} inflates to ${produced} bytes, not the ${entry.size} its header declares`);
   }

@@ -70,15 +70,18 @@ export class ZipReader {
     if (entry.localHeaderOffset + LOCAL_HEADER_BYTES > this.centralDirectoryOffset) {
       throw new ZipFormatError(`${what} lies outside the archive's data`);
     }
-    const header = await readAt(this.file, entry.localHeaderOffset, LOCAL_HEADER_BYTES);
+    // The header and the name in one read: the name must be as long as the directory's copy.
+    const headerAndName = await readAt(this.file, entry.localHeaderOffset,
+      Math.min(LOCAL_HEADER_BYTES + entry.nameBytes.length, this.centralDirectoryOffset - entry.localHeaderOffset));
+    const header = headerAndName.subarray(0, LOCAL_HEADER_BYTES);
     if (header.readUInt32LE(0) !== LOCAL) throw new ZipFormatError(`${what} has no local header where the directory says`);
     const nameLength = header.readUInt16LE(26);
     const start = entry.localHeaderOffset + LOCAL_HEADER_BYTES + nameLength + header.readUInt16LE(28);
     const end = start + entry.compressedSize;
     if (end > this.centralDirectoryOffset) throw new ZipFormatError(`${what} is larger than the archive holds (truncated?)`);
-    const localName = await readAt(this.file, entry.localHeaderOffset + LOCAL_HEADER_BYTES, nameLength);
+    const localName = headerAndName.subarray(LOCAL_HEADER_BYTES);
     const flags = header.readUInt16LE(6);
-    if (!localName.equals(entry.nameBytes)) throw new ZipFormatError(`${what} has another name in its local header`);
+    if (nameLength !== entry.nameBytes.length || !localName.equals(entry.nameBytes)) throw new ZipFormatError(`${what} has another name in its local header`);
     if (header.readUInt16LE(8) !== entry.method || (flags & 1) !== (entry.flags & 1)) {
       throw new ZipFormatError(`${what}: local header and central directory disagree`);
     }

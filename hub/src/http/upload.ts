@@ -8,6 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multer from 'multer';
 import type { Request, RequestHandler, Response } from 'express';
@@ -38,12 +39,15 @@ function hashingDiskStorage(tempDir: string): multer.StorageEngine {
       const target = path.join(tempDir, `${randomUUID()}${UPLOAD_SUFFIX}`);
       const hash = createHash('sha256');
       let size = 0;
-      file.stream.on('data', (chunk: Buffer) => {
-        hash.update(chunk);
-        size += chunk.length;
+      const hashing = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          hash.update(chunk);
+          size += chunk.length;
+          callback(null, chunk);
+        },
       });
       fs.mkdir(tempDir, { recursive: true })
-        .then(() => pipeline(file.stream, createWriteStream(target)))
+        .then(() => pipeline(file.stream, hashing, createWriteStream(target)))
         .then(
           () => cb(null, { path: target, size, sha256: hash.digest('hex') } as Partial<HashedFile>),
           (err: unknown) => fs.rm(target, { force: true }).finally(() => cb(err as Error)),
