@@ -43,6 +43,7 @@ export async function settle(
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new ApiFailure(timedOut(timeoutMs))), timeoutMs);
+    timer.unref(); // the deadline alone keeps no process alive
   });
   try {
     return { ok: true, value: await Promise.race([work(), deadline]) };

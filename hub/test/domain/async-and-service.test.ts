@@ -1,5 +1,7 @@
 import { ApiFailure, failure, success } from '@devicelab/shared';
-import { failInterruptedJobs, INVALID_ASYNC_ID, pollAsyncJob, startAsyncJob } from '../../src/domain/async-jobs';
+import {
+  failInterruptedJobs, INVALID_ASYNC_ID, pollAsyncJob, settle, startAsyncJob, timedOut,
+} from '../../src/domain/async-jobs';
 import { describeService } from '../../src/domain/service';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { createUser, startIdleLinkServer } from './helpers';
@@ -61,6 +63,21 @@ describe('async jobs', () => {
     await expect(pollAsyncJob(t.db, user, forgotten.id, { clock })).rejects.toThrow(INVALID_ASYNC_ID);
     now = new Date(now.getTime() + 5 * 60_000 + 1000);
     await expect(pollAsyncJob(t.db, user, polled.id, { clock })).rejects.toThrow(INVALID_ASYNC_ID);
+  });
+
+  it('a job that never finishes completes at its deadline with a failure saying it timed out', async () => {
+    const user = await createUser(t.db, 'async-deadline@example.com');
+    const job = await startAsyncJob(t.db, user, 'install', () => new Promise(() => undefined), { timeoutMs: 300 });
+    expect(await pollAsyncJob(t.db, user, job.id)).toEqual({ isComplete: false });
+    await job.done;
+    expect(await pollAsyncJob(t.db, user, job.id)).toEqual({ isComplete: true, data: failure(timedOut(300)) });
+    expect(timedOut(300)).toBe('The operation timed out: it did not complete within 0.3 s.');
+  });
+
+  it('wait=true work (settle) ends at the deadline too; work that finishes in time is kept', async () => {
+    expect(await settle(() => new Promise(() => undefined), { timeoutMs: 200 }))
+      .toEqual({ ok: false, value: failure(timedOut(200)) });
+    expect(await settle(async () => 'done', { timeoutMs: 200 })).toEqual({ ok: true, value: 'done' });
   });
 
   it('jobs interrupted by a restart complete with a failure', async () => {
