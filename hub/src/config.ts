@@ -1,5 +1,20 @@
 /** Hub configuration from the environment; every knob has a working default for the embedded lab. */
 import path from 'node:path';
+import type { PackageInspectionLimits } from './apps/package-inspector';
+import { DEFAULT_ASYNC_JOB_TIMEOUT_MS } from './domain/async-jobs';
+
+const MB = 1024 * 1024;
+
+/** What reading one uploaded package may cost at most (see README, "Uploads"). */
+export const DEFAULT_PACKAGE_INSPECTION: PackageInspectionLimits = {
+  maxEntries: 100_000,
+  maxEntryBytes: 1024 * MB,
+  maxTotalBytes: 4096 * MB,
+  maxCompressionRatio: 200,
+  timeoutMs: 120_000,
+  heapMb: 256,
+  workers: 2,
+};
 
 export interface HubConfig {
   /** REST API port (`DEVICELAB_PORT`, default 8080; 0 picks a free one). */
@@ -16,6 +31,10 @@ export interface HubConfig {
   adminToken?: string;
   /** Largest accepted application upload (`DEVICELAB_UPLOAD_LIMIT_MB`, default 2048). */
   uploadLimitBytes: number;
+  /** Limits of reading an uploaded package (`DEVICELAB_PACKAGE_*`; default DEFAULT_PACKAGE_INSPECTION). */
+  packageInspection?: PackageInspectionLimits;
+  /** Deadline of every async job (`DEVICELAB_ASYNC_JOB_TIMEOUT_S`, default 900). */
+  asyncJobTimeoutMs?: number;
   /** Most rows one metrics query answers (`DEVICELAB_METRICS_MAX_ROWS`; default the store's, 1,000,000). */
   metricsMaxRows?: number;
   /** HTTPS for the REST API when both are set (`DEVICELAB_TLS_CERT`, `DEVICELAB_TLS_KEY`: PEM file paths). */
@@ -39,7 +58,10 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     dataDir: path.resolve(env.DEVICELAB_DATA_DIR || 'data'),
     adminToken: env.DEVICELAB_ADMIN_TOKEN || undefined,
     uploadLimitBytes: integer(env.DEVICELAB_UPLOAD_LIMIT_MB, 2048, 'DEVICELAB_UPLOAD_LIMIT_MB') * 1024 * 1024,
-    metricsMaxRows: env.DEVICELAB_METRICS_MAX_ROWS ? positive(env.DEVICELAB_METRICS_MAX_ROWS, 'DEVICELAB_METRICS_MAX_ROWS') : undefined,
+    packageInspection: packageInspectionFromEnv(env),
+    asyncJobTimeoutMs: positive(env.DEVICELAB_ASYNC_JOB_TIMEOUT_S, DEFAULT_ASYNC_JOB_TIMEOUT_MS / 1000,
+      'DEVICELAB_ASYNC_JOB_TIMEOUT_S') * 1000,
+    metricsMaxRows: env.DEVICELAB_METRICS_MAX_ROWS ? positive(env.DEVICELAB_METRICS_MAX_ROWS, 0, 'DEVICELAB_METRICS_MAX_ROWS') : undefined,
     tlsCertFile: env.DEVICELAB_TLS_CERT || undefined,
     tlsKeyFile: env.DEVICELAB_TLS_KEY || undefined,
     linkTlsCertFile: env.DEVICELAB_LINK_TLS_CERT || undefined,
@@ -47,7 +69,21 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
   };
 }
 
-function positive(text: string, name: string): number {
+function packageInspectionFromEnv(env: NodeJS.ProcessEnv): PackageInspectionLimits {
+  const d = DEFAULT_PACKAGE_INSPECTION;
+  return {
+    maxEntries: positive(env.DEVICELAB_PACKAGE_MAX_ENTRIES, d.maxEntries, 'DEVICELAB_PACKAGE_MAX_ENTRIES'),
+    maxEntryBytes: positive(env.DEVICELAB_PACKAGE_MAX_ENTRY_MB, d.maxEntryBytes / MB, 'DEVICELAB_PACKAGE_MAX_ENTRY_MB') * MB,
+    maxTotalBytes: positive(env.DEVICELAB_PACKAGE_MAX_TOTAL_MB, d.maxTotalBytes / MB, 'DEVICELAB_PACKAGE_MAX_TOTAL_MB') * MB,
+    maxCompressionRatio: positive(env.DEVICELAB_PACKAGE_MAX_RATIO, d.maxCompressionRatio, 'DEVICELAB_PACKAGE_MAX_RATIO'),
+    timeoutMs: positive(env.DEVICELAB_PACKAGE_TIMEOUT_S, d.timeoutMs / 1000, 'DEVICELAB_PACKAGE_TIMEOUT_S') * 1000,
+    heapMb: positive(env.DEVICELAB_PACKAGE_HEAP_MB, d.heapMb, 'DEVICELAB_PACKAGE_HEAP_MB'),
+    workers: positive(env.DEVICELAB_PACKAGE_WORKERS, d.workers, 'DEVICELAB_PACKAGE_WORKERS'),
+  };
+}
+
+function positive(text: string | undefined, fallback: number, name: string): number {
+  if (text === undefined || text === '') return fallback;
   const value = integer(text, 0, name);
   if (value < 1) throw new Error(`${name} must be 1 or more, got '${text}'`);
   return value;

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createLogger, type Logger } from '@devicelab/shared';
 import { BlobStore } from './apps/blob-store';
+import { PackageInspector } from './apps/package-inspector';
 import { createApiApp } from './api/app';
 import { basicAuthMiddleware } from './auth/passport-basic';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
@@ -18,10 +19,11 @@ import { failInterruptedJobs } from './domain/async-jobs';
 import { holdInterruptedJobs } from './domain/interrupted-jobs';
 import { loadTicketKeys } from './domain/device-ticket';
 import { recordServerStart } from './domain/events';
-import type { HubConfig } from './config';
+import { DEFAULT_PACKAGE_INSPECTION, type HubConfig } from './config';
 import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
 import { startLinkServer } from './gateways/link-server';
+import { removeStaleUploads } from './http/upload';
 import { metricsRetentionDays, startMetricsMaintenance } from './metrics/maintenance';
 import { PostgresMetricsStore } from './metrics/postgres-metrics-store';
 import type { Db } from './store/database';
@@ -58,6 +60,11 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
     cleanups.push(await recordServerStart(db)); // ServerStarting (+ ServerRestarting after an unclean stop)
     const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));
     await blobs.init();
+    // Uploads a killed process was receiving or reading are of no use to anyone now.
+    const uploadTempDir = path.join(config.dataDir, 'uploads');
+    await removeStaleUploads(uploadTempDir);
+    const packages = new PackageInspector(config.packageInspection ?? DEFAULT_PACKAGE_INSPECTION, logger);
+    cleanups.push(() => packages.stop());
 
     const linkTls = config.linkTlsCertFile && config.linkTlsKeyFile
       ? { cert: await fs.readFile(config.linkTlsCertFile), key: await fs.readFile(config.linkTlsKeyFile) }
@@ -79,7 +86,9 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       authenticate: basicAuthMiddleware(db),
       logger,
       uploadLimitBytes: config.uploadLimitBytes,
-      uploadTempDir: path.join(config.dataDir, 'uploads'),
+      uploadTempDir,
+      packages,
+      asyncJobTimeoutMs: config.asyncJobTimeoutMs,
       ticketKeys,
       metrics,
       serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),

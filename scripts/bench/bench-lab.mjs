@@ -83,10 +83,12 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
     const authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
     return {
       url, dir, stop,
+      /** The hub process's id (for its memory in /proc). */
+      hubPid: hub.pid,
       onStop: (step) => stops.push(step),
-      /** GET `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
-      async get(pathAndQuery) {
-        const res = await fetch(`${url}/apiv1${pathAndQuery}`, { headers: { authorization } });
+      /** GET (or `init.method`) `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
+      async get(pathAndQuery, init = {}) {
+        const res = await fetch(`${url}/apiv1${pathAndQuery}`, { ...init, headers: { authorization } });
         const text = await res.text();
         try { return { status: res.status, body: JSON.parse(text) }; } catch { return { status: res.status, body: text }; }
       },

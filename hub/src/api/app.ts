@@ -7,6 +7,8 @@ import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
+import { PackageInspector } from '../apps/package-inspector';
+import { DEFAULT_PACKAGE_INSPECTION } from '../config';
 import type { Clock } from '../domain/async-jobs';
 import type { TicketKeys } from '../domain/device-ticket';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
@@ -41,6 +43,10 @@ export interface ApiAppOptions {
   ticketKeys: TicketKeys;
   /** Where uploads are streamed before parsing; default `<os tmpdir>/devicelab-uploads`. */
   uploadTempDir?: string;
+  /** Reads uploaded packages (a worker pool the caller stops); default one with the default limits. */
+  packages?: PackageInspector;
+  /** Deadline of every async job; default DEFAULT_ASYNC_JOB_TIMEOUT_MS. */
+  asyncJobTimeoutMs?: number;
   /** Injectable clock (async job expiry, retain time, /Service). */
   clock?: Clock;
   /** HubInformation.ServiceNodeId: this hub install's id (kept in hub_settings). */
@@ -61,6 +67,8 @@ export function createApiApp(options: ApiAppOptions): Express {
     ticketKeys: options.ticketKeys,
     uploadLimitBytes: options.uploadLimitBytes ?? 2 * 1024 * 1024 * 1024,
     uploadTempDir: options.uploadTempDir ?? path.join(os.tmpdir(), 'devicelab-uploads'),
+    packages: options.packages ?? new PackageInspector(DEFAULT_PACKAGE_INSPECTION, options.logger),
+    asyncJobTimeoutMs: options.asyncJobTimeoutMs,
     clock: options.clock ?? (() => new Date()),
     serviceNodeId: options.serviceNodeId,
     serviceVersion: options.serviceVersion,

@@ -15,7 +15,7 @@ import type { ApiDependencies } from './context';
 import { applicationFilters, operationName, postOperation, requireGuid, requireString, unknownAction } from './params';
 
 export function applicationRouter(deps: ApiDependencies): Router {
-  const { db, gateways, blobs } = deps;
+  const { db, gateways, blobs, packages } = deps;
   const router = Router();
   const upload = createUploadMiddleware({ tempDir: deps.uploadTempDir, limitBytes: deps.uploadLimitBytes });
 
@@ -29,7 +29,8 @@ export function applicationRouter(deps: ApiDependencies): Router {
     const { op, file } = await operationAndUpload(ctx);
     if (file) {
       // uploadApplication removes the temporary file when it is done with it.
-      return asyncReply(ctx, deps, 'upload', () => uploadApplication(db, blobs, user, file), { waitReply: (app) => successWith(app) });
+      return asyncReply(ctx, deps, 'upload', () => uploadApplication(db, blobs, packages, user, file),
+        { waitReply: (app) => successWith(app) });
     }
     switch (op) {
       case 'action:install': {

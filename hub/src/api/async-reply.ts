@@ -1,9 +1,9 @@
 /**
  * The reply of an async POST (wire-decisions rule 14): `{"isSuccess":true,"data":{"asyncResponseId":…}}`, or with
- * `wait=true` the outcome itself once the work is done.
+ * `wait=true` the outcome itself once the work is done; either way within the job deadline (async-jobs.ts).
  */
 import { successWith } from '@devicelab/shared';
-import { startAsyncJob } from '../domain/async-jobs';
+import { startAsyncJob, withDeadline } from '../domain/async-jobs';
 import type { RequestContext } from '../http/handler';
 import type { JobIntent } from '../store/schema';
 import type { ApiDependencies } from './context';
@@ -23,9 +23,10 @@ export async function asyncReply(
 ): Promise<unknown> {
   // A plain request then: its errors take the same way as every other request's (handler.ts).
   if (ctx.params.wait()) {
-    const value = await work();
+    const value = await withDeadline(work, deps.asyncJobTimeoutMs);
     return options.waitReply ? options.waitReply(value) : value;
   }
-  const job = await startAsyncJob(deps.db, ctx.user, kind, work, { clock: deps.clock, logger: deps.logger, intent: options.intent });
+  const job = await startAsyncJob(deps.db, ctx.user, kind, work,
+    { clock: deps.clock, logger: deps.logger, intent: options.intent, timeoutMs: deps.asyncJobTimeoutMs });
   return successWith({ asyncResponseId: job.id });
 }

@@ -1,6 +1,7 @@
 /** What every router needs: the store, blobs, gateways and settings given to createApiApp. */
 import type { Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
+import type { PackageInspector } from '../apps/package-inspector';
 import type { Clock } from '../domain/async-jobs';
 import type { TicketKeys } from '../domain/device-ticket';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
@@ -16,6 +17,10 @@ export interface ApiDependencies {
   ticketKeys: TicketKeys;
   uploadLimitBytes: number;
   uploadTempDir: string;
+  /** Reads uploaded packages in workers with limits. */
+  packages: PackageInspector;
+  /** Deadline of every async job (`/Async`, `wait=true`). */
+  asyncJobTimeoutMs?: number;
   clock: Clock;
   serviceNodeId: string;
   serviceVersion?: string;

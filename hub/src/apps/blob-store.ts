@@ -15,8 +15,34 @@ export interface StoredBlob { sha256: string; size: number; path: string }
 export class BlobStore {
   constructor(private readonly root: string) {}
 
+  /** Creates the store; copies a previous process left half-written (killed mid-copy) are removed. */
   async init(): Promise<void> {
+    await fs.rm(path.join(this.root, 'tmp'), { recursive: true, force: true });
     await fs.mkdir(path.join(this.root, 'tmp'), { recursive: true });
+  }
+
+  /**
+   * Takes a file whose SHA-256 is known (hashed while it was received) into the store: moved to its address, or,
+   * when the store already holds that binary, left alone, so a re-upload writes nothing. Returns whether the
+   * store gained the blob. The caller removes `file` afterwards (nothing is left to remove once it was moved).
+   */
+  async adopt(file: string, sha256: string): Promise<{ added: boolean }> {
+    const target = this.pathOf(sha256);
+    if (await this.has(sha256)) return { added: false };
+    try {
+      await fs.rename(file, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      // Another file system: copy beside the target first so the address never shows a partial file.
+      const tmp = path.join(this.root, 'tmp', randomUUID());
+      try {
+        await pipeline(createReadStream(file), createWriteStream(tmp));
+        await fs.rename(tmp, target);
+      } finally {
+        await fs.rm(tmp, { force: true });
+      }
+    }
+    return { added: true };
   }
 
   /** Streams into a temporary file while hashing, then renames it to its address (idempotent). */

@@ -34,12 +34,19 @@ export async function readIpaMetadata(file: string, now: Date): Promise<AppMetad
     throw invalid();
   }
   try {
+    return await readIpaArchive(zip, now);
+  } finally {
+    await zip.close();
+  }
+}
+
+/** The metadata of an opened IPA; a malformed package is an ApiFailure. */
+export async function readIpaArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
+  try {
     return await fromArchive(zip, now);
   } catch (err) {
     if (err instanceof ApiFailure) throw err;
     throw invalid();
-  } finally {
-    await zip.close();
   }
 }
 

@@ -3,8 +3,8 @@ import { promises as fs } from 'node:fs';
 import { sql } from 'kysely';
 import type { Application, DeviceOperatingSystem } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { readAppMetadata } from '../apps/app-metadata';
 import type { BlobStore } from '../apps/blob-store';
+import type { PackageInspector } from '../apps/package-inspector';
 import { hasEntitlement, requireEntitlement } from '../http/entitlements';
 import { withTx, type Db } from '../store/database';
 import { lockBlob } from './application-changes';
@@ -14,28 +14,29 @@ export interface UploadInput {
   /** Temporary file holding the binary; removed by uploadApplication whatever happens. */
   path: string;
   originalName: string;
+  size: number;
+  /** SHA-256 (hex) of the file, computed while it was received. */
+  sha256: string;
   operatingSystem: DeviceOperatingSystem;
 }
 
 /**
- * Parses the package, stores the binary in the blob store and records the Application. versionCounter counts the
- * uploads of the same applicationIdentifier (this one included). A file that is not a valid package fails with
- * nothing stored.
+ * Checks and parses the package (in a package worker, with limits), moves the binary into the blob store unless it
+ * already holds it, and records the Application. versionCounter counts the uploads of the same
+ * applicationIdentifier (this one included). A file that is not a valid package fails with nothing stored.
  */
 export async function uploadApplication(
-  db: Db, blobs: BlobStore, user: AuthenticatedUser, file: UploadInput,
+  db: Db, blobs: BlobStore, packages: PackageInspector, user: AuthenticatedUser, file: UploadInput,
 ): Promise<Application> {
   try {
     requireEntitlement(user, 'ApplicationUpload');
-    const meta = await readAppMetadata(file.path, file.operatingSystem);
-    const blob = await blobs.putFile(file.path);
+    const meta = await packages.inspect(file.path, file.operatingSystem);
     const row = await withTx(db, async (trx) => {
       // Serialise uploads of one identifier so versionCounter values are unique and gap-free.
       await sql`select pg_advisory_xact_lock(hashtext(${`app:${meta.applicationIdentifier}`}))`.execute(trx);
-      // A concurrent delete may have removed this very binary between putFile and here; under the blob lock it
-      // cannot any more, so store it again when it is gone.
-      await lockBlob(trx, blob.sha256);
-      if (!(await blobs.has(blob.sha256))) await blobs.putFile(file.path);
+      // Under the blob lock a concurrent delete cannot remove this binary between the check and the insert.
+      await lockBlob(trx, file.sha256);
+      await blobs.adopt(file.path, file.sha256);
       const { count } = await trx.selectFrom('applications')
         .select((eb) => eb.fn.countAll<string>().as('count'))
         .where('application_identifier', '=', meta.applicationIdentifier)
@@ -47,9 +48,9 @@ export async function uploadApplication(
         build_version: meta.buildVersion ?? null,
         operating_system: meta.operatingSystem,
         minimum_os_version: meta.minimumOperatingSystemVersion ?? null,
-        blob_sha256: blob.sha256,
+        blob_sha256: file.sha256,
         file_name: file.originalName,
-        file_byte_count: String(blob.size),
+        file_byte_count: String(file.size),
         version_counter: Number(count) + 1,
         icon_blob: meta.iconDataUrl ?? null,
         vendor_application_name: meta.displayName,

@@ -1,7 +1,8 @@
 /**
  * Async operations (spec 4.7, wire-decisions rule 14) as rows in `async_jobs`, so `/Async` survives a hub restart
  * and could be answered by another replica. Status: running → complete → delivered (returned once, then invalid).
- * An id not polled for 5 minutes is invalid.
+ * An id not polled for 5 minutes is invalid. Every job ends within its deadline: one that takes longer completes
+ * with a failure Result saying it timed out (its work is abandoned, its outcome no longer reported).
  */
 import { sql } from 'kysely';
 import { ApiFailure, createLogger, failure, UNEXPECTED_ERROR_MESSAGE, type Logger } from '@devicelab/shared';
@@ -12,12 +13,17 @@ import type { JobIntent } from '../store/schema';
 export const ASYNC_JOB_TTL_MS = 5 * 60_000;
 export const INVALID_ASYNC_ID = 'The async operation id is unknown, expired or already completed.';
 
+/** Longer than the longest device command (an install: 10 minutes), so a command's own timeout speaks first. */
+export const DEFAULT_ASYNC_JOB_TIMEOUT_MS = 15 * 60_000;
+
 export type Clock = () => Date;
 export interface AsyncJobOptions {
   clock?: Clock;
   logger?: Logger;
   /** What the job does to a device: a restart reconciles the job with the device instead of failing it. */
   intent?: JobIntent;
+  /** Deadline of the work (default DEFAULT_ASYNC_JOB_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
 
 export interface StartedJob {
@@ -26,13 +32,33 @@ export interface StartedJob {
   done: Promise<unknown>;
 }
 
+export const timedOut = (timeoutMs: number): string =>
+  `The operation timed out: it did not complete within ${timeoutMs / 1000} s.`;
+
 /**
- * Runs `work` to its outcome as a wire value: its result, or a failure Result for a thrown ApiFailure. Any other
- * error is a bug: logged with its stack and answered with the same text as an HTTP 500.
+ * Runs `work` within the deadline: its result, or an ApiFailure saying it timed out (the work is abandoned, its
+ * outcome no longer reported). Errors of the work pass through unchanged.
  */
-async function settle(work: () => Promise<unknown>, logger: Logger): Promise<unknown> {
+export async function withDeadline<T>(work: () => Promise<T>, timeoutMs = DEFAULT_ASYNC_JOB_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new ApiFailure(timedOut(timeoutMs))), timeoutMs);
+    timer.unref(); // the deadline alone keeps no process alive
+  });
   try {
-    return await work();
+    return await Promise.race([work(), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs `work` to its outcome as a wire value: its result, or a failure Result for a thrown ApiFailure or a passed
+ * deadline. Any other error is a bug: logged with its stack and answered with the same text as an HTTP 500.
+ */
+async function settle(work: () => Promise<unknown>, logger: Logger, timeoutMs?: number): Promise<unknown> {
+  try {
+    return await withDeadline(work, timeoutMs);
   } catch (err) {
     if (err instanceof ApiFailure) return failure(err.message);
     logger.error({ err }, 'async operation failed unexpectedly');
@@ -48,7 +74,7 @@ export async function startAsyncJob(
     .values({ kind, owner_id: owner.id, last_polled_at: clock(), intent: options.intent ? JSON.stringify(options.intent) : null })
     .returning('id').executeTakeFirstOrThrow();
   const logger = options.logger ?? createLogger('hub.async');
-  const done = settle(work, logger).then(async (result) => {
+  const done = settle(work, logger, options.timeoutMs).then(async (result) => {
     try {
       await db.updateTable('async_jobs')
         .set({ status: 'complete', result: JSON.stringify(result ?? null), completed_at: clock() })

@@ -1,11 +1,15 @@
 /**
  * Multipart upload (wire-decisions rule 6): the first part that carries a filename, whatever its field name (the
- * C# client names it with a random GUID, curl uses `upload`), streamed to a temporary directory with a size limit.
- * Type by extension: `.apk` (Android) or `.ipa` (iOS); anything else fails with the vendor's exact text
- * (`unknownFileType`).
+ * C# client names it with a random GUID, curl uses `upload`), streamed to a temporary directory with a size limit
+ * and hashed (SHA-256) on the way, so a binary the hub already stores is never written a second time. A part that
+ * does not arrive whole (client abort, size limit) leaves no file behind. Type by extension: `.apk` (Android) or
+ * `.ipa` (iOS); anything else fails with the vendor's exact text (`unknownFileType`).
  */
-import { promises as fs } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import multer from 'multer';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiFailure, type DeviceOperatingSystem } from '@devicelab/shared';
@@ -18,16 +22,54 @@ export interface UploadedFile {
   /** File name as the client sent it. */
   originalName: string;
   size: number;
+  /** SHA-256 (hex) of the bytes, computed while they were received. */
+  sha256: string;
   operatingSystem: DeviceOperatingSystem;
+}
+
+/** Temporary upload files are named `<uuid>.upload` in the upload directory (what `removeStaleUploads` removes). */
+const UPLOAD_SUFFIX = '.upload';
+
+type HashedFile = Express.Multer.File & { sha256: string };
+
+/** multer storage that writes each part to `<tempDir>/<uuid>.upload` and hashes it while it streams. */
+function hashingDiskStorage(tempDir: string): multer.StorageEngine {
+  return {
+    _handleFile(_req, file, cb) {
+      const target = path.join(tempDir, `${randomUUID()}${UPLOAD_SUFFIX}`);
+      const hash = createHash('sha256');
+      let size = 0;
+      const hashing = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          hash.update(chunk);
+          size += chunk.length;
+          callback(null, chunk);
+        },
+      });
+      fs.mkdir(tempDir, { recursive: true })
+        .then(() => pipeline(file.stream, hashing, createWriteStream(target)))
+        .then(
+          () => cb(null, { path: target, size, sha256: hash.digest('hex') } as Partial<HashedFile>),
+          (err: unknown) => fs.rm(target, { force: true }).finally(() => cb(err as Error)),
+        );
+    },
+    _removeFile(_req, file, cb) {
+      fs.rm(file.path, { force: true }).then(() => cb(null), (err: Error) => cb(err));
+    },
+  };
+}
+
+/** At hub start: uploads a previous process was receiving or parsing when it was killed. */
+export async function removeStaleUploads(tempDir: string): Promise<number> {
+  const names = await fs.readdir(tempDir).catch(() => [] as string[]);
+  const stale = names.filter((name) => name.endsWith(UPLOAD_SUFFIX));
+  await Promise.all(stale.map((name) => fs.rm(path.join(tempDir, name), { force: true })));
+  return stale.length;
 }
 
 export function createUploadMiddleware(options: { tempDir: string; limitBytes: number }): RequestHandler {
   const upload = multer({
-    storage: multer.diskStorage({
-      destination: (_req, _file, cb) => {
-        fs.mkdir(options.tempDir, { recursive: true }).then(() => cb(null, options.tempDir), (err) => cb(err, ''));
-      },
-    }),
+    storage: hashingDiskStorage(options.tempDir),
     limits: { fileSize: options.limitBytes, files: 4, fields: 100 },
   }).any();
   return (req: Request, res: Response, next) => {
@@ -48,7 +90,7 @@ export function createUploadMiddleware(options: { tempDir: string; limitBytes: n
 
 /** Picks the uploaded file, removes any other parts, and checks the type. Throws ApiFailure. */
 export async function takeUploadedFile(req: Request): Promise<UploadedFile> {
-  const files = (Array.isArray(req.files) ? req.files : []) as Express.Multer.File[];
+  const files = (Array.isArray(req.files) ? req.files : []) as HashedFile[];
   const chosen = files.find((f) => f.originalname);
   await Promise.all(files.filter((f) => f !== chosen).map((f) => fs.rm(f.path, { force: true })));
   if (!chosen) throw new ApiFailure('No file was uploaded.');
@@ -61,7 +103,10 @@ export async function takeUploadedFile(req: Request): Promise<UploadedFile> {
     await fs.rm(chosen.path, { force: true });
     throw new ApiFailure(unknownFileType(chosen.originalname));
   }
-  return { path: chosen.path, originalName: path.basename(chosen.originalname), size: chosen.size, operatingSystem };
+  return {
+    path: chosen.path, originalName: path.basename(chosen.originalname), size: chosen.size, sha256: chosen.sha256,
+    operatingSystem,
+  };
 }
 
 /** Removes every uploaded temporary file of a request (when a request fails before using them). */

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiFailure } from '@devicelab/shared';
@@ -7,25 +7,29 @@ import { APPLICATION_NOT_FOUND_FOR_DELETE, deleteApplication, modifyApplication 
 import { listApplications, uploadApplication } from '../../src/domain/applications';
 import { JsonBody } from '../../src/http/json-body';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
-import { createUser } from './helpers';
+import { PackageInspector } from '../../src/apps/package-inspector';
+import { DEFAULT_PACKAGE_INSPECTION } from '../../src/config';
+import { createUser, stagedCopy } from './helpers';
 import { fixture } from '../../../scripts/jest/shared-files';
 
 let t: TestDatabase;
 let blobs: BlobStore;
 const work = mkdtempSync(path.join(os.tmpdir(), 'app-changes-'));
+const packages = new PackageInspector(DEFAULT_PACKAGE_INSPECTION);
 beforeAll(async () => {
   t = await createTestDatabase();
   blobs = new BlobStore(mkdtempSync(path.join(os.tmpdir(), 'app-changes-blobs-')));
   await blobs.init();
 });
-afterAll(() => t.drop());
+afterAll(async () => {
+  await packages.stop();
+  await t.drop();
+});
 
 let n = 0;
 async function upload(name: string) {
   const user = await createUser(t.db, `uploader${++n}@example.com`, ['ApplicationUpload']);
-  const p = path.join(work, `${n}`);
-  copyFileSync(fixture(name), p);
-  return uploadApplication(t.db, blobs, user, { path: p, originalName: name, operatingSystem: name.endsWith('.ipa') ? 'iOS' : 'Android' });
+  return uploadApplication(t.db, blobs, packages, user, stagedCopy(work, fixture(name), name));
 }
 
 describe('modifyApplication', () => {

@@ -6,7 +6,9 @@ import { BlobStore } from '../../src/apps/blob-store';
 import { installApplication, launchApplication, uninstallApplication } from '../../src/domain/application-commands';
 import { listApplications, uploadApplication } from '../../src/domain/applications';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
-import { createUser, insertDevice, startIdleLinkServer } from './helpers';
+import { PackageInspector } from '../../src/apps/package-inspector';
+import { DEFAULT_PACKAGE_INSPECTION } from '../../src/config';
+import { createUser, insertDevice, stagedCopy, stagedUpload, startIdleLinkServer } from './helpers';
 import { fixture } from '../../../scripts/jest/shared-files';
 
 
@@ -14,6 +16,7 @@ let t: TestDatabase;
 let blobs: BlobStore;
 let blobRoot: string;
 let work: string;
+const packages = new PackageInspector(DEFAULT_PACKAGE_INSPECTION);
 beforeAll(async () => {
   t = await createTestDatabase();
   blobRoot = mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
@@ -21,20 +24,19 @@ beforeAll(async () => {
   blobs = new BlobStore(blobRoot);
   await blobs.init();
 });
-afterAll(() => t.drop());
+afterAll(async () => {
+  await packages.stop();
+  await t.drop();
+});
 
-/** A temporary copy, as multer would leave it (uploadApplication removes it). */
-function staged(name: string, os: DeviceOperatingSystem = name.endsWith('.ipa') ? 'iOS' : 'Android') {
-  const p = path.join(work, `${Math.random()}`);
-  copyFileSync(fixture(name), p);
-  return { path: p, originalName: name, operatingSystem: os };
-}
+/** A temporary copy, as the upload middleware would leave it (uploadApplication removes it). */
+const staged = (name: string, os?: DeviceOperatingSystem) => stagedCopy(work, fixture(name), name, os);
 
 describe('upload', () => {
   it('parses ContactManager.apk', async () => {
     const user = await createUser(t.db, 'up1@example.com');
     const file = staged('ContactManager.apk');
-    const app = await uploadApplication(t.db, blobs, user, file);
+    const app = await uploadApplication(t.db, blobs, packages, user, file);
     expect(app).toMatchObject({
       applicationIdentifier: 'com.example.android.contactmanager', version: '1.0', buildVersion: '1',
       displayName: 'Contact Manager', minimumOperatingSystemVersion: '5', operatingSystem: 'Android',
@@ -51,7 +53,7 @@ describe('upload', () => {
 
   it('parses ApiDemos-debug.apk without version attributes', async () => {
     const user = await createUser(t.db, 'up2@example.com');
-    const app = await uploadApplication(t.db, blobs, user, staged('ApiDemos-debug.apk'));
+    const app = await uploadApplication(t.db, blobs, packages, user, staged('ApiDemos-debug.apk'));
     expect(app).toMatchObject({ applicationIdentifier: 'io.appium.android.apis', displayName: 'API Demos',
       minimumOperatingSystemVersion: '4' });
     expect(app.version).toBeUndefined();
@@ -63,50 +65,49 @@ describe('upload', () => {
 
   it('parses app-info-android.apk (obfuscated resources, WebP icon) and counts versions', async () => {
     const user = await createUser(t.db, 'up3@example.com');
-    const first = await uploadApplication(t.db, blobs, user, staged('app-info-android.apk'));
+    const first = await uploadApplication(t.db, blobs, packages, user, staged('app-info-android.apk'));
     expect(first).toMatchObject({ applicationIdentifier: 'com.icyleaf.appinfodemo', displayName: 'AppInfoDemo',
       version: '2.1.0', buildVersion: '10', minimumOperatingSystemVersion: '14', versionCounter: 1 });
     expect(first.iconBlob).toMatch(/^data:image\/webp;base64,/);
-    const second = await uploadApplication(t.db, blobs, user, staged('app-info-android.apk'));
+    const second = await uploadApplication(t.db, blobs, packages, user, staged('app-info-android.apk'));
     expect(second.versionCounter).toBe(2);
     expect(second.id).not.toBe(first.id);
   });
 
   it('parses the IPAs basic fields and flags the expired profile', async () => {
     const user = await createUser(t.db, 'up4@example.com');
-    const iphone = await uploadApplication(t.db, blobs, user, staged('app-info-iphone.ipa'));
+    const iphone = await uploadApplication(t.db, blobs, packages, user, staged('app-info-iphone.ipa'));
     expect(iphone).toMatchObject({ applicationIdentifier: 'com.icyleaf.AppInfoDemo', version: '1.2.3', buildVersion: '5',
       displayName: 'AppInfoDemo', minimumOperatingSystemVersion: '9.3', supportedFormFactors: 'Phone',
       operatingSystem: 'iOS', appTeamIdentifier: '5PJA6N5A3B', provisionExpirationDate: '2017-07-27T09:44:49Z',
       provisionsAllDevices: false });
     expect(iphone.applicationErrors.join(' ')).toMatch(/expired/);
-    const embedded = await uploadApplication(t.db, blobs, user, staged('app-info-embedded.ipa'));
+    const embedded = await uploadApplication(t.db, blobs, packages, user, staged('app-info-embedded.ipa'));
     expect(embedded).toMatchObject({ supportedFormFactors: 'Universal', provisionsAllDevices: true,
       appTeamIdentifier: '72LA85G59H', displayName: 'Demo' });
-    const ipad = await uploadApplication(t.db, blobs, user, staged('app-info-ipad.ipa'));
+    const ipad = await uploadApplication(t.db, blobs, packages, user, staged('app-info-ipad.ipa'));
     expect(ipad).toMatchObject({ supportedFormFactors: 'Tablet', applicationIdentifier: 'com.icyleaf.bundle' });
   });
 
   it('rejects a file that is not a package and stores nothing', async () => {
     const user = await createUser(t.db, 'up5@example.com');
-    const p = path.join(work, 'junk');
-    writeFileSync(p, 'this is not a zip file');
+    const junk = stagedUpload(work, 'junk.apk', Buffer.from('this is not a zip file'));
     const before = readdirSync(blobRoot).length;
     const count = async () => (await t.db.selectFrom('applications').select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow()).n;
     const rows = await count();
-    await expect(uploadApplication(t.db, blobs, user, { path: p, originalName: 'junk.apk', operatingSystem: 'Android' }))
-      .rejects.toThrow(new ApiFailure('The file is not a valid Android application package.'));
-    await expect(uploadApplication(t.db, blobs, user, staged('ContactManager.apk', 'iOS')))
+    await expect(uploadApplication(t.db, blobs, packages, user, junk)).rejects.toThrow(new ApiFailure(
+      'The upload is not a valid APK: not a ZIP archive (no end of central directory record; truncated?).'));
+    await expect(uploadApplication(t.db, blobs, packages, user, staged('ContactManager.apk', 'iOS')))
       .rejects.toThrow(ApiFailure);
     expect(readdirSync(blobRoot).length).toBe(before);
     expect(await count()).toBe(rows);
-    expect(existsSync(p)).toBe(false);
+    expect(existsSync(junk.path)).toBe(false);
   });
 
   it('needs ApplicationUpload', async () => {
     const user = await createUser(t.db, 'up6@example.com', ['ApplicationList']);
-    await expect(uploadApplication(t.db, blobs, user, staged('ContactManager.apk')))
+    await expect(uploadApplication(t.db, blobs, packages, user, staged('ContactManager.apk')))
       .rejects.toThrow('User does not have required entitlement: ApplicationUpload');
   });
 });
@@ -115,7 +116,7 @@ describe('listing and device commands', () => {
   it('filters applications and hides them without ApplicationList', async () => {
     const user = await createUser(t.db, 'list@example.com');
     const blind = await createUser(t.db, 'list2@example.com', []);
-    await uploadApplication(t.db, blobs, user, staged('ContactManager.apk'));
+    await uploadApplication(t.db, blobs, packages, user, staged('ContactManager.apk'));
     expect(await listApplications(t.db, blind, {})).toEqual([]);
     const found = await listApplications(t.db, user, { applicationIdentifier: 'COM.example.android.contactmanager' });
     expect(found.length).toBeGreaterThan(0);
@@ -129,7 +130,7 @@ describe('listing and device commands', () => {
     const tester = await createUser(t.db, 'inst4@example.com', ['DeviceList']);
     const link = await startIdleLinkServer(t.db);
     const gateways = link.directory;
-    const app = await uploadApplication(t.db, blobs, user, staged('ContactManager.apk'));
+    const app = await uploadApplication(t.db, blobs, packages, user, staged('ContactManager.apk'));
     const ios = await insertDevice(t.db, { operating_system: 'iOS' });
     const taken = await insertDevice(t.db, { name: 'Taken', retained_by: other.id });
     await expect(installApplication(t.db, gateways, user, app.id, ios.id))

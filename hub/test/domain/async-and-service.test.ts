@@ -1,6 +1,8 @@
 import pino from 'pino';
 import { ApiFailure, failure, success, UNEXPECTED_ERROR_MESSAGE } from '@devicelab/shared';
-import { failInterruptedJobs, INVALID_ASYNC_ID, pollAsyncJob, startAsyncJob } from '../../src/domain/async-jobs';
+import {
+  failInterruptedJobs, INVALID_ASYNC_ID, pollAsyncJob, startAsyncJob, timedOut, withDeadline,
+} from '../../src/domain/async-jobs';
 import { describeService } from '../../src/domain/service';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { createUser, startIdleLinkServer } from './helpers';
@@ -77,6 +79,20 @@ describe('async jobs', () => {
     await expect(pollAsyncJob(t.db, user, forgotten.id, { clock })).rejects.toThrow(INVALID_ASYNC_ID);
     now = new Date(now.getTime() + 5 * 60_000 + 1000);
     await expect(pollAsyncJob(t.db, user, polled.id, { clock })).rejects.toThrow(INVALID_ASYNC_ID);
+  });
+
+  it('a job that never finishes completes at its deadline with a failure saying it timed out', async () => {
+    const user = await createUser(t.db, 'async-deadline@example.com');
+    const job = await startAsyncJob(t.db, user, 'install', () => new Promise(() => undefined), { timeoutMs: 300 });
+    expect(await pollAsyncJob(t.db, user, job.id)).toEqual({ isComplete: false });
+    await job.done;
+    expect(await pollAsyncJob(t.db, user, job.id)).toEqual({ isComplete: true, data: failure(timedOut(300)) });
+    expect(timedOut(300)).toBe('The operation timed out: it did not complete within 0.3 s.');
+  });
+
+  it('wait=true work (withDeadline) ends at the deadline too; work that finishes in time is kept', async () => {
+    await expect(withDeadline(() => new Promise(() => undefined), 200)).rejects.toThrow(timedOut(200));
+    expect(await withDeadline(async () => 'done', 200)).toBe('done');
   });
 
   it('jobs interrupted by a restart complete with a failure', async () => {

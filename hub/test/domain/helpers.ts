@@ -1,10 +1,12 @@
 /** Test helpers for the domain tests: users, device rows, a link server with no gateway connected. */
-import { mkdtempSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Entitlement, type Entitlement as EntitlementName } from '@devicelab/shared';
+import { Entitlement, type DeviceOperatingSystem, type Entitlement as EntitlementName } from '@devicelab/shared';
 import { BlobStore } from '../../src/apps/blob-store';
 import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
+import type { UploadInput } from '../../src/domain/applications';
 import { startLinkServer, type LinkServer } from '../../src/gateways/link-server';
 import type { Db } from '../../src/store/database';
 import type { NewDevice } from '../../src/store/schema';
@@ -44,3 +46,17 @@ export async function startIdleLinkServer(db: Db): Promise<LinkServer> {
   const blobs = new BlobStore(mkdtempSync(path.join(os.tmpdir(), 'devicelab-idle-link-')));
   return startLinkServer({ db, blobs, port: 0, host: '127.0.0.1' });
 }
+
+/** A copy of `bytes` in `dir` as the upload middleware leaves it (hashed while received); uploadApplication removes it. */
+export function stagedUpload(
+  dir: string, originalName: string, bytes: Buffer,
+  operatingSystem: DeviceOperatingSystem = originalName.endsWith('.ipa') ? 'iOS' : 'Android',
+): UploadInput {
+  const p = path.join(dir, `${randomUUID()}.upload`);
+  writeFileSync(p, bytes);
+  return { path: p, originalName, operatingSystem, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+/** stagedUpload of a file. */
+export const stagedCopy = (dir: string, source: string, originalName: string, operatingSystem?: DeviceOperatingSystem) =>
+  stagedUpload(dir, originalName, readFileSync(source), operatingSystem);

@@ -1,0 +1,135 @@
+/**
+ * Metadata of an APK: the binary manifest (package, versionName/versionCode, minSdk, launcher activity) and the
+ * resource table (label, icon path) are decoded with app-info-parser's AXML and resources.arsc parsers; the entries
+ * are read with our own zip reader (already verified whole), never with app-info-parser's unzip, whose errors
+ * escape as uncaught exceptions. This runs inside the package worker, which bounds what a hostile file can cost.
+ */
+import { ApiFailure } from '@devicelab/shared';
+import type { AppMetadata } from './app-metadata';
+import type { ZipEntry, ZipReader } from './zip-reader';
+
+// app-info-parser ships no types; this is the part of its surface used here.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const ManifestParser = require('app-info-parser/src/xml-parser/manifest') as new (buffer: Buffer, options: object) => {
+  parse(): Record<string, unknown>;
+};
+const ResourceFinder = require('app-info-parser/src/resource-finder') as new () => {
+  processResourceTable(buffer: Buffer): Record<string, unknown>;
+};
+const { mapInfoResource, findApkIconPath } = require('app-info-parser/src/utils') as {
+  mapInfoResource(info: Record<string, unknown>, resources: Record<string, unknown>): Record<string, unknown>;
+  findApkIconPath(info: Record<string, unknown>): string;
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+const MAX_MANIFEST_BYTES = 8 * 1024 * 1024;
+const MAX_RESOURCES_BYTES = 256 * 1024 * 1024;
+const MAX_ICON_BYTES = 8 * 1024 * 1024;
+// What app-info-parser's own parse skips: components other than the launcher are not needed.
+const MANIFEST_IGNORE = ['application.activity', 'application.service', 'application.receiver', 'application.provider',
+  'permission-group'];
+
+const invalid = (): ApiFailure => new ApiFailure('The file is not a valid Android application package.');
+
+export async function readApkArchive(zip: ZipReader): Promise<AppMetadata> {
+  const manifestEntry = findNamed(zip, 'androidmanifest.xml');
+  if (!manifestEntry) throw new ApiFailure('The upload is not a valid APK: it has no AndroidManifest.xml.');
+  let info: Record<string, unknown>;
+  try {
+    info = new ManifestParser(await zip.read(manifestEntry, MAX_MANIFEST_BYTES), { ignore: MANIFEST_IGNORE }).parse();
+  } catch {
+    throw new ApiFailure('The upload is not a valid APK: its AndroidManifest.xml cannot be read.');
+  }
+  const resourcesEntry = findNamed(zip, 'resources.arsc');
+  if (resourcesEntry) {
+    try {
+      const resources = new ResourceFinder().processResourceTable(await zip.read(resourcesEntry, MAX_RESOURCES_BYTES));
+      info = mapInfoResource(info, resources);
+    } catch {
+      throw new ApiFailure('The upload is not a valid APK: its resources.arsc cannot be read.');
+    }
+    info.icon = await readIcon(zip, info);
+  }
+  const metadata = fromManifest(info);
+  if (!metadata) throw invalid();
+  return metadata;
+}
+
+/** Case-insensitive, as app-info-parser matched them. */
+function findNamed(zip: ZipReader, lowerCaseName: string): ZipEntry | undefined {
+  return zip.entries.find((e) => e.name.toLowerCase() === lowerCaseName);
+}
+
+/** The icon entry is the first whose name contains the resolved path (app-info-parser's rule); unreadable: none. */
+async function readIcon(zip: ZipReader, info: Record<string, unknown>): Promise<string | undefined> {
+  if (typeof info.application !== 'object' || info.application === null) return undefined;
+  // Resource strings may carry UTF-16 NULs, which app-info-parser's unzip stripped from the path it looked for.
+  const iconPath = text(findApkIconPath(info));
+  if (!iconPath) return undefined;
+  const entry = zip.entries.find((e) => e.name.toLowerCase().includes(iconPath.toLowerCase()));
+  if (!entry) return undefined;
+  try {
+    return `data:image/png;base64,${(await zip.read(entry, MAX_ICON_BYTES)).toString('base64')}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function fromManifest(info: Record<string, unknown>): AppMetadata | undefined {
+  const pkg = text(info.package);
+  if (!pkg) return undefined;
+  const app = (info.application ?? {}) as Record<string, unknown>;
+  const usesSdk = (info.usesSdk ?? {}) as Record<string, unknown>;
+  const launchers = (app.launcherActivities ?? []) as { name?: unknown }[];
+  const launcher = text(launchers[0]?.name);
+  return {
+    operatingSystem: 'Android',
+    applicationIdentifier: pkg,
+    displayName: resourceText(app.label) ?? pkg,
+    version: text(info.versionName),
+    buildVersion: text(info.versionCode),
+    minimumOperatingSystemVersion: text(usesSdk.minSdkVersion),
+    iconDataUrl: rasterIcon(info.icon),
+    launchActivity: launcher ? qualifyActivity(pkg, launcher) : undefined,
+    supportedFormFactors: 'Universal',
+    provisionsAllDevices: false,
+    applicationErrors: launcher ? [] : ['The application has no launchable activity (MAIN/LAUNCHER); it cannot be launched.'],
+  };
+}
+
+function text(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  // Strings from the binary manifest may carry UTF-16 NULs.
+  const s = String(value).replace(/\u0000/g, '').trim();
+  return s === '' ? undefined : s;
+}
+
+/** A label is a literal or the resource's values per configuration (first = default); unresolved refs are skipped. */
+function resourceText(value: unknown): string | undefined {
+  const candidates = Array.isArray(value) ? value : [value];
+  for (const candidate of candidates) {
+    const s = text(candidate);
+    if (s && !/^@(0x)?[0-9a-f]{8}$/i.test(s)) return s;
+  }
+  return undefined;
+}
+
+function qualifyActivity(pkg: string, name: string): string {
+  if (name.startsWith('.')) return pkg + name;
+  return name.includes('.') ? name : `${pkg}.${name}`;
+}
+
+/** Keeps PNG and WebP rasters (labelled by their real type); drops anything else (e.g. adaptive-icon XML). */
+function rasterIcon(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^data:[^;,]*;base64,(.*)$/s.exec(value);
+  if (!match) return undefined;
+  const head = Buffer.from(match[1].slice(0, 24), 'base64');
+  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) {
+    return `data:image/png;base64,${match[1]}`;
+  }
+  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP') {
+    return `data:image/webp;base64,${match[1]}`;
+  }
+  return undefined;
+}
