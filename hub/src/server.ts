@@ -12,7 +12,7 @@ import path from 'node:path';
 import { createLogger, type Logger } from '@devicelab/shared';
 import { BlobStore } from './apps/blob-store';
 import { createApiApp } from './api/app';
-import { basicAuthMiddleware } from './auth/passport-basic';
+import { basicAuthMiddleware } from './auth/basic-auth';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
 import { loadTicketKeys } from './domain/device-ticket';
@@ -73,7 +73,8 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       db,
       blobs,
       gateways: link.directory,
-      authenticate: basicAuthMiddleware(db),
+      authenticate: basicAuthMiddleware(db, { logger }),
+      trustProxy: config.trustProxy,
       logger,
       uploadLimitBytes: config.uploadLimitBytes,
       uploadTempDir: path.join(config.dataDir, 'uploads'),
