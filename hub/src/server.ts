@@ -41,8 +41,22 @@ export interface RunningHub {
   stop(): Promise<void>;
 }
 
-export async function startHub(config: HubConfig, logger: Logger = createLogger('hub')): Promise<RunningHub> {
-  const store = await openRecordsStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+export interface StartHubOptions {
+  /**
+   * The embedded PostgreSQL died and could not be restarted: stop what you run and exit non-zero. Default: exit
+   * with code 1 at once (a supervisor such as systemd then starts the hub again).
+   */
+  onRecordsStoreLost?: (err: Error) => void;
+}
+
+export async function startHub(
+  config: HubConfig,
+  logger: Logger = createLogger('hub'),
+  options: StartHubOptions = {},
+): Promise<RunningHub> {
+  const store = await openRecordsStore({
+    databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, onEmbeddedServerLost: options.onRecordsStoreLost,
+  });
   const cleanups: (() => Promise<void>)[] = [() => store.stop()];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => logger.error({ err }, 'stop failed'));

