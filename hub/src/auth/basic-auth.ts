@@ -51,18 +51,18 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
     const credentials = parseBasicCredentials(header);
     const login = credentials.login;
 
-    const waitMs = throttle.waitMs(clientAddress, login);
-    if (waitMs > 0) return sendTooManyFailures(res, waitMs, prettyRequested(req));
+    const attempt = throttle.begin(clientAddress, login);
+    if (attempt.waitMs > 0) return sendTooManyFailures(res, attempt.waitMs, prettyRequested(req));
 
     const fail = (reason: string) => {
-      throttle.recordFailure(clientAddress, login);
       logger.warn({ login: login?.slice(0, LOGGED_LOGIN_CHARS), clientAddress, reason }, 'authentication failed');
       sendAuthenticationRequired(res, prettyRequested(req));
     };
     if (credentials.kind === 'malformed') return fail(`malformed credentials: ${credentials.reason}`);
+    // A store failure leaves the reserved failure spent: a client cannot probe faster while the store is away.
     checkCredentials(db, credentials.login, credentials.token).then((check) => {
       if ('failure' in check) return fail(check.failure);
-      throttle.recordSuccess(clientAddress, credentials.login);
+      attempt.succeeded();
       req.user = check.user;
       next();
     }, next);

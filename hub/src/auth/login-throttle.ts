@@ -2,13 +2,15 @@
  * Throttling of failed logins without a lockout an attacker could aim at a real user (README, "Security").
  *
  * Failures are spent from token buckets ("failure budgets"): one per client address, one per login, and one per
- * (client address, login) pair. A request is refused, before its credentials are checked, while a budget it is
- * subject to is empty:
+ * trusted (client address, login) pair. A request is refused, before its credentials are checked, while a
+ * budget it is subject to is empty:
  *  - an untrusted client is subject to its address's budget and to the login's budget;
  *  - a trusted client, one that authenticated successfully as that login from that address in the last
  *    TRUST_DAYS, is subject only to its pair's budget (the OWASP "trusted client" rule): a flood from other
  *    addresses, or from other users of the same address (NAT), does not keep a known client out.
- * Every failure is spent from all three budgets, so a trusted client cannot be used to guess faster either.
+ * An attempt reserves a failure from the budgets it is subject to before its credentials are checked, and a
+ * success gives it back, so concurrent requests cannot all pass while the first ones are still being verified.
+ * A trusted client's budget is as small as the others: trust does not let anyone guess faster.
  * Each map is an LRU of bounded size, and full buckets carry no information and are dropped, so spraying
  * logins or addresses cannot grow memory without bound.
  */
@@ -24,7 +26,7 @@ export interface FailureLimit {
 export interface LoginThrottleOptions {
   perAddress?: FailureLimit;
   perLogin?: FailureLimit;
-  /** A trusted client's own failures (a client that keeps sending its old token after a rotation). */
+  /** A trusted client's failures (e.g. one that keeps sending its old token after a rotation). */
   perTrustedClient?: FailureLimit;
   /** Most entries in each map. */
   maxEntries?: number;
@@ -50,10 +52,17 @@ class FailureBudgets {
     return bucket.tokens >= 1 ? 0 : Math.ceil((1 - bucket.tokens) * this.limit.refillMs);
   }
 
+  /** Takes one failure from `key`'s budget (callers check waitMs first, so there is one). */
   spend(key: string): void {
     const bucket = this.refilled(key) ?? { tokens: this.limit.burst, at: this.now() };
     bucket.tokens = Math.max(0, bucket.tokens - 1);
     this.touch(key, bucket);
+  }
+
+  /** Gives back a failure `spend` took. */
+  giveBack(key: string): void {
+    const bucket = this.refilled(key);
+    if (bucket) bucket.tokens = Math.min(this.limit.burst, bucket.tokens + 1);
   }
 
   get size(): number {
@@ -80,6 +89,13 @@ class FailureBudgets {
   }
 }
 
+export interface LoginAttempt {
+  /** ms to wait before trying again; 0 when the credentials may be checked now. */
+  waitMs: number;
+  /** The credentials were right: the reserved failure is given back, and this client is trusted with this login. */
+  succeeded(): void;
+}
+
 export class LoginThrottle {
   private readonly addresses: FailureBudgets;
   private readonly logins: FailureBudgets;
@@ -98,28 +114,30 @@ export class LoginThrottle {
   }
 
   /**
-   * ms the client must wait before its credentials are looked at; 0 when they may be checked now. `login` is
-   * undefined when the credentials were too malformed to name one.
+   * Starts a login attempt. `login` is undefined when the credentials were too malformed to name one. When
+   * `waitMs` is above 0 the client must wait that long and its credentials are not to be looked at; otherwise
+   * a failure is reserved, and stays spent unless `succeeded()` is called.
    */
-  waitMs(clientAddress: string, login: string | undefined): number {
+  begin(clientAddress: string, login: string | undefined): LoginAttempt {
     const address = addressKey(clientAddress);
-    if (login !== undefined && this.isTrusted(address, login)) return this.pairs.waitMs(pairKey(address, login));
-    return Math.max(this.addresses.waitMs(address), login === undefined ? 0 : this.logins.waitMs(loginKey(login)));
-  }
+    const pair = login === undefined ? undefined : pairKey(address, login);
+    const budgets: [FailureBudgets, string][] = pair !== undefined && this.isTrusted(pair)
+      ? [[this.pairs, pair]]
+      : [[this.addresses, address], ...(login === undefined ? [] : [[this.logins, loginKey(login)] as [FailureBudgets, string]])];
+    const waitMs = Math.max(...budgets.map(([budget, key]) => budget.waitMs(key)));
+    if (waitMs > 0) return { waitMs, succeeded: () => undefined };
 
-  recordFailure(clientAddress: string, login: string | undefined): void {
-    const address = addressKey(clientAddress);
-    this.addresses.spend(address);
-    if (login === undefined) return;
-    this.logins.spend(loginKey(login));
-    this.pairs.spend(pairKey(address, login));
-  }
-
-  recordSuccess(clientAddress: string, login: string): void {
-    const key = pairKey(addressKey(clientAddress), login);
-    this.trusted.delete(key);
-    this.trusted.set(key, this.now() + TRUST_MS);
-    evictOldest(this.trusted, this.maxEntries);
+    for (const [budget, key] of budgets) budget.spend(key);
+    return {
+      waitMs: 0,
+      succeeded: () => {
+        for (const [budget, key] of budgets) budget.giveBack(key);
+        if (pair === undefined) return;
+        this.trusted.delete(pair);
+        this.trusted.set(pair, this.now() + TRUST_MS);
+        evictOldest(this.trusted, this.maxEntries);
+      },
+    };
   }
 
   /** Entries held, for the memory bound's test. */
@@ -127,12 +145,11 @@ export class LoginThrottle {
     return this.addresses.size + this.logins.size + this.pairs.size + this.trusted.size;
   }
 
-  private isTrusted(address: string, login: string): boolean {
-    const key = pairKey(address, login);
-    const until = this.trusted.get(key);
+  private isTrusted(pair: string): boolean {
+    const until = this.trusted.get(pair);
     if (until === undefined) return false;
     if (until > this.now()) return true;
-    this.trusted.delete(key);
+    this.trusted.delete(pair);
     return false;
   }
 }
