@@ -47,7 +47,8 @@ async function waitForSimulatedDevicesOnline(db, count, timeoutMs = 60_000) {
 
 try {
   say(`starting the hub (data in ${config.dataDir}) ...`);
-  const hub = await startHub(config);
+  // An embedded PostgreSQL that died and could not be restarted: stop the whole lab and fail.
+  const hub = await startHub(config, undefined, { onRecordsStoreLost: () => void stopAll().finally(() => process.exit(1)) });
   stops.push(() => hub.stop());
 
   const mix = parseSimMix(process.env.DEVICELAB_SIM || 'android=4');

@@ -1,4 +1,5 @@
 /** Hub configuration from the environment; every knob has a working default for the embedded lab. */
+import net from 'node:net';
 import path from 'node:path';
 import type { PackageInspectionLimits } from './apps/package-inspector';
 import { DEFAULT_ASYNC_JOB_TIMEOUT_MS } from './domain/async-jobs';
@@ -43,6 +44,12 @@ export interface HubConfig {
   /** TLS on the gateway link when both are set (`DEVICELAB_LINK_TLS_CERT`, `DEVICELAB_LINK_TLS_KEY`). */
   linkTlsCertFile?: string;
   linkTlsKeyFile?: string;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client (`DEVICELAB_TRUST_PROXY`): their addresses or
+   * networks (express's `trust proxy` list, e.g. `loopback`, `10.0.0.0/8`), or a hop count. Unset: the peer's
+   * address is the client's, and the header is ignored (anyone could write it).
+   */
+  trustProxy?: string[] | number;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
@@ -66,6 +73,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     tlsKeyFile: env.DEVICELAB_TLS_KEY || undefined,
     linkTlsCertFile: env.DEVICELAB_LINK_TLS_CERT || undefined,
     linkTlsKeyFile: env.DEVICELAB_LINK_TLS_KEY || undefined,
+    trustProxy: env.DEVICELAB_TRUST_PROXY ? trustedProxies(env.DEVICELAB_TRUST_PROXY) : undefined,
   };
 }
 
@@ -80,6 +88,25 @@ function packageInspectionFromEnv(env: NodeJS.ProcessEnv): PackageInspectionLimi
     heapMb: positive(env.DEVICELAB_PACKAGE_HEAP_MB, d.heapMb, 'DEVICELAB_PACKAGE_HEAP_MB'),
     workers: positive(env.DEVICELAB_PACKAGE_WORKERS, d.workers, 'DEVICELAB_PACKAGE_WORKERS'),
   };
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** A hop count, or addresses / networks / express's names; `true` (any sender) is refused. */
+function trustedProxies(text: string): string[] | number {
+  if (/^\d+$/.test(text.trim())) return positive(text.trim(), 0, 'DEVICELAB_TRUST_PROXY');
+  const entries = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (net.isIPv6(address) ? 128 : 32));
+    if (!PROXY_NAMES.has(entry) && !(net.isIP(address) && validBits && extra === undefined)) {
+      throw new Error(
+        `DEVICELAB_TRUST_PROXY: '${entry}' is not an address, a network (a.b.c.d/n) or one of loopback, linklocal, ` +
+          'uniquelocal; name the proxies (trusting every sender would let any client choose its own address)',
+      );
+    }
+  }
+  return entries;
 }
 
 function positive(text: string | undefined, fallback: number, name: string): number {

@@ -13,7 +13,7 @@ import { createLogger, type Logger } from '@devicelab/shared';
 import { BlobStore } from './apps/blob-store';
 import { PackageInspector } from './apps/package-inspector';
 import { createApiApp } from './api/app';
-import { basicAuthMiddleware } from './auth/passport-basic';
+import { basicAuthMiddleware } from './auth/basic-auth';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
 import { holdInterruptedJobs } from './domain/interrupted-jobs';
@@ -44,8 +44,22 @@ export interface RunningHub {
   stop(): Promise<void>;
 }
 
-export async function startHub(config: HubConfig, logger: Logger = createLogger('hub')): Promise<RunningHub> {
-  const store = await openRecordsStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+export interface StartHubOptions {
+  /**
+   * The embedded PostgreSQL died and could not be restarted: stop what you run and exit non-zero. Default: exit
+   * with code 1 at once (a supervisor such as systemd then starts the hub again).
+   */
+  onRecordsStoreLost?: (err: Error) => void;
+}
+
+export async function startHub(
+  config: HubConfig,
+  logger: Logger = createLogger('hub'),
+  options: StartHubOptions = {},
+): Promise<RunningHub> {
+  const store = await openRecordsStore({
+    databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, onEmbeddedServerLost: options.onRecordsStoreLost,
+  });
   const cleanups: (() => Promise<void>)[] = [() => store.stop()];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => logger.error({ err }, 'stop failed'));
@@ -83,7 +97,8 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       db,
       blobs,
       gateways: link.directory,
-      authenticate: basicAuthMiddleware(db),
+      authenticate: basicAuthMiddleware(db, { logger }),
+      trustProxy: config.trustProxy,
       logger,
       uploadLimitBytes: config.uploadLimitBytes,
       uploadTempDir,

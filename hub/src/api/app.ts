@@ -55,6 +55,8 @@ export interface ApiAppOptions {
   serviceVersion?: string;
   /** Metrics store of /Device/Metrics; default the PostgreSQL store on `db`. */
   metrics?: MetricsStore;
+  /** express `trust proxy`: who may name the client in X-Forwarded-For (HubConfig.trustProxy); default nobody. */
+  trustProxy?: string[] | number;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -76,6 +78,7 @@ export function createApiApp(options: ApiAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', false); // parameters are read by http/params from the raw URL
+  app.set('trust proxy', options.trustProxy ?? false); // req.ip: the client address failed logins are throttled by
   const api = express.Router();
   api.use(options.authenticate);
   api.use(textBody());

@@ -171,16 +171,28 @@ export async function rotateUserToken(db: Db, login: string): Promise<string> {
   return token;
 }
 
+/** What a credential check found; the reason of a failure is for the log only, never for the client. */
+export type CredentialCheck =
+  | { user: AuthenticatedUser }
+  | { failure: 'unknown login' | 'inactive user' | 'wrong token' };
+
 /**
  * The Basic-auth check: the user with this login (case-insensitive), active, whose token hash matches in
- * constant time. Undefined for any failure, without saying which part was wrong. A successful check after a
- * pause counts as a login (auth/login-tracking.ts).
+ * constant time. A successful check after a pause counts as a login (auth/login-tracking.ts).
  */
-export async function findUserByCredentials(db: Db, login: string, token: string): Promise<AuthenticatedUser | undefined> {
+export async function checkCredentials(db: Db, login: string, token: string): Promise<CredentialCheck> {
   const row = await findUserRow(db, login);
-  if (!row || !row.is_active || !tokenMatchesHash(token, row.token_sha256)) return undefined;
+  if (!row) return { failure: 'unknown login' };
+  if (!tokenMatchesHash(token, row.token_sha256)) return { failure: 'wrong token' };
+  if (!row.is_active) return { failure: 'inactive user' };
   await noteAuthentication(db, row);
-  return loadAuthenticatedUser(db, row);
+  return { user: await loadAuthenticatedUser(db, row) };
+}
+
+/** The user these credentials authenticate, or undefined, without saying which part was wrong. */
+export async function findUserByCredentials(db: Db, login: string, token: string): Promise<AuthenticatedUser | undefined> {
+  const check = await checkCredentials(db, login, token);
+  return 'user' in check ? check.user : undefined;
 }
 
 /** The AuthenticatedUser of a user row: its roles and the union of their entitlements. */

@@ -7,7 +7,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiFailure, UNEXPECTED_ERROR_MESSAGE } from '@devicelab/shared';
 import type { Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { sendAuthenticationRequired } from '../auth/passport-basic';
+import { sendAuthenticationRequired } from '../auth/basic-auth';
+import { isDatabaseUnavailable } from '../store/database';
 import { prettyRequested, requestParams, type RequestParams } from './params';
 import { writeFailure, writeJson } from './respond';
 
@@ -52,6 +53,10 @@ export function handle(handler: Handler): RequestHandler {
   };
 }
 
+/** While PostgreSQL is away (restarting, unreachable) every request, authentication included, gets 503. */
+export const RECORDS_STORE_UNAVAILABLE = 'The records store (PostgreSQL) is unavailable; try again in a few seconds.';
+const RECORDS_STORE_RETRY_SECONDS = 5;
+
 /** Unknown paths: 404 with a failure Result. */
 export function notFound(): RequestHandler {
   return (req, res) => writeFailure(res, 404, `No resource at '${req.method} ${req.path}'.`, prettyRequested(req));
@@ -59,7 +64,8 @@ export function notFound(): RequestHandler {
 
 /**
  * Catch-all for errors thrown outside ApiFailure. Client errors raised by body parsers (bad charset, body too
- * large, malformed multipart) keep their 4xx status; everything else is logged and answered 500.
+ * large, malformed multipart) keep their 4xx status; the records store being away is 503; everything else is
+ * logged and answered 500.
  */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
@@ -73,6 +79,11 @@ export function errorHandler(logger: Logger) {
       ?? (err as { statusCode?: number }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
       writeFailure(res, status, (err as Error).message || 'Bad request.', pretty);
+      return;
+    }
+    if (isDatabaseUnavailable(err)) {
+      res.set('Retry-After', String(RECORDS_STORE_RETRY_SECONDS));
+      writeFailure(res, 503, RECORDS_STORE_UNAVAILABLE, pretty);
       return;
     }
     logger.error({ err, method: req.method, url: req.originalUrl }, 'unhandled error in API request');

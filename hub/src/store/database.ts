@@ -27,6 +27,57 @@ class TransactionGuardedPool extends pg.Pool {
   }
 }
 
+/**
+ * A client that says when its server went away. pg reports a connection closed under it (postmaster killed,
+ * server crashed) as a plain "Connection terminated unexpectedly" Error with no code; such errors, and any
+ * other error without a SQLSTATE once the connection has ended, are rethrown as ConnectionLostError, which
+ * carries SQLSTATE 08006 (connection_failure) as libpq does, so callers match SQLSTATEs only.
+ */
+class ConnectionAwareClient extends pg.Client {
+  private connectionEnded = false;
+
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    // Registered before pg's own listener (added in connect), so the flag is set before any query is failed.
+    (this as unknown as { connection: NodeJS.EventEmitter }).connection.once('end', () => { this.connectionEnded = true; });
+  }
+
+  override connect(...args: unknown[]): any {
+    return this.classifying((super.connect as (...a: unknown[]) => unknown).bind(this), args);
+  }
+
+  override query(...args: unknown[]): any {
+    return this.classifying((super.query as (...a: unknown[]) => unknown).bind(this), args);
+  }
+
+  /** Calls `call` with `args`, classifying the error of its callback or promise. */
+  private classifying(call: (...a: unknown[]) => unknown, args: unknown[]): unknown {
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (err: unknown, ...rest: unknown[]) => (callback as (...a: unknown[]) => unknown)(this.classified(err), ...rest);
+      return call(...args);
+    }
+    const result = call(...args);
+    return result instanceof Promise ? result.catch((err: unknown) => { throw this.classified(err); }) : result;
+  }
+
+  private classified(err: unknown): unknown {
+    if (!err || !this.connectionEnded || sqlStateOf(err) !== undefined) return err;
+    return new ConnectionLostError(err);
+  }
+}
+
+/** The connection to PostgreSQL closed under a query or a connect: the server is gone, not the query wrong. */
+export class ConnectionLostError extends Error {
+  readonly code = SqlState.connectionFailure;
+
+  constructor(cause: unknown) {
+    super('the connection to PostgreSQL was lost', { cause });
+    this.name = 'ConnectionLostError';
+  }
+}
+
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
 
@@ -37,7 +88,9 @@ export interface CreateDatabaseOptions {
 
 /** Opens a pooled kysely handle on `url` (a `postgres://` connection string). Close it with `db.destroy()`. */
 export function createDatabase(url: string, options: CreateDatabaseOptions = {}): Db {
-  const pool = new TransactionGuardedPool({ connectionString: url, max: options.maxConnections ?? 10 });
+  const pool = new TransactionGuardedPool({
+    connectionString: url, max: options.maxConnections ?? 10, Client: ConnectionAwareClient as typeof pg.Client,
+  });
   // An idle client losing its server (restart, admin kill) emits 'error' on the pool; unhandled it would crash
   // the process. The next query simply gets a fresh connection.
   pool.on('error', () => undefined);
@@ -96,9 +149,16 @@ export const SqlState = {
   invalidCatalogName: '3D000', // database does not exist
   duplicateDatabase: '42P04',
   objectInUse: '55006', // e.g. a template database that still has sessions
+  connectionFailure: '08006', // class 08 is "connection exception"
   adminShutdown: '57P01', // the server terminated our session (fast shutdown)
-  cannotConnectNow: '57P03', // server starting up or shutting down
+  crashShutdown: '57P02', // another server process crashed; every session is ended
+  cannotConnectNow: '57P03', // server starting up, recovering or shutting down
 } as const;
+
+/** Node socket errors meaning the server cannot be reached (the server never answered, so no SQLSTATE). */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+]);
 
 /** The SQLSTATE of a PostgreSQL error, or undefined for anything else. */
 export function sqlStateOf(err: unknown): string | undefined {
@@ -119,12 +179,18 @@ export const isInvalidTextRepresentation = (err: unknown): boolean =>
 export const isMissingDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.invalidCatalogName;
 export const isDuplicateDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.duplicateDatabase;
 export const isObjectInUse = (err: unknown): boolean => sqlStateOf(err) === SqlState.objectInUse;
-/** The database went away under us (shut down, restarting, unreachable): not a bug of the query. */
+/**
+ * The database went away under us (shut down, crashed, restarting, unreachable): not a bug of the query. Decided
+ * by SQLSTATE (class 08, 57P01-57P03) and by socket error codes, never by message text.
+ */
 export const isDatabaseUnavailable = (err: unknown): boolean => {
   const state = sqlStateOf(err);
-  if (state === SqlState.adminShutdown || state === SqlState.cannotConnectNow || state?.startsWith('08')) return true;
+  if (state !== undefined) {
+    return state.startsWith('08')
+      || state === SqlState.adminShutdown || state === SqlState.crashShutdown || state === SqlState.cannotConnectNow;
+  }
   const code = (err as { code?: unknown } | null)?.code;
-  return code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection terminated/i.test(String((err as Error)?.message));
+  return typeof code === 'string' && UNREACHABLE_CODES.has(code);
 };
 
 /** The name of the unique constraint or index a unique violation hit (e.g. `users_login_key`). */

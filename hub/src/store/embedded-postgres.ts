@@ -9,7 +9,9 @@ import { promises as fs } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createLogger, type Logger } from '@devicelab/shared';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock';
+import { supervisePostmaster, type SupervisedServer } from './postmaster-supervisor';
 import { stopStalePostmaster } from './stale-postmaster';
 
 export interface EmbeddedPostgresOptions {
@@ -19,6 +21,13 @@ export interface EmbeddedPostgresOptions {
   port?: number;
   /** Receives the server's log lines (default: dropped; the last lines are kept for error messages). */
   onLog?: (line: string) => void;
+  /** Where restarts of a postmaster that died on its own are logged (default: a `hub` logger). */
+  logger?: Logger;
+  /**
+   * Called when a postmaster that died on its own could not be restarted: the records store is gone for good
+   * and the process should exit non-zero. Default: log it and exit with code 1.
+   */
+  onGiveUp?: (err: Error) => void;
 }
 
 export interface EmbeddedPostgres {
@@ -82,18 +91,26 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         onError: onLog,
       });
       if (attempt === 1 && fresh) await server.initialise();
-      try {
-        await server.start();
-      } catch (err) {
-        // start() rejects with undefined when postgres exits early; the reason is in its log.
-        const portTaken = recentLog.some((line) => /could not bind|Address already in use/i.test(line));
-        if (portTaken && attempt < attempts) continue;
+      // start() rejects with undefined when postgres exits early; the reason is in its log.
+      const start = () => server.start().catch((err: unknown) => {
         throw new Error(
           `embedded PostgreSQL in ${pgDataDir} did not start on port ${port}: ` +
             (err instanceof Error ? err.message : recentLog.slice(-8).join(' | ') || 'no output'),
         );
+      });
+      try {
+        await start();
+      } catch (err) {
+        const portTaken = recentLog.some((line) => /could not bind|Address already in use/i.test(line));
+        if (portTaken && attempt < attempts) continue;
+        throw err;
       }
-      return handle(server, lock, pgDataDir, port, password);
+      // The package keeps its postmaster's ChildProcess in a field its types call private.
+      const supervised: SupervisedServer = { start, get process() { return (server as unknown as SupervisedServer).process; } };
+      const supervisor = supervisePostmaster(
+        supervised, pgDataDir, options.logger ?? createLogger('hub'), options.onGiveUp ?? exitOnGiveUp,
+      );
+      return handle(server, supervised, supervisor.release, lock, pgDataDir, port, password);
     }
   } catch (err) {
     await lock.release();
@@ -103,6 +120,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
 function handle(
   server: { stop(): Promise<void> },
+  supervised: SupervisedServer,
+  releaseSupervision: () => Promise<void>,
   lock: DataDirLock,
   pgDataDir: string,
   port: number,
@@ -113,7 +132,12 @@ function handle(
   const stopped = new Promise<void>((resolve) => { markStopped = resolve; });
   let stopping: Promise<void> | undefined;
   const stop = () => {
-    stopping ??= stopServer().finally(() => {
+    stopping ??= (async () => {
+      await releaseSupervision();
+      // A postmaster that died and stayed dead has nothing to stop (and the package would wait for its exit forever).
+      const postmaster = supervised.process;
+      if (postmaster && postmaster.exitCode === null && postmaster.signalCode === null) await stopServer();
+    })().finally(() => {
       markStopped();
       return lock.release();
     });
@@ -132,6 +156,11 @@ function handle(
     pgDataDir,
     stop,
   };
+}
+
+function exitOnGiveUp(err: Error): void {
+  process.stderr.write(`devicelab: ${err.message}; exiting so that a supervisor can start the hub again\n`);
+  process.exit(1);
 }
 
 /**

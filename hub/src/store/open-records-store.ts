@@ -4,6 +4,7 @@
  * created when missing and migrated to the latest schema before anyone uses it.
  */
 import path from 'node:path';
+import type { Logger } from '@devicelab/shared';
 import { createDatabase, type Db } from './database';
 import { createDatabaseIfMissing, withDatabaseName } from './database-admin';
 import { DataDirLockedError } from './data-dir-lock';
@@ -26,6 +27,10 @@ export interface RecordsStoreConfig {
    */
   attachToRunningHub?: boolean;
   onPostgresLog?: (line: string) => void;
+  /** Logs restarts of an embedded server that died on its own. */
+  logger?: Logger;
+  /** An embedded server that died could not be restarted (default: exit 1); see startEmbeddedPostgres. */
+  onEmbeddedServerLost?: (err: Error) => void;
 }
 
 export function recordsStoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RecordsStoreConfig {
@@ -58,6 +63,8 @@ export async function openRecordsStore(config: RecordsStoreConfig = recordsStore
         dataDir: config.dataDir,
         port: config.embeddedPort,
         onLog: config.onPostgresLog,
+        logger: config.logger,
+        onGiveUp: config.onEmbeddedServerLost,
       });
       url = withDatabaseName(embedded.url, EMBEDDED_DATABASE_NAME);
     } catch (err) {

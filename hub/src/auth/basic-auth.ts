@@ -1,0 +1,86 @@
+/**
+ * HTTP Basic authentication for the REST API: login + API token on every request, read strictly
+ * (basic-credentials.ts), with failed logins throttled (login-throttle.ts) and logged without the token.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { createLogger, type Logger } from '@devicelab/shared';
+import { prettyRequested } from '../http/params';
+import { writeFailure } from '../http/respond';
+import type { Db } from '../store/database';
+import type { AuthenticatedUser } from './authenticated-user';
+import { parseBasicCredentials } from './basic-credentials';
+import { LoginThrottle } from './login-throttle';
+import { checkCredentials } from './users';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Set by basicAuthMiddleware. */
+      user?: AuthenticatedUser;
+    }
+  }
+}
+
+export const BASIC_REALM = 'DeviceLab';
+export const WWW_AUTHENTICATE = `Basic realm="${BASIC_REALM}"`;
+/** Exact body of every 401, compact: clients compare it. */
+export const AUTHENTICATION_REQUIRED_BODY = '{"isSuccess":false,"errorMessage":"Authentication required."}';
+/** Logins are client text: a log line keeps at most this much of one. */
+const LOGGED_LOGIN_CHARS = 200;
+
+export interface BasicAuthOptions {
+  logger?: Logger;
+  throttle?: LoginThrottle;
+}
+
+/**
+ * Guards every route mounted after it. Missing, malformed or wrong credentials, and inactive users, all get
+ * the same 401. A client over its failure budget gets 429 with Retry-After before its credentials are looked
+ * at. A request without credentials is no failed login (clients that wait for the challenge send one first).
+ * Store failures go to the error handler (next(err)), not to a misleading 401.
+ */
+export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): RequestHandler {
+  const logger = options.logger ?? createLogger('hub');
+  const throttle = options.throttle ?? new LoginThrottle();
+
+  return (req: Request, res: Response, next: NextFunction) => {
+    const header = req.headers.authorization;
+    if (header === undefined) return sendAuthenticationRequired(res, prettyRequested(req));
+    const clientAddress = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const credentials = parseBasicCredentials(header);
+    const login = credentials.login;
+
+    const attempt = throttle.begin(clientAddress, login);
+    if (attempt.waitMs > 0) return sendTooManyFailures(res, attempt.waitMs, prettyRequested(req));
+
+    const fail = (reason: string) => {
+      logger.warn({ login: login?.slice(0, LOGGED_LOGIN_CHARS), clientAddress, reason }, 'authentication failed');
+      sendAuthenticationRequired(res, prettyRequested(req));
+    };
+    if (credentials.kind === 'malformed') return fail(`malformed credentials: ${credentials.reason}`);
+    // A store failure leaves the reserved failure spent: a client cannot probe faster while the store is away.
+    checkCredentials(db, credentials.login, credentials.token).then((check) => {
+      if ('failure' in check) return fail(check.failure);
+      attempt.succeeded();
+      req.user = check.user;
+      next();
+    }, next);
+  };
+}
+
+/** The exact compact body, or the same indented for `pretty=true`. */
+export function sendAuthenticationRequired(res: Response, pretty = false): void {
+  const body = pretty ? JSON.stringify(JSON.parse(AUTHENTICATION_REQUIRED_BODY), null, 2) : AUTHENTICATION_REQUIRED_BODY;
+  res.status(401).set('WWW-Authenticate', WWW_AUTHENTICATE).type('application/json').send(body);
+}
+
+function sendTooManyFailures(res: Response, waitMs: number, pretty: boolean): void {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  res.set('Retry-After', String(seconds));
+  writeFailure(
+    res, 429,
+    `Too many failed logins from this client address or for this login; try again in ${seconds} second(s).`,
+    pretty,
+  );
+}
