@@ -70,6 +70,22 @@ describe('RequestParams', () => {
     expect(failureOf(() => p.date('e'))).toBe("String 'nodate' was not recognized as a valid DateTime.");
   });
 
+  it('reads dates of years 1 to 99 as written, and refuses dates outside the .NET range by name', () => {
+    const p = RequestParams.fromUrlEncoded('a=0050-06-01&b=6/1/0050&c=0099-12-31T10:00:00&z=0000-01-01T00:00:00Z&Late=9999-12-31T23:59:59-23:59');
+    expect(p.date('a')?.date.getFullYear()).toBe(50);
+    expect(p.date('b')?.date.getFullYear()).toBe(50);
+    expect(p.date('c')?.date.getFullYear()).toBe(99);
+    const range = 'Dates from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC) are accepted.';
+    expect(failureOf(() => p.date('z'))).toBe(`Parameter 'z' is out of range: '0000-01-01T00:00:00Z'. ${range}`);
+    expect(failureOf(() => p.date('late'))).toBe(`Parameter 'Late' is out of range: '9999-12-31T23:59:59-23:59'. ${range}`);
+  });
+
+  it('keeps the milliseconds of a 7-digit fraction without rolling into the next second', () => {
+    const p = RequestParams.fromUrlEncoded('d=2026-11-22T10:00:59.9999999');
+    expect(p.date('d')?.date.getSeconds()).toBe(59);
+    expect(p.date('d')?.date.getMilliseconds()).toBe(999);
+  });
+
   it('reads ints as .NET int.Parse does: leading zeros and a sign, nothing else', () => {
     const p = RequestParams.fromUrlEncoded('z=00000000001&neg=-0042&max=2147483647&min=-2147483648&over=2147483648&exp=1e3&hex=0x10');
     expect([p.int('z'), p.int('neg'), p.int('max'), p.int('min')]).toEqual([1, -42, 2147483647, -2147483648]);
