@@ -82,7 +82,7 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
 
     const authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
     return {
-      url, dir, stop,
+      url, dir, stop, authorization,
       onStop: (step) => stops.push(step),
       /** GET `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
       async get(pathAndQuery) {
