@@ -27,17 +27,20 @@ const rawEscape = fc.constantFrom('%', '%Z', '%ZZ', '%FF', '%C0%80', '%ED%A0%80'
 
 /** One `name=value` pair as sent: the value encoded (or a malformed escape), the name in any case, `[]` sometimes. */
 function pair(name: string, value: fc.Arbitrary<string>): fc.Arbitrary<string> {
-  return fc.tuple(scrambledCase(name), value, fc.boolean(), fc.nat(9)).map(([n, v, array, shape]) => {
+  return fc.tuple(scrambledCase(name), value, fc.boolean(), fc.nat(19)).map(([n, v, array, shape]) => {
     if (shape === 0) return `${n}`; // no `=`: a verb-like key
     if (shape === 1) return `${n}=`;
     return `${n}${array && shape === 2 ? '[]' : ''}=${encode(v)}`;
   });
 }
 
-function paramPairs(op: OperationDescription, pools: LabPools): fc.Arbitrary<string[]> {
-  const described = (op.params ?? []).map((param) => fc.option(
-    fc.array(pair(param.name, paramValue(param, pools)), { minLength: 1, maxLength: 2 }), // twice: a duplicated key
-    { freq: 3 },
+/** Every required parameter mostly; optional ones often (`sparse`: seldom, so fewer checks stand in the way). */
+function paramPairs(op: OperationDescription, pools: LabPools, sparse: boolean): fc.Arbitrary<string[]> {
+  const params = op.params ?? [];
+  const described = params.map((param) => fc.oneof(
+    { weight: param.required ? 1 : sparse ? 8 : 2, arbitrary: fc.constant(null) },
+    // Twice: a duplicated key.
+    { weight: param.required ? 19 : 2, arbitrary: fc.array(pair(param.name, paramValue(param, pools, 2 + params.length)), { minLength: 1, maxLength: 2 }) },
   ));
   const unknown = fc.array(fc.tuple(fc.string({ minLength: 1, maxLength: 12 }), hostileText)
     .map(([name, value]) => `${encode(name)}=${encode(value)}`), { maxLength: 2 });
@@ -100,7 +103,7 @@ const wrongContentType = fc.constantFrom('text/xml', 'application/octet-stream',
 function request(endpoint: EndpointDescription, op: OperationDescription, pools: LabPools): fc.Arbitrary<HostileRequest> {
   const method = endpoint.method === 'get' ? 'GET' as const : 'POST' as const;
   return fc.record({
-    select: selector(op), params: paramPairs(op, pools), inForm: fc.boolean(),
+    select: selector(op), params: fc.boolean().chain((sparse) => paramPairs(op, pools, sparse)), inForm: fc.boolean(),
     body: fc.oneof(
       { weight: op.body === 'json' ? 6 : 1, arbitrary: fc.tuple(jsonBody(op.bodyKeys ?? []), fc.constantFrom('application/json', 'application/json', 'text/plain', undefined))
         .map(([body, contentType]) => ({ body: body as string | Buffer, contentType })) },
@@ -119,7 +122,9 @@ function request(endpoint: EndpointDescription, op: OperationDescription, pools:
 
 /** A request for any operation of any endpoint, or to a path or method the API does not have. */
 export function hostileRequest(pools: LabPools): fc.Arbitrary<HostileRequest> {
-  const operations = ENDPOINTS.flatMap((endpoint) => endpoint.operations.map((op) => request(endpoint, op, pools)));
+  // An operation with more parameters has more to get wrong: it is drawn more often.
+  const operations = ENDPOINTS.flatMap((endpoint) => endpoint.operations.map((op) =>
+    ({ arbitrary: request(endpoint, op, pools), weight: 1 + (op.params?.length ?? 0) + (op.body ? 3 : 0) })));
   const stray = fc.record({
     method: fc.constantFrom('GET' as const, 'POST' as const),
     path: fc.oneof(fc.constantFrom('/Device/', '/DEVICE', '/Device/../User', '/Device%00', '/Device/Metrics/x', '//Device', '/Async/1'),

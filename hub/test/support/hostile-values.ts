@@ -13,7 +13,6 @@ export interface LabPools {
   deviceNames: string[];
   /** Guids of users, roles, ... the fuzzing user may act on (never its own: a new token would lock it out). */
   guids: string[];
-  names: string[];
 }
 
 const NUMBERS = ['0', '-0', '1', '-1', '2147483647', '2147483648', '-2147483648', '-2147483649', '4294967296',
@@ -26,10 +25,21 @@ const DATES = ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59-23:59', '9999-12-31T
 const TEXTS = ['', ' ', '\u0000', 'a\u0000b', '\u0001\u001f\u007f', '\r\n', '\t', '%', '%00', '_', '*', '\\', '"', "'",
   "' OR '1'='1", '1; DROP TABLE devices; --', '../../etc/passwd', '<script>', '${jndi:x}', '💥', '\u202e', '\ufeff',
   'ＯＮＬＩＮＥ', 'İ', 'ß', 'null', 'undefined', 'true', 'false', '[]', '{}', '__proto__', 'constructor', 'toString'];
-const METRICS_WORDS = ['sample', 'log', 'health_check', 'usb_hub', 'sample,log', 'log,sample,health_check,usb_hub',
-  'Used', 'Memory: Used', 'used,log', 'device_id', 'time', 'elapsed_seconds,Used', 'is_error', 'failure_reason',
-  'count', 'mean', 'sum,mean,median,mode,spread,stddev,min,max,first,last', 'percentile_99.9', 'percentile_0',
-  'time desc', 'time asc', 'csv', 'default', 'session'];
+/** Words the code behind a string parameter knows, by parameter name (lower case): they get a request deep. */
+const WORDS: Record<string, string[]> = {
+  table: ['sample', 'log', 'health_check', 'usb_hub', 'sample,log', 'log,sample,health_check,usb_hub', 'SAMPLE, log', 'sample,sample'],
+  fields: ['Used', 'Memory: Used', 'used,log', 'device_id', 'time', 'elapsed_seconds,Used', 'is_error', 'failure_reason,Used', 'log'],
+  groupby: ['device_id', 'is_error', 'Used', 'log', 'failure_reason'],
+  aggr: ['count', 'mean', 'sum,mean,median,mode,spread,stddev,min,max,first,last', 'percentile_99.9', 'percentile_0', 'mode,first',
+    'percentile_100', 'max,max'],
+  orderby: ['time desc', 'time asc', 'time', 'TIME  DESC'],
+  format: ['csv', 'default', 'CSV'],
+  window: ['00:05:00', '1.00:00:00', '00:00:00', '-00:01:00', '99:99:99', '00:00:00.001', '10675199.02:48:05.4775807'],
+  marker: ['session', 'run'],
+  name: ['session', 'run', 'Victim', 'Tester'],
+  id: ['LABHUB01', '*'],
+};
+const GENERAL_WORDS = ['Victim', 'Tester', 'victim@lab.test', 'run', 'Pixel 7', 'Android', 'com.example.app'];
 
 const pick = <T>(values: readonly T[]): fc.Arbitrary<T> => fc.constantFrom(...values);
 
@@ -56,6 +66,9 @@ const oddDate = fc.record({
   return `${year}-${p2(mo)}-${p2(d)}T${p2(h)}:${p2(mi)}:${p2(s)}${zone}`;
 });
 
+/** Within a few days of now, where the lab's records are. */
+const recentDate = fc.integer({ min: -3 * 86_400, max: 86_400 }).map((s) => new Date(Date.now() + s * 1000).toISOString());
+
 /** Anything hostile, whatever the parameter. */
 export const hostileText: fc.Arbitrary<string> = fc.oneof(
   pick(TEXTS), pick(NUMBERS), pick(DATES), longText,
@@ -64,19 +77,22 @@ export const hostileText: fc.Arbitrary<string> = fc.oneof(
   fc.double().map(String), fc.bigInt().map(String),
 );
 
-/** A value for a described parameter: valid often enough to get deep, hostile the rest of the time. */
-export function paramValue(param: ParamDescription, pools: LabPools): fc.Arbitrary<string> {
+/**
+ * A value for a described parameter: hostile with odds 2 in `validWeight + 2`. A request carries a few hostile
+ * values among valid ones, so most get past the first check into the code behind it.
+ */
+export function paramValue(param: ParamDescription, pools: LabPools, validWeight: number): fc.Arbitrary<string> {
   const valid: fc.Arbitrary<string>[] = [];
   switch (param.type) {
     case 'guid': valid.push(pick([...pools.guids, ...pools.deviceIds]), fc.uuid()); break;
     case 'deviceId': valid.push(pick([...pools.deviceIds, ...pools.deviceNames])); break;
     case 'bool': valid.push(pick(['true', 'false']).chain(scrambledCase)); break;
     case 'int': valid.push(fc.integer({ min: -5, max: 200 }).map(String)); break;
-    case 'date': valid.push(oddDate, pick(DATES), fc.date({ noInvalidDate: true }).map((d) => d.toISOString())); break;
+    case 'date': valid.push(recentDate, recentDate, oddDate, pick(DATES), fc.date({ noInvalidDate: true }).map((d) => d.toISOString())); break;
     case 'enum': valid.push(pick(param.values ?? ['x']).chain(scrambledCase)); break;
-    case 'string': valid.push(pick([...METRICS_WORDS, ...pools.names, ...pools.deviceNames])); break;
+    case 'string': valid.push(pick([...(WORDS[param.name.toLowerCase()] ?? GENERAL_WORDS), ...pools.deviceNames])); break;
   }
-  return fc.oneof({ arbitrary: fc.oneof(...valid), weight: 3 }, { arbitrary: hostileText, weight: 2 });
+  return fc.oneof({ arbitrary: fc.oneof(...valid), weight: validWeight }, { arbitrary: hostileText, weight: 2 });
 }
 
 /** A JSON value for a body key: scalars of every kind, arrays where scalars are expected, nesting. */
