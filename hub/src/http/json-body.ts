@@ -3,9 +3,9 @@
  * case-insensitively, string values accepted for booleans and numbers (`{"Enabled":"False"}`, `{slotNumber:"1777"}`).
  *
  * Hostile bodies cost the event loop, so a body is bounded before it is parsed: a linear scan refuses nesting
- * deeper than MAX_JSON_DEPTH and more than MAX_JSON_ITEMS values, strict `JSON.parse` (fast) is tried first, and only a body it refuses that is at
- * most MAX_LENIENT_JSON_CHARS long goes to JSON5 (about a hundred times slower: a 1 MB body held the loop for
- * over a second).
+ * deeper than MAX_JSON_DEPTH and more than MAX_JSON_ITEMS values, strict `JSON.parse` (fast) is tried first, and
+ * only a body it refuses that is at most MAX_LENIENT_JSON_CHARS long goes to JSON5 (far slower: a 1 MB body held
+ * the loop for over a second).
  */
 import type { Request } from 'express';
 import JSON5 from 'json5';
@@ -55,7 +55,8 @@ function parseBounded(text: string): unknown {
     return JSON.parse(text);
   } catch (strictError) {
     if (text.length > MAX_LENIENT_JSON_CHARS) {
-      throw new ApiFailure(`Invalid JSON body: ${(strictError as Error).message}. A body over ${MAX_LENIENT_JSON_CHARS / 1024} KiB must be strict JSON (quoted keys).`);
+      const size = `${MAX_LENIENT_JSON_CHARS / 1024} KiB`;
+      throw new ApiFailure(`Invalid JSON body: ${(strictError as Error).message}. A body over ${size} must be strict JSON (quoted keys).`);
     }
   }
   try {
