@@ -82,7 +82,7 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
 
     const authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
     return {
-      url, dir, stop,
+      url, dir, stop, authorization,
       /** The hub process's id (for its memory in /proc). */
       hubPid: hub.pid,
       onStop: (step) => stops.push(step),

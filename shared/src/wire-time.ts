@@ -16,6 +16,20 @@ export interface ParsedRequestDate {
   dateOnly: boolean;
 }
 
+/**
+ * The dates a request may carry: those of a .NET DateTime (the vendor's clients), 0001-01-01 to 9999-12-31 in
+ * UTC. Outside them a value is refused by name: PostgreSQL has no year 0, and years past 9999 are written
+ * `+010000-...` by JavaScript, which no store reads.
+ */
+export const EARLIEST_REQUEST_DATE = new Date('0001-01-01T00:00:00.000Z');
+export const LATEST_REQUEST_DATE = new Date('9999-12-31T23:59:59.999Z');
+export const REQUEST_DATE_RANGE_TEXT = '0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC)';
+
+export function isWithinRequestDateRange(date: Date): boolean {
+  const ms = date.getTime();
+  return ms >= EARLIEST_REQUEST_DATE.getTime() && ms <= LATEST_REQUEST_DATE.getTime();
+}
+
 const US_CULTURE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$/;
 const ISO_DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?$/;
@@ -49,12 +63,16 @@ export function parseRequestDate(text: string): ParsedRequestDate | undefined {
   return undefined;
 }
 
+/** Milliseconds of a fraction of up to 7 digits, truncated (rounding `.9999` up would roll into the next second). */
 function fraction(digits: string | undefined): number {
-  return digits ? Math.round(Number(`0.${digits}`) * 1000) : 0;
+  return digits ? Number(digits.padEnd(3, '0').slice(0, 3)) : 0;
 }
 
 function local(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number, dateOnly: boolean) {
-  const date = new Date(y, mo - 1, d, h, mi, s, ms);
+  const date = new Date(2000, 0, 1);
+  // setFullYear, not the constructor: `new Date(50, ...)` means 1950.
+  date.setFullYear(y, mo - 1, d);
+  date.setHours(h, mi, s, ms);
   // Reject rollovers such as 2/30/2024 or 25:00.
   if (date.getFullYear() !== y || date.getMonth() !== mo - 1 || date.getDate() !== d || date.getHours() !== h
     || date.getMinutes() !== mi || s > 59) {

@@ -2,7 +2,7 @@
  * What every report is filtered by (spec 4.5): application, device, user, a date range and skip/take paging.
  * Dates arrive parsed (every request form of wire-decisions rule 7); here they become the bounds queried.
  */
-import { ApiFailure, parseGuid, type ParsedRequestDate } from '@devicelab/shared';
+import { ApiFailure, EARLIEST_REQUEST_DATE, parseGuid, type ParsedRequestDate } from '@devicelab/shared';
 import type { Db } from '../store/database';
 import { resolveDevice } from './device-queries';
 
@@ -21,9 +21,6 @@ export interface ReportFilters {
 
 /** Rows one report page returns at most, and when `take` is omitted. `count` always tells the full total. */
 export const MAX_REPORT_PAGE = 10_000;
-
-/** 0001-01-01T00:00:00Z, the smallest .NET DateTime. */
-const EARLIEST_DATE_MS = new Date('0001-01-01T00:00:00Z').getTime();
 
 export interface DateRange {
   from?: Date;
@@ -47,7 +44,7 @@ export function dateRange(filters: Pick<ReportFilters, 'fromDate' | 'toDate' | '
     ? new Date(now.getTime() - filters.days * 24 * 60 * 60 * 1000)
     : filters.fromDate?.date;
   // .NET's DateTime.AddDays fails below year 1 too; PostgreSQL would refuse the bound.
-  if (from !== undefined && !(from.getTime() >= EARLIEST_DATE_MS)) {
+  if (from !== undefined && !(from.getTime() >= EARLIEST_REQUEST_DATE.getTime())) {
     throw new ApiFailure(`Parameter 'days' is out of range: ${filters.days} days before now is before the year 1.`);
   }
   let to: Date | undefined;
@@ -56,7 +53,9 @@ export function dateRange(filters: Pick<ReportFilters, 'fromDate' | 'toDate' | '
     to = filters.toDate.date;
     if (filters.toDate.dateOnly) {
       // A date-only toDate includes that whole (server-local) day.
-      to = new Date(to.getFullYear(), to.getMonth(), to.getDate() + 1);
+      // setDate on a copy, not `new Date(y, m, d + 1)`, which reads years 0-99 as 1900-1999.
+      to = new Date(to);
+      to.setDate(to.getDate() + 1);
       toInclusive = false;
     }
   }

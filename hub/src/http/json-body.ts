@@ -1,6 +1,11 @@
 /**
  * Lenient JSON bodies of update/add requests (wire-decisions rule 5): JSON5 syntax (unquoted keys), keys matched
  * case-insensitively, string values accepted for booleans and numbers (`{"Enabled":"False"}`, `{slotNumber:"1777"}`).
+ *
+ * Hostile bodies cost the event loop, so a body is bounded before it is parsed: a linear scan refuses nesting
+ * deeper than MAX_JSON_DEPTH and more than MAX_JSON_ITEMS values, strict `JSON.parse` (fast) is tried first, and
+ * only a body it refuses that is at most MAX_LENIENT_JSON_CHARS long goes to JSON5 (far slower: a 1 MB body held
+ * the loop for over a second).
  */
 import type { Request } from 'express';
 import JSON5 from 'json5';
@@ -8,11 +13,60 @@ import { ApiFailure } from '@devicelab/shared';
 import { BAD_BOOLEAN, BAD_INT32, isFormBody, parseBoolean, parseInt32 } from './params';
 
 export const NUL_IN_BODY = 'Invalid JSON body: text must not contain a NUL character (\\u0000).';
+/** Models are flat objects with a list at most; these leave room for any client's wrapping. */
+export const MAX_JSON_DEPTH = 32;
+/** Members and array elements in all: V8 spends about a millisecond per hundred distinct keys of one object. */
+export const MAX_JSON_ITEMS = 1000;
+export const MAX_LENIENT_JSON_CHARS = 64 * 1024;
+export const TOO_DEEP = `Invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels.`;
+export const TOO_MANY_ITEMS = `Invalid JSON body: more than ${MAX_JSON_ITEMS} members and array elements.`;
 
 /**
- * PostgreSQL text cannot hold NUL; such a body is refused whole, before any of it is used. Walked without
- * recursion: JSON5 parses arbitrarily deep nesting, and a deep body must not overflow the stack here.
+ * Refuses a body that nests too deep or holds too many items, in one pass without parsing: brackets count depth,
+ * `,` and `:` count items. Strings (both quote kinds) and JSON5 comments are skipped, so what they hold does not
+ * count.
  */
+function checkShape(text: string): void {
+  let depth = 0;
+  let items = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) { // { [
+      if (++depth > MAX_JSON_DEPTH) throw new ApiFailure(TOO_DEEP);
+    } else if (c === 0x7d || c === 0x5d) { // } ]
+      if (depth > 0) depth--;
+    } else if (c === 0x2c || c === 0x3a) { // , :
+      if (++items > MAX_JSON_ITEMS) throw new ApiFailure(TOO_MANY_ITEMS);
+    } else if (c === 0x22 || c === 0x27) { // " '
+      for (i++; i < text.length && text.charCodeAt(i) !== c; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x2f && text.charCodeAt(i + 1) === 0x2f) { // line comment
+      while (i < text.length && text.charCodeAt(i) !== 0x0a) i++;
+    } else if (c === 0x2f && text.charCodeAt(i + 1) === 0x2a) { // block comment
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 1;
+    }
+  }
+}
+
+/** Strict JSON, else (small bodies only) JSON5; the error text is the parser's. */
+function parseBounded(text: string): unknown {
+  checkShape(text);
+  try {
+    return JSON.parse(text);
+  } catch (strictError) {
+    if (text.length > MAX_LENIENT_JSON_CHARS) {
+      const size = `${MAX_LENIENT_JSON_CHARS / 1024} KiB`;
+      throw new ApiFailure(`Invalid JSON body: ${(strictError as Error).message}. A body over ${size} must be strict JSON (quoted keys).`);
+    }
+  }
+  try {
+    return JSON5.parse(text);
+  } catch (err) {
+    throw new ApiFailure(`Invalid JSON body: ${(err as Error).message}`);
+  }
+}
+
+/** PostgreSQL text cannot hold NUL; such a body is refused whole, before any of it is used. */
 function containsNul(root: unknown): boolean {
   const pending: unknown[] = [root];
   while (pending.length > 0) {
@@ -46,12 +100,7 @@ export class JsonBody {
   static parse(text: string | undefined): JsonBody {
     const trimmed = (text ?? '').trim();
     if (trimmed === '') return new JsonBody({});
-    let value: unknown;
-    try {
-      value = JSON5.parse(trimmed);
-    } catch (err) {
-      throw new ApiFailure(`Invalid JSON body: ${(err as Error).message}`);
-    }
+    const value = parseBounded(trimmed);
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new ApiFailure('Invalid JSON body: an object is expected.');
     }

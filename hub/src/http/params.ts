@@ -4,7 +4,10 @@
  * "omitted". Typed readers throw ApiFailure with the vendor's error texts.
  */
 import type { Request } from 'express';
-import { ApiFailure, parseEnumValue, parseGuid, parseRequestDate, type ParsedRequestDate } from '@devicelab/shared';
+import {
+  ApiFailure, isWithinRequestDateRange, parseEnumValue, parseGuid, parseRequestDate, REQUEST_DATE_RANGE_TEXT,
+  type ParsedRequestDate,
+} from '@devicelab/shared';
 
 export const VERBS = ['update', 'delete', 'add', 'get'] as const;
 export type Verb = (typeof VERBS)[number];
@@ -23,6 +26,8 @@ export const BAD_INT32 = 'Input string was not in a correct format.';
 export const invalidGuid = (value: string): string => `Invalid Guid format: ${value}`;
 export const enumValueNotFound = (value: string): string => `The requested value '${value}' was not found.`;
 export const nulInParameter = (name: string): string => `Parameter '${name}' must not contain a NUL character.`;
+export const dateOutOfRange = (name: string, value: string): string =>
+  `Parameter '${name}' is out of range: '${value}'. Dates from ${REQUEST_DATE_RANGE_TEXT} are accepted.`;
 
 export class RequestParams {
   /** lower-case name -> raw value ('' when sent without value); the first occurrence wins. */
@@ -105,6 +110,9 @@ export class RequestParams {
     if (value === undefined) return undefined;
     const parsed = parseRequestDate(value);
     if (!parsed) throw new ApiFailure(`String '${value}' was not recognized as a valid DateTime.`);
+    if (!isWithinRequestDateRange(parsed.date)) {
+      throw new ApiFailure(dateOutOfRange(this.spellings.get(name.toLowerCase()) ?? name, value));
+    }
     return parsed;
   }
 

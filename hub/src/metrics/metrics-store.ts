@@ -72,6 +72,11 @@ export interface SelectedField {
   name: string;
   /** The table's column; `device_id` is a pseudo-field every table has. */
   source: CatalogField | 'device_id' | undefined;
+  /**
+   * Where this table lacks the field: its kind in a table that has it, so the NULL standing in is typed
+   * (`avg(NULL)`, `min(NULL)`, `array_agg(NULL)` cannot be resolved in PostgreSQL).
+   */
+  absentKind?: FieldKind;
 }
 
 /** A time window; one per marker period, or the start/end of the request. */

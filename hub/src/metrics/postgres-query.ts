@@ -9,7 +9,7 @@ import { runStatementBatch, sqlStateOf, type Db } from '../store/database';
 import { safeColumn } from './field-catalog';
 import { formatMetricTime } from './metric-time';
 import {
-  MetricsQueryTimeout, MetricsResultTooLarge, type Aggregate, type MetricsQuery, type MetricsSeries, type QueryPeriod, type SelectedField,
+  MetricsQueryTimeout, MetricsResultTooLarge, type Aggregate, type FieldKind, type MetricsQuery, type MetricsSeries, type QueryPeriod, type SelectedField,
   type TableQuery,
 } from './metrics-store';
 import { countLiteral, float8Literal, timestampLiteral, uuidLiteral } from './sql-literals';
@@ -128,9 +128,18 @@ function whereClause(deviceId: string, period: QueryPeriod): RawBuilder<unknown>
 }
 
 function fieldExpression(field: SelectedField): RawBuilder<unknown> {
-  if (field.source === undefined) return sql`NULL`;
+  if (field.source === undefined) return typedNull(field.absentKind);
   if (field.source === 'device_id') return sql`device_id`;
   return sql.id(safeColumn(field.source.column));
+}
+
+/** A NULL of the field's storage type: an untyped one cannot be aggregated (`avg(unknown)` is ambiguous). */
+function typedNull(kind: FieldKind | undefined): RawBuilder<unknown> {
+  switch (kind) {
+    case 'flag': return sql`NULL::boolean`;
+    case 'text': return sql`NULL::text`;
+    default: return sql`NULL::float8`;
+  }
 }
 
 /** Columns ordered by function, then by field (spec 4.3). */

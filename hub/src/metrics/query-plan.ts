@@ -5,7 +5,7 @@
  */
 import { ApiFailure } from '@devicelab/shared';
 import {
-  AGGREGATE_FUNCTIONS, METRIC_TABLES, type Aggregate, type CatalogField, type FieldCatalog, type MetricTableName,
+  AGGREGATE_FUNCTIONS, METRIC_TABLES, type Aggregate, type CatalogField, type FieldCatalog, type FieldKind, type MetricTableName,
   type QueryPeriod, type SelectedField, type TableQuery,
 } from './metrics-store';
 
@@ -110,23 +110,28 @@ export function planTables(
   const groupBy = groupByText?.trim();
   if (groupBy !== undefined && groupBy.includes(',')) throw new ApiFailure("Parameter 'groupBy' takes one field name.");
 
-  const resolvedNames = (name: string, what: string): string => {
+  /** The field as the first table that has it: its output name and kind (`device_id` is in every table). */
+  const resolved = (name: string, what: string): { name: string; kind: FieldKind } => {
     const found = tables.map((table) => resolveField(catalog, table, name)).find((f) => f !== undefined);
     if (!found) throw new ApiFailure(`Unknown ${what} '${name}' in table${tables.length > 1 ? 's' : ''} ${tables.join(', ')}.`);
-    return found === 'device_id' ? 'device_id' : found.field;
+    return found === 'device_id' ? { name: 'device_id', kind: 'text' } : { name: found.field, kind: found.kind };
   };
-  const names = requested?.map((name) => [name, resolvedNames(name, 'field')] as const);
-  const groupName = groupBy === undefined ? undefined : resolvedNames(groupBy, 'groupBy field');
+  const select = (table: MetricTableName, asked: string, field: { name: string; kind: FieldKind }): SelectedField => {
+    const source = resolveField(catalog, table, asked);
+    return source ? { name: field.name, source } : { name: field.name, source, absentKind: field.kind };
+  };
+  const names = requested?.map((name) => [name, resolved(name, 'field')] as const);
+  const group = groupBy === undefined ? undefined : resolved(groupBy, 'groupBy field');
 
   return tables.map((table) => {
     const fields: SelectedField[] = names
-      ? names.map(([asked, name]) => ({ name, source: resolveField(catalog, table, asked) }))
+      ? names.map(([asked, field]) => select(table, asked, field))
       : [{ name: 'device_id', source: 'device_id' as const },
         ...(catalog.get(table) ?? []).map((entry) => ({ name: entry.field, source: entry }))];
     const plan: TableQuery = { table, fields };
-    if (groupBy !== undefined && groupName !== undefined) {
-      plan.groupBy = { name: groupName, source: resolveField(catalog, table, groupBy) };
-      plan.fields = plan.fields.filter((f) => f.name !== groupName || names !== undefined);
+    if (groupBy !== undefined && group !== undefined) {
+      plan.groupBy = select(table, groupBy, group);
+      plan.fields = plan.fields.filter((f) => f.name !== group.name || names !== undefined);
     }
     return plan;
   });

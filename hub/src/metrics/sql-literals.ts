@@ -8,17 +8,22 @@
 import { sql, type RawBuilder } from 'kysely';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ISO_TIME = /^[+-]?\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** `toISOString()` of years 1 to 275760 (JavaScript's last): `+` and six digits past 9999. */
+const ISO_TIME = /^(?:\d{4}|\+\d{6})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function uuidLiteral(id: string): RawBuilder<unknown> {
   if (typeof id !== 'string' || !UUID.test(id)) throw new Error(`not a uuid: ${JSON.stringify(id)}`);
   return sql`${sql.lit(id)}::uuid`;
 }
 
+/**
+ * A time PostgreSQL holds (years 1 to 275760 here). PostgreSQL has no year 0 and reads `+010000-...` as a time
+ * zone, so years before 1 are refused and years past 9999 are written with their plain five or six digits.
+ */
 export function timestampLiteral(at: Date): RawBuilder<unknown> {
   const text = at.toISOString(); // throws for an invalid Date
-  if (!ISO_TIME.test(text)) throw new Error(`not a timestamp: ${JSON.stringify(text)}`);
-  return sql`${sql.lit(text)}::timestamptz`;
+  if (!ISO_TIME.test(text) || text.startsWith('0000-')) throw new Error(`not a timestamp: ${JSON.stringify(text)}`);
+  return sql`${sql.lit(text.replace(/^\+0?/, ''))}::timestamptz`;
 }
 
 export function float8Literal(value: number): RawBuilder<unknown> {

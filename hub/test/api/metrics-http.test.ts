@@ -141,6 +141,23 @@ describe('GET /Device/Metrics', () => {
     expect(await t.db.selectFrom('devices').select('id').execute()).toHaveLength(1);
   });
 
+  it('a start or end outside 0001-01-01..9999-12-31 (UTC) is a failure naming the parameter and the range', async () => {
+    const range = 'Dates from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC) are accepted.';
+    const cases: [string, string][] = [
+      ['start=0000-01-01T00:00:00Z', `Parameter 'start' is out of range: '0000-01-01T00:00:00Z'. ${range}`],
+      ['end=9999-12-31T23:59:59-23:59', `Parameter 'end' is out of range: '9999-12-31T23:59:59-23:59'. ${range}`],
+      ['START=0001-01-01T01:00:00+02:00', `Parameter 'START' is out of range: '0001-01-01T01:00:00+02:00'. ${range}`],
+    ];
+    for (const [query, message] of cases) {
+      const res = await get(`id=${device.id}&table=sample&fields=Used&${encodeURIComponent(query).replace('%3D', '=')}`);
+      expect([res.status, JSON.parse(res.text)]).toEqual([200, { isSuccess: false, errorMessage: message }]);
+    }
+    // The edges themselves are dates PostgreSQL is asked about, and answer (nothing stored that far out).
+    for (const bound of ['start=0001-01-01T00:00:00Z', 'end=9999-12-31T23:59:59Z', 'end=9999-12-31', 'start=0050-06-01']) {
+      expect(await json(`id=${device.id}&table=sample&fields=Used&${bound}`)).toEqual({ results: [expect.any(Object)] });
+    }
+  });
+
   it('without credentials: 401; unknown device: failure', async () => {
     expect((await get(`id=${device.id}&table=sample&limit=1`, '')).status).toBe(401);
     expect(await json('id=nope&table=sample&limit=1')).toEqual({ isSuccess: false, errorMessage: "Device 'nope' not found." });

@@ -140,6 +140,8 @@ describe('/Report/History', () => {
     expect(await call('GET', '/apiv1/Report/History?take=ten')).toBe(failure('Input string was not in a correct format.'));
     expect(await call('GET', '/apiv1/Report/History?skip=-1')).toBe(failure(`Parameter 'skip' must not be negative.`));
     expect(await call('GET', '/apiv1/Report/History?deviceId=NOPE')).toBe(failure(`Device 'NOPE' not found.`));
+    expect(await call('GET', `/apiv1/Report/History?toDate=${encodeURIComponent('9999-12-31T23:59:59-23:59')}`))
+      .toBe(failure(`Parameter 'toDate' is out of range: '9999-12-31T23:59:59-23:59'. Dates from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC) are accepted.`));
   });
 });
 

@@ -1,6 +1,6 @@
 import { ApiFailure } from '@devicelab/shared';
 import { RequestParams } from '../../src/http/params';
-import { JsonBody } from '../../src/http/json-body';
+import { JsonBody, MAX_JSON_DEPTH, MAX_JSON_ITEMS, MAX_LENIENT_JSON_CHARS, TOO_DEEP, TOO_MANY_ITEMS } from '../../src/http/json-body';
 import { serialize, toWire } from '../../src/http/respond';
 
 const failureOf = (fn: () => unknown): string => {
@@ -70,6 +70,22 @@ describe('RequestParams', () => {
     expect(failureOf(() => p.date('e'))).toBe("String 'nodate' was not recognized as a valid DateTime.");
   });
 
+  it('reads dates of years 1 to 99 as written, and refuses dates outside the .NET range by name', () => {
+    const p = RequestParams.fromUrlEncoded('a=0050-06-01&b=6/1/0050&c=0099-12-31T10:00:00&z=0000-01-01T00:00:00Z&Late=9999-12-31T23:59:59-23:59');
+    expect(p.date('a')?.date.getFullYear()).toBe(50);
+    expect(p.date('b')?.date.getFullYear()).toBe(50);
+    expect(p.date('c')?.date.getFullYear()).toBe(99);
+    const range = 'Dates from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC) are accepted.';
+    expect(failureOf(() => p.date('z'))).toBe(`Parameter 'z' is out of range: '0000-01-01T00:00:00Z'. ${range}`);
+    expect(failureOf(() => p.date('late'))).toBe(`Parameter 'Late' is out of range: '9999-12-31T23:59:59-23:59'. ${range}`);
+  });
+
+  it('keeps the milliseconds of a 7-digit fraction without rolling into the next second', () => {
+    const p = RequestParams.fromUrlEncoded('d=2026-11-22T10:00:59.9999999');
+    expect(p.date('d')?.date.getSeconds()).toBe(59);
+    expect(p.date('d')?.date.getMilliseconds()).toBe(999);
+  });
+
   it('reads ints as .NET int.Parse does: leading zeros and a sign, nothing else', () => {
     const p = RequestParams.fromUrlEncoded('z=00000000001&neg=-0042&max=2147483647&min=-2147483648&over=2147483648&exp=1e3&hex=0x10');
     expect([p.int('z'), p.int('neg'), p.int('max'), p.int('min')]).toEqual([1, -42, 2147483647, -2147483648]);
@@ -95,7 +111,6 @@ describe('JsonBody', () => {
     for (const text of ['{"notes":"a\\u0000"}', '{"a\\u0000":1}', '{"p":[{"name":"x","value":["\\u0000"]}]}']) {
       expect(failureOf(() => JsonBody.parse(text))).toBe('Invalid JSON body: text must not contain a NUL character (\\u0000).');
     }
-    expect(JsonBody.parse(`${'{"a":'.repeat(50_000)}"deep"${'}'.repeat(50_000)}`).has('a')).toBe(true);
   });
 
   it('accepts unquoted keys, any key case and string values', () => {
@@ -104,6 +119,33 @@ describe('JsonBody', () => {
     expect(body.bool('enabled')).toBe(false);
     expect(body.int('SlotNumber')).toBe(1777);
     expect(body.bool('Deleted')).toBe(true);
+  });
+
+  it('refuses nesting deeper than the bound before parsing, whatever the size; brackets in strings and comments do not count', () => {
+    const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
+    expect(JsonBody.parse(nested(MAX_JSON_DEPTH)).has('a')).toBe(true);
+    expect(failureOf(() => JsonBody.parse(nested(MAX_JSON_DEPTH + 1)))).toBe(TOO_DEEP);
+    expect(failureOf(() => JsonBody.parse(`{a:${'['.repeat(500_000)}${']'.repeat(500_000)}}`))).toBe(TOO_DEEP);
+    expect(failureOf(() => JsonBody.parse(`{"a":1}${'['.repeat(MAX_JSON_DEPTH + 1)}`))).toBe(TOO_DEEP);
+    const brackets = '[{'.repeat(100);
+    expect(JsonBody.parse(`{"notes":"${brackets}", other:'${brackets}\\'' /* ${brackets} */ // ${brackets}\n}`).string('notes'))
+      .toBe(brackets);
+  });
+
+  it('refuses more members and array elements than the bound before parsing; separators in strings do not count', () => {
+    const members = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":1`).join(',')}}`;
+    expect(JsonBody.parse(members(MAX_JSON_ITEMS / 2)).keys()).toHaveLength(MAX_JSON_ITEMS / 2);
+    expect(failureOf(() => JsonBody.parse(members(100_000)))).toBe(TOO_MANY_ITEMS);
+    expect(failureOf(() => JsonBody.parse(`{"roles":[${'1,'.repeat(MAX_JSON_ITEMS)}1]}`))).toBe(TOO_MANY_ITEMS);
+    expect(JsonBody.parse(`{"notes":"${',:'.repeat(MAX_JSON_ITEMS)}"}`).string('notes')).toHaveLength(2 * MAX_JSON_ITEMS);
+  });
+
+  it('parses strict JSON of any accepted size; the lenient parser gets small bodies only', () => {
+    const notes = 'n'.repeat(MAX_LENIENT_JSON_CHARS);
+    expect(JsonBody.parse(`{"notes":"${notes}"}`).string('notes')).toBe(notes);
+    expect(failureOf(() => JsonBody.parse(`{notes:"${notes}"}`)))
+      .toMatch(/^Invalid JSON body: .*\. A body over 64 KiB must be strict JSON \(quoted keys\)\.$/);
+    expect(JsonBody.parse(`{notes:'${'n'.repeat(1000)}'}`).string('notes')).toHaveLength(1000);
   });
 
   it('fails cleanly on malformed JSON and non-objects', () => {

@@ -155,6 +155,20 @@ describe('metrics query: aggregates', () => {
       .toBe("Function 'mean' needs numeric fields; 'log' of table log holds text.");
   });
 
+  it('a field one of the tables lacks: every function answers null there (count 0), as JSON and as CSV', async () => {
+    const functions = 'count,sum,mean,median,mode,spread,stddev,min,max,first,last,percentile_90';
+    const found = await series({ table: 'sample,log', start: at(0), fields: 'Used', aggr: functions });
+    expect(found.map((s) => s.name)).toEqual(['sample', 'log']);
+    expect(found[1].values).toEqual([[iso(0), 0, ...Array(11).fill(null)]]);
+    // Text and flag fields too (count, mode, first and last take any kind).
+    const text = await series({ table: 'log,sample', start: at(0), fields: 'log', aggr: 'count,mode,first,last' });
+    expect(text.map((s) => s.values)).toEqual([[[iso(0), 1, 'hello, "world"', 'hello, "world"', 'hello, "world"']], [[iso(0), 0, null, null, null]]]);
+    const flags = await series({ table: 'health_check,sample', start: at(0), fields: 'is_error', aggr: 'count,mode,first,last' });
+    expect(flags[1].values).toEqual([[iso(0), 0, null, null, null]]);
+    const csv = await query({ table: 'sample,log', start: at(0), fields: 'Used', aggr: 'mean,max', format: 'csv' });
+    expect(csv.body).toBe(`name,tags,time,mean_Used,max_Used\r\nsample,,${iso(0)},${mean},109\r\nlog,,${iso(0)},,\r\n`);
+  });
+
   it('no rows in the period: no series', async () => {
     expect(await series({ start: at(100), fields: 'Used', aggr: 'mean' })).toEqual([]);
     expect((await query({ start: at(100), fields: 'Used' })).body).toBe('{"results":[{"statement_id":0}]}');

@@ -24,6 +24,9 @@ describe('metrics SQL literals', () => {
     expect(text(uuidLiteral('f7bf6e0e-e3e1-41d4-aadf-10f71933f934'))).toBe("'f7bf6e0e-e3e1-41d4-aadf-10f71933f934'::uuid");
     expect(text(timestampLiteral(new Date('2026-11-22T10:00:00.250Z')))).toBe("'2026-11-22T10:00:00.250Z'::timestamptz");
     expect(text(float8Literal(0.95))).toBe('0.95::float8');
+    // Past 9999 JavaScript writes `+010000-...`, which PostgreSQL reads as a time zone: plain digits instead.
+    expect(text(timestampLiteral(new Date('+010000-01-01T04:59:59.999Z')))).toBe("'10000-01-01T04:59:59.999Z'::timestamptz");
+    expect(text(timestampLiteral(new Date('0001-01-01T00:00:00.000Z')))).toBe("'0001-01-01T00:00:00.000Z'::timestamptz");
     expect(text(countLiteral(120000))).toBe('120000');
   });
 
@@ -31,6 +34,8 @@ describe('metrics SQL literals', () => {
     ['a uuid with a quote', () => uuidLiteral("f7bf6e0e-e3e1-41d4-aadf-10f71933f93'")],
     ['SQL as a uuid', () => uuidLiteral("'; DROP TABLE devices; --")],
     ['an invalid date', () => timestampLiteral(new Date('no date'))],
+    ['the year 0 (PostgreSQL has none)', () => timestampLiteral(new Date('0000-06-01T00:00:00Z'))],
+    ['a year before 0', () => timestampLiteral(new Date('-000001-06-01T00:00:00Z'))],
     ['NaN', () => float8Literal(Number.NaN)],
     ['Infinity', () => float8Literal(Number.POSITIVE_INFINITY)],
     ['a negative count', () => countLiteral(-1)],
