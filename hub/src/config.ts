@@ -1,5 +1,6 @@
 /** Hub configuration from the environment; every knob has a working default for the embedded lab. */
 import path from 'node:path';
+import { DataPortStateName, parseEnumValue } from '@devicelab/shared';
 
 export interface HubConfig {
   /** REST API port (`DEVICELAB_PORT`, default 8080; 0 picks a free one). */
@@ -24,6 +25,11 @@ export interface HubConfig {
   /** TLS on the gateway link when both are set (`DEVICELAB_LINK_TLS_CERT`, `DEVICELAB_LINK_TLS_KEY`). */
   linkTlsCertFile?: string;
   linkTlsKeyFile?: string;
+  /**
+   * How `/Gateway` names a data-mode port's state until an administrator sets it in `/Settings`
+   * (`DEVICELAB_DATA_PORT_STATE`: `Data`, the default, or `Sync` for the vendor's C# client).
+   */
+  dataPortState?: DataPortStateName;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
@@ -44,7 +50,15 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     tlsKeyFile: env.DEVICELAB_TLS_KEY || undefined,
     linkTlsCertFile: env.DEVICELAB_LINK_TLS_CERT || undefined,
     linkTlsKeyFile: env.DEVICELAB_LINK_TLS_KEY || undefined,
+    dataPortState: dataPortState(env.DEVICELAB_DATA_PORT_STATE),
   };
+}
+
+function dataPortState(text: string | undefined): DataPortStateName {
+  if (!text) return 'Data';
+  const value = parseEnumValue(DataPortStateName, text);
+  if (!value) throw new Error(`DEVICELAB_DATA_PORT_STATE must be Data or Sync, got '${text}'`);
+  return value;
 }
 
 function positive(text: string, name: string): number {

@@ -80,6 +80,7 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       ticketKeys,
       metrics,
       serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),
+      dataPortState: config.dataPortState,
     });
     const server = await listen(app, config);
     cleanups.push(() => new Promise<void>((resolve) => {

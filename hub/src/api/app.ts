@@ -5,7 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
-import type { Logger } from '@devicelab/shared';
+import type { DataPortStateName, Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
 import type { Clock } from '../domain/async-jobs';
 import type { TicketKeys } from '../domain/device-ticket';
@@ -49,6 +49,8 @@ export interface ApiAppOptions {
   serviceVersion?: string;
   /** Metrics store of /Device/Metrics; default the PostgreSQL store on `db`. */
   metrics?: MetricsStore;
+  /** How /Gateway names a data-mode port's state until /Settings stores a choice; default `Data`. */
+  dataPortState?: DataPortStateName;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -64,6 +66,7 @@ export function createApiApp(options: ApiAppOptions): Express {
     clock: options.clock ?? (() => new Date()),
     serviceNodeId: options.serviceNodeId,
     serviceVersion: options.serviceVersion,
+    dataPortState: options.dataPortState ?? 'Data',
   };
   const app = express();
   app.disable('x-powered-by');

@@ -48,7 +48,7 @@ describe('licensed device limit', () => {
     await setDeviceEnabled(t.db, admin, a.id, false);
     await setDeviceEnabled(t.db, admin, b.id, true);
     expect((await row(b.id)).enabled).toBe(true);
-    expect((await getHubSettings(t.db, admin)).licensedDeviceLimit).toBe(Number(process.env[LICENSED_DEVICES_ENV]));
+    expect((await getHubSettings(t.db, admin, 'Data')).licensedDeviceLimit).toBe(Number(process.env[LICENSED_DEVICES_ENV]));
   });
 
   it('two concurrent enables for the last place: exactly one wins', async () => {
@@ -77,7 +77,7 @@ describe('licensed device limit', () => {
     expect((await t.db.selectFrom('devices').select('enabled').where('vendor_unique_identifier', '=', 'NEW-UNLIMITED')
       .executeTakeFirstOrThrow()).enabled).toBe(true);
     process.env[LICENSED_DEVICES_ENV] = 'ten';
-    expect(await message(getHubSettings(t.db, admin)))
+    expect(await message(getHubSettings(t.db, admin, 'Data')))
       .toBe("DEVICELAB_LICENSED_DEVICES must be a whole number of devices (0 or more), not 'ten'.");
   });
 });
