@@ -27,6 +27,13 @@ export function deviceFilters(params: RequestParams): DeviceFilters {
     deleted: params.bool('deleted'),
     slotNumber: params.int('slotNumber'),
     notes: params.string('notes'),
+    anyId: params.string('anyId'),
+    vendorUniqueIdentifier: params.string('vendorUniqueIdentifier'),
+    operatingSystemVersion: params.string('operatingSystemVersion'),
+    retained: params.bool('retained'),
+    retainedBy: params.string('retainedBy'),
+    retainedByDisplayName: params.string('retainedByDisplayName'),
+    bundleInstalled: params.string('bundleInstalled'),
   };
 }
 

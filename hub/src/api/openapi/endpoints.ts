@@ -4,6 +4,7 @@
  * document is generated from it (`document.ts`); hub/test/api/openapi.test.ts fails when it and the routes
  * actually mounted on the express app differ.
  */
+import type { RouteParameters } from '../../http/handler';
 import { arrayOf, ref, resultOf } from './schemas';
 
 type Schema = Record<string, unknown>;
@@ -14,6 +15,8 @@ export interface ParamDescription {
   values?: string[];
   required?: boolean;
   description?: string;
+  /** Other names the route reads for it (`deviceId` for `id`). */
+  aliases?: string[];
 }
 
 export interface OperationDescription {
@@ -39,7 +42,9 @@ export interface EndpointDescription {
 const p = (name: string, type: ParamDescription['type'], description?: string, extra: Partial<ParamDescription> = {}):
   ParamDescription => ({ name, type, description, ...extra });
 const required = (param: ParamDescription): ParamDescription => ({ ...param, required: true });
-const deviceId = (name = 'id') => required(p(name, 'deviceId', 'The device Guid, serial number or vendor unique identifier.'));
+/** A device identifier; the routes that read `id` also read it as `deviceId`. */
+const deviceId = (name = 'id') => required(p(name, 'deviceId', 'The device Guid, serial number or vendor unique identifier.',
+  name === 'id' ? { aliases: ['deviceId'] } : {}));
 const result = ref('ResultModel');
 const detail = [
   p('properties', 'bool', 'Include the properties field.'),
@@ -50,6 +55,13 @@ const deviceFilters = [
   p('id', 'guid'), p('name', 'string'), p('operatingSystem', 'enum', undefined, { values: ['Unknown', 'iOS', 'Android'] }),
   p('availability', 'enum', undefined, { values: ['Offline', 'Online'] }), p('enabled', 'bool'), p('deleted', 'bool'),
   p('slotNumber', 'int'), p('notes', 'string'),
+  // The vendor C# client's device filter keys (wire-decisions rule 24).
+  p('anyId', 'string', 'The device Guid, serial number or vendor unique identifier.'),
+  p('vendorUniqueIdentifier', 'string'), p('operatingSystemVersion', 'string'),
+  p('retained', 'bool', 'true: retained by anyone; false: not retained.'),
+  p('retainedBy', 'string', 'The retaining user: Guid or login.'),
+  p('retainedByDisplayName', 'string', 'The retaining user\'s display name (any letter case).'),
+  p('bundleInstalled', 'string', 'A package name / bundle id installed on the device.'),
 ];
 const reportFilters = [
   p('applicationId', 'guid'), p('deviceId', 'deviceId'), p('userId', 'guid'), p('fromDate', 'date'), p('toDate', 'date'),
@@ -160,7 +172,8 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'post', path: '/Device/UsbPort', operations: [{
     select: 'update', summary: "Switch the hub port of a device (`id=*`: every device's port); Off and Charge take it Offline.",
     entitlement: 'SystemManageUsbHubs',
-    params: [required(p('id', 'string', 'Device Guid, serial number or vendor unique identifier, or * for every device.')),
+    params: [required(p('id', 'string', 'Device Guid, serial number or vendor unique identifier, or * for every device.',
+      { aliases: ['deviceId'] })),
       required(p('usbHubPortState', 'enum', 'Sync is accepted for Data.', { values: ['Off', 'Data', 'Charge'] }))], response: result }] },
   { method: 'get', path: '/Report/History', operations: [{
     select: '', summary: 'Event history.', entitlement: REPORTS, params: reportFilters, response: ref('EventHistory') }] },
@@ -176,7 +189,7 @@ export const ENDPOINTS: EndpointDescription[] = [
     response: { oneOf: [ref('EventHistory'), ref('DeviceUsageHistory'), ref('ResultModel')] } }] })),
   { method: 'get', path: '/User', operations: [{
     select: '', summary: 'List users (only the caller without UserList).', entitlement: 'UserList',
-    params: [p('id', 'guid'), p('userName', 'string'), p('isActive', 'bool'),
+    params: [p('id', 'guid'), p('userName', 'string', 'The login (e-mail).', { aliases: ['email'] }), p('isActive', 'bool'),
       ...userFields.filter((f) => !['UserName', 'Email', 'IsActive', 'Password', 'Roles'].includes(f)).map((f) => p(f, 'string'))],
     response: arrayOf(ref('User')) }] },
   { method: 'post', path: '/User', operations: [
@@ -205,3 +218,25 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'get', path: '/openapi.json', operations: [{
     select: '', summary: 'This document (OpenAPI 3.1).', entitlement: 'any authenticated user', response: { type: 'object' } }] },
 ];
+
+/**
+ * The parameter keys each route knows, keyed as `rejectUnknownParameters` looks them up (`GET /device`): every
+ * operation's parameters and their aliases, `action` when it has actions, its verb keys, and on a POST the legacy
+ * `verb=` form. The description above is the one list; the routes read the same names.
+ */
+export function knownParameters(): Map<string, RouteParameters> {
+  const routes = new Map<string, RouteParameters>();
+  for (const endpoint of ENDPOINTS) {
+    const keys = new Set<string>(endpoint.method === 'post' ? ['verb'] : []);
+    for (const op of endpoint.operations) {
+      if (op.select.startsWith('action=')) keys.add('action');
+      else if (op.select) keys.add(op.select);
+      for (const param of op.params ?? []) {
+        for (const name of [param.name, ...(param.aliases ?? [])]) keys.add(name.toLowerCase());
+      }
+    }
+    const route = `${endpoint.method.toUpperCase()} ${endpoint.path}`;
+    routes.set(`${endpoint.method.toUpperCase()} ${endpoint.path.toLowerCase()}`, { route, keys });
+  }
+  return routes;
+}
