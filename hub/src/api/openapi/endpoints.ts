@@ -211,10 +211,12 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'get', path: '/Settings', operations: [{
     select: '', summary: 'System-area settings (extension).', entitlement: 'SystemManageSettings',
     response: resultOf({ type: 'object', properties: { resetUninstallAll: { type: 'boolean' }, resetReboot: { type: 'boolean' },
+      dataPortState: { type: 'string', enum: ['Data', 'Sync'],
+        description: 'How GET /Gateway writes a data-mode port\'s state; default DEVICELAB_DATA_PORT_STATE (Data).' },
       licensedDeviceLimit: { type: 'integer', description: 'DEVICELAB_LICENSED_DEVICES; omitted when unlimited.' } } }) }] },
   { method: 'post', path: '/Settings', operations: [{
     select: 'update', summary: 'Change system-area settings (extension).', entitlement: 'SystemManageSettings', body: 'json',
-    bodyKeys: ['resetUninstallAll', 'resetReboot'], response: result }] },
+    bodyKeys: ['resetUninstallAll', 'resetReboot', 'dataPortState'], response: result }] },
   { method: 'get', path: '/openapi.json', operations: [{
     select: '', summary: 'This document (OpenAPI 3.1).', entitlement: 'any authenticated user', response: { type: 'object' } }] },
 ];

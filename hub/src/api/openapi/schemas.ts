@@ -26,7 +26,8 @@ export const SCHEMAS: Record<string, Schema> = {
   DeviceOperatingSystem: enumOf('Unknown', 'iOS', 'Android'),
   DeviceFormFactor: enumOf('Unknown', 'Phone', 'Tablet'),
   DevicePropertyType: enumOf('System'),
-  UsbHubPortState: { ...enumOf('Unknown', 'Off', 'Data', 'Charge'), description: 'Requests also accept Sync for Data.' },
+  UsbHubPortState: { ...enumOf('Unknown', 'Off', 'Data', 'Sync', 'Charge'),
+    description: 'Requests also accept Sync for Data. Responses write Data, or Sync when the dataPortState setting says so.' },
   Application: object({
     id: guid, displayName: str, applicationIdentifier: str, version: str, buildVersion: str,
     operatingSystem: ref('DeviceOperatingSystem'), minimumOperatingSystemVersion: str, applicationBlob: str,
