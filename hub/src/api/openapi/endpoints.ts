@@ -223,16 +223,15 @@ export const ENDPOINTS: EndpointDescription[] = [
 
 /**
  * The parameter keys each route knows, keyed as `rejectUnknownParameters` looks them up (`GET /device`): every
- * operation's parameters and their aliases, `action` when it has actions, its verb keys, and on a POST the legacy
- * `verb=` form. The description above is the one list; the routes read the same names.
+ * operation's parameters and their aliases, its verb keys, and on a POST `action` and the legacy `verb=` form. The description above is the one list; the routes read the same names.
  */
 export function knownParameters(): Map<string, RouteParameters> {
   const routes = new Map<string, RouteParameters>();
   for (const endpoint of ENDPOINTS) {
-    const keys = new Set<string>(endpoint.method === 'post' ? ['verb'] : []);
+    // Every POST reads `action` and the legacy `verb` to pick its operation (an unknown one is refused by name).
+    const keys = new Set<string>(endpoint.method === 'post' ? ['action', 'verb'] : []);
     for (const op of endpoint.operations) {
-      if (op.select.startsWith('action=')) keys.add('action');
-      else if (op.select) keys.add(op.select);
+      if (op.select && !op.select.startsWith('action=')) keys.add(op.select);
       for (const param of op.params ?? []) {
         for (const name of [param.name, ...(param.aliases ?? [])]) keys.add(name.toLowerCase());
       }
