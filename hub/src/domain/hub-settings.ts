@@ -78,8 +78,8 @@ export async function getHubSettings(
 }
 
 /**
- * POST /Settings?update with a lenient JSON body (`{"resetReboot":"False"}`, `{"dataPortState":"Sync"}`). Every value is checked before
- * anything is stored; unknown keys and the read-only limit are failures.
+ * POST /Settings?update with a lenient JSON body (`{"resetReboot":"False"}`, `{"dataPortState":"Sync"}`). Every
+ * value is checked before anything is stored; unknown keys and the read-only limit are failures.
  */
 export async function updateHubSettings(db: Db, user: AuthenticatedUser, bodyText: string): Promise<void> {
   requireEntitlement(user, 'SystemManageSettings');

@@ -105,7 +105,8 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
     const undeleted = current.deleted && flipped && availability === 'Online';
     if (undeleted) {
       await recordEvent(trx, {
-        eventType: 'DeviceDeletion', message: 'Device Undeleted', boolValue: false, deviceId: current.id, deviceName: current.name,
+        eventType: 'DeviceDeletion', message: 'Device Undeleted', boolValue: false,
+        deviceId: current.id, deviceName: current.name,
       });
     }
     const relicenseDetail = undeleted && current.enabled ? await disableBeyondLicense(trx, current.id) : undefined;

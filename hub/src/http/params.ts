@@ -13,7 +13,7 @@ export type Verb = (typeof VERBS)[number];
  * Keys every endpoint knows besides its own: the C# client's `get=` marker on every call (rule 2), `pretty`
  * (rule 11) and `wait`, which the QA suite also sends to synchronous operations (rule 9).
  */
-export const UNIVERSAL_KEYS: readonly string[] = ['get', 'pretty', 'wait'];
+const UNIVERSAL_KEYS: readonly string[] = ['get', 'pretty', 'wait'];
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
@@ -23,7 +23,7 @@ export const BAD_INT32 = 'Input string was not in a correct format.';
 export const invalidGuid = (value: string): string => `Invalid Guid format: ${value}`;
 export const enumValueNotFound = (value: string): string => `The requested value '${value}' was not found.`;
 export const nulInParameter = (name: string): string => `Parameter '${name}' must not contain a NUL character.`;
-export const unknownParameter = (name: string, route: string): string =>
+const unknownParameter = (name: string, route: string): string =>
   `Unknown parameter '${name.length > 100 ? `${name.slice(0, 100)}…` : name}' for ${route}.`;
 
 export class RequestParams {

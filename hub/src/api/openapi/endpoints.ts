@@ -223,7 +223,8 @@ export const ENDPOINTS: EndpointDescription[] = [
 
 /**
  * The parameter keys each route knows, keyed as `rejectUnknownParameters` looks them up (`GET /device`): every
- * operation's parameters and their aliases, its verb keys, and on a POST `action` and the legacy `verb=` form. The description above is the one list; the routes read the same names.
+ * operation's parameters and their aliases, its verb keys, and on a POST `action` and the legacy `verb=` form.
+ * The description above is the one list; the routes read the same names.
  */
 export function knownParameters(): Map<string, RouteParameters> {
   const routes = new Map<string, RouteParameters>();
