@@ -34,6 +34,7 @@ export function deviceFilters(params: RequestParams): DeviceFilters {
     retainedBy: params.string('retainedBy'),
     retainedByDisplayName: params.string('retainedByDisplayName'),
     bundleInstalled: params.string('bundleInstalled'),
+    disableMetrics: params.bool('disableMetrics'),
   };
 }
 
@@ -57,6 +58,10 @@ export function applicationFilters(params: RequestParams): ApplicationFilters {
     applicationBlob: params.string('applicationBlob'),
     originalApplicationBlob: params.string('originalApplicationBlob'),
     fileName: params.string('fileName'),
+    idOrName: params.string('idOrName'),
+    buildVersionOrVersion: params.string('buildVersionOrVersion'),
+    uploadedVersionCounter: params.int('uploadedVersionCounter'),
+    provisionsAllDevices: params.bool('provisionsAllDevices'),
   };
 }
 

@@ -28,6 +28,8 @@ export interface DeviceFilters {
   retainedByDisplayName?: string;
   /** A package name / bundle id installed on the device. */
   bundleInstalled?: string;
+  /** Passive metrics logging off (true) or on (false). */
+  disableMetrics?: boolean;
 }
 
 /**
@@ -89,6 +91,7 @@ async function queryDevices(
   if (f.bundleInstalled !== undefined) {
     q = q.where(sql<boolean>`devices.installed_packages @> ${JSON.stringify([{ identifier: f.bundleInstalled }])}::jsonb`);
   }
+  if (f.disableMetrics !== undefined) q = q.where('devices.metrics_enabled', '=', !f.disableMetrics);
   if (availableOnly) {
     q = q.where('devices.retained_by', 'is', null)
       .where('devices.enabled', '=', true)

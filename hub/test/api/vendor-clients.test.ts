@@ -1,7 +1,7 @@
 /**
  * What the vendor's own clients need (wire-decisions rules 24, 25, 27, 28), over real HTTP on a whole lab, with
  * the request shapes the published C# client sends (`get=` first, PascalCase keys, form-body POSTs): its
- * /Service names, its device filter keys, unknown keys refused on every route, its `yyyy/MM/dd` dates, and a
+ * /Service names, its device and application filter keys, unknown keys refused on every route, its `yyyy/MM/dd` dates, and a
  * deleted device that is plugged in again.
  */
 import { insertDevice } from '../domain/helpers';
@@ -106,14 +106,83 @@ describe("the C# client's device filters", () => {
   });
 });
 
+describe("the C# client's application filters (ApplicationProperties)", () => {
+  const app = (over: Record<string, unknown>) => ({
+    application_identifier: 'com.vendor.filters', operating_system: 'Android', blob_sha256: 'a'.repeat(64),
+    file_name: 'f.apk', file_byte_count: '1', ...over,
+  });
+  let first: string;
+  let second: string;
+  let iosApp: string;
+
+  beforeAll(async () => {
+    const insert = async (over: Record<string, unknown>) => (await lab.hub.db.insertInto('applications')
+      .values(app(over) as never).returning('id').executeTakeFirstOrThrow()).id;
+    first = await insert({ display_name: 'Filter Probe', version: '2.0', build_version: '7', version_counter: 1 });
+    second = await insert({ display_name: 'Filter Probe', version: '7', build_version: '8', version_counter: 2 });
+    iosApp = await insert({ display_name: 'Other Probe', version: '1.0', build_version: '1', version_counter: 1,
+      application_identifier: 'com.vendor.ios', operating_system: 'iOS', provisions_all_devices: true });
+  });
+
+  afterAll(() => lab.hub.db.deleteFrom('applications').where('id', 'in', [first, second, iosApp]).execute());
+
+  test('IdOrName matches the Guid or the display name (any letter case)', async () => {
+    expect(ids(await getJson(`/Application?get=&IdOrName=${first}`))).toEqual([first]);
+    expect(ids(await getJson(`/Application?get=&IdOrName=${first.toUpperCase()}`))).toEqual([first]);
+    expect(ids(await getJson('/Application?get=&IdOrName=filter+PROBE'))).toEqual([first, second].sort());
+    expect(await getJson('/Application?get=&IdOrName=Filter')).toEqual([]);
+  });
+
+  test('BuildVersionOrVersion matches buildVersion or version', async () => {
+    expect(ids(await getJson('/Application?get=&BuildVersionOrVersion=7'))).toEqual([first, second].sort());
+    expect(ids(await getJson('/Application?get=&BuildVersionOrVersion=2.0'))).toEqual([first]);
+    expect(await getJson('/Application?get=&BuildVersionOrVersion=9')).toEqual([]);
+  });
+
+  test('UploadedVersionCounter matches versionCounter; ProvisionsAllDevices is a boolean', async () => {
+    const probes = (list: { id: string }[]) => ids(list).filter((id) => [first, second, iosApp].includes(id));
+    expect(probes(await getJson('/Application?get=&UploadedVersionCounter=2'))).toEqual([second]);
+    expect(probes(await getJson('/Application?get=&ProvisionsAllDevices=True'))).toEqual([iosApp]);
+    expect(probes(await getJson('/Application?get=&ProvisionsAllDevices=False&DisplayName=Filter+Probe')))
+      .toEqual([first, second].sort());
+    expect(await getJson('/Application?get=&UploadedVersionCounter=two'))
+      .toEqual({ isSuccess: false, errorMessage: 'Input string was not in a correct format.' });
+    expect(await getJson('/Application?get=&ProvisionsAllDevices=maybe'))
+      .toEqual({ isSuccess: false, errorMessage: 'Value is not equivalent to either TrueString or FalseString.' });
+  });
+});
+
+describe("the C# client's other DeviceProperties keys", () => {
+  test('DisableMetrics selects the devices whose passive metrics logging is off', async () => {
+    const device = await deviceBySerial(lab.devices[0].serial);
+    const other = await deviceBySerial(lab.devices[1].serial);
+    expect(await csForm('/Device/Metrics', `action=Enabled&id=${device.id}&enable=False`)).toEqual({ isSuccess: true });
+    try {
+      expect(ids(await getJson('/Device?get=&properties=&applications=&allApplications=&DisableMetrics=True'))).toEqual([device.id]);
+      expect(ids(await getJson('/Device/Available?get=&DisableMetrics=False'))).toEqual([other.id]);
+    } finally {
+      expect(await csForm('/Device/Metrics', `action=Enabled&id=${device.id}&enable=True`)).toEqual({ isSuccess: true });
+    }
+  });
+
+  test('the keys without a meaning here are accepted on /Device and /Device/Available and change nothing', async () => {
+    const keys = ['ReleaseFlags', 'HardDelete', 'SupportedFormFactors', 'SimulatedBattery', 'ChargeStartDate', 'AgentStatus'];
+    const all = ids(await getJson('/Device?get='));
+    for (const key of keys) {
+      expect(ids(await getJson(`/Device?get=&${key}=True`))).toEqual(all);
+      expect(ids(await getJson(`/Device/Available?get=&${key}=1`))).toEqual(ids(await getJson('/Device/Available?get=')));
+    }
+  });
+});
+
 describe('unknown parameter keys', () => {
   test('a key that is not a filter is a failure naming it, never the whole list; empty keys are omitted', async () => {
     expect(await getJson('/Device?get=&Colour=red'))
       .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'Colour' for GET /Device." });
     expect(await getJson('/device/available/?get=&AnyIdd=x'))
       .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'AnyIdd' for GET /Device/Available." });
-    expect(await getJson('/Application?get=&IdOrName=x'))
-      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'IdOrName' for GET /Application." });
+    expect(await getJson('/Application?get=&IdOrNamee=x'))
+      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'IdOrNamee' for GET /Application." });
     // Empty means omitted (rule 4); the universal keys pass everywhere.
     expect(await getJson('/Device?get=&Colour=&wait=true&pretty=false')).toHaveLength(lab.devices.length);
     // In a form body too, and nothing happens.

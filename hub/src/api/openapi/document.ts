@@ -32,7 +32,8 @@ function operationObject(method: string, path: string, operations: OperationDesc
       if (params.has(param.name)) continue;
       params.set(param.name, {
         name: param.name, in: 'query', required: operations.length === 1 && param.required === true,
-        schema: paramSchema(param), ...(param.description ? { description: param.description } : {}),
+        schema: paramSchema(param), ...(param.description || param.ignored
+          ? { description: param.ignored ? `Accepted and ignored: ${param.ignored}` : param.description } : {}),
       });
       for (const alias of param.aliases ?? []) {
         params.set(alias, { name: alias, in: 'query', required: false, schema: paramSchema(param),

@@ -17,6 +17,8 @@ export interface ParamDescription {
   description?: string;
   /** Other names the route reads for it (`deviceId` for `id`). */
   aliases?: string[];
+  /** Accepted and ignored, for this reason: a vendor client offers the key but nothing gives it a meaning here. */
+  ignored?: string;
 }
 
 export interface OperationDescription {
@@ -62,6 +64,11 @@ const deviceFilters = [
   p('retainedBy', 'string', 'The retaining user: Guid or login.'),
   p('retainedByDisplayName', 'string', 'The retaining user\'s display name (any letter case).'),
   p('bundleInstalled', 'string', 'A package name / bundle id installed on the device.'),
+  p('disableMetrics', 'bool', 'true: passive metrics logging is off (action=enabled on /Device/Metrics); false: on.'),
+  // The rest of the C# client's DeviceProperties: neither it nor the spec says what they select.
+  ...['releaseFlags', 'hardDelete', 'supportedFormFactors', 'simulatedBattery', 'chargeStartDate', 'agentStatus']
+    .map((name) => p(name, 'string', undefined, { ignored: 'the C# client offers it (DeviceProperties) without a meaning, '
+      + 'and this hub has no such device property.' })),
 ];
 const reportFilters = [
   p('applicationId', 'guid'), p('deviceId', 'deviceId'), p('userId', 'guid'), p('fromDate', 'date'), p('toDate', 'date'),
@@ -79,7 +86,12 @@ export const ENDPOINTS: EndpointDescription[] = [
     params: [p('id', 'guid'), p('displayName', 'string'), p('applicationIdentifier', 'string'), p('version', 'string'),
       p('buildVersion', 'string'), p('operatingSystem', 'enum', undefined, { values: ['Unknown', 'iOS', 'Android'] }),
       p('minimumOperatingSystemVersion', 'string'), p('applicationBlob', 'string'), p('originalApplicationBlob', 'string'),
-      p('fileName', 'string')],
+      p('fileName', 'string'),
+      // The C# client's ApplicationProperties beside the spec's.
+      p('idOrName', 'string', 'The application Guid, or its display name (any letter case).'),
+      p('buildVersionOrVersion', 'string', 'Matches buildVersion or version (any letter case).'),
+      p('uploadedVersionCounter', 'int', 'Matches versionCounter (1 for the first upload of an applicationIdentifier).'),
+      p('provisionsAllDevices', 'bool')],
     response: arrayOf(ref('Application')) }] },
   { method: 'post', path: '/Application', operations: [
     { select: 'add', summary: 'Upload an .apk or .ipa (multipart; the first part with a filename).', entitlement: 'ApplicationUpload',
