@@ -1,8 +1,8 @@
 /**
  * What the vendor's own clients need (wire-decisions rules 24, 25, 27, 28), over real HTTP on a whole lab, with
  * the request shapes the published C# client sends (`get=` first, PascalCase keys, form-body POSTs): its
- * /Service names, its device and application filter keys, unknown keys refused on every route, its `yyyy/MM/dd` dates, and a
- * deleted device that is plugged in again.
+ * /Service names, its device and application filter keys, unknown keys refused on every route, its `yyyy/MM/dd`
+ * dates, and a deleted device that is plugged in again.
  */
 import { insertDevice } from '../domain/helpers';
 import { knownParameters } from '../../src/api/openapi/endpoints';
