@@ -16,6 +16,7 @@ export const DEFAULT_PACKAGE_INSPECTION: PackageInspectionLimits = {
   heapMb: 256,
   workers: 2,
 };
+import { DataPortStateName, parseEnumValue } from '@devicelab/shared';
 
 export interface HubConfig {
   /** REST API port (`DEVICELAB_PORT`, default 8080; 0 picks a free one). */
@@ -50,6 +51,11 @@ export interface HubConfig {
    * address is the client's, and the header is ignored (anyone could write it).
    */
   trustProxy?: string[] | number;
+  /**
+   * How `/Gateway` names a data-mode port's state until an administrator sets it in `/Settings`
+   * (`DEVICELAB_DATA_PORT_STATE`: `Data`, the default, or `Sync` for the vendor's C# client).
+   */
+  dataPortState?: DataPortStateName;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
@@ -74,6 +80,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     linkTlsCertFile: env.DEVICELAB_LINK_TLS_CERT || undefined,
     linkTlsKeyFile: env.DEVICELAB_LINK_TLS_KEY || undefined,
     trustProxy: env.DEVICELAB_TRUST_PROXY ? trustedProxies(env.DEVICELAB_TRUST_PROXY) : undefined,
+    dataPortState: dataPortState(env.DEVICELAB_DATA_PORT_STATE),
   };
 }
 
@@ -107,6 +114,13 @@ function trustedProxies(text: string): string[] | number {
     }
   }
   return entries;
+}
+
+function dataPortState(text: string | undefined): DataPortStateName {
+  if (!text) return 'Data';
+  const value = parseEnumValue(DataPortStateName, text);
+  if (!value) throw new Error(`DEVICELAB_DATA_PORT_STATE must be Data or Sync, got '${text}'`);
+  return value;
 }
 
 function positive(text: string | undefined, fallback: number, name: string): number {

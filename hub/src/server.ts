@@ -107,6 +107,7 @@ export async function startHub(
       ticketKeys,
       metrics,
       serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),
+      dataPortState: config.dataPortState,
     });
     const server = await listen(app, config);
     cleanups.push(() => new Promise<void>((resolve) => {

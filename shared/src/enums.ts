@@ -45,3 +45,10 @@ export function parseEnumValue<T extends string>(
 }
 
 export const usbHubPortStateAliases: Record<string, UsbHubPortState> = { sync: 'Data' };
+
+/**
+ * How responses name a data-mode port's state (wire-decisions rule 26): `Data` (the spec) or `Sync` (what the
+ * vendor's server sent and its C# client's enum requires). A hub setting chooses.
+ */
+export const DataPortStateName = ['Data', 'Sync'] as const;
+export type DataPortStateName = (typeof DataPortStateName)[number];

@@ -88,15 +88,27 @@ export interface DeviceAccessTicket {
   serialNumber: string;
 }
 
+export interface BuildToolInformation { path: string; versionString: string; version: string; buildVersion: string }
+
+/**
+ * A gateway in HubInformation, with the vendor C# client's names beside the spec's (wire-decisions rule 25):
+ * `deviceConnectNodeId`/`deviceConnectVersion`, `xcode` = buildTool, `appium` = automation (its `patchHash`
+ * = pathHash), `appiumConfigurationError` = automationConfigurationError.
+ */
 export interface DeviceGatewayInformation {
   ServiceNodeId: string;
   ServiceVersion: string;
+  deviceConnectNodeId: string;
+  deviceConnectVersion: string;
   systemDateTime: string;
   systemDateTimeUtc: string;
   deviceVendorUniqueIdentifiers: string[];
-  buildTool: { path: string; versionString: string; version: string; buildVersion: string }[];
+  buildTool: BuildToolInformation[];
+  xcode: BuildToolInformation[];
   automation: { path: string; version: string; pathHash: string }[];
+  appium: { path: string; version: string; patchHash: string }[];
   automationConfigurationError?: string;
+  appiumConfigurationError?: string;
 }
 
 /** A port of a gateway's USB hub (spec 2.3), empty ports included (name '', milliamps 0). */
@@ -107,7 +119,8 @@ export interface UsbHubDevice {
   usbHubSerialNumber: string;
   usbHubPortNumber: number;
   milliamps: number;
-  state: UsbHubPortState;
+  /** `Sync` in place of `Data` when the hub's dataPortState setting says so. */
+  state: UsbHubPortState | 'Sync';
   /** UsbHubDeviceFlags names, comma separated as .NET writes a flags enum ("Attached, Sync"). */
   flags: string;
   /** TimeSpan: total seconds. */
@@ -141,12 +154,16 @@ export interface GatewayDescription {
   usbHubList: UsbHub[];
 }
 
+/** GET /Service, with the vendor C# client's names beside the spec's (wire-decisions rule 25). */
 export interface HubInformation {
   ServiceNodeId: string;
   ServiceVersion: string;
+  deviceConnectNodeId: string;
+  deviceConnectVersion: string;
   systemDateTime: string;
   systemDateTimeUtc: string;
   deviceGatewayInformation: DeviceGatewayInformation[];
+  gatewayInformation: DeviceGatewayInformation[];
 }
 
 /** Event (spec 2.3) with the real wire's spellings beside the spec's (wire-decisions rule 16). */

@@ -30,14 +30,18 @@ export function isWithinRequestDateRange(date: Date): boolean {
   return ms >= EARLIEST_REQUEST_DATE.getTime() && ms <= LATEST_REQUEST_DATE.getTime();
 }
 
-const US_CULTURE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$/;
+/** Time of day after a date in the culture forms: `h:mm[:ss] [tt]` or `H:mm[:ss]`. */
+const CULTURE_TIME = String.raw`(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$`;
+const US_CULTURE = new RegExp(String.raw`^(\d{1,2})\/(\d{1,2})\/(\d{4})` + CULTURE_TIME);
+/** `yyyy/MM/dd [H:mm:ss]`, which .NET's DateTime.Parse also accepts (wire-decisions rule 27). */
+const YEAR_FIRST_SLASHED = new RegExp(String.raw`^(\d{4})\/(\d{1,2})\/(\d{1,2})` + CULTURE_TIME);
 const ISO_DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?$/;
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
 
 /**
- * Parses the request date forms real clients send: ISO 8601 with or without offset, `yyyy-MM-dd`, and
- * US culture `M/d/yyyy h:mm:ss tt`. A value without offset is in the server's time zone.
+ * Parses the request date forms real clients send: ISO 8601 with or without offset, `yyyy-MM-dd`,
+ * `yyyy/MM/dd [H:mm:ss]` and US culture `M/d/yyyy h:mm:ss tt`. A value without offset is in the server's time zone.
  * Returns undefined for text that is not a date.
  */
 export function parseRequestDate(text: string): ParsedRequestDate | undefined {
@@ -51,16 +55,22 @@ export function parseRequestDate(text: string): ParsedRequestDate | undefined {
     return Number.isNaN(date.getTime()) ? undefined : { date, dateOnly: false };
   }
   m = US_CULTURE.exec(value);
-  if (m) {
-    let hour = m[4] === undefined ? 0 : +m[4];
-    const meridiem = m[7]?.toUpperCase();
-    if (meridiem && (hour < 1 || hour > 12)) return undefined;
-    if (meridiem === 'PM' && hour < 12) hour += 12;
-    if (meridiem === 'AM' && hour === 12) hour = 0;
-    return local(+m[3], +m[1], +m[2], hour, m[5] === undefined ? 0 : +m[5], m[6] === undefined ? 0 : +m[6], 0,
-      m[4] === undefined);
-  }
+  if (m) return withCultureTime(+m[3], +m[1], +m[2], m.slice(4));
+  m = YEAR_FIRST_SLASHED.exec(value);
+  if (m) return withCultureTime(+m[1], +m[2], +m[3], m.slice(4));
   return undefined;
+}
+
+/** A culture-form date with its optional time (`[hour, minute, second, AM/PM]`, as CULTURE_TIME captures). */
+function withCultureTime(y: number, mo: number, d: number, time: (string | undefined)[]) {
+  const [hourText, minute, second, meridiemText] = time;
+  let hour = hourText === undefined ? 0 : +hourText;
+  const meridiem = meridiemText?.toUpperCase();
+  if (meridiem && (hour < 1 || hour > 12)) return undefined;
+  if (meridiem === 'PM' && hour < 12) hour += 12;
+  if (meridiem === 'AM' && hour === 12) hour = 0;
+  return local(y, mo, d, hour, minute === undefined ? 0 : +minute, second === undefined ? 0 : +second, 0,
+    hourText === undefined);
 }
 
 /** Milliseconds of a fraction of up to 7 digits, truncated (rounding `.9999` up would roll into the next second). */

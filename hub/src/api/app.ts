@@ -5,7 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
-import type { Logger } from '@devicelab/shared';
+import type { DataPortStateName, Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
 import { PackageInspector } from '../apps/package-inspector';
 import { DEFAULT_PACKAGE_INSPECTION } from '../config';
@@ -15,7 +15,7 @@ import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { textBody } from '../http/body';
-import { errorHandler, notFound } from '../http/handler';
+import { errorHandler, notFound, rejectUnknownParameters } from '../http/handler';
 import type { Db } from '../store/database';
 import { applicationRouter } from './application-routes';
 import { asyncRouter } from './async-routes';
@@ -23,6 +23,7 @@ import type { ApiDependencies } from './context';
 import { deviceRouter } from './device-routes';
 import { gatewayRouter } from './gateway-routes';
 import { metricsRouter } from './metrics-routes';
+import { knownParameters } from './openapi/endpoints';
 import { openApiRouter } from './openapi-routes';
 import { reportRouter } from './report-routes';
 import { roleRouter } from './role-routes';
@@ -57,6 +58,8 @@ export interface ApiAppOptions {
   metrics?: MetricsStore;
   /** express `trust proxy`: who may name the client in X-Forwarded-For (HubConfig.trustProxy); default nobody. */
   trustProxy?: string[] | number;
+  /** How /Gateway names a data-mode port's state until /Settings stores a choice; default `Data`. */
+  dataPortState?: DataPortStateName;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -74,6 +77,7 @@ export function createApiApp(options: ApiAppOptions): Express {
     clock: options.clock ?? (() => new Date()),
     serviceNodeId: options.serviceNodeId,
     serviceVersion: options.serviceVersion,
+    dataPortState: options.dataPortState ?? 'Data',
   };
   const app = express();
   app.disable('x-powered-by');
@@ -82,6 +86,7 @@ export function createApiApp(options: ApiAppOptions): Express {
   const api = express.Router();
   api.use(options.authenticate);
   api.use(textBody());
+  api.use(rejectUnknownParameters(knownParameters()));
   api.use(deviceRouter(deps));
   api.use(gatewayRouter(deps));
   api.use(metricsRouter(deps));

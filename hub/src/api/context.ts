@@ -1,5 +1,5 @@
 /** What every router needs: the store, blobs, gateways and settings given to createApiApp. */
-import type { Logger } from '@devicelab/shared';
+import type { DataPortStateName, Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
 import type { PackageInspector } from '../apps/package-inspector';
 import type { Clock } from '../domain/async-jobs';
@@ -24,4 +24,6 @@ export interface ApiDependencies {
   clock: Clock;
   serviceNodeId: string;
   serviceVersion?: string;
+  /** The hub configuration's dataPortState, used until /Settings stores one. */
+  dataPortState: DataPortStateName;
 }

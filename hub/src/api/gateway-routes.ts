@@ -4,6 +4,7 @@
  */
 import { Router } from 'express';
 import { ApiFailure, success } from '@devicelab/shared';
+import { readDataPortState } from '../domain/hub-settings';
 import { listGateways, parsePortState, rebootUsbHub, setDevicePortState, setHubPortState } from '../domain/usb-hubs';
 import { requireEntitlement } from '../http/entitlements';
 import { handle } from '../http/handler';
@@ -16,7 +17,7 @@ export function gatewayRouter(deps: ApiDependencies): Router {
 
   router.get('/Gateway', handle(async ({ user }) => {
     requireEntitlement(user, 'SystemViewGateways');
-    return listGateways(db, gateways);
+    return listGateways(db, gateways, await readDataPortState(db, deps.dataPortState));
   }));
 
   router.post('/Gateway/UsbHub', handle(async ({ params, user }) => {

@@ -27,6 +27,14 @@ export function deviceFilters(params: RequestParams): DeviceFilters {
     deleted: params.bool('deleted'),
     slotNumber: params.int('slotNumber'),
     notes: params.string('notes'),
+    anyId: params.string('anyId'),
+    vendorUniqueIdentifier: params.string('vendorUniqueIdentifier'),
+    operatingSystemVersion: params.string('operatingSystemVersion'),
+    retained: params.bool('retained'),
+    retainedBy: params.string('retainedBy'),
+    retainedByDisplayName: params.string('retainedByDisplayName'),
+    bundleInstalled: params.string('bundleInstalled'),
+    disableMetrics: params.bool('disableMetrics'),
   };
 }
 
@@ -50,6 +58,10 @@ export function applicationFilters(params: RequestParams): ApplicationFilters {
     applicationBlob: params.string('applicationBlob'),
     originalApplicationBlob: params.string('originalApplicationBlob'),
     fileName: params.string('fileName'),
+    idOrName: params.string('idOrName'),
+    buildVersionOrVersion: params.string('buildVersionOrVersion'),
+    uploadedVersionCounter: params.int('uploadedVersionCounter'),
+    provisionsAllDevices: params.bool('provisionsAllDevices'),
   };
 }
 

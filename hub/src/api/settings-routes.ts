@@ -1,4 +1,4 @@
-/** /Settings (extension): the system-area defaults of device reset and the licensed device limit. */
+/** /Settings (extension): the reset defaults, the /Gateway port state name and the licensed device limit. */
 import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { getHubSettings, updateHubSettings } from '../domain/hub-settings';
@@ -11,7 +11,7 @@ export function settingsRouter(deps: ApiDependencies): Router {
   const { db } = deps;
   const router = Router();
 
-  router.get('/Settings', handle(async ({ user }) => successWith(await getHubSettings(db, user))));
+  router.get('/Settings', handle(async ({ user }) => successWith(await getHubSettings(db, user, deps.dataPortState))));
 
   router.post('/Settings', handle(async ({ params, user, bodyText }) => {
     requireEntitlement(user, 'SystemManageSettings');

@@ -1,7 +1,7 @@
 /** Application upload and listing (spec 4.1). */
 import { promises as fs } from 'node:fs';
 import { sql } from 'kysely';
-import type { Application, DeviceOperatingSystem } from '@devicelab/shared';
+import { parseGuid, type Application, type DeviceOperatingSystem } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { BlobStore } from '../apps/blob-store';
 import type { PackageInspector } from '../apps/package-inspector';
@@ -81,6 +81,13 @@ export interface ApplicationFilters {
   applicationBlob?: string;
   originalApplicationBlob?: string;
   fileName?: string;
+  /** The C# client's: the Guid or the display name. */
+  idOrName?: string;
+  /** The C# client's: buildVersion or version. */
+  buildVersionOrVersion?: string;
+  /** The C# client's name for versionCounter. */
+  uploadedVersionCounter?: number;
+  provisionsAllDevices?: boolean;
 }
 
 /** GET /Application. Without ApplicationList the answer is `[]`. Text filters match case-insensitively. */
@@ -100,6 +107,20 @@ export async function listApplications(
   }
   if (filters.id !== undefined) q = q.where('id', '=', filters.id);
   if (filters.operatingSystem !== undefined) q = q.where('operating_system', '=', filters.operatingSystem);
+  if (filters.idOrName !== undefined) {
+    const text = filters.idOrName;
+    const id = parseGuid(text);
+    q = q.where((eb) => eb.or([
+      eb(eb.fn('lower', ['display_name']), '=', text.toLowerCase()),
+      ...(id ? [eb('id', '=', id)] : []),
+    ]));
+  }
+  if (filters.buildVersionOrVersion !== undefined) {
+    const text = filters.buildVersionOrVersion.toLowerCase();
+    q = q.where((eb) => eb.or([eb(eb.fn('lower', ['build_version']), '=', text), eb(eb.fn('lower', ['version']), '=', text)]));
+  }
+  if (filters.uploadedVersionCounter !== undefined) q = q.where('version_counter', '=', filters.uploadedVersionCounter);
+  if (filters.provisionsAllDevices !== undefined) q = q.where('provisions_all_devices', '=', filters.provisionsAllDevices);
   const rows = await q.orderBy('created_at', 'desc').orderBy('id').execute();
   return rows.map(toApplicationModel);
 }

@@ -83,7 +83,7 @@ export async function resolveDeviceIdentity(db: Db | Tx, identifier: string): Pr
 }
 
 /** Spec 2.1's identifier rules as a filter and a preference, for any query over `devices`. */
-function identifierMatch(identifier: string) {
+export function identifierMatch(identifier: string) {
   const text = identifier.trim();
   const guid = parseGuid(text);
   return {

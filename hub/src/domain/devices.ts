@@ -1,11 +1,12 @@
 /** Device listing (spec 4.2): filters, the Available view, detail options. */
-import type { Device, DeviceAvailabilityStatus, DeviceOperatingSystem } from '@devicelab/shared';
+import { sql } from 'kysely';
+import { parseGuid, type Device, type DeviceAvailabilityStatus, type DeviceOperatingSystem } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement } from '../http/entitlements';
 import type { Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
 import { toDeviceModel, type DeviceDetailOptions } from './device-mapping';
-import { selectDevices, type DeviceWithRetainer } from './device-queries';
+import { identifierMatch, selectDevices, type DeviceWithRetainer } from './device-queries';
 
 export interface DeviceFilters {
   id?: string;
@@ -16,7 +17,29 @@ export interface DeviceFilters {
   deleted?: boolean;
   slotNumber?: number;
   notes?: string;
+  /** The vendor client's filters (wire-decisions rule 24). Guid, serial number or vendor unique identifier. */
+  anyId?: string;
+  vendorUniqueIdentifier?: string;
+  operatingSystemVersion?: string;
+  /** Retained by anyone (true) or by no one (false). */
+  retained?: boolean;
+  /** The retaining user's Guid or login. */
+  retainedBy?: string;
+  retainedByDisplayName?: string;
+  /** A package name / bundle id installed on the device. */
+  bundleInstalled?: string;
+  /** Passive metrics logging off (true) or on (false). */
+  disableMetrics?: boolean;
 }
+
+/**
+ * The retainer's display name as `retainerDisplayName` builds it: the non-blank name parts joined by a space, or
+ * the login when there are none (`~ '\S'`: has a non-space character).
+ */
+const RETAINER_DISPLAY_NAME = sql<string>`coalesce(nullif(concat_ws(' ',
+  case when users.first_name ~ '\\S' then users.first_name end,
+  case when users.middle_name ~ '\\S' then users.middle_name end,
+  case when users.last_name ~ '\\S' then users.last_name end), ''), users.login)`;
 
 /** GET /Device. Without DeviceList the answer is `[]` (wire-decisions rule 20). */
 export async function listDevices(
@@ -53,6 +76,22 @@ async function queryDevices(
   if (f.deleted !== undefined) q = q.where('devices.deleted', '=', f.deleted);
   if (f.slotNumber !== undefined) q = q.where('devices.slot_number', '=', f.slotNumber);
   if (f.notes !== undefined) q = q.where('devices.notes', '=', f.notes);
+  if (f.anyId !== undefined) q = q.where(identifierMatch(f.anyId).where);
+  if (f.vendorUniqueIdentifier !== undefined) q = q.where('devices.vendor_unique_identifier', '=', f.vendorUniqueIdentifier);
+  if (f.operatingSystemVersion !== undefined) q = q.where('devices.operating_system_version', '=', f.operatingSystemVersion);
+  if (f.retained !== undefined) q = q.where('devices.retained_by', f.retained ? 'is not' : 'is', null);
+  if (f.retainedBy !== undefined) {
+    const userId = parseGuid(f.retainedBy);
+    q = userId ? q.where('devices.retained_by', '=', userId)
+      : q.where((eb) => eb(eb.fn('lower', ['users.login']), '=', f.retainedBy!.toLowerCase()));
+  }
+  if (f.retainedByDisplayName !== undefined) {
+    q = q.where(sql<boolean>`lower(${RETAINER_DISPLAY_NAME}) = ${f.retainedByDisplayName.toLowerCase()}`);
+  }
+  if (f.bundleInstalled !== undefined) {
+    q = q.where(sql<boolean>`devices.installed_packages @> ${JSON.stringify([{ identifier: f.bundleInstalled }])}::jsonb`);
+  }
+  if (f.disableMetrics !== undefined) q = q.where('devices.metrics_enabled', '=', !f.disableMetrics);
   if (availableOnly) {
     q = q.where('devices.retained_by', 'is', null)
       .where('devices.enabled', '=', true)

@@ -1,14 +1,15 @@
 /**
  * System-area settings an administrator reads and changes (`GET/POST /Settings`, an extension of the spec):
- * the defaults of a device reset when the request omits `uninstallAll` / `reboot` (spec 4.2), and the licensed
- * device limit (spec 8: disabled devices do not count toward it).
+ * the defaults of a device reset when the request omits `uninstallAll` / `reboot` (spec 4.2), how `/Gateway`
+ * names a data-mode port's state (wire-decisions rule 26), and the licensed device limit (spec 8: disabled
+ * devices do not count toward it).
  *
  * The reset defaults live in `hub_settings` so a change survives restarts. The licensed device limit is the
  * hub's configuration (`DEVICELAB_LICENSED_DEVICES`, unlimited when unset): it is reported here but not
  * changeable over the API, because a limit an administrator can lift from the API would limit nothing.
  */
 import { sql } from 'kysely';
-import { ApiFailure } from '@devicelab/shared';
+import { ApiFailure, DataPortStateName, parseEnumValue } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../http/entitlements';
 import { JsonBody } from '../http/json-body';
@@ -22,6 +23,14 @@ export interface HubSettings {
   /** Most devices that may be enabled (and not deleted) at once; omitted (null) = unlimited. */
   licensedDeviceLimit: number | null;
 }
+
+/** `/Settings` as an administrator reads it: the stored settings with the hub's configured default applied. */
+export interface HubSettingsView extends HubSettings {
+  /** `Data` (the spec) or `Sync` (the vendor's C# client): how `/Gateway` writes a data-mode port's state. */
+  dataPortState: DataPortStateName;
+}
+
+const DATA_PORT_STATE_KEY = 'gateway.dataPortState';
 
 export const LICENSED_DEVICES_ENV = 'DEVICELAB_LICENSED_DEVICES';
 
@@ -54,15 +63,23 @@ export async function readHubSettings(db: Db | Tx): Promise<HubSettings> {
   return { resetUninstallAll: flag('resetUninstallAll'), resetReboot: flag('resetReboot'), licensedDeviceLimit: licensedDeviceLimit() };
 }
 
-/** GET /Settings. */
-export async function getHubSettings(db: Db, user: AuthenticatedUser): Promise<HubSettings> {
+/** The stored dataPortState, or `configured` (the hub's DEVICELAB_DATA_PORT_STATE) when none was set. */
+export async function readDataPortState(db: Db | Tx, configured: DataPortStateName): Promise<DataPortStateName> {
+  const row = await db.selectFrom('hub_settings').select('value').where('key', '=', DATA_PORT_STATE_KEY).executeTakeFirst();
+  return (row && parseEnumValue(DataPortStateName, row.value)) || configured;
+}
+
+/** GET /Settings; `configuredDataPortState` is the hub configuration's default. */
+export async function getHubSettings(
+  db: Db, user: AuthenticatedUser, configuredDataPortState: DataPortStateName,
+): Promise<HubSettingsView> {
   requireEntitlement(user, 'SystemManageSettings');
-  return readHubSettings(db);
+  return { ...await readHubSettings(db), dataPortState: await readDataPortState(db, configuredDataPortState) };
 }
 
 /**
- * POST /Settings?update with a lenient JSON body (`{"resetReboot":"False"}`). Every value is checked before
- * anything is stored; unknown keys and the read-only limit are failures.
+ * POST /Settings?update with a lenient JSON body (`{"resetReboot":"False"}`, `{"dataPortState":"Sync"}`). Every
+ * value is checked before anything is stored; unknown keys and the read-only limit are failures.
  */
 export async function updateHubSettings(db: Db, user: AuthenticatedUser, bodyText: string): Promise<void> {
   requireEntitlement(user, 'SystemManageSettings');
@@ -74,10 +91,15 @@ export async function updateHubSettings(db: Db, user: AuthenticatedUser, bodyTex
       const value = body.bool(name);
       if (value === undefined) throw new ApiFailure(`Setting '${name}' needs a value of true or false.`);
       changes.push({ key: STORED[name].key, value: String(value) });
+    } else if (key === 'dataportstate') {
+      const text = body.string('dataPortState');
+      const value = text ? parseEnumValue(DataPortStateName, text) : undefined;
+      if (!value) throw new ApiFailure("Setting 'dataPortState' needs a value of Data or Sync.");
+      changes.push({ key: DATA_PORT_STATE_KEY, value });
     } else if (key === 'licenseddevicelimit') {
       throw new ApiFailure(`licensedDeviceLimit is set by the hub's ${LICENSED_DEVICES_ENV} environment variable.`);
     } else {
-      throw new ApiFailure(`Unknown setting '${key}'. Settings: resetUninstallAll, resetReboot.`);
+      throw new ApiFailure(`Unknown setting '${key}'. Settings: resetUninstallAll, resetReboot, dataPortState.`);
     }
   }
   if (changes.length === 0) throw new ApiFailure('No settings to update.');

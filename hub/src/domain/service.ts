@@ -1,7 +1,7 @@
 /** GET /Service: HubInformation (spec 2.3, 4.6). */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { formatWireDate, type HubInformation } from '@devicelab/shared';
+import { formatWireDate, type BuildToolInformation, type DeviceGatewayInformation, type HubInformation } from '@devicelab/shared';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 
 export interface ServiceIdentity { serviceNodeId: string; serviceVersion: string }
@@ -18,20 +18,33 @@ export function formatLocalDateTime(date: Date): string {
 export function describeService(
   gateways: GatewayDirectory, identity: ServiceIdentity, now: Date = new Date(),
 ): HubInformation {
-  return {
-    ServiceNodeId: identity.serviceNodeId,
-    ServiceVersion: identity.serviceVersion,
-    systemDateTime: formatLocalDateTime(now),
-    systemDateTimeUtc: formatWireDate(now),
-    deviceGatewayInformation: gateways.connectedGateways().map((g) => ({
+  const gatewayInformation = gateways.connectedGateways().map((g): DeviceGatewayInformation => {
+    // No gateway reports build tools or automation servers yet: both lists are empty, under both names.
+    const buildTool: BuildToolInformation[] = [];
+    const automation: DeviceGatewayInformation['automation'] = [];
+    return {
       ServiceNodeId: g.id,
       ServiceVersion: g.version,
+      deviceConnectNodeId: g.id,
+      deviceConnectVersion: g.version,
       systemDateTime: formatLocalDateTime(now),
       systemDateTimeUtc: formatWireDate(now),
       deviceVendorUniqueIdentifiers: [...g.deviceVendorUniqueIdentifiers],
-      buildTool: [],
-      automation: [],
-    })),
+      buildTool,
+      xcode: buildTool,
+      automation,
+      appium: automation.map(({ path: toolPath, version, pathHash }) => ({ path: toolPath, version, patchHash: pathHash })),
+    };
+  });
+  return {
+    ServiceNodeId: identity.serviceNodeId,
+    ServiceVersion: identity.serviceVersion,
+    deviceConnectNodeId: identity.serviceNodeId,
+    deviceConnectVersion: identity.serviceVersion,
+    systemDateTime: formatLocalDateTime(now),
+    systemDateTimeUtc: formatWireDate(now),
+    deviceGatewayInformation: gatewayInformation,
+    gatewayInformation,
   };
 }
 

@@ -7,7 +7,7 @@
 import type { CommandAction, UsbHubReport } from '@devicelab/proto';
 import {
   ApiFailure, parseEnumValue, UsbHubDeviceFlags, UsbHubPortState, usbHubPortStateAliases,
-  type GatewayDescription, type UsbHub,
+  type DataPortStateName, type GatewayDescription, type UsbHub,
 } from '@devicelab/shared';
 import { GatewayUnavailableError, type GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
@@ -17,9 +17,12 @@ import { COMMAND_TIMEOUTS_MS, commandFailure } from './gateway-commands';
 /**
  * Every connected gateway with its hubs and every port of each, in a stable order. A port names its device as
  * the hub's records do (device name and serial number), also while the device is off USB and its gateway
- * knows it only by the vendor unique identifier it last saw there.
+ * knows it only by the vendor unique identifier it last saw there. A data-mode port's state is written as
+ * `dataPortState` says (`Data` or `Sync`, wire-decisions rule 26).
  */
-export async function listGateways(db: Db, gateways: GatewayDirectory): Promise<GatewayDescription[]> {
+export async function listGateways(
+  db: Db, gateways: GatewayDirectory, dataPortState: DataPortStateName,
+): Promise<GatewayDescription[]> {
   const connected = gateways.connectedGateways().sort((a, b) => a.name.localeCompare(b.name));
   const attached = [...new Set(connected.flatMap((g) => (g.usbHubs ?? []).flatMap((hub) => (hub.ports ?? [])
     .map((port) => port.deviceSerialNumber).filter((id): id is string => !!id))))];
@@ -31,13 +34,13 @@ export async function listGateways(db: Db, gateways: GatewayDirectory): Promise<
     name: gateway.name,
     publicAddress: gateway.publicAddress,
     publicPort: gateway.publicPort,
-    usbHubList: (gateway.usbHubs ?? []).map((hub) => usbHubModel(hub, records)),
+    usbHubList: (gateway.usbHubs ?? []).map((hub) => usbHubModel(hub, records, dataPortState)),
   }));
 }
 
 type DeviceRecord = { name: string; serial_number: string | null };
 
-function usbHubModel(hub: UsbHubReport, records: Map<string, DeviceRecord>): UsbHub {
+function usbHubModel(hub: UsbHubReport, records: Map<string, DeviceRecord>, dataPortState: DataPortStateName): UsbHub {
   return {
     name: hub.name, location: hub.location, serialNumber: hub.serialNumber, description: hub.description,
     model: hub.model, firmware: hub.firmware, firmwareDate: hub.firmwareDate, uptime: Math.round(hub.uptimeSeconds),
@@ -46,11 +49,12 @@ function usbHubModel(hub: UsbHubReport, records: Map<string, DeviceRecord>): Usb
     devices: (hub.ports ?? []).map((port) => {
       const flags = (port.flags ?? []).filter((flag): flag is UsbHubDeviceFlags => (UsbHubDeviceFlags as readonly string[]).includes(flag));
       const record = port.deviceSerialNumber ? records.get(port.deviceSerialNumber) : undefined;
+      const state = parseEnumValue(UsbHubPortState, port.state) ?? 'Unknown';
       return {
         name: record?.name ?? port.name, location: port.location,
         serialNumber: record?.serial_number ?? port.deviceSerialNumber,
         usbHubSerialNumber: hub.serialNumber, usbHubPortNumber: port.portNumber, milliamps: port.milliamps,
-        state: parseEnumValue(UsbHubPortState, port.state) ?? 'Unknown',
+        state: state === 'Data' ? dataPortState : state,
         flags: flags.length > 0 ? flags.join(', ') : 'None',
         chargingTime: Math.round(port.chargingSeconds), chargingProfile: port.chargingProfile,
       };

@@ -92,7 +92,7 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
     const licenseDetail = inserted ? await disableBeyondLicense(trx, inserted.id) : undefined;
     const current = await trx
       .selectFrom('devices')
-      .select(['id', 'name', 'availability', 'readiness', 'operating_system_version'])
+      .select(['id', 'name', 'availability', 'readiness', 'operating_system_version', 'deleted', 'enabled'])
       .where('vendor_unique_identifier', '=', state.vendorUniqueIdentifier)
       .forUpdate()
       .executeTakeFirstOrThrow();
@@ -100,6 +100,16 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
     const readiness = nextReadiness(current.readiness, state.readiness);
     const availability = availabilityOf(readiness);
     const flipped = availability !== current.availability;
+    // A deleted device that comes back Online was plugged in again: it is no longer deleted (wire-decisions
+    // rule 28), and counts toward the licensed limit again, beyond which it stays disabled like a new device.
+    const undeleted = current.deleted && flipped && availability === 'Online';
+    if (undeleted) {
+      await recordEvent(trx, {
+        eventType: 'DeviceDeletion', message: 'Device Undeleted', boolValue: false,
+        deviceId: current.id, deviceName: current.name,
+      });
+    }
+    const relicenseDetail = undeleted && current.enabled ? await disableBeyondLicense(trx, current.id) : undefined;
     // A device first seen without facts was named after its identifier; name it properly once we can.
     const betterName = blankToNull(state.vendorDeviceName) ?? blankToNull(state.model);
     const rename = current.name === state.vendorUniqueIdentifier && betterName ? { name: betterName } : {};
@@ -110,8 +120,10 @@ export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceS
         ...rename,
         gateway_id: gatewayId,
         readiness,
-        readiness_detail: readiness === HUB_REBOOTING ? null : blankToNull(state.readinessDetail) ?? licenseDetail ?? null,
+        readiness_detail: readiness === HUB_REBOOTING ? null
+          : blankToNull(state.readinessDetail) ?? licenseDetail ?? relicenseDetail ?? null,
         availability,
+        ...(undeleted ? { deleted: false } : {}),
         ...(flipped && availability === 'Online' ? { last_connected_at: sql`now()` } : {}),
         ...(flipped && availability === 'Offline' ? { last_disconnected_at: sql`now()` } : {}),
       })

@@ -56,6 +56,35 @@ export function handle(handler: Handler): RequestHandler {
 /** While PostgreSQL is away (restarting, unreachable) every request, authentication included, gets 503. */
 export const RECORDS_STORE_UNAVAILABLE = 'The records store (PostgreSQL) is unavailable; try again in a few seconds.';
 const RECORDS_STORE_RETRY_SECONDS = 5;
+/** The parameter keys one route knows (lower-case), and how the failure text names the route (`GET /Device`). */
+export interface RouteParameters { route: string; keys: ReadonlySet<string> }
+
+/**
+ * Refuses a request that carries a key its route does not know (wire-decisions rule 24) before any handler runs.
+ * `routes` is keyed by `METHOD /path` with the path in lower case, as express matches it (letter case and a
+ * trailing slash ignored); routes not in it pass.
+ */
+export function rejectUnknownParameters(routes: ReadonlyMap<string, RouteParameters>): RequestHandler {
+  return (req, res, next) => {
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const known = routes.get(`${method} ${req.path.replace(/\/+$/, '').toLowerCase()}`);
+    if (!known) {
+      next();
+      return;
+    }
+    try {
+      requestParams(req).assertKnownKeys(known.keys, known.route);
+    } catch (err) {
+      if (!(err instanceof ApiFailure)) {
+        next(err);
+        return;
+      }
+      writeFailure(res, 200, err.message, prettyRequested(req));
+      return;
+    }
+    next();
+  };
+}
 
 /** Unknown paths: 404 with a failure Result. */
 export function notFound(): RequestHandler {

@@ -12,11 +12,11 @@ import {
 export const VERBS = ['update', 'delete', 'add', 'get'] as const;
 export type Verb = (typeof VERBS)[number];
 
-/** Keys that steer a request and are never filters. */
-export const CONTROL_KEYS: ReadonlySet<string> = new Set([
-  'get', 'update', 'delete', 'add', 'action', 'verb', 'pretty', 'wait', 'properties', 'applications',
-  'allapplications',
-]);
+/**
+ * Keys every endpoint knows besides its own: the C# client's `get=` marker on every call (rule 2), `pretty`
+ * (rule 11) and `wait`, which the QA suite also sends to synchronous operations (rule 9).
+ */
+const UNIVERSAL_KEYS: readonly string[] = ['get', 'pretty', 'wait'];
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
@@ -28,6 +28,8 @@ export const enumValueNotFound = (value: string): string => `The requested value
 export const nulInParameter = (name: string): string => `Parameter '${name}' must not contain a NUL character.`;
 export const dateOutOfRange = (name: string, value: string): string =>
   `Parameter '${name}' is out of range: '${value}'. Dates from ${REQUEST_DATE_RANGE_TEXT} are accepted.`;
+const unknownParameter = (name: string, route: string): string =>
+  `Unknown parameter '${name.length > 100 ? `${name.slice(0, 100)}…` : name}' for ${route}.`;
 
 export class RequestParams {
   /** lower-case name -> raw value ('' when sent without value); the first occurrence wins. */
@@ -139,14 +141,16 @@ export class RequestParams {
     return this.string('action')?.trim().toLowerCase();
   }
 
-  /** Non-empty parameters that are not control keys: the candidate filters, as [spelling, value]. */
-  filters(): [string, string][] {
-    const out: [string, string][] = [];
+  /**
+   * Fails naming the first key with a value that is not in `known` (lower-case names) nor a universal key
+   * (rule 24): an ignored filter would answer as if the caller had asked for everything. A key without a value
+   * is omitted (rule 4), so the C# client's empty optional keys pass.
+   */
+  assertKnownKeys(known: ReadonlySet<string>, route: string): void {
     for (const [key, value] of this.values) {
-      if (CONTROL_KEYS.has(key) || value === '') continue;
-      out.push([this.spellings.get(key) ?? key, value]);
+      if (value === '' || known.has(key) || UNIVERSAL_KEYS.includes(key)) continue;
+      throw new ApiFailure(unknownParameter(this.spellings.get(key) ?? key, route));
     }
-    return out;
   }
 }
 

@@ -104,7 +104,7 @@ describe('enable / disable / update over HTTP', () => {
 });
 
 describe('delete', () => {
-  it('refuses an Online device; deletes it once Offline; it stays deleted when its gateway reports it again', async () => {
+  it('refuses an Online device; deletes it once Offline; reported Online again, it is no longer deleted', async () => {
     expect(await call('POST', '/apiv1/Device', { form: `delete=&id=${serial}` }))
       .toBe(fail(`Device '${(await device()).name}' is online; only an offline device can be deleted.`));
     await lab.stopGateway();
@@ -114,11 +114,9 @@ describe('delete', () => {
     await lab.restartGateway();
     await waitFor(async () => (await device()).availability === 'Online', 30_000, 'device reported again');
     const [listed] = JSON.parse(await call('GET', `/apiv1/Device?id=${deviceId}`));
-    expect(listed).toMatchObject({ deleted: true, availability: 'Online' });
+    expect(listed).toMatchObject({ deleted: false, availability: 'Online' });
     expect(Date.parse(listed.lastConnectedAt)).toBeGreaterThanOrEqual(Date.parse(listed.lastDisconnectedAt));
-    expect(JSON.parse(await call('GET', '/apiv1/Device/Available'))).toEqual([]);
-    expect(await call('POST', '/apiv1/Device', { form: `action=Retain&id=${serial}` })).toBe(fail('Device is deleted.'));
-    expect(await call('POST', `/apiv1/Device?update&id=${serial}`, { json: '{deleted:"false"}' })).toBe(OK);
+    expect(JSON.parse(await call('GET', '/apiv1/Device/Available')).map((d: { id: string }) => d.id)).toEqual([deviceId]);
     expect((await messages()).filter((m) => m === 'Device Deleted' || m === 'Device Undeleted'))
       .toEqual(['Device Deleted', 'Device Undeleted']);
   }, 60_000);
@@ -134,7 +132,8 @@ describe('licensed device limit at discovery', () => {
     expect(newcomer.enabled).toBe(false);
     const text = 'The licensed device limit of 1 enabled device is reached; disable or delete another device first.';
     expect(await call('POST', '/apiv1/Device', { form: `action=Enable&id=${spec.serial}` })).toBe(fail(text));
-    expect(JSON.parse(await call('GET', '/apiv1/Settings'))).toEqual({ isSuccess: true, data: { resetUninstallAll: true, resetReboot: true, licensedDeviceLimit: 1 } });
+    expect(JSON.parse(await call('GET', '/apiv1/Settings'))).toEqual({ isSuccess: true,
+      data: { resetUninstallAll: true, resetReboot: true, licensedDeviceLimit: 1, dataPortState: 'Data' } });
     // Freeing the place lets it in.
     expect(await call('POST', '/apiv1/Device', { form: `action=Disable&id=${serial}` })).toBe(OK);
     expect(await call('POST', '/apiv1/Device', { form: `action=Enable&id=${spec.serial}` })).toBe(OK);
@@ -144,12 +143,12 @@ describe('licensed device limit at discovery', () => {
 
 describe('/Settings and /Device/AppiumLog', () => {
   it('GET and POST /Settings for administrators only', async () => {
-    expect(await call('GET', '/apiv1/Settings')).toBe('{"isSuccess":true,"data":{"resetUninstallAll":true,"resetReboot":true}}');
+    expect(await call('GET', '/apiv1/Settings')).toBe('{"isSuccess":true,"data":{"resetUninstallAll":true,"resetReboot":true,"dataPortState":"Data"}}');
     expect(await call('GET', '/apiv1/Settings', { as: tester })).toBe(fail('User does not have required entitlement: SystemManageSettings'));
     expect(await call('POST', '/apiv1/Settings?update', { json: '{"resetReboot":"false"}', as: tester }))
       .toBe(fail('User does not have required entitlement: SystemManageSettings'));
     expect(await call('POST', '/apiv1/Settings?update=', { json: '{resetReboot:"False"}' })).toBe(OK);
-    expect(JSON.parse(await call('GET', '/apiv1/Settings')).data).toEqual({ resetUninstallAll: true, resetReboot: false });
+    expect(JSON.parse(await call('GET', '/apiv1/Settings')).data).toEqual({ resetUninstallAll: true, resetReboot: false, dataPortState: 'Data' });
     expect(await call('POST', '/apiv1/Settings?update', { json: '{"resetReboot":"x"}' }))
       .toBe(fail('Value is not equivalent to either TrueString or FalseString.'));
     expect(await call('POST', '/apiv1/Settings?update', { json: '{"resetReboot":true}' })).toBe(OK);

@@ -55,6 +55,25 @@ describe('GET /Gateway', () => {
     expect(hub.devices[5]).toMatchObject({ name: '', serialNumber: '', usbHubPortNumber: 6, milliamps: 0, flags: 'Detached, Sync' });
   });
 
+  it("writes a data port's state as Sync when the dataPortState setting says so (the C# client's enum)", async () => {
+    const settings = async (body: string) => (await lab.api(admin(), '/Settings?update', {
+      method: 'POST', body, headers: { 'content-type': 'application/json' } })).json();
+    const portStates = async () => (await gatewaysNow())[0].usbHubList[0].devices.slice(0, 3).map((d: Json) => d.state);
+    expect(await call('/Settings')).toMatchObject({ isSuccess: true, data: { dataPortState: 'Data' } });
+    expect(await settings('{"dataPortState":"sync"}')).toEqual({ isSuccess: true });
+    try {
+      expect(await call('/Settings')).toMatchObject({ data: { dataPortState: 'Sync' } });
+      // Ports 1-2 carry devices in Data mode; port 3 is empty and in Data mode too. Flags keep their own names.
+      expect(await portStates()).toEqual(['Sync', 'Sync', 'Sync']);
+      expect((await gatewaysNow())[0].usbHubList[0].devices[0].flags).toBe('Attached, Sync');
+      expect(await settings('{"dataPortState":"Charge"}'))
+        .toEqual({ isSuccess: false, errorMessage: "Setting 'dataPortState' needs a value of Data or Sync." });
+    } finally {
+      expect(await settings('{"dataPortState":"Data"}')).toEqual({ isSuccess: true });
+    }
+    expect(await portStates()).toEqual(['Data', 'Data', 'Data']);
+  });
+
   it('puts the hub and port on each device record', async () => {
     for (const [i, spec] of lab.devices.entries()) {
       expect(await deviceBySerial(spec.serial)).toMatchObject({ usbHubSerialNumber: 'LABHUB01', usbHubPortNumber: i + 1 });

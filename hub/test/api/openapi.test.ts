@@ -85,7 +85,8 @@ test('GET /apiv1/openapi.json is OpenAPI 3.1 with every path, its parameters and
   expect(res.status).toBe(200);
   const doc = await res.json() as {
     openapi: string; info: { version: string }; servers: { url: string }[];
-    paths: Record<string, Record<string, { parameters: { name: string; schema: { enum?: string[] } }[]; description: string }>>;
+    paths: Record<string, Record<string, { parameters: { name: string; schema: { enum?: string[] }; description?: string }[];
+      description: string }>>;
     components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
   };
   expect(doc.openapi).toBe('3.1.0');
@@ -99,6 +100,9 @@ test('GET /apiv1/openapi.json is OpenAPI 3.1 with every path, its parameters and
     .toEqual(expect.arrayContaining(['retain', 'release', 'reboot']));
   expect(postDevice.description).toContain('`action=retain`: Retain (exclusively claim) a device. Entitlement: DeviceConnect.');
   expect(doc.paths['/Device'].get.parameters.map((x) => x.name)).toEqual(expect.arrayContaining(['availability', 'enabled', 'properties']));
+  // A key the vendor client offers without a meaning is documented as accepted and ignored, with the reason.
+  expect(doc.paths['/Device'].get.parameters.find((x) => x.name === 'hardDelete')).toMatchObject({
+    description: expect.stringMatching(/^Accepted and ignored: the C# client offers it \(DeviceProperties\)/) });
   expect(Object.keys(doc.components.schemas.DeviceAccessTicket.properties ?? {}))
     .toEqual(['authenticator', 'gatewayAddress', 'gatewayPort', 'deviceVendorUniqueIdentifier', 'serialNumber']);
   for (const model of ['Application', 'Device', 'User', 'Event', 'EventHistory', 'DeviceUsageHistory', 'HubInformation', 'AsyncStatus']) {

@@ -48,7 +48,7 @@ describe('licensed device limit', () => {
     await setDeviceEnabled(t.db, admin, a.id, false);
     await setDeviceEnabled(t.db, admin, b.id, true);
     expect((await row(b.id)).enabled).toBe(true);
-    expect((await getHubSettings(t.db, admin)).licensedDeviceLimit).toBe(Number(process.env[LICENSED_DEVICES_ENV]));
+    expect((await getHubSettings(t.db, admin, 'Data')).licensedDeviceLimit).toBe(Number(process.env[LICENSED_DEVICES_ENV]));
   });
 
   it('two concurrent enables for the last place: exactly one wins', async () => {
@@ -77,7 +77,7 @@ describe('licensed device limit', () => {
     expect((await t.db.selectFrom('devices').select('enabled').where('vendor_unique_identifier', '=', 'NEW-UNLIMITED')
       .executeTakeFirstOrThrow()).enabled).toBe(true);
     process.env[LICENSED_DEVICES_ENV] = 'ten';
-    expect(await message(getHubSettings(t.db, admin)))
+    expect(await message(getHubSettings(t.db, admin, 'Data')))
       .toBe("DEVICELAB_LICENSED_DEVICES must be a whole number of devices (0 or more), not 'ten'.");
   });
 });
@@ -89,15 +89,35 @@ async function insertGateway(name: string): Promise<string> {
 }
 
 describe('gateway reports', () => {
-  it('a deleted device that its gateway reports again stays deleted, with true availability', async () => {
+  it('a deleted device that its gateway reports Online again is undeleted, with a DeviceDeletion event', async () => {
     const admin = await user();
     const gateway = await insertGateway('deleted-gw');
     const state = { vendorUniqueIdentifier: 'DEL-AGAIN', operatingSystem: 'Android', readiness: 'Ready', model: 'Back Again' };
     const { deviceId } = await applyDeviceState(t.db, gateway, { ...state, readiness: 'Offline' });
     await deleteDevice(t.db, admin, deviceId);
+    // Still attached but not ready (unauthorized, booting): it stays deleted.
+    await applyDeviceState(t.db, gateway, { ...state, readiness: 'Unauthorized' });
+    expect(await row(deviceId)).toMatchObject({ deleted: true, availability: 'Offline' });
     await applyDeviceState(t.db, gateway, state);
-    expect(await row(deviceId)).toMatchObject({ deleted: true, availability: 'Online' });
-    expect((await listAvailableDevices(t.db, admin)).map((d) => d.id)).not.toContain(deviceId);
+    expect(await row(deviceId)).toMatchObject({ deleted: false, availability: 'Online', enabled: true });
+    expect((await listAvailableDevices(t.db, admin)).map((d) => d.id)).toContain(deviceId);
+    expect((await eventsOf(deviceId)).filter((e) => e.event_type === 'DeviceDeletion')).toEqual([
+      { event_type: 'DeviceDeletion', message: 'Device Deleted', bool_value: true, string_value: null },
+      { event_type: 'DeviceDeletion', message: 'Device Undeleted', bool_value: false, string_value: null },
+    ]);
+  });
+
+  it('an undeleted device beyond the licensed limit comes back disabled and says why', async () => {
+    const admin = await user();
+    const gateway = await insertGateway('undeleted-license-gw');
+    const state = { vendorUniqueIdentifier: 'DEL-OVER-LIMIT', operatingSystem: 'Android', readiness: 'Offline' };
+    const { deviceId } = await applyDeviceState(t.db, gateway, state);
+    await deleteDevice(t.db, admin, deviceId);
+    process.env[LICENSED_DEVICES_ENV] = String((await t.db.selectFrom('devices').select('id')
+      .where('enabled', '=', true).where('deleted', '=', false).execute()).length);
+    await applyDeviceState(t.db, gateway, { ...state, readiness: 'Ready' });
+    const text = `The licensed device limit of ${process.env[LICENSED_DEVICES_ENV]} enabled devices is reached; disable or delete another device first.`;
+    expect(await row(deviceId)).toMatchObject({ deleted: false, enabled: false, availability: 'Online', readiness_detail: text });
   });
 
   it('a new OS version records DeviceOperatingSystemChange "Device OS Changed" with the new version', async () => {

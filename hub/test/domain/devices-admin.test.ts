@@ -203,13 +203,14 @@ describe('reset: defaults and entitlement order', () => {
     const settingsless = await user(without('SystemManageSettings'));
     const neither = await user(without('DeviceApplicationManagement', 'DeviceReboot'));
     const d = await insertDevice(t.db, { installed_packages: JSON.stringify([{ identifier: 'android', version: '14', buildVersion: '1', system: true }]) as never });
-    expect(await getHubSettings(t.db, admin)).toEqual({ resetUninstallAll: true, resetReboot: true, licensedDeviceLimit: null });
-    expect(await message(getHubSettings(t.db, settingsless))).toBe('User does not have required entitlement: SystemManageSettings');
+    expect(await getHubSettings(t.db, admin, 'Data')).toEqual({ resetUninstallAll: true, resetReboot: true, licensedDeviceLimit: null,
+      dataPortState: 'Data' });
+    expect(await message(getHubSettings(t.db, settingsless, 'Data'))).toBe('User does not have required entitlement: SystemManageSettings');
     expect(await message(updateHubSettings(t.db, settingsless, '{"resetReboot":false}')))
       .toBe('User does not have required entitlement: SystemManageSettings');
 
     await updateHubSettings(t.db, admin, '{ResetUninstallAll:"False", resetreboot:"false"}');
-    expect(await getHubSettings(t.db, admin)).toMatchObject({ resetUninstallAll: false, resetReboot: false });
+    expect(await getHubSettings(t.db, admin, 'Data')).toMatchObject({ resetUninstallAll: false, resetReboot: false });
     // Nothing in effect: no entitlement needed, nothing sent to the (absent) gateway.
     expect(await resetDevice(t.db, link.directory, neither, d.id)).toEqual({ uninstalled: [], rebooted: false });
     // Explicit values win over the defaults.
@@ -219,11 +220,11 @@ describe('reset: defaults and entitlement order', () => {
     for (const [body, text] of [
       ['{"resetReboot":"sometimes","resetUninstallAll":true}', 'Value is not equivalent to either TrueString or FalseString.'],
       ['{"resetUninstallAll":true,"licensedDeviceLimit":5}', "licensedDeviceLimit is set by the hub's DEVICELAB_LICENSED_DEVICES environment variable."],
-      ['{"resetUninstallAll":true,"colour":"red"}', "Unknown setting 'colour'. Settings: resetUninstallAll, resetReboot."],
+      ['{"resetUninstallAll":true,"colour":"red"}', "Unknown setting 'colour'. Settings: resetUninstallAll, resetReboot, dataPortState."],
       ['{"resetReboot":null}', "Setting 'resetReboot' needs a value of true or false."],
       ['{}', 'No settings to update.'],
     ]) expect(await message(updateHubSettings(t.db, admin, body))).toBe(text);
-    expect(await getHubSettings(t.db, admin)).toMatchObject({ resetUninstallAll: false, resetReboot: false });
+    expect(await getHubSettings(t.db, admin, 'Data')).toMatchObject({ resetUninstallAll: false, resetReboot: false });
     await updateHubSettings(t.db, admin, '{"resetUninstallAll":true,"resetReboot":true}');
   });
 });

@@ -94,6 +94,10 @@ describe('/Report/History', () => {
     const day = ['23 end', '23 noon', '23 start'];
     expect(await messages({ fromDate: date('2016-03-23'), toDate: date('2016-03-23') })).toEqual(day);
     expect(await messages({ fromDate: date('3/23/2016'), toDate: date('3/23/2016') })).toEqual(day);
+    // yyyy/MM/dd as .NET's DateTime.Parse reads it (wire-decisions rule 27): date-only covers the day too.
+    expect(await messages({ fromDate: date('2016/03/23'), toDate: date('2016/3/23') })).toEqual(day);
+    expect(await messages({ fromDate: date('2016/03/23 0:00:00'), toDate: date('2016/03/23 12:00:00') }))
+      .toEqual(['23 noon', '23 start']);
     expect(await messages({ fromDate: date('3/23/2016 12:00:00 AM'), toDate: date('3/23/2016 12:00:00 PM') }))
       .toEqual(['23 noon', '23 start']);
     expect(await messages({ fromDate: date('2016-03-23T12:00:00'), toDate: date('2016-03-24 00:00:00') }))

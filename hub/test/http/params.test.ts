@@ -28,7 +28,17 @@ describe('RequestParams', () => {
     expect(p.bool('properties')).toBeUndefined();
     expect(p.bool('force')).toBeUndefined();
     expect(p.int('slotNumber')).toBeUndefined();
-    expect(p.filters()).toEqual([]);
+    // Empty keys are omitted, so none of them is an unknown parameter either.
+    expect(() => p.assertKnownKeys(new Set(), 'GET /Device')).not.toThrow();
+  });
+
+  it('names the first unknown key with a value, as the client spelled it; get, pretty and wait are known everywhere', () => {
+    const p = RequestParams.fromUrlEncoded('get=&Pretty=true&WAIT=true&name=x', 'AnyIdd=7');
+    expect(failureOf(() => p.assertKnownKeys(new Set(['name']), 'GET /Device')))
+      .toBe("Unknown parameter 'AnyIdd' for GET /Device.");
+    expect(() => p.assertKnownKeys(new Set(['name', 'anyidd']), 'GET /Device')).not.toThrow();
+    const long = RequestParams.fromUrlEncoded(`${'k'.repeat(5000)}=1`);
+    expect(failureOf(() => long.assertKnownKeys(new Set(), 'GET /Device'))).toBe(`Unknown parameter '${'k'.repeat(100)}…' for GET /Device.`);
   });
 
   it('recognises verbs without = and the legacy verb= form', () => {

@@ -9,7 +9,7 @@ function paramSchema(param: ParamDescription): Json {
     case 'guid': return { type: 'string', format: 'uuid' };
     case 'bool': return { type: 'string', enum: ['true', 'false'], description: 'any letter case' };
     case 'int': return { type: 'integer', format: 'int32' };
-    case 'date': return { type: 'string', description: 'ISO 8601, yyyy-MM-dd or M/d/yyyy h:mm:ss tt' };
+    case 'date': return { type: 'string', description: 'ISO 8601, yyyy-MM-dd, yyyy/MM/dd [H:mm:ss] or M/d/yyyy h:mm:ss tt' };
     case 'enum': return { type: 'string', enum: param.values ?? [], description: 'any letter case' };
     default: return { type: 'string' };
   }
@@ -32,8 +32,13 @@ function operationObject(method: string, path: string, operations: OperationDesc
       if (params.has(param.name)) continue;
       params.set(param.name, {
         name: param.name, in: 'query', required: operations.length === 1 && param.required === true,
-        schema: paramSchema(param), ...(param.description ? { description: param.description } : {}),
+        schema: paramSchema(param), ...(param.description || param.ignored
+          ? { description: param.ignored ? `Accepted and ignored: ${param.ignored}` : param.description } : {}),
       });
+      for (const alias of param.aliases ?? []) {
+        params.set(alias, { name: alias, in: 'query', required: false, schema: paramSchema(param),
+          description: `Another name of ${param.name}.` });
+      }
     }
   }
   if (operations.some((op) => op.async)) {
@@ -83,7 +88,8 @@ export function buildOpenApiDocument(version = '1'): Json {
     openapi: '3.1.0',
     info: { title: 'DeviceLab API', version, description:
       'Device lab management API (apiv1). Parameters are read from the query string and an urlencoded body, '
-      + 'names case-insensitive, empty values meaning omitted.' },
+      + 'names case-insensitive, empty values meaning omitted. A parameter with a value that its operation does not '
+      + 'list (besides get, pretty and wait) is a failure Result naming it.' },
     servers: [{ url: '/apiv1' }],
     security: [{ basic: [] }],
     paths,

@@ -4,6 +4,7 @@
  * document is generated from it (`document.ts`); hub/test/api/openapi.test.ts fails when it and the routes
  * actually mounted on the express app differ.
  */
+import type { RouteParameters } from '../../http/handler';
 import { arrayOf, ref, resultOf } from './schemas';
 
 type Schema = Record<string, unknown>;
@@ -14,6 +15,10 @@ export interface ParamDescription {
   values?: string[];
   required?: boolean;
   description?: string;
+  /** Other names the route reads for it (`deviceId` for `id`). */
+  aliases?: string[];
+  /** Accepted and ignored, for this reason: a vendor client offers the key but nothing gives it a meaning here. */
+  ignored?: string;
 }
 
 export interface OperationDescription {
@@ -39,7 +44,9 @@ export interface EndpointDescription {
 const p = (name: string, type: ParamDescription['type'], description?: string, extra: Partial<ParamDescription> = {}):
   ParamDescription => ({ name, type, description, ...extra });
 const required = (param: ParamDescription): ParamDescription => ({ ...param, required: true });
-const deviceId = (name = 'id') => required(p(name, 'deviceId', 'The device Guid, serial number or vendor unique identifier.'));
+/** A device identifier; the routes that read `id` also read it as `deviceId`. */
+const deviceId = (name = 'id') => required(p(name, 'deviceId', 'The device Guid, serial number or vendor unique identifier.',
+  name === 'id' ? { aliases: ['deviceId'] } : {}));
 const result = ref('ResultModel');
 const detail = [
   p('properties', 'bool', 'Include the properties field.'),
@@ -50,6 +57,18 @@ const deviceFilters = [
   p('id', 'guid'), p('name', 'string'), p('operatingSystem', 'enum', undefined, { values: ['Unknown', 'iOS', 'Android'] }),
   p('availability', 'enum', undefined, { values: ['Offline', 'Online'] }), p('enabled', 'bool'), p('deleted', 'bool'),
   p('slotNumber', 'int'), p('notes', 'string'),
+  // The vendor C# client's device filter keys (wire-decisions rule 24).
+  p('anyId', 'string', 'The device Guid, serial number or vendor unique identifier.'),
+  p('vendorUniqueIdentifier', 'string'), p('operatingSystemVersion', 'string'),
+  p('retained', 'bool', 'true: retained by anyone; false: not retained.'),
+  p('retainedBy', 'string', 'The retaining user: Guid or login.'),
+  p('retainedByDisplayName', 'string', 'The retaining user\'s display name (any letter case).'),
+  p('bundleInstalled', 'string', 'A package name / bundle id installed on the device.'),
+  p('disableMetrics', 'bool', 'true: passive metrics logging is off (action=enabled on /Device/Metrics); false: on.'),
+  // The rest of the C# client's DeviceProperties: neither it nor the spec says what they select.
+  ...['releaseFlags', 'hardDelete', 'supportedFormFactors', 'simulatedBattery', 'chargeStartDate', 'agentStatus']
+    .map((name) => p(name, 'string', undefined, { ignored: 'the C# client offers it (DeviceProperties) without a meaning, '
+      + 'and this hub has no such device property.' })),
 ];
 const reportFilters = [
   p('applicationId', 'guid'), p('deviceId', 'deviceId'), p('userId', 'guid'), p('fromDate', 'date'), p('toDate', 'date'),
@@ -67,7 +86,12 @@ export const ENDPOINTS: EndpointDescription[] = [
     params: [p('id', 'guid'), p('displayName', 'string'), p('applicationIdentifier', 'string'), p('version', 'string'),
       p('buildVersion', 'string'), p('operatingSystem', 'enum', undefined, { values: ['Unknown', 'iOS', 'Android'] }),
       p('minimumOperatingSystemVersion', 'string'), p('applicationBlob', 'string'), p('originalApplicationBlob', 'string'),
-      p('fileName', 'string')],
+      p('fileName', 'string'),
+      // The C# client's ApplicationProperties beside the spec's.
+      p('idOrName', 'string', 'The application Guid, or its display name (any letter case).'),
+      p('buildVersionOrVersion', 'string', 'Matches buildVersion or version (any letter case).'),
+      p('uploadedVersionCounter', 'int', 'Matches versionCounter (1 for the first upload of an applicationIdentifier).'),
+      p('provisionsAllDevices', 'bool')],
     response: arrayOf(ref('Application')) }] },
   { method: 'post', path: '/Application', operations: [
     { select: 'add', summary: 'Upload an .apk or .ipa (multipart; the first part with a filename).', entitlement: 'ApplicationUpload',
@@ -160,7 +184,8 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'post', path: '/Device/UsbPort', operations: [{
     select: 'update', summary: "Switch the hub port of a device (`id=*`: every device's port); Off and Charge take it Offline.",
     entitlement: 'SystemManageUsbHubs',
-    params: [required(p('id', 'string', 'Device Guid, serial number or vendor unique identifier, or * for every device.')),
+    params: [required(p('id', 'string', 'Device Guid, serial number or vendor unique identifier, or * for every device.',
+      { aliases: ['deviceId'] })),
       required(p('usbHubPortState', 'enum', 'Sync is accepted for Data.', { values: ['Off', 'Data', 'Charge'] }))], response: result }] },
   { method: 'get', path: '/Report/History', operations: [{
     select: '', summary: 'Event history.', entitlement: REPORTS, params: reportFilters, response: ref('EventHistory') }] },
@@ -176,7 +201,7 @@ export const ENDPOINTS: EndpointDescription[] = [
     response: { oneOf: [ref('EventHistory'), ref('DeviceUsageHistory'), ref('ResultModel')] } }] })),
   { method: 'get', path: '/User', operations: [{
     select: '', summary: 'List users (only the caller without UserList).', entitlement: 'UserList',
-    params: [p('id', 'guid'), p('userName', 'string'), p('isActive', 'bool'),
+    params: [p('id', 'guid'), p('userName', 'string', 'The login (e-mail).', { aliases: ['email'] }), p('isActive', 'bool'),
       ...userFields.filter((f) => !['UserName', 'Email', 'IsActive', 'Password', 'Roles'].includes(f)).map((f) => p(f, 'string'))],
     response: arrayOf(ref('User')) }] },
   { method: 'post', path: '/User', operations: [
@@ -198,10 +223,34 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'get', path: '/Settings', operations: [{
     select: '', summary: 'System-area settings (extension).', entitlement: 'SystemManageSettings',
     response: resultOf({ type: 'object', properties: { resetUninstallAll: { type: 'boolean' }, resetReboot: { type: 'boolean' },
+      dataPortState: { type: 'string', enum: ['Data', 'Sync'],
+        description: 'How GET /Gateway writes a data-mode port\'s state; default DEVICELAB_DATA_PORT_STATE (Data).' },
       licensedDeviceLimit: { type: 'integer', description: 'DEVICELAB_LICENSED_DEVICES; omitted when unlimited.' } } }) }] },
   { method: 'post', path: '/Settings', operations: [{
     select: 'update', summary: 'Change system-area settings (extension).', entitlement: 'SystemManageSettings', body: 'json',
-    bodyKeys: ['resetUninstallAll', 'resetReboot'], response: result }] },
+    bodyKeys: ['resetUninstallAll', 'resetReboot', 'dataPortState'], response: result }] },
   { method: 'get', path: '/openapi.json', operations: [{
     select: '', summary: 'This document (OpenAPI 3.1).', entitlement: 'any authenticated user', response: { type: 'object' } }] },
 ];
+
+/**
+ * The parameter keys each route knows, keyed as `rejectUnknownParameters` looks them up (`GET /device`): every
+ * operation's parameters and their aliases, its verb keys, and on a POST `action` and the legacy `verb=` form.
+ * The description above is the one list; the routes read the same names.
+ */
+export function knownParameters(): Map<string, RouteParameters> {
+  const routes = new Map<string, RouteParameters>();
+  for (const endpoint of ENDPOINTS) {
+    // Every POST reads `action` and the legacy `verb` to pick its operation (an unknown one is refused by name).
+    const keys = new Set<string>(endpoint.method === 'post' ? ['action', 'verb'] : []);
+    for (const op of endpoint.operations) {
+      if (op.select && !op.select.startsWith('action=')) keys.add(op.select);
+      for (const param of op.params ?? []) {
+        for (const name of [param.name, ...(param.aliases ?? [])]) keys.add(name.toLowerCase());
+      }
+    }
+    const route = `${endpoint.method.toUpperCase()} ${endpoint.path}`;
+    routes.set(`${endpoint.method.toUpperCase()} ${endpoint.path.toLowerCase()}`, { route, keys });
+  }
+  return routes;
+}

@@ -26,7 +26,8 @@ export const SCHEMAS: Record<string, Schema> = {
   DeviceOperatingSystem: enumOf('Unknown', 'iOS', 'Android'),
   DeviceFormFactor: enumOf('Unknown', 'Phone', 'Tablet'),
   DevicePropertyType: enumOf('System'),
-  UsbHubPortState: { ...enumOf('Unknown', 'Off', 'Data', 'Charge'), description: 'Requests also accept Sync for Data.' },
+  UsbHubPortState: { ...enumOf('Unknown', 'Off', 'Data', 'Sync', 'Charge'),
+    description: 'Requests also accept Sync for Data. Responses write Data, or Sync when the dataPortState setting says so.' },
   Application: object({
     id: guid, displayName: str, applicationIdentifier: str, version: str, buildVersion: str,
     operatingSystem: ref('DeviceOperatingSystem'), minimumOperatingSystemVersion: str, applicationBlob: str,
@@ -83,14 +84,21 @@ export const SCHEMAS: Record<string, Schema> = {
   BuildToolInformation: object({ path: str, versionString: str, version: str, buildVersion: str }),
   AutomationInformation: object({ path: str, version: str, pathHash: str }),
   DeviceGatewayInformation: object({
-    ServiceNodeId: str, ServiceVersion: str, systemDateTime: dateTime, systemDateTimeUtc: dateTime,
+    ServiceNodeId: str, ServiceVersion: str, deviceConnectNodeId: str, deviceConnectVersion: str,
+    systemDateTime: dateTime, systemDateTimeUtc: dateTime,
     deviceVendorUniqueIdentifiers: arrayOf(str), buildTool: arrayOf(ref('BuildToolInformation')),
-    automation: arrayOf(ref('AutomationInformation')), automationConfigurationError: str,
-  }),
+    xcode: arrayOf(ref('BuildToolInformation')), automation: arrayOf(ref('AutomationInformation')),
+    appium: arrayOf(object({ path: str, version: str, patchHash: str })),
+    automationConfigurationError: str, appiumConfigurationError: str,
+  }, 'The vendor C# client\'s names beside the spec\'s: deviceConnectNodeId/Version = ServiceNodeId/Version, '
+    + 'xcode = buildTool, appium = automation, appiumConfigurationError = automationConfigurationError.'),
   HubInformation: object({
-    ServiceNodeId: str, ServiceVersion: str, systemDateTime: dateTime, systemDateTimeUtc: dateTime,
+    ServiceNodeId: str, ServiceVersion: str, deviceConnectNodeId: str, deviceConnectVersion: str,
+    systemDateTime: dateTime, systemDateTimeUtc: dateTime,
     deviceGatewayInformation: arrayOf(ref('DeviceGatewayInformation')),
-  }),
+    gatewayInformation: arrayOf(ref('DeviceGatewayInformation')),
+  }, 'deviceConnectNodeId/Version and gatewayInformation repeat ServiceNodeId/Version and deviceGatewayInformation '
+    + 'under the vendor C# client\'s names.'),
   UsbHubDevice: object({
     name: str, location: str, serialNumber: str, usbHubSerialNumber: str, usbHubPortNumber: int32, milliamps: int32,
     state: ref('UsbHubPortState'),
