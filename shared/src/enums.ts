@@ -41,7 +41,8 @@ export function parseEnumValue<T extends string>(
   aliases: Record<string, T> = {},
 ): T | undefined {
   const lower = text.trim().toLowerCase();
-  return values.find((v) => v.toLowerCase() === lower) ?? aliases[lower];
+  // Own keys only: `constructor` or `__proto__` must not find Object.prototype's members.
+  return values.find((v) => v.toLowerCase() === lower) ?? (Object.hasOwn(aliases, lower) ? aliases[lower] : undefined);
 }
 
 export const usbHubPortStateAliases: Record<string, UsbHubPortState> = { sync: 'Data' };

@@ -80,6 +80,15 @@ describe('RequestParams', () => {
     expect(failureOf(() => p.date('e'))).toBe("String 'nodate' was not recognized as a valid DateTime.");
   });
 
+  it('an enum value named like an Object.prototype member is an unknown value, not a member', () => {
+    const p = RequestParams.fromUrlEncoded('a=constructor&b=__proto__&c=toString&d=sync');
+    for (const name of ['a', 'b', 'c']) {
+      expect(failureOf(() => p.enum(name, ['Off', 'Data', 'Charge'], { sync: 'Data' })))
+        .toBe(`The requested value '${p.string(name)}' was not found.`);
+    }
+    expect(p.enum('d', ['Off', 'Data', 'Charge'], { sync: 'Data' })).toBe('Data');
+  });
+
   it('reads dates of years 1 to 99 as written, and refuses dates outside the .NET range by name', () => {
     const p = RequestParams.fromUrlEncoded('a=0050-06-01&b=6/1/0050&c=0099-12-31T10:00:00&z=0000-01-01T00:00:00Z&Late=9999-12-31T23:59:59-23:59');
     expect(p.date('a')?.date.getFullYear()).toBe(50);
