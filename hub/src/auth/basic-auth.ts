@@ -59,13 +59,15 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
       sendAuthenticationRequired(res, prettyRequested(req));
     };
     if (credentials.kind === 'malformed') return fail(`malformed credentials: ${credentials.reason}`);
-    // A store failure leaves the reserved failure spent: a client cannot probe faster while the store is away.
     checkCredentials(db, credentials.login, credentials.token).then((check) => {
       if ('failure' in check) return fail(check.failure);
       attempt.succeeded();
       req.user = check.user;
       next();
-    }, next);
+    }, (err: unknown) => {
+      attempt.unchecked(); // no failed login: clients retrying through an outage are not throttled after it
+      next(err);
+    });
   };
 }
 

@@ -94,6 +94,8 @@ export interface LoginAttempt {
   waitMs: number;
   /** The credentials were right: the reserved failure is given back, and this client is trusted with this login. */
   succeeded(): void;
+  /** The credentials could not be checked (the records store is away): the reserved failure is given back. */
+  unchecked(): void;
 }
 
 export class LoginThrottle {
@@ -125,13 +127,15 @@ export class LoginThrottle {
       ? [[this.pairs, pair]]
       : [[this.addresses, address], ...(login === undefined ? [] : [[this.logins, loginKey(login)] as [FailureBudgets, string]])];
     const waitMs = Math.max(...budgets.map(([budget, key]) => budget.waitMs(key)));
-    if (waitMs > 0) return { waitMs, succeeded: () => undefined };
+    if (waitMs > 0) return { waitMs, succeeded: () => undefined, unchecked: () => undefined };
 
     for (const [budget, key] of budgets) budget.spend(key);
+    const giveBack = () => { for (const [budget, key] of budgets) budget.giveBack(key); };
     return {
       waitMs: 0,
+      unchecked: giveBack,
       succeeded: () => {
-        for (const [budget, key] of budgets) budget.giveBack(key);
+        giveBack();
         if (pair === undefined) return;
         this.trusted.delete(pair);
         this.trusted.set(pair, this.now() + TRUST_MS);
