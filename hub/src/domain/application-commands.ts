@@ -2,7 +2,7 @@
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
 import { assertUsableBy } from './device-actions';

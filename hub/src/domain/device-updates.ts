@@ -6,7 +6,7 @@
  */
 import { ApiFailure, type Entitlement } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import { JsonBody } from '../http/json-body';
 import { BAD_BOOLEAN } from '../http/params';
 import { withTx, type Db, type Tx } from '../store/database';

@@ -1,9 +1,10 @@
 /** Device listing (spec 4.2): filters, the Available view, detail options. */
 import type { Device, DeviceAvailabilityStatus, DeviceOperatingSystem } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { hasEntitlement } from '../http/entitlements';
+import { hasEntitlement } from '../auth/entitlements';
 import type { Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
+import { readDeferred, type Deferred } from './deferred-input';
 import { toDeviceModel, type DeviceDetailOptions } from './device-mapping';
 import { selectDevices, type DeviceWithRetainer } from './device-queries';
 
@@ -20,11 +21,12 @@ export interface DeviceFilters {
 
 /** GET /Device. Without DeviceList the answer is `[]` (wire-decisions rule 20). */
 export async function listDevices(
-  db: Db, user: AuthenticatedUser, filters: DeviceFilters, options: DeviceDetailOptions = {},
+  db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters>, options: Deferred<DeviceDetailOptions> = {},
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  const rows = await queryDevices(db, filters, options, false);
-  return mapDevices(db, rows, options);
+  const detail = readDeferred(options);
+  const rows = await queryDevices(db, readDeferred(filters), detail, false);
+  return mapDevices(db, rows, detail);
 }
 
 /**
@@ -32,11 +34,12 @@ export async function listDevices(
  * disabled, deleted or offline.
  */
 export async function listAvailableDevices(
-  db: Db, user: AuthenticatedUser, filters: DeviceFilters = {}, options: DeviceDetailOptions = {},
+  db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters> = {}, options: Deferred<DeviceDetailOptions> = {},
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  const rows = await queryDevices(db, filters, options, true);
-  return mapDevices(db, rows, options);
+  const detail = readDeferred(options);
+  const rows = await queryDevices(db, readDeferred(filters), detail, true);
+  return mapDevices(db, rows, detail);
 }
 
 async function queryDevices(

@@ -10,7 +10,7 @@
 import { sql } from 'kysely';
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import { JsonBody } from '../http/json-body';
 import type { Db, Tx } from '../store/database';
 

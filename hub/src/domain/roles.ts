@@ -10,7 +10,7 @@
 import { sql } from 'kysely';
 import { ADMINISTRATOR_ROLE, ApiFailure, Entitlement, type Entitlement as EntitlementName, type Role } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { hasEntitlement, requireEntitlement } from '../http/entitlements';
+import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import type { BodyReader, JsonBody } from '../http/json-body';
 import { isUniqueViolation, withTx, type Db, type Tx } from '../store/database';
 

@@ -8,7 +8,7 @@ import { ADMINISTRATOR_ROLE, ApiFailure, missingEntitlementMessage, TESTER_ROLE,
 import { generateApiToken, hashToken } from '../auth/api-tokens';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hashPassword } from '../auth/passwords';
-import { hasEntitlement, requireEntitlement } from '../http/entitlements';
+import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import type { BodyReader, JsonBody } from '../http/json-body';
 import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
 import type { UserRow, UsersTable } from '../store/schema';

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { formatWireDate, type User, type UserProperty } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { hasEntitlement } from '../http/entitlements';
+import { hasEntitlement } from '../auth/entitlements';
 import type { Db, Tx } from '../store/database';
 import type { UserRow } from '../store/schema';
 
