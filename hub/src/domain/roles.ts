@@ -5,7 +5,8 @@
  *    Administrator on every start, Tester as the default role of imported users);
  *  - Administrator holds every entitlement by definition, so its entitlements cannot be changed;
  *  - entitlement names are the PascalCase wire names, matched case-insensitively; an unknown one fails;
- *  - a role still assigned to users cannot be deleted (the failure says how many hold it).
+ *  - a role still assigned to users cannot be deleted (the failure says how many hold it);
+ *  - nobody creates, changes or deletes a role granting an entitlement they do not hold (`./privilege`).
  */
 import { sql } from 'kysely';
 import { ADMINISTRATOR_ROLE, ApiFailure, Entitlement, type Entitlement as EntitlementName, type Role } from '@devicelab/shared';
@@ -13,6 +14,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import type { BodyReader, JsonBody } from '../http/json-body';
 import { isUniqueViolation, withTx, type Db, type Tx } from '../store/database';
+import { requireGrantWithinReach, requireRoleWithinReach } from './privilege';
 
 export const roleNotFound = (ref: string): string => `Role '${ref}' not found.`;
 export const roleExists = (name: string): string => `A role named '${name}' already exists.`;
@@ -44,6 +46,7 @@ export async function addRole(db: Db, caller: AuthenticatedUser, readBody: BodyR
   const name = readName(body);
   if (name === undefined) throw new ApiFailure('A role needs a name.');
   const entitlements = readEntitlements(body) ?? [];
+  requireGrantWithinReach(caller, entitlements);
   await translateDuplicate(name, () => db.insertInto('roles').values({ name, entitlements, built_in: false }).execute());
 }
 
@@ -54,8 +57,10 @@ export async function updateRole(db: Db, caller: AuthenticatedUser, ref: RoleRef
   checkKeys(body);
   const name = readName(body);
   const entitlements = readEntitlements(body);
+  if (entitlements !== undefined) requireGrantWithinReach(caller, entitlements);
   await translateDuplicate(name ?? '', () => withTx(db, async (trx) => {
     const role = await findRole(trx, ref);
+    requireRoleWithinReach(caller, role);
     if (name !== undefined && name !== role.name) {
       if (role.built_in) throw new ApiFailure(builtInRoleFixed(role.name, 'renamed'));
       await trx.updateTable('roles').set({ name }).where('id', '=', role.id).execute();
@@ -74,6 +79,7 @@ export async function deleteRole(db: Db, caller: AuthenticatedUser, ref: RoleRef
   requireEntitlement(caller, 'UserRolesModify');
   await withTx(db, async (trx) => {
     const role = await findRole(trx, ref);
+    requireRoleWithinReach(caller, role);
     if (role.built_in) throw new ApiFailure(builtInRoleFixed(role.name, 'deleted'));
     const { count } = await trx.selectFrom('user_roles').select((eb) => eb.fn.countAll<string>().as('count'))
       .where('role_id', '=', role.id).executeTakeFirstOrThrow();

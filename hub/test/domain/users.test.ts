@@ -1,4 +1,4 @@
-import type { Entitlement } from '@devicelab/shared';
+import { builtInRoles, TESTER_ROLE, type Entitlement } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
 import { verifyPassword } from '../../src/auth/passwords';
 import { ensureBuiltInRolesAndAdmin, findUserByCredentials, loadAuthenticatedUser } from '../../src/auth/users';
@@ -79,7 +79,10 @@ describe('import (POST /User?add)', () => {
   });
 
   it('needs UserImport, and UserRolesModify for roles other than Tester', async () => {
-    const importer = await userWith('importer@corp.com', ['UserImport']);
+    // The importer must hold what the new user's roles grant (issue 9: nobody grants entitlements they lack).
+    const importer = await userWith('importer@corp.com', ['UserImport', ...builtInRoles[TESTER_ROLE]]);
+    await expect(importUser(t.db, await userWith('bare-importer@corp.com', ['UserImport']), body('{Email:"d@corp.com"}')))
+      .rejects.toThrow(/^Role 'Tester' grants entitlements you do not hold \(ApplicationList, /);
     await expect(importUser(t.db, (await userWith('nobody@corp.com', [])), body('{Email:"a@corp.com"}')))
       .rejects.toThrow('User does not have required entitlement: UserImport');
     await expect(importUser(t.db, importer, body('{Email:"b@corp.com",roles:["Administrator"]}')))
