@@ -12,7 +12,7 @@ import path from 'node:path';
 import { createLogger, type Logger } from '@devicelab/shared';
 import { BlobStore } from './apps/blob-store';
 import { createApiApp } from './api/app';
-import { basicAuthMiddleware } from './auth/passport-basic';
+import { basicAuthMiddleware } from './http/basic-auth';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
 import { loadTicketKeys } from './domain/device-ticket';

@@ -8,6 +8,7 @@ import { deleteDevice, setDeviceEnabled, updateDevice } from '../domain/device-u
 import { listAvailableDevices, listDevices } from '../domain/devices';
 import { handle } from '../http/handler';
 import type { ApiDependencies } from './context';
+import { deviceChangeRequest } from './device-body';
 import { deviceDetailOptions, deviceFilters, operationName, postOperation, requireString, unknownAction } from './params';
 
 export function deviceRouter(deps: ApiDependencies): Router {
@@ -46,7 +47,7 @@ export function deviceRouter(deps: ApiDependencies): Router {
         await rebootDevice(db, gateways, user, requireString(params, 'id', 'deviceId'));
         return success();
       case 'verb:update':
-        await updateDevice(db, user, requireString(params, 'id', 'deviceId'), bodyText);
+        await updateDevice(db, user, requireString(params, 'id', 'deviceId'), deviceChangeRequest(bodyText));
         return success();
       case 'verb:delete':
         await deleteDevice(db, user, requireString(params, 'id', 'deviceId'));

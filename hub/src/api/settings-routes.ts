@@ -4,6 +4,7 @@ import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { getHubSettings, updateHubSettings } from '../domain/hub-settings';
 import { handle } from '../http/handler';
 import type { ApiDependencies } from './context';
+import { settingsChanges } from './settings-body';
 import { operationName, postOperation, unknownAction } from './params';
 
 export function settingsRouter(deps: ApiDependencies): Router {
@@ -15,7 +16,7 @@ export function settingsRouter(deps: ApiDependencies): Router {
   router.post('/Settings', handle(async ({ params, user, bodyText }) => {
     const op = postOperation(params);
     if (op !== 'verb:update') throw new ApiFailure(unknownAction(operationName(op)));
-    await updateHubSettings(db, user, bodyText);
+    await updateHubSettings(db, user, settingsChanges(bodyText));
     return success();
   }));
 

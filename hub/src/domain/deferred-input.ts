@@ -8,3 +8,12 @@ export type Deferred<T> = T | (() => T);
 export function readDeferred<T>(input: Deferred<T>): T {
   return typeof input === 'function' ? (input as () => T)() : input;
 }
+
+/**
+ * Changes a request makes, read in two steps: which properties it sets (an entitlement may depend on each, and is
+ * checked before any value, wire-decisions 21), then the checked values. Either step may fail with ApiFailure.
+ */
+export interface ChangeRequest<Changes> {
+  properties(): (keyof Changes)[];
+  read(): Changes;
+}

@@ -11,8 +11,8 @@ import { sql } from 'kysely';
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
-import { JsonBody } from '../http/json-body';
 import type { Db, Tx } from '../store/database';
+import { readDeferred, type Deferred } from './deferred-input';
 
 export interface HubSettings {
   /** Reset without `uninstallAll`: remove every user-installed application. */
@@ -25,7 +25,11 @@ export interface HubSettings {
 
 export const LICENSED_DEVICES_ENV = 'DEVICELAB_LICENSED_DEVICES';
 
-const STORED: Record<'resetUninstallAll' | 'resetReboot', { key: string; fallback: boolean }> = {
+/** The settings stored in `hub_settings`, the ones `POST /Settings?update` changes. */
+export const STORED_SETTINGS = ['resetUninstallAll', 'resetReboot'] as const;
+export type SettingsChanges = Partial<Pick<HubSettings, (typeof STORED_SETTINGS)[number]>>;
+
+const STORED: Record<(typeof STORED_SETTINGS)[number], { key: string; fallback: boolean }> = {
   resetUninstallAll: { key: 'reset.uninstallAll', fallback: true },
   resetReboot: { key: 'reset.reboot', fallback: true },
 };
@@ -60,27 +64,12 @@ export async function getHubSettings(db: Db, user: AuthenticatedUser): Promise<H
   return readHubSettings(db);
 }
 
-/**
- * POST /Settings?update with a lenient JSON body (`{"resetReboot":"False"}`). Every value is checked before
- * anything is stored; unknown keys and the read-only limit are failures.
- */
-export async function updateHubSettings(db: Db, user: AuthenticatedUser, bodyText: string): Promise<void> {
+/** POST /Settings?update. The changes are read (and so checked) only after the entitlement check. */
+export async function updateHubSettings(db: Db, user: AuthenticatedUser, settings: Deferred<SettingsChanges>): Promise<void> {
   requireEntitlement(user, 'SystemManageSettings');
-  const body = JsonBody.parse(bodyText);
-  const changes: { key: string; value: string }[] = [];
-  for (const key of body.keys()) {
-    const name = (Object.keys(STORED) as (keyof typeof STORED)[]).find((n) => n.toLowerCase() === key);
-    if (name) {
-      const value = body.bool(name);
-      if (value === undefined) throw new ApiFailure(`Setting '${name}' needs a value of true or false.`);
-      changes.push({ key: STORED[name].key, value: String(value) });
-    } else if (key === 'licenseddevicelimit') {
-      throw new ApiFailure(`licensedDeviceLimit is set by the hub's ${LICENSED_DEVICES_ENV} environment variable.`);
-    } else {
-      throw new ApiFailure(`Unknown setting '${key}'. Settings: resetUninstallAll, resetReboot.`);
-    }
-  }
-  if (changes.length === 0) throw new ApiFailure('No settings to update.');
+  const changes = Object.entries(readDeferred(settings))
+    .map(([name, value]) => ({ key: STORED[name as keyof typeof STORED].key, value: String(value) }));
+  if (changes.length === 0) return;
   await db.insertInto('hub_settings').values(changes)
     .onConflict((oc) => oc.column('key').doUpdateSet({ value: (eb) => eb.ref('excluded.value') }))
     .execute();

@@ -10,14 +10,13 @@ import { generateApiToken, hashToken } from '../auth/api-tokens';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hashPassword } from '../auth/passwords';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
-import type { BodyReader, JsonBody } from '../http/json-body';
 import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
 import type { UserRow, UsersTable } from '../store/schema';
+import type { ChangeRequest } from './deferred-input';
 import { recordEvent } from './events';
 import { requireRoleWithinReach, requireUserWithinReach } from './privilege';
 import { roleNotFound } from './roles';
-import { BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, readUserChange } from './users-body';
-import { userNotFound } from './users';
+import { BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, userNotFound, type UserChange } from './users';
 
 export const LAST_ADMINISTRATOR =
   'The last active Administrator cannot lose the Administrator role or be deactivated.';
@@ -28,11 +27,12 @@ export const NO_LOGIN_GIVEN = 'A new user needs an Email (or UserName) in a JSON
  * User update: UserModify for anyone, UserModify or UserModifySelf for oneself. Changing `roles` also needs
  * UserRolesModify (an extension decision: roles grant entitlements, so editing them is role administration).
  */
-export async function modifyUser(db: Db, caller: AuthenticatedUser, id: string, readBody: BodyReader): Promise<void> {
+export async function modifyUser(
+  db: Db, caller: AuthenticatedUser, id: string, request: ChangeRequest<UserChange>,
+): Promise<void> {
   requireModifyRight(caller, id);
-  const body = readBody();
-  if (body.has('roles')) requireEntitlement(caller, 'UserRolesModify');
-  const change = readUserChange(body);
+  if (request.properties().includes('roles')) requireEntitlement(caller, 'UserRolesModify');
+  const change = request.read();
   const passwordHash = change.password !== undefined ? await hashPassword(change.password) : undefined;
 
   await translateDuplicates(() => withTx(db, async (trx) => {
@@ -64,9 +64,9 @@ export async function modifyUser(db: Db, caller: AuthenticatedUser, id: string, 
  * fields, properties and roles (default `["Tester"]`; any other role set needs UserRolesModify too). The new
  * user has no API token until one is generated; a UserCreated event is written in the same transaction.
  */
-export async function importUser(db: Db, caller: AuthenticatedUser, readBody: BodyReader): Promise<string> {
+export async function importUser(db: Db, caller: AuthenticatedUser, request: ChangeRequest<UserChange>): Promise<string> {
   requireEntitlement(caller, 'UserImport');
-  const change = readUserChange(readBody());
+  const change = request.read();
   if (change.login === undefined || change.login === '') throw new ApiFailure(NO_LOGIN_GIVEN);
   if (change.login.toLowerCase() === BUILT_IN_ADMIN_LOGIN) throw new ApiFailure(INVALID_USERNAME);
   const roles = change.roles ?? [TESTER_ROLE];

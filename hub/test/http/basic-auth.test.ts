@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { AUTHENTICATION_REQUIRED_BODY, basicAuthMiddleware } from '../../src/auth/passport-basic';
+import { AUTHENTICATION_REQUIRED_BODY, basicAuthMiddleware } from '../../src/http/basic-auth';
 import { createUser } from '../../src/auth/users';
 import { ensureBuiltInRolesAndAdmin } from '../../src/auth/users';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';

@@ -5,10 +5,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Passport } from 'passport';
 import { BasicStrategy } from 'passport-http';
-import { prettyRequested } from '../http/params';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { findUserByCredentials } from '../auth/users';
 import type { Db } from '../store/database';
-import type { AuthenticatedUser } from './authenticated-user';
-import { findUserByCredentials } from './users';
+import { prettyRequested } from './params';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
