@@ -21,8 +21,8 @@ import type { HubConfig } from './config';
 import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
 import { startLinkServer } from './gateways/link-server';
-import { metricsRetentionDays, startMetricsMaintenance } from './metrics/maintenance';
-import { PostgresMetricsStore } from './metrics/postgres-metrics-store';
+import { startMetricsMaintenance } from './metrics/maintenance';
+import { DEFAULT_RETENTION_DAYS, PostgresMetricsStore } from './metrics/postgres-metrics-store';
 import type { Db } from './store/database';
 import { openRecordsStore } from './store/open-records-store';
 import { settingOrCreate } from './store/settings';
@@ -60,7 +60,7 @@ export async function startHub(config: HubConfig, logger: Logger = createLogger(
       ? { cert: await fs.readFile(config.linkTlsCertFile), key: await fs.readFile(config.linkTlsKeyFile) }
       : undefined;
     const ticketKeys = await loadTicketKeys(db);
-    const retentionDays = metricsRetentionDays();
+    const retentionDays = config.metricsRetentionDays ?? DEFAULT_RETENTION_DAYS;
     const metrics = new PostgresMetricsStore(db, { logger, retentionDays, maxQueryRows: config.metricsMaxRows });
     cleanups.push(await startMetricsMaintenance(metrics, { retentionDays, logger, db }));
     const link = await startLinkServer({

@@ -1,6 +1,7 @@
 /** The JSON body of `POST /Settings?update` (`{"resetReboot":"False"}`), read into typed settings changes. */
 import { ApiFailure } from '@devicelab/shared';
-import { LICENSED_DEVICES_ENV, STORED_SETTINGS, type SettingsChanges } from '../domain/hub-settings';
+import { LICENSED_DEVICES_ENV } from '../config';
+import { STORED_SETTINGS, type SettingsChanges } from '../domain/hub-settings';
 import { JsonBody } from '../http/json-body';
 
 /** The changes, read when the domain asks (after SystemManageSettings is checked); unknown keys are failures. */

@@ -12,6 +12,7 @@ import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
 import type { Db, Tx } from '../store/database';
+import { licensedDeviceLimit } from '../config';
 import { readDeferred, type Deferred } from './deferred-input';
 
 export interface HubSettings {
@@ -23,7 +24,6 @@ export interface HubSettings {
   licensedDeviceLimit: number | null;
 }
 
-export const LICENSED_DEVICES_ENV = 'DEVICELAB_LICENSED_DEVICES';
 
 /** The settings stored in `hub_settings`, the ones `POST /Settings?update` changes. */
 export const STORED_SETTINGS = ['resetUninstallAll', 'resetReboot'] as const;
@@ -33,19 +33,6 @@ const STORED: Record<(typeof STORED_SETTINGS)[number], { key: string; fallback: 
   resetUninstallAll: { key: 'reset.uninstallAll', fallback: true },
   resetReboot: { key: 'reset.reboot', fallback: true },
 };
-
-/**
- * The licensed device limit from the environment (read on every use, so a test or an operator's restart picks
- * it up). Unset or empty = unlimited; anything but a whole number ≥ 0 is a configuration error.
- */
-export function licensedDeviceLimit(env: NodeJS.ProcessEnv = process.env): number | null {
-  const text = env[LICENSED_DEVICES_ENV]?.trim();
-  if (!text) return null;
-  if (!/^\d{1,9}$/.test(text)) {
-    throw new ApiFailure(`${LICENSED_DEVICES_ENV} must be a whole number of devices (0 or more), not '${text}'.`);
-  }
-  return Number(text);
-}
 
 export async function readHubSettings(db: Db | Tx): Promise<HubSettings> {
   const rows = await db.selectFrom('hub_settings').select(['key', 'value'])

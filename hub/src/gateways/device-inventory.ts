@@ -7,7 +7,8 @@
 import { sql } from 'kysely';
 import type { DeviceState } from '@devicelab/proto';
 import { recordEvent } from '../domain/events';
-import { countLicensedDevices, licensedDeviceLimit, licensedLimitReached, lockLicensedDevices } from '../domain/hub-settings';
+import { licensedDeviceLimit } from '../config';
+import { countLicensedDevices, licensedLimitReached, lockLicensedDevices } from '../domain/hub-settings';
 import { withTx, type Db, type Tx } from '../store/database';
 
 /** Set by the domain when it reboots a device; holds until the gateway reports the device Ready again. */

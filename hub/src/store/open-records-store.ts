@@ -3,7 +3,6 @@
  * set (production), otherwise the embedded one under `DEVICELAB_DATA_DIR` (default `./data`). The database is
  * created when missing and migrated to the latest schema before anyone uses it.
  */
-import path from 'node:path';
 import { createDatabase, type Db } from './database';
 import { createDatabaseIfMissing, withDatabaseName } from './database-admin';
 import { DataDirLockedError } from './data-dir-lock';
@@ -28,15 +27,6 @@ export interface RecordsStoreConfig {
   onPostgresLog?: (line: string) => void;
 }
 
-export function recordsStoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RecordsStoreConfig {
-  const port = env.DEVICELAB_POSTGRES_PORT ? Number.parseInt(env.DEVICELAB_POSTGRES_PORT, 10) : undefined;
-  return {
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: path.resolve(env.DEVICELAB_DATA_DIR || './data'),
-    embeddedPort: Number.isInteger(port) ? port : undefined,
-  };
-}
-
 export interface RecordsStore {
   db: Db;
   /** Connection string of the records database (contains credentials: do not log it). */
@@ -47,7 +37,7 @@ export interface RecordsStore {
   stop(): Promise<void>;
 }
 
-export async function openRecordsStore(config: RecordsStoreConfig = recordsStoreConfigFromEnv()): Promise<RecordsStore> {
+export async function openRecordsStore(config: RecordsStoreConfig): Promise<RecordsStore> {
   let embedded: EmbeddedPostgres | undefined;
   let url: string;
   if (config.databaseUrl) {
