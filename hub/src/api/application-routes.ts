@@ -31,7 +31,8 @@ export function applicationRouter(deps: ApiDependencies): Router {
       case 'action:install': {
         const appId = requireGuid(params, 'id');
         const deviceId = requireString(params, 'deviceId');
-        const options = { force: params.bool('force'), nativeAutomation: params.bool('nativeAutomation') };
+        const options = { force: params.bool('force') };
+        params.bool('nativeAutomation'); // checked (the C# client sends it), but an Android install has no use for it
         return asyncReply(ctx, deps, 'install', async () => {
           await installApplication(db, gateways, user, appId, deviceId, options);
           return success();

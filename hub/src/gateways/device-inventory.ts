@@ -16,7 +16,7 @@ export const HUB_REBOOTING = 'Rebooting';
 
 type Availability = 'Online' | 'Offline';
 
-/** What changed for one device, for callers that notify others (onDevicesChanged). */
+/** What changed for one device. */
 export interface DeviceChange {
   vendorUniqueIdentifier: string;
   deviceId: string;

@@ -19,7 +19,7 @@ import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { isDatabaseUnavailable, type Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
-import { resetAllGateways, type DeviceChange } from './device-inventory';
+import { resetAllGateways } from './device-inventory';
 import { GatewayUnavailableError, type ConnectedGateway, type GatewayDirectory } from './gateway-directory';
 import { GatewaySession, type ConnectCall } from './gateway-session';
 import { authenticateGateway } from './gateway-tokens';
@@ -47,8 +47,6 @@ export interface LinkServerOptions {
   host?: string;
   tls?: LinkServerTls;
   heartbeatIntervalMs?: number;
-  /** Called after device rows changed (inventory, disconnects); for caches and push notifications. */
-  onDevicesChanged?: (changes: DeviceChange[]) => void;
   /** SPKI DER of the key that signs DeviceAccessTicket authenticators; sent in Welcome. */
   ticketPublicKey?: Buffer;
   logger?: Logger;
@@ -88,7 +86,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   };
 
   // No gateway can be connected to a hub that is only starting: clear what a previous run left Online.
-  options.onDevicesChanged?.(await resetAllGateways(db));
+  await resetAllGateways(db);
 
   const connect = (call: ConnectCall): void => {
     authenticateCall(db, call.metadata).then(
@@ -107,7 +105,6 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           enqueueWrite,
           ticketPublicKey: options.ticketPublicKey,
           metrics,
-          onDevicesChanged: options.onDevicesChanged,
           onEstablished: (established) => {
             const previous = sessions.get(gateway.name);
             sessions.set(gateway.name, established);
