@@ -82,7 +82,7 @@ describe('startGateway', () => {
     const stored = await blobs.putFile(fixture('ContactManager.apk'));
     const result = await hub.directory.sendCommand(device.adbSerial, {
       action: 'install',
-      install: { blobSha256: stored.sha256, fileName: 'ContactManager.apk', applicationIdentifier: CONTACT_PACKAGE, force: false, nativeAutomation: false },
+      install: { blobSha256: stored.sha256, applicationIdentifier: CONTACT_PACKAGE, force: false },
     }, 20_000);
     expect(result).toMatchObject({ ok: true, errorMessage: '' });
     expect((await world.installedPackages(spec.serial)).map((p) => p.packageName)).toContain(CONTACT_PACKAGE);

@@ -1,6 +1,10 @@
-/** Hub configuration from the environment; every knob has a working default for the embedded lab. */
+/**
+ * Hub configuration from the environment, the one place the hub (and its CLI) reads it; every knob has a working
+ * default for the embedded lab. Everything else receives typed values from here.
+ */
 import net from 'node:net';
 import path from 'node:path';
+import { ApiFailure, DataPortStateName, parseEnumValue } from '@devicelab/shared';
 import type { PackageInspectionLimits } from './apps/package-inspector';
 import { DEFAULT_ASYNC_JOB_TIMEOUT_MS } from './domain/async-jobs';
 
@@ -16,7 +20,6 @@ export const DEFAULT_PACKAGE_INSPECTION: PackageInspectionLimits = {
   heapMb: 256,
   workers: 2,
 };
-import { DataPortStateName, parseEnumValue } from '@devicelab/shared';
 
 export interface HubConfig {
   /** REST API port (`DEVICELAB_PORT`, default 8080; 0 picks a free one). */
@@ -29,6 +32,8 @@ export interface HubConfig {
   databaseUrl?: string;
   /** Embedded PostgreSQL data and app binaries (`DEVICELAB_DATA_DIR`, default ./data). */
   dataDir: string;
+  /** Fixed port when the CLI starts the embedded PostgreSQL itself (`DEVICELAB_POSTGRES_PORT`; free port when unset). */
+  embeddedPostgresPort?: number;
   /** Token for the built-in `admin` (`DEVICELAB_ADMIN_TOKEN`); generated and printed once when absent. */
   adminToken?: string;
   /** Largest accepted application upload (`DEVICELAB_UPLOAD_LIMIT_MB`, default 2048). */
@@ -39,6 +44,8 @@ export interface HubConfig {
   asyncJobTimeoutMs?: number;
   /** Most rows one metrics query answers (`DEVICELAB_METRICS_MAX_ROWS`; default the store's, 1,000,000). */
   metricsMaxRows?: number;
+  /** Days of metrics kept (`DEVICELAB_METRICS_RETENTION_DAYS`, default 30). */
+  metricsRetentionDays?: number;
   /** HTTPS for the REST API when both are set (`DEVICELAB_TLS_CERT`, `DEVICELAB_TLS_KEY`: PEM file paths). */
   tlsCertFile?: string;
   tlsKeyFile?: string;
@@ -69,12 +76,14 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     linkPort: integer(env.DEVICELAB_LINK_PORT, 7443, 'DEVICELAB_LINK_PORT'),
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: path.resolve(env.DEVICELAB_DATA_DIR || 'data'),
+    embeddedPostgresPort: env.DEVICELAB_POSTGRES_PORT ? integer(env.DEVICELAB_POSTGRES_PORT, 0, 'DEVICELAB_POSTGRES_PORT') : undefined,
     adminToken: env.DEVICELAB_ADMIN_TOKEN || undefined,
     uploadLimitBytes: integer(env.DEVICELAB_UPLOAD_LIMIT_MB, 2048, 'DEVICELAB_UPLOAD_LIMIT_MB') * 1024 * 1024,
     packageInspection: packageInspectionFromEnv(env),
     asyncJobTimeoutMs: positive(env.DEVICELAB_ASYNC_JOB_TIMEOUT_S, DEFAULT_ASYNC_JOB_TIMEOUT_MS / 1000,
       'DEVICELAB_ASYNC_JOB_TIMEOUT_S') * 1000,
     metricsMaxRows: env.DEVICELAB_METRICS_MAX_ROWS ? positive(env.DEVICELAB_METRICS_MAX_ROWS, 0, 'DEVICELAB_METRICS_MAX_ROWS') : undefined,
+    metricsRetentionDays: metricsRetentionDays(env),
     tlsCertFile: env.DEVICELAB_TLS_CERT || undefined,
     tlsKeyFile: env.DEVICELAB_TLS_KEY || undefined,
     linkTlsCertFile: env.DEVICELAB_LINK_TLS_CERT || undefined,
@@ -121,6 +130,34 @@ function dataPortState(text: string | undefined): DataPortStateName {
   const value = parseEnumValue(DataPortStateName, text);
   if (!value) throw new Error(`DEVICELAB_DATA_PORT_STATE must be Data or Sync, got '${text}'`);
   return value;
+}
+
+export const LICENSED_DEVICES_ENV = 'DEVICELAB_LICENSED_DEVICES';
+
+/**
+ * The licensed device limit (`DEVICELAB_LICENSED_DEVICES`), read on every use rather than once at start: the
+ * domain asks for it whenever a device would become licensed. Unset or empty = unlimited; anything but a whole
+ * number ≥ 0 is a failure of the request that needed it.
+ */
+export function licensedDeviceLimit(env: NodeJS.ProcessEnv = process.env): number | null {
+  const text = env[LICENSED_DEVICES_ENV]?.trim();
+  if (!text) return null;
+  if (!/^\d{1,9}$/.test(text)) {
+    throw new ApiFailure(`${LICENSED_DEVICES_ENV} must be a whole number of devices (0 or more), not '${text}'.`);
+  }
+  return Number(text);
+}
+
+const RETENTION_DAYS_ENV = 'DEVICELAB_METRICS_RETENTION_DAYS';
+
+/** Retention in whole days; default 30. Anything but a whole number >= 1 is refused. */
+function metricsRetentionDays(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env[RETENTION_DAYS_ENV]?.trim();
+  if (!text) return undefined;
+  if (!/^\d{1,5}$/.test(text) || Number(text) < 1) {
+    throw new Error(`${RETENTION_DAYS_ENV} must be a whole number of days, 1 or more (got '${text}')`);
+  }
+  return Number(text);
 }
 
 function positive(text: string | undefined, fallback: number, name: string): number {

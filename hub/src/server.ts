@@ -13,7 +13,7 @@ import { createLogger, type Logger } from '@devicelab/shared';
 import { BlobStore } from './apps/blob-store';
 import { PackageInspector } from './apps/package-inspector';
 import { createApiApp } from './api/app';
-import { basicAuthMiddleware } from './auth/basic-auth';
+import { basicAuthMiddleware } from './http/basic-auth';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
 import { holdInterruptedJobs } from './domain/interrupted-jobs';
@@ -24,8 +24,8 @@ import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
 import { startLinkServer } from './gateways/link-server';
 import { removeStaleUploads } from './http/upload';
-import { metricsRetentionDays, startMetricsMaintenance } from './metrics/maintenance';
-import { PostgresMetricsStore } from './metrics/postgres-metrics-store';
+import { startMetricsMaintenance } from './metrics/maintenance';
+import { DEFAULT_RETENTION_DAYS, PostgresMetricsStore } from './metrics/postgres-metrics-store';
 import type { Db } from './store/database';
 import { openRecordsStore } from './store/open-records-store';
 import { settingOrCreate } from './store/settings';
@@ -84,7 +84,7 @@ export async function startHub(
       ? { cert: await fs.readFile(config.linkTlsCertFile), key: await fs.readFile(config.linkTlsKeyFile) }
       : undefined;
     const ticketKeys = await loadTicketKeys(db);
-    const retentionDays = metricsRetentionDays();
+    const retentionDays = config.metricsRetentionDays ?? DEFAULT_RETENTION_DAYS;
     const metrics = new PostgresMetricsStore(db, { logger, retentionDays, maxQueryRows: config.metricsMaxRows });
     cleanups.push(await startMetricsMaintenance(metrics, { retentionDays, logger, db }));
     const link = await startLinkServer({

@@ -39,7 +39,7 @@ export interface DeviceState {
   packages?: InstalledPackage[];
 }
 
-export interface InstallApp { blobSha256: string; fileName: string; applicationIdentifier: string; force: boolean; nativeAutomation: boolean }
+export interface InstallApp { blobSha256: string; applicationIdentifier: string; force: boolean }
 export interface UninstallApp { applicationIdentifier: string; keepData: boolean }
 export interface LaunchApp { applicationIdentifier: string; arguments: string; startOnly: boolean }
 export interface ReadLog { maxLines: number }

@@ -47,7 +47,7 @@ export function scanSerialById(dir = SERIAL_BY_ID): string[] {
   return readdirSync(dir).filter((name) => /cambrionix/i.test(name)).sort().map((name) => path.join(dir, name));
 }
 
-export function usbHubsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): UsbHubsConfig {
+export function usbHubsConfigFromEnv(env: NodeJS.ProcessEnv): UsbHubsConfig {
   const list = (key: string) => (env[key] ?? '').split(',').map((item) => item.trim()).filter(Boolean);
   const number = (key: string, fallback: number) => {
     const text = env[key]?.trim();

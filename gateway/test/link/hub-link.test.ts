@@ -182,7 +182,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     server!.directory.sendCommand(device.adbSerial, action, timeoutMs);
   const installAction = (blobSha256: string, force = false): CommandAction => ({
     action: 'install',
-    install: { blobSha256, fileName: 'ContactManager.apk', applicationIdentifier: CONTACT_PACKAGE, force, nativeAutomation: false },
+    install: { blobSha256, applicationIdentifier: CONTACT_PACKAGE, force },
   });
   /** How a command sent through the hub ended, as a word for the deadline test. */
   const outcome = (sent: Promise<CommandResult>): Promise<string> => sent.then(

@@ -4,12 +4,12 @@ import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { deleteApplication, modifyApplication } from '../domain/application-changes';
 import { installApplication, launchApplication, uninstallApplication, uninstallBundle } from '../domain/application-commands';
 import { listApplications, uploadApplication } from '../domain/applications';
+import { requireEntitlement } from '../auth/entitlements';
 import { COMMAND_TIMEOUTS_MS } from '../domain/gateway-commands';
-import { hasEntitlement, requireEntitlement } from '../http/entitlements';
 import { handle, type RequestContext } from '../http/handler';
-import { JsonBody } from '../http/json-body';
 import type { RequestParams } from '../http/params';
 import { createUploadMiddleware, discardUploads, takeUploadedFile, type UploadedFile } from '../http/upload';
+import { applicationChanges } from './application-body';
 import { asyncReply } from './async-reply';
 import type { ApiDependencies } from './context';
 import { applicationFilters, operationName, postOperation, requireGuid, requireString, unknownAction } from './params';
@@ -19,10 +19,7 @@ export function applicationRouter(deps: ApiDependencies): Router {
   const router = Router();
   const upload = createUploadMiddleware({ tempDir: deps.uploadTempDir, limitBytes: deps.uploadLimitBytes });
 
-  router.get('/Application', handle(async ({ params, user }) => {
-    if (!hasEntitlement(user, 'ApplicationList')) return [];
-    return listApplications(db, user, applicationFilters(params));
-  }));
+  router.get('/Application', handle(async ({ params, user }) => listApplications(db, user, () => applicationFilters(params))));
 
   router.post('/Application', upload, handle(async (ctx) => {
     const { params, user } = ctx;
@@ -36,34 +33,29 @@ export function applicationRouter(deps: ApiDependencies): Router {
       case 'action:install': {
         const appId = requireGuid(params, 'id');
         const deviceId = requireString(params, 'deviceId');
-        const options = { force: params.bool('force'), nativeAutomation: params.bool('nativeAutomation') };
+        const options = { force: params.bool('force') };
+        params.bool('nativeAutomation'); // checked (the C# client sends it), but an Android install has no use for it
         const deadline = new Date(Date.now() + COMMAND_TIMEOUTS_MS.install).toISOString();
         return asyncReply(ctx, deps, 'install', async () => {
           await installApplication(db, gateways, user, appId, deviceId, options);
           return success();
         }, { intent: { action: 'install', applicationId: appId, deviceIdentifier: deviceId, deadline } });
       }
-      case 'verb:update': {
-        requireEntitlement(user, 'ApplicationModify');
-        const appId = requireGuid(params, 'id');
-        await modifyApplication(db, user, appId, JsonBody.parse(ctx.bodyText));
+      case 'verb:update':
+        await modifyApplication(db, user, () => requireGuid(params, 'id'), applicationChanges(ctx.bodyText));
         return success();
-      }
       case 'verb:delete': {
-        requireEntitlement(user, 'ApplicationDelete');
         const appId = requireGuid(params, 'id');
         await deleteApplication(db, blobs, user, appId, { all: params.bool('all') });
         return success();
       }
       case 'action:uninstall': {
-        requireEntitlement(user, 'DeviceApplicationManagement');
         const appId = requireGuid(params, 'id');
         const deviceId = requireString(params, 'deviceId');
         await uninstallApplication(db, gateways, user, appId, deviceId, { removeData: removeData(params) });
         return success();
       }
       case 'action:uninstallbundle': {
-        requireEntitlement(user, 'DeviceApplicationManagement');
         const bundleId = requireString(params, 'bundleId');
         const deviceId = requireString(params, 'deviceId');
         await uninstallBundle(db, gateways, user, bundleId, deviceId, { removeData: removeData(params) });

@@ -6,34 +6,29 @@ import { readAutomationLog } from '../domain/device-automation-log';
 import { resetDevice } from '../domain/device-reset';
 import { deleteDevice, setDeviceEnabled, updateDevice } from '../domain/device-updates';
 import { listAvailableDevices, listDevices } from '../domain/devices';
-import { hasEntitlement, requireEntitlement } from '../http/entitlements';
 import { handle } from '../http/handler';
 import type { ApiDependencies } from './context';
+import { deviceChangeRequest } from './device-body';
 import { deviceDetailOptions, deviceFilters, operationName, postOperation, requireString, unknownAction } from './params';
 
 export function deviceRouter(deps: ApiDependencies): Router {
   const { db, gateways } = deps;
   const router = Router();
 
-  router.get('/Device', handle(async ({ params, user }) => {
-    if (!hasEntitlement(user, 'DeviceList')) return [];
-    return listDevices(db, user, deviceFilters(params), deviceDetailOptions(params));
-  }));
+  // Filters are read only once DeviceList is checked: a lister without it gets [] whatever it sent.
+  router.get('/Device', handle(async ({ params, user }) =>
+    listDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params))));
 
-  router.get('/Device/Available', handle(async ({ params, user }) => {
-    if (!hasEntitlement(user, 'DeviceList')) return [];
-    return listAvailableDevices(db, user, deviceFilters(params), deviceDetailOptions(params));
-  }));
+  router.get('/Device/Available', handle(async ({ params, user }) =>
+    listAvailableDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params))));
 
   router.get('/Device/Log', handle(async ({ params, user }) => {
-    requireEntitlement(user, 'DeviceList');
     const lines = params.int('lines');
     const id = requireString(params, 'id', 'deviceId');
     return successWith(await readDeviceLog(db, gateways, user, id, lines ?? 1000));
   }));
 
   router.get('/Device/AppiumLog', handle(async ({ params, user }) => {
-    requireEntitlement(user, 'DeviceList');
     const id = requireString(params, 'id', 'deviceId');
     const currentSessionOnly = params.bool('currentSessionOnly');
     return successWith(await readAutomationLog(db, user, id, { currentSessionOnly }));
@@ -52,7 +47,7 @@ export function deviceRouter(deps: ApiDependencies): Router {
         await rebootDevice(db, gateways, user, requireString(params, 'id', 'deviceId'));
         return success();
       case 'verb:update':
-        await updateDevice(db, user, requireString(params, 'id', 'deviceId'), bodyText);
+        await updateDevice(db, user, requireString(params, 'id', 'deviceId'), deviceChangeRequest(bodyText));
         return success();
       case 'verb:delete':
         await deleteDevice(db, user, requireString(params, 'id', 'deviceId'));

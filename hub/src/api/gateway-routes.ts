@@ -6,7 +6,7 @@ import { Router } from 'express';
 import { ApiFailure, success } from '@devicelab/shared';
 import { readDataPortState } from '../domain/hub-settings';
 import { listGateways, parsePortState, rebootUsbHub, setDevicePortState, setHubPortState } from '../domain/usb-hubs';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import { handle } from '../http/handler';
 import type { ApiDependencies } from './context';
 import { operationName, postOperation, requireString, unknownAction } from './params';

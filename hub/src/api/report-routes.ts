@@ -9,7 +9,7 @@ import { availabilityTimeline } from '../domain/reports-availability';
 import { eventHistory } from '../domain/reports-history';
 import { resolveReportQuery, type ReportFilters } from '../domain/reports-query';
 import { deviceUsageHistory } from '../domain/usage-report';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import { handle, type Handler } from '../http/handler';
 import type { RequestParams } from '../http/params';
 import type { ApiDependencies } from './context';

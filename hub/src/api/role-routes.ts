@@ -3,6 +3,7 @@ import { Router } from 'express';
 import { ApiFailure, success } from '@devicelab/shared';
 import { handle } from '../http/handler';
 import { jsonBodyReader } from '../http/json-body';
+import { roleChanges } from './role-body';
 import type { RequestParams } from '../http/params';
 import { addRole, deleteRole, listRoles, updateRole, type RoleRef } from '../domain/roles';
 import type { ApiDependencies } from './context';
@@ -25,13 +26,13 @@ export function roleRouter(deps: ApiDependencies): Router {
 
   router.post('/Role', handle(async ({ params, user, req, bodyText }) => {
     const op = postOperation(params);
-    const readBody = jsonBodyReader(req, bodyText);
+    const changes = roleChanges(jsonBodyReader(req, bodyText));
     switch (op) {
       case 'verb:add':
-        await addRole(db, user, readBody);
+        await addRole(db, user, changes);
         return success();
       case 'verb:update':
-        await updateRole(db, user, roleRef(params), readBody);
+        await updateRole(db, user, roleRef(params), changes);
         return success();
       case 'verb:delete':
         await deleteRole(db, user, roleRef(params));

@@ -2,9 +2,9 @@
 import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { getHubSettings, updateHubSettings } from '../domain/hub-settings';
-import { requireEntitlement } from '../http/entitlements';
 import { handle } from '../http/handler';
 import type { ApiDependencies } from './context';
+import { settingsChanges } from './settings-body';
 import { operationName, postOperation, unknownAction } from './params';
 
 export function settingsRouter(deps: ApiDependencies): Router {
@@ -14,10 +14,9 @@ export function settingsRouter(deps: ApiDependencies): Router {
   router.get('/Settings', handle(async ({ user }) => successWith(await getHubSettings(db, user, deps.dataPortState))));
 
   router.post('/Settings', handle(async ({ params, user, bodyText }) => {
-    requireEntitlement(user, 'SystemManageSettings');
     const op = postOperation(params);
     if (op !== 'verb:update') throw new ApiFailure(unknownAction(operationName(op)));
-    await updateHubSettings(db, user, bodyText);
+    await updateHubSettings(db, user, settingsChanges(bodyText));
     return success();
   }));
 

@@ -3,6 +3,7 @@ import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { handle } from '../http/handler';
 import { jsonBodyReader } from '../http/json-body';
+import { userChangeRequest } from './user-body';
 import type { RequestParams } from '../http/params';
 import { generateUserToken, importUser, modifyUser } from '../domain/users-changes';
 import { listUsers, NAME_FIELDS, PROFILE_FIELDS, type UserFilters } from '../domain/users';
@@ -37,14 +38,14 @@ export function userRouter(deps: ApiDependencies): Router {
 
   router.post('/User', handle(async ({ params, user, req, bodyText }) => {
     const op = postOperation(params);
-    const readBody = jsonBodyReader(req, bodyText);
+    const changes = userChangeRequest(jsonBodyReader(req, bodyText));
     switch (op) {
       case 'verb:update':
-        await modifyUser(db, user, requireGuid(params, 'id'), readBody);
+        await modifyUser(db, user, requireGuid(params, 'id'), changes);
         return success();
       case 'verb:add':
         // Synchronous: `wait=true` (what clients send) and no wait both answer the ResultModel.
-        await importUser(db, user, readBody);
+        await importUser(db, user, changes);
         return success();
       case 'action:generatetoken':
         return successWith({ apiToken: await generateUserToken(db, user, requireGuid(params, 'id')) });

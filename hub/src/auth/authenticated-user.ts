@@ -12,10 +12,6 @@ export interface AuthenticatedUser {
   roles: string[];
 }
 
-export function hasEntitlement(user: AuthenticatedUser, entitlement: Entitlement): boolean {
-  return user.entitlements.has(entitlement);
-}
-
 export function displayNameOf(row: {
   login: string;
   first_name: string | null;

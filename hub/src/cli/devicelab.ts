@@ -7,7 +7,8 @@ import { rotateUserToken, UserNotFoundError } from '../auth/users';
 import { InvalidGatewayNameError, registerGateway } from '../gateways/gateway-tokens';
 import { DataDirLockedError } from '../store/data-dir-lock';
 import type { Db } from '../store/database';
-import { openRecordsStore, recordsStoreConfigFromEnv, type RecordsStore, type RecordsStoreConfig } from '../store/open-records-store';
+import { hubConfigFromEnv } from '../config';
+import { openRecordsStore, type RecordsStore, type RecordsStoreConfig } from '../store/open-records-store';
 
 export const USAGE = `Usage: devicelab <command>
 
@@ -25,6 +26,7 @@ Environment:
 export interface CliDeps {
   /** Runs the hub until it is stopped; wired by the composition root (hub/src/server.ts). */
   serve(args: string[]): Promise<void>;
+  /** The environment the configuration is read from (default: the process's). */
   env?: NodeJS.ProcessEnv;
   stdout?: (text: string) => void;
   stderr?: (text: string) => void;
@@ -39,7 +41,8 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   const [command, ...args] = argv;
 
   const withStore = async (action: (db: Db) => Promise<string>): Promise<number> => {
-    const config = { ...recordsStoreConfigFromEnv(deps.env ?? process.env), attachToRunningHub: true };
+    const hub = hubConfigFromEnv(deps.env);
+    const config = { databaseUrl: hub.databaseUrl, dataDir: hub.dataDir, embeddedPort: hub.embeddedPostgresPort, attachToRunningHub: true };
     let store: RecordsStore | undefined;
     try {
       store = await (deps.openStore ?? openRecordsStore)(config);

@@ -3,34 +3,29 @@ import { sql } from 'kysely';
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { BlobStore } from '../apps/blob-store';
-import { requireEntitlement } from '../http/entitlements';
-import type { JsonBody } from '../http/json-body';
+import { requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db, type Tx } from '../store/database';
 import { applicationNotFound } from './application-commands';
+import { readDeferred, type Deferred } from './deferred-input';
 
 /** Legacy text of the vendor server for a delete of an unknown id (wire-contract 5; real newline). */
 export const APPLICATION_NOT_FOUND_FOR_DELETE = 'Application not found.\nParameter name: application';
 
-/** Spec 2.4: the only Application property with use "update". Keys are matched case-insensitively. */
-const UPDATABLE = ['displayname'] as const;
-
-export const notUpdatable = (key: string): string =>
-  `Property '${key}' cannot be updated. Updatable properties: displayName.`;
+/** Spec 2.4: displayName is the only Application property with use "update". */
+export interface ApplicationChanges {
+  displayName?: string;
+}
 
 /**
- * ApplicationModify. The body is checked completely before anything is written: an unknown key or a bad value
- * fails the whole request and changes nothing.
+ * ApplicationModify, checked before the id and the changes are read. The changes are complete and checked before
+ * anything is written.
  */
 export async function modifyApplication(
-  db: Db, user: AuthenticatedUser, id: string, body: JsonBody,
+  db: Db, user: AuthenticatedUser, applicationId: Deferred<string>, changes: Deferred<ApplicationChanges>,
 ): Promise<void> {
   requireEntitlement(user, 'ApplicationModify');
-  const unknown = body.keys().filter((key) => !(UPDATABLE as readonly string[]).includes(key));
-  if (unknown.length > 0) throw new ApiFailure(notUpdatable(unknown[0]));
-  const displayName = body.string('displayName');
-  if (displayName === null || (displayName !== undefined && displayName.trim() === '')) {
-    throw new ApiFailure('displayName must not be empty.');
-  }
+  const id = readDeferred(applicationId);
+  const { displayName } = readDeferred(changes);
   const found = await db.selectFrom('applications').select('id').where('id', '=', id).executeTakeFirst();
   if (!found) throw new ApiFailure(applicationNotFound(id));
   if (displayName === undefined) return; // `{}` is a valid, empty change

@@ -2,7 +2,7 @@
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
 import { assertUsableBy } from './device-actions';
@@ -25,7 +25,7 @@ async function target(
   return { app, device };
 }
 
-export interface InstallOptions { force?: boolean; nativeAutomation?: boolean }
+export interface InstallOptions { force?: boolean }
 
 export async function installApplication(
   db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, applicationId: string, deviceIdentifier: string,
@@ -36,8 +36,7 @@ export async function installApplication(
   await runDeviceCommand(gateways, device, {
     action: 'install',
     install: {
-      blobSha256: app.blob_sha256, fileName: app.file_name, applicationIdentifier: app.application_identifier,
-      force: options.force ?? false, nativeAutomation: options.nativeAutomation ?? false,
+      blobSha256: app.blob_sha256, applicationIdentifier: app.application_identifier, force: options.force ?? false,
     },
   });
   await withTx(db, (trx) => recordEvent(trx, {

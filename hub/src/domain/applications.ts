@@ -5,10 +5,11 @@ import { parseGuid, type Application, type DeviceOperatingSystem } from '@device
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { BlobStore } from '../apps/blob-store';
 import type { PackageInspector } from '../apps/package-inspector';
-import { hasEntitlement, requireEntitlement } from '../http/entitlements';
+import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db } from '../store/database';
 import { lockBlob } from './application-changes';
 import { toApplicationModel } from './application-mapping';
+import { readDeferred, type Deferred } from './deferred-input';
 
 export interface UploadInput {
   /** Temporary file holding the binary; removed by uploadApplication whatever happens. */
@@ -92,9 +93,10 @@ export interface ApplicationFilters {
 
 /** GET /Application. Without ApplicationList the answer is `[]`. Text filters match case-insensitively. */
 export async function listApplications(
-  db: Db, user: AuthenticatedUser, filters: ApplicationFilters,
+  db: Db, user: AuthenticatedUser, applicationFilters: Deferred<ApplicationFilters>,
 ): Promise<Application[]> {
   if (!hasEntitlement(user, 'ApplicationList')) return [];
+  const filters = readDeferred(applicationFilters);
   let q = db.selectFrom('applications').selectAll();
   const textFilters = [
     ['display_name', filters.displayName], ['application_identifier', filters.applicationIdentifier],

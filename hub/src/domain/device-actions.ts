@@ -2,7 +2,7 @@
 import { ApiFailure, type DeviceAccessTicket } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
-import { hasEntitlement, requireEntitlement } from '../http/entitlements';
+import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { closeSessionMarker, openSessionMarker } from '../metrics/markers';
 import { withTx, type Db, type Tx } from '../store/database';
 import { signDeviceTicket, type TicketKeys } from './device-ticket';

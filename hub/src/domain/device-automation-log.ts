@@ -4,7 +4,7 @@
  * checks, whatever `currentSessionOnly` says.
  */
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import type { Db } from '../store/database';
 import { resolveDevice } from './device-queries';
 

@@ -8,7 +8,7 @@
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import type { Db } from '../store/database';
 import { assertUsableBy, rebootDevice } from './device-actions';
 import { resolveDevice } from './device-queries';

@@ -6,34 +6,27 @@
  */
 import { ApiFailure, type Entitlement } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { requireEntitlement } from '../http/entitlements';
-import { JsonBody } from '../http/json-body';
-import { BAD_BOOLEAN } from '../http/params';
+import { requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db, type Tx } from '../store/database';
 import type { DeviceUpdate } from '../store/schema';
+import type { ChangeRequest } from './deferred-input';
 import { lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
 import { recordEvent } from './events';
 import { assertLicenseAllows } from './hub-settings';
 
-/**
- * Updatable properties (spec 2.4) and the entitlement each needs besides DeviceList. A Map, not an object
- * literal: body keys such as `__proto__` must not find inherited members.
- */
-const UPDATABLE = new Map<string, { name: string; entitlement: Entitlement }>([
-  ['name', { name: 'name', entitlement: 'DeviceModify' }],
-  ['slotnumber', { name: 'slotNumber', entitlement: 'DeviceModify' }],
-  ['notes', { name: 'notes', entitlement: 'DeviceModify' }],
-  ['enabled', { name: 'enabled', entitlement: 'DeviceEnablement' }],
-  ['deleted', { name: 'deleted', entitlement: 'DeviceDelete' }],
-]);
-
-interface DeviceChanges {
+/** Updatable properties (spec 2.4); null clears. */
+export interface DeviceChanges {
   name?: string;
   slotNumber?: number | null;
   notes?: string | null;
   enabled?: boolean;
   deleted?: boolean;
 }
+
+/** The entitlement each property needs besides DeviceList (wire-decisions 21). */
+const PROPERTY_ENTITLEMENT: Record<keyof DeviceChanges, Entitlement> = {
+  name: 'DeviceModify', slotNumber: 'DeviceModify', notes: 'DeviceModify', enabled: 'DeviceEnablement', deleted: 'DeviceDelete',
+};
 
 export const onlineDeviceNotDeletable = (device: { name: string }): string =>
   `Device '${device.name}' is online; only an offline device can be deleted.`;
@@ -42,44 +35,17 @@ export const onlineDeviceNotDeletable = (device: { name: string }): string =>
  * POST /Device?update&id=. Entitlements first (DeviceList, then one per property present, even when its value is
  * invalid), then the values, then the device.
  */
-export async function updateDevice(db: Db, user: AuthenticatedUser, identifier: string, bodyText: string): Promise<void> {
+export async function updateDevice(
+  db: Db, user: AuthenticatedUser, identifier: string, request: ChangeRequest<DeviceChanges>,
+): Promise<void> {
   requireEntitlement(user, 'DeviceList');
-  const body = JsonBody.parse(bodyText);
-  for (const key of body.keys()) {
-    const property = UPDATABLE.get(key);
-    if (property) requireEntitlement(user, property.entitlement);
-  }
-  const changes = readDeviceChanges(body);
+  for (const property of request.properties()) requireEntitlement(user, PROPERTY_ENTITLEMENT[property]);
+  const changes = request.read();
   const { id } = await resolveDevice(db, identifier);
   await withTx(db, async (trx) => {
     const device = await lockDevice(trx, id);
     await applyDeviceChanges(trx, user, device, changes);
   });
-}
-
-/** The body as typed changes; any unknown property or invalid value fails the whole update. */
-function readDeviceChanges(body: JsonBody): DeviceChanges {
-  const keys = body.keys();
-  const unknown = keys.filter((k) => !UPDATABLE.has(k));
-  if (unknown.length > 0) {
-    throw new ApiFailure(`Device property '${unknown[0]}' cannot be updated. Updatable: name, slotNumber, notes, enabled, deleted.`);
-  }
-  if (keys.length === 0) throw new ApiFailure('No device properties to update.');
-  const changes: DeviceChanges = {};
-  if (body.has('name')) {
-    const name = body.string('name')?.trim();
-    if (!name) throw new ApiFailure('Device name cannot be empty.');
-    changes.name = name;
-  }
-  if (body.has('slotNumber')) changes.slotNumber = body.int('slotNumber') ?? null;
-  if (body.has('notes')) changes.notes = body.string('notes') || null;
-  for (const flag of ['enabled', 'deleted'] as const) {
-    if (!body.has(flag)) continue;
-    const value = body.bool(flag);
-    if (value === undefined) throw new ApiFailure(BAD_BOOLEAN);
-    changes[flag] = value;
-  }
-  return changes;
 }
 
 /**

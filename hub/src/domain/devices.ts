@@ -2,9 +2,10 @@
 import { sql } from 'kysely';
 import { parseGuid, type Device, type DeviceAvailabilityStatus, type DeviceOperatingSystem } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { hasEntitlement } from '../http/entitlements';
+import { hasEntitlement } from '../auth/entitlements';
 import type { Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
+import { readDeferred, type Deferred } from './deferred-input';
 import { toDeviceModel, type DeviceDetailOptions } from './device-mapping';
 import { identifierMatch, selectDevices, type DeviceWithRetainer } from './device-queries';
 
@@ -43,11 +44,12 @@ const RETAINER_DISPLAY_NAME = sql<string>`coalesce(nullif(concat_ws(' ',
 
 /** GET /Device. Without DeviceList the answer is `[]` (wire-decisions rule 20). */
 export async function listDevices(
-  db: Db, user: AuthenticatedUser, filters: DeviceFilters, options: DeviceDetailOptions = {},
+  db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters>, options: Deferred<DeviceDetailOptions> = {},
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  const rows = await queryDevices(db, filters, options, false);
-  return mapDevices(db, rows, options);
+  const detail = readDeferred(options);
+  const rows = await queryDevices(db, readDeferred(filters), detail, false);
+  return mapDevices(db, rows, detail);
 }
 
 /**
@@ -55,11 +57,12 @@ export async function listDevices(
  * disabled, deleted or offline.
  */
 export async function listAvailableDevices(
-  db: Db, user: AuthenticatedUser, filters: DeviceFilters = {}, options: DeviceDetailOptions = {},
+  db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters> = {}, options: Deferred<DeviceDetailOptions> = {},
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  const rows = await queryDevices(db, filters, options, true);
-  return mapDevices(db, rows, options);
+  const detail = readDeferred(options);
+  const rows = await queryDevices(db, readDeferred(filters), detail, true);
+  return mapDevices(db, rows, detail);
 }
 
 async function queryDevices(

@@ -11,9 +11,10 @@
 import { sql } from 'kysely';
 import { ApiFailure, DataPortStateName, parseEnumValue } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { requireEntitlement } from '../http/entitlements';
-import { JsonBody } from '../http/json-body';
+import { requireEntitlement } from '../auth/entitlements';
 import type { Db, Tx } from '../store/database';
+import { licensedDeviceLimit } from '../config';
+import { readDeferred, type Deferred } from './deferred-input';
 
 export interface HubSettings {
   /** Reset without `uninstallAll`: remove every user-installed application. */
@@ -32,25 +33,15 @@ export interface HubSettingsView extends HubSettings {
 
 const DATA_PORT_STATE_KEY = 'gateway.dataPortState';
 
-export const LICENSED_DEVICES_ENV = 'DEVICELAB_LICENSED_DEVICES';
+/** The settings stored in `hub_settings`, the ones `POST /Settings?update` changes. */
+export const STORED_SETTINGS = ['resetUninstallAll', 'resetReboot'] as const;
+export type SettingsChanges = Partial<Pick<HubSettings, (typeof STORED_SETTINGS)[number]>>
+  & { dataPortState?: DataPortStateName };
 
-const STORED: Record<'resetUninstallAll' | 'resetReboot', { key: string; fallback: boolean }> = {
+const STORED: Record<(typeof STORED_SETTINGS)[number], { key: string; fallback: boolean }> = {
   resetUninstallAll: { key: 'reset.uninstallAll', fallback: true },
   resetReboot: { key: 'reset.reboot', fallback: true },
 };
-
-/**
- * The licensed device limit from the environment (read on every use, so a test or an operator's restart picks
- * it up). Unset or empty = unlimited; anything but a whole number ≥ 0 is a configuration error.
- */
-export function licensedDeviceLimit(env: NodeJS.ProcessEnv = process.env): number | null {
-  const text = env[LICENSED_DEVICES_ENV]?.trim();
-  if (!text) return null;
-  if (!/^\d{1,9}$/.test(text)) {
-    throw new ApiFailure(`${LICENSED_DEVICES_ENV} must be a whole number of devices (0 or more), not '${text}'.`);
-  }
-  return Number(text);
-}
 
 export async function readHubSettings(db: Db | Tx): Promise<HubSettings> {
   const rows = await db.selectFrom('hub_settings').select(['key', 'value'])
@@ -77,32 +68,14 @@ export async function getHubSettings(
   return { ...await readHubSettings(db), dataPortState: await readDataPortState(db, configuredDataPortState) };
 }
 
-/**
- * POST /Settings?update with a lenient JSON body (`{"resetReboot":"False"}`, `{"dataPortState":"Sync"}`). Every
- * value is checked before anything is stored; unknown keys and the read-only limit are failures.
- */
-export async function updateHubSettings(db: Db, user: AuthenticatedUser, bodyText: string): Promise<void> {
+/** POST /Settings?update. The changes are read (and so checked) only after the entitlement check. */
+export async function updateHubSettings(db: Db, user: AuthenticatedUser, settings: Deferred<SettingsChanges>): Promise<void> {
   requireEntitlement(user, 'SystemManageSettings');
-  const body = JsonBody.parse(bodyText);
-  const changes: { key: string; value: string }[] = [];
-  for (const key of body.keys()) {
-    const name = (Object.keys(STORED) as (keyof typeof STORED)[]).find((n) => n.toLowerCase() === key);
-    if (name) {
-      const value = body.bool(name);
-      if (value === undefined) throw new ApiFailure(`Setting '${name}' needs a value of true or false.`);
-      changes.push({ key: STORED[name].key, value: String(value) });
-    } else if (key === 'dataportstate') {
-      const text = body.string('dataPortState');
-      const value = text ? parseEnumValue(DataPortStateName, text) : undefined;
-      if (!value) throw new ApiFailure("Setting 'dataPortState' needs a value of Data or Sync.");
-      changes.push({ key: DATA_PORT_STATE_KEY, value });
-    } else if (key === 'licenseddevicelimit') {
-      throw new ApiFailure(`licensedDeviceLimit is set by the hub's ${LICENSED_DEVICES_ENV} environment variable.`);
-    } else {
-      throw new ApiFailure(`Unknown setting '${key}'. Settings: resetUninstallAll, resetReboot, dataPortState.`);
-    }
-  }
-  if (changes.length === 0) throw new ApiFailure('No settings to update.');
+  const { dataPortState, ...flags } = readDeferred(settings);
+  const changes = Object.entries(flags)
+    .map(([name, value]) => ({ key: STORED[name as keyof typeof STORED].key, value: String(value) }));
+  if (dataPortState) changes.push({ key: DATA_PORT_STATE_KEY, value: dataPortState });
+  if (changes.length === 0) return;
   await db.insertInto('hub_settings').values(changes)
     .onConflict((oc) => oc.column('key').doUpdateSet({ value: (eb) => eb.ref('excluded.value') }))
     .execute();

@@ -5,27 +5,31 @@
  *    Administrator on every start, Tester as the default role of imported users);
  *  - Administrator holds every entitlement by definition, so its entitlements cannot be changed;
  *  - entitlement names are the PascalCase wire names, matched case-insensitively; an unknown one fails;
- *  - a role still assigned to users cannot be deleted (the failure says how many hold it).
+ *  - a role still assigned to users cannot be deleted (the failure says how many hold it);
+ *  - nobody creates, changes or deletes a role granting an entitlement they do not hold (`./privilege`).
  */
 import { sql } from 'kysely';
 import { ADMINISTRATOR_ROLE, ApiFailure, Entitlement, type Entitlement as EntitlementName, type Role } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { hasEntitlement, requireEntitlement } from '../http/entitlements';
-import type { BodyReader, JsonBody } from '../http/json-body';
+import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { isUniqueViolation, withTx, type Db, type Tx } from '../store/database';
+import { readDeferred, type Deferred } from './deferred-input';
+import { requireGrantWithinReach, requireRoleWithinReach } from './privilege';
 
 export const roleNotFound = (ref: string): string => `Role '${ref}' not found.`;
 export const roleExists = (name: string): string => `A role named '${name}' already exists.`;
 export const builtInRoleFixed = (name: string, what: string): string => `The built-in role '${name}' cannot be ${what}.`;
-export const unknownEntitlement = (name: string): string =>
-  `Unknown entitlement '${name}'. Known entitlements: ${Entitlement.join(', ')}.`;
 export const roleInUse = (name: string, users: number): string =>
   `Role '${name}' is assigned to ${users} user(s); remove it from them before deleting it.`;
 
 /** A role named by its id (Guid) or its name (case-insensitive). */
 export type RoleRef = { id: string } | { name: string };
 
-const MAX_NAME_LENGTH = 100;
+/** A checked change of a role: its name, its entitlements (known names, canonical order). */
+export interface RoleChanges {
+  name?: string;
+  entitlements?: EntitlementName[];
+}
 
 /** GET /Role: every role with UserRolesModify; otherwise only the caller's own roles (like the User list rule). */
 export async function listRoles(db: Db, caller: AuthenticatedUser): Promise<Role[]> {
@@ -37,25 +41,24 @@ export async function listRoles(db: Db, caller: AuthenticatedUser): Promise<Role
   return rows.map((r) => ({ id: r.id, name: r.name, entitlements: orderEntitlements(r.entitlements), isBuiltIn: r.built_in }));
 }
 
-export async function addRole(db: Db, caller: AuthenticatedUser, readBody: BodyReader): Promise<void> {
+export async function addRole(db: Db, caller: AuthenticatedUser, changes: Deferred<RoleChanges>): Promise<void> {
   requireEntitlement(caller, 'UserRolesModify');
-  const body = readBody();
-  checkKeys(body);
-  const name = readName(body);
+  const { name, entitlements = [] } = readDeferred(changes);
   if (name === undefined) throw new ApiFailure('A role needs a name.');
-  const entitlements = readEntitlements(body) ?? [];
+  requireGrantWithinReach(caller, entitlements);
   await translateDuplicate(name, () => db.insertInto('roles').values({ name, entitlements, built_in: false }).execute());
 }
 
 /** Renames a role and/or replaces its entitlements. */
-export async function updateRole(db: Db, caller: AuthenticatedUser, ref: RoleRef, readBody: BodyReader): Promise<void> {
+export async function updateRole(
+  db: Db, caller: AuthenticatedUser, ref: RoleRef, changes: Deferred<RoleChanges>,
+): Promise<void> {
   requireEntitlement(caller, 'UserRolesModify');
-  const body = readBody();
-  checkKeys(body);
-  const name = readName(body);
-  const entitlements = readEntitlements(body);
+  const { name, entitlements } = readDeferred(changes);
+  if (entitlements !== undefined) requireGrantWithinReach(caller, entitlements);
   await translateDuplicate(name ?? '', () => withTx(db, async (trx) => {
     const role = await findRole(trx, ref);
+    requireRoleWithinReach(caller, role);
     if (name !== undefined && name !== role.name) {
       if (role.built_in) throw new ApiFailure(builtInRoleFixed(role.name, 'renamed'));
       await trx.updateTable('roles').set({ name }).where('id', '=', role.id).execute();
@@ -74,6 +77,7 @@ export async function deleteRole(db: Db, caller: AuthenticatedUser, ref: RoleRef
   requireEntitlement(caller, 'UserRolesModify');
   await withTx(db, async (trx) => {
     const role = await findRole(trx, ref);
+    requireRoleWithinReach(caller, role);
     if (role.built_in) throw new ApiFailure(builtInRoleFixed(role.name, 'deleted'));
     const { count } = await trx.selectFrom('user_roles').select((eb) => eb.fn.countAll<string>().as('count'))
       .where('role_id', '=', role.id).executeTakeFirstOrThrow();
@@ -91,35 +95,8 @@ async function findRole(trx: Tx, ref: RoleRef) {
   return role;
 }
 
-function checkKeys(body: JsonBody): void {
-  const unknown = body.keys().find((k) => k !== 'name' && k !== 'entitlements');
-  if (unknown !== undefined) throw new ApiFailure(`Property '${unknown}' is not part of a role: send name and entitlements.`);
-}
-
-function readName(body: JsonBody): string | undefined {
-  if (!body.has('name')) return undefined;
-  const name = body.string('name')?.trim() ?? '';
-  if (name === '') throw new ApiFailure('A role name must not be empty.');
-  if (name.length > MAX_NAME_LENGTH) throw new ApiFailure(`A role name must not exceed ${MAX_NAME_LENGTH} characters.`);
-  return name;
-}
-
-/** PascalCase wire names, matched case-insensitively, without duplicates, in the canonical order. */
-function readEntitlements(body: JsonBody): EntitlementName[] | undefined {
-  if (!body.has('entitlements')) return undefined;
-  const raw = body.raw('entitlements');
-  if (raw !== null && !Array.isArray(raw)) throw new ApiFailure('entitlements must be a list of entitlement names.');
-  const byLowerName = new Map(Entitlement.map((e) => [e.toLowerCase(), e]));
-  const chosen = new Set<EntitlementName>();
-  for (const item of (raw as unknown[] | null) ?? []) {
-    const known = typeof item === 'string' ? byLowerName.get(item.trim().toLowerCase()) : undefined;
-    if (!known) throw new ApiFailure(unknownEntitlement(String(item)));
-    chosen.add(known);
-  }
-  return orderEntitlements([...chosen]) as EntitlementName[];
-}
-
-function orderEntitlements(names: readonly string[]): string[] {
+/** Entitlement names in the canonical order (unknown names last). */
+export function orderEntitlements(names: readonly string[]): string[] {
   const rank = (name: string) => {
     const i = (Entitlement as readonly string[]).indexOf(name);
     return i < 0 ? Entitlement.length : i;

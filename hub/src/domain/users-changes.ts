@@ -1,21 +1,22 @@
 /**
  * Changing users: `POST /User?update` (UserModify / UserModifySelf), `?add` (UserImport) and the extension
  * `?action=generateToken`. Entitlements are checked first, then the whole body, then the stored rows; every
- * change is one transaction, so a failure changes nothing.
+ * change is one transaction, so a failure changes nothing. Nobody changes a user, or obtains its token, holding
+ * entitlements the caller does not hold, nor assigns a role granting such entitlements (`./privilege`).
  */
 import { sql, type Updateable } from 'kysely';
 import { ADMINISTRATOR_ROLE, ApiFailure, missingEntitlementMessage, TESTER_ROLE, type UserProperty } from '@devicelab/shared';
 import { generateApiToken, hashToken } from '../auth/api-tokens';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hashPassword } from '../auth/passwords';
-import { hasEntitlement, requireEntitlement } from '../http/entitlements';
-import type { BodyReader, JsonBody } from '../http/json-body';
+import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
 import type { UserRow, UsersTable } from '../store/schema';
+import type { ChangeRequest } from './deferred-input';
 import { recordEvent } from './events';
+import { requireRoleWithinReach, requireUserWithinReach } from './privilege';
 import { roleNotFound } from './roles';
-import { BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, readUserChange } from './users-body';
-import { userNotFound } from './users';
+import { BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, userNotFound, type UserChange } from './users';
 
 export const LAST_ADMINISTRATOR =
   'The last active Administrator cannot lose the Administrator role or be deactivated.';
@@ -26,11 +27,12 @@ export const NO_LOGIN_GIVEN = 'A new user needs an Email (or UserName) in a JSON
  * User update: UserModify for anyone, UserModify or UserModifySelf for oneself. Changing `roles` also needs
  * UserRolesModify (an extension decision: roles grant entitlements, so editing them is role administration).
  */
-export async function modifyUser(db: Db, caller: AuthenticatedUser, id: string, readBody: BodyReader): Promise<void> {
+export async function modifyUser(
+  db: Db, caller: AuthenticatedUser, id: string, request: ChangeRequest<UserChange>,
+): Promise<void> {
   requireModifyRight(caller, id);
-  const body = readBody();
-  if (body.has('roles')) requireEntitlement(caller, 'UserRolesModify');
-  const change = readUserChange(body);
+  if (request.properties().includes('roles')) requireEntitlement(caller, 'UserRolesModify');
+  const change = request.read();
   const passwordHash = change.password !== undefined ? await hashPassword(change.password) : undefined;
 
   await translateDuplicates(() => withTx(db, async (trx) => {
@@ -38,6 +40,7 @@ export async function modifyUser(db: Db, caller: AuthenticatedUser, id: string, 
     if (guardsAdministrators) await lockAdministratorRole(trx);
     const row = await trx.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!row) throw new ApiFailure(userNotFound(id));
+    await requireUserWithinReach(trx, caller, row);
     checkLoginChange(row, change.login);
 
     const columns: Updateable<UsersTable> = {};
@@ -50,7 +53,7 @@ export async function modifyUser(db: Db, caller: AuthenticatedUser, id: string, 
     if (Object.keys(change.profile).length > 0) columns.profile = JSON.stringify(mergeProfile(row.profile, change.profile));
     if (Object.keys(columns).length > 0) await trx.updateTable('users').set(columns).where('id', '=', id).execute();
 
-    if (change.roles !== undefined) await replaceRoles(trx, id, change.roles);
+    if (change.roles !== undefined) await replaceRoles(trx, caller, id, change.roles);
     if (change.properties !== undefined) await replaceProperties(trx, id, change.properties);
     if (guardsAdministrators) await requireAnActiveAdministrator(trx);
   }));
@@ -61,9 +64,9 @@ export async function modifyUser(db: Db, caller: AuthenticatedUser, id: string, 
  * fields, properties and roles (default `["Tester"]`; any other role set needs UserRolesModify too). The new
  * user has no API token until one is generated; a UserCreated event is written in the same transaction.
  */
-export async function importUser(db: Db, caller: AuthenticatedUser, readBody: BodyReader): Promise<string> {
+export async function importUser(db: Db, caller: AuthenticatedUser, request: ChangeRequest<UserChange>): Promise<string> {
   requireEntitlement(caller, 'UserImport');
-  const change = readUserChange(readBody());
+  const change = request.read();
   if (change.login === undefined || change.login === '') throw new ApiFailure(NO_LOGIN_GIVEN);
   if (change.login.toLowerCase() === BUILT_IN_ADMIN_LOGIN) throw new ApiFailure(INVALID_USERNAME);
   const roles = change.roles ?? [TESTER_ROLE];
@@ -82,7 +85,7 @@ export async function importUser(db: Db, caller: AuthenticatedUser, readBody: Bo
       password_hash: passwordHash,
       token_sha256: null,
     }).returning('id').executeTakeFirstOrThrow();
-    await replaceRoles(trx, row.id, roles);
+    await replaceRoles(trx, caller, row.id, roles);
     if (change.properties) await replaceProperties(trx, row.id, change.properties);
     await recordEvent(trx, {
       eventType: 'UserCreated', message: 'User Created', userId: row.id, stringValue: change.login!,
@@ -96,9 +99,12 @@ export async function importUser(db: Db, caller: AuthenticatedUser, readBody: Bo
 export async function generateUserToken(db: Db, caller: AuthenticatedUser, id: string): Promise<string> {
   requireModifyRight(caller, id);
   const token = generateApiToken();
-  const updated = await db.updateTable('users').set({ token_sha256: hashToken(token) })
-    .where('id', '=', id).returning('id').executeTakeFirst();
-  if (!updated) throw new ApiFailure(userNotFound(id));
+  await withTx(db, async (trx) => {
+    const row = await trx.selectFrom('users').select(['id', 'login']).where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!row) throw new ApiFailure(userNotFound(id));
+    await requireUserWithinReach(trx, caller, row);
+    await trx.updateTable('users').set({ token_sha256: hashToken(token) }).where('id', '=', id).execute();
+  });
   return token;
 }
 
@@ -131,13 +137,15 @@ function mergeProfile(
   return merged;
 }
 
-async function replaceRoles(trx: Tx, userId: string, names: string[]): Promise<void> {
+/** Gives the user exactly these roles; each must exist and grant only entitlements the caller holds. */
+async function replaceRoles(trx: Tx, caller: AuthenticatedUser, userId: string, names: string[]): Promise<void> {
   const lowered = [...new Set(names.map((n) => n.toLowerCase()))];
-  const roles = lowered.length === 0 ? [] : await trx.selectFrom('roles').select(['id', 'name'])
-    .where(sql<boolean>`lower(name) = ANY(${lowered}::text[])`).execute();
+  const roles = lowered.length === 0 ? [] : await trx.selectFrom('roles').select(['id', 'name', 'entitlements'])
+    .where(sql<boolean>`lower(name) = ANY(${lowered}::text[])`).forShare().execute();
   const found = new Set(roles.map((r) => r.name.toLowerCase()));
   const missing = names.find((n) => !found.has(n.toLowerCase()));
   if (missing !== undefined) throw new ApiFailure(roleNotFound(missing));
+  for (const role of roles) requireRoleWithinReach(caller, role);
   await trx.deleteFrom('user_roles').where('user_id', '=', userId).execute();
   if (roles.length > 0) {
     await trx.insertInto('user_roles').values(roles.map((r) => ({ user_id: userId, role_id: r.id }))).execute();

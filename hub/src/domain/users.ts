@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { formatWireDate, type User, type UserProperty } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { hasEntitlement } from '../http/entitlements';
+import { hasEntitlement } from '../auth/entitlements';
 import type { Db, Tx } from '../store/database';
 import type { UserRow } from '../store/schema';
 
@@ -22,6 +22,24 @@ export const PROFILE_FIELDS = [
 export type ProfileField = (typeof PROFILE_FIELDS)[number];
 
 export const userNotFound = (id: string): string => `User '${id}' not found.`;
+/** Exact vendor text (wire-contract 5; real newline). */
+export const INVALID_USERNAME = 'Invalid username, an email is expected.\nParameter name: UserName';
+export const BUILT_IN_ADMIN_LOGIN = 'admin';
+
+/** A checked change of a user (`POST /User?update`, `?add`); absent fields stay as they are. */
+export interface UserChange {
+  /** New login as given (case preserved); `admin` only passes here to be checked against the row. */
+  login?: string;
+  password?: string;
+  isActive?: boolean;
+  /** null clears the field. */
+  names: Partial<Record<NameField, string | null>>;
+  profile: Partial<Record<ProfileField, string | null>>;
+  /** Role names as given; replaces the user's roles. */
+  roles?: string[];
+  /** Replaces the user's properties. */
+  properties?: UserProperty[];
+}
 
 /** Filters of spec 2.4; text filters match whole values, ignoring letter case. */
 export interface UserFilters {

@@ -7,7 +7,8 @@
 import { sql } from 'kysely';
 import type { DeviceState } from '@devicelab/proto';
 import { recordEvent } from '../domain/events';
-import { countLicensedDevices, licensedDeviceLimit, licensedLimitReached, lockLicensedDevices } from '../domain/hub-settings';
+import { licensedDeviceLimit } from '../config';
+import { countLicensedDevices, licensedLimitReached, lockLicensedDevices } from '../domain/hub-settings';
 import { withTx, type Db, type Tx } from '../store/database';
 
 /** Set by the domain when it reboots a device; holds until the gateway reports the device Ready again. */
@@ -15,7 +16,7 @@ export const HUB_REBOOTING = 'Rebooting';
 
 type Availability = 'Online' | 'Offline';
 
-/** What changed for one device, for callers that notify others (onDevicesChanged). */
+/** What changed for one device. */
 export interface DeviceChange {
   vendorUniqueIdentifier: string;
   deviceId: string;

@@ -15,7 +15,7 @@ import { MetricsReceiver } from '../metrics/link-ingest';
 import type { MetricsStore } from '../metrics/metrics-store';
 import type { Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
-import { applyDeviceState, setGatewayConnected, takeDevicesOffline, type DeviceChange } from './device-inventory';
+import { applyDeviceState, setGatewayConnected, takeDevicesOffline } from './device-inventory';
 import { GatewayUnavailableError, type ConnectedGateway } from './gateway-directory';
 import { hubProof } from './gateway-tokens';
 
@@ -35,7 +35,6 @@ export interface GatewaySessionContext {
   /** Hello accepted: the registry makes this the gateway's session (replacing an older one). */
   onEstablished(session: GatewaySession): void;
   onEnded(session: GatewaySession): void;
-  onDevicesChanged?(changes: DeviceChange[]): void;
   /** SPKI DER of the DeviceAccessTicket signing key, for Welcome. */
   ticketPublicKey?: Buffer;
   /** Where the gateway's metrics batches go (issue 5); without it batches are acknowledged unstored. */
@@ -153,9 +152,8 @@ export class GatewaySession {
     if (!this.replaced && this.hello) {
       const gatewayId = this.ctx.gateway.id;
       void this.ctx.enqueueWrite(gatewayId, async () => {
-        const changes = await takeDevicesOffline(this.ctx.db, { gatewayId, detail: `Gateway disconnected: ${reason}` });
+        await takeDevicesOffline(this.ctx.db, { gatewayId, detail: `Gateway disconnected: ${reason}` });
         await setGatewayConnected(this.ctx.db, gatewayId, false);
-        this.notify(changes);
       });
     }
   }
@@ -176,12 +174,12 @@ export class GatewaySession {
         return this.onSnapshot(message.snapshot.devices ?? []);
       case 'deviceUpdate':
         this.devices.add(message.deviceUpdate.vendorUniqueIdentifier);
-        return this.recordWrite(async () => this.notify([await applyDeviceState(this.ctx.db, this.ctx.gateway.id, message.deviceUpdate)]));
+        return this.recordWrite(() => applyDeviceState(this.ctx.db, this.ctx.gateway.id, message.deviceUpdate));
       case 'deviceRemoved': {
         const id = message.deviceRemoved.vendorUniqueIdentifier;
         this.devices.delete(id);
-        return this.recordWrite(async () =>
-          this.notify(await takeDevicesOffline(this.ctx.db, { gatewayId: this.ctx.gateway.id, only: [id], detail: 'Removed by the gateway' })),
+        return this.recordWrite(() =>
+          takeDevicesOffline(this.ctx.db, { gatewayId: this.ctx.gateway.id, only: [id], detail: 'Removed by the gateway' }),
         );
       }
       case 'commandResult':
@@ -275,12 +273,8 @@ export class GatewaySession {
     for (const device of devices) this.devices.add(device.vendorUniqueIdentifier);
     const keep = devices.map((d) => d.vendorUniqueIdentifier);
     this.recordWrite(async () => {
-      const changes: DeviceChange[] = [];
-      for (const device of devices) changes.push(await applyDeviceState(this.ctx.db, this.ctx.gateway.id, device));
-      changes.push(
-        ...(await takeDevicesOffline(this.ctx.db, { gatewayId: this.ctx.gateway.id, keep, detail: 'Not reported by its gateway' })),
-      );
-      this.notify(changes);
+      for (const device of devices) await applyDeviceState(this.ctx.db, this.ctx.gateway.id, device);
+      await takeDevicesOffline(this.ctx.db, { gatewayId: this.ctx.gateway.id, keep, detail: 'Not reported by its gateway' });
     });
   }
 
@@ -297,7 +291,7 @@ export class GatewaySession {
     }
     this.devices.add(state.vendorUniqueIdentifier);
     void this.ctx.enqueueWrite(this.ctx.gateway.id, async () => {
-      this.notify([await applyDeviceState(this.ctx.db, this.ctx.gateway.id, state)]);
+      await applyDeviceState(this.ctx.db, this.ctx.gateway.id, state);
     }).then(() => this.answerCommand(result));
   }
 
@@ -321,10 +315,6 @@ export class GatewaySession {
     void this.ctx.enqueueWrite(this.ctx.gateway.id, async () => {
       await write();
     });
-  }
-
-  private notify(changes: DeviceChange[]): void {
-    if (changes.length > 0) this.ctx.onDevicesChanged?.(changes);
   }
 
   private write(message: HubMessage): void {

@@ -19,7 +19,7 @@ import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { isDatabaseUnavailable, type Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
-import { resetAllGateways, setGatewayConnected, takeDevicesOffline, type DeviceChange } from './device-inventory';
+import { resetAllGateways, setGatewayConnected, takeDevicesOffline } from './device-inventory';
 import { GatewayUnavailableError, type ConnectedGateway, type GatewayDirectory } from './gateway-directory';
 import { GatewaySession, type ConnectCall } from './gateway-session';
 import { authenticateGateway } from './gateway-tokens';
@@ -48,8 +48,6 @@ export interface LinkServerOptions {
   host?: string;
   tls?: LinkServerTls;
   heartbeatIntervalMs?: number;
-  /** Called after device rows changed (inventory, disconnects); for caches and push notifications. */
-  onDevicesChanged?: (changes: DeviceChange[]) => void;
   /** SPKI DER of the key that signs DeviceAccessTicket authenticators; sent in Welcome. */
   ticketPublicKey?: Buffer;
   logger?: Logger;
@@ -83,9 +81,8 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
         return;
       }
       void enqueueWrite(gatewayId, async () => {
-        const changes = await takeDevicesOffline(db, { gatewayId, detail: 'Gateway disconnected while the records store was away' });
+        await takeDevicesOffline(db, { gatewayId, detail: 'Gateway disconnected while the records store was away' });
         await setGatewayConnected(db, gatewayId, false);
-        options.onDevicesChanged?.(changes);
       });
     },
   });
@@ -114,7 +111,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   let stopping: Promise<void> | undefined;
 
   // No gateway can be connected to a hub that is only starting: clear what a previous run left Online.
-  options.onDevicesChanged?.(await resetAllGateways(db));
+  await resetAllGateways(db);
 
   const connect = (call: ConnectCall): void => {
     authenticateCall(db, call.metadata).then(
@@ -138,7 +135,6 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           enqueueWrite,
           ticketPublicKey: options.ticketPublicKey,
           metrics,
-          onDevicesChanged: options.onDevicesChanged,
           onEstablished: (established) => {
             const previous = sessions.get(gateway.name);
             sessions.set(gateway.name, established);

@@ -7,7 +7,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiFailure, UNEXPECTED_ERROR_MESSAGE } from '@devicelab/shared';
 import type { Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { sendAuthenticationRequired } from '../auth/basic-auth';
+import { sendAuthenticationRequired } from './basic-auth';
 import { isDatabaseUnavailable } from '../store/database';
 import { prettyRequested, requestParams, type RequestParams } from './params';
 import { writeFailure, writeJson } from './respond';

@@ -5,7 +5,7 @@
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { resolveDeviceIdentity, type DeviceIdentity } from '../domain/device-queries';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import type { Db } from '../store/database';
 import { documentFileName, parseFormat, toCsv, toInfluxJson, type MetricsFormat } from './influx-format';
 import { deviceMarkerPeriods, markerQueryPeriod, type MarkerPeriod } from './markers';

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { deviceNotFound, resolveDevice, selectDeviceIdentity, type DeviceIdentity } from '../domain/device-queries';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import { isUniqueViolation, type Db, type Tx } from '../store/database';
 import type { QueryPeriod } from './metrics-store';
 

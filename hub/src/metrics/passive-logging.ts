@@ -5,7 +5,7 @@
  */
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { resolveDevice } from '../domain/device-queries';
-import { requireEntitlement } from '../http/entitlements';
+import { requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db } from '../store/database';
 
 /** Passive logging on or off (spec 4.3 action=enabled). Returns whether the device's setting changed. */

@@ -33,15 +33,6 @@ export interface RecordsStoreConfig {
   onEmbeddedServerLost?: (err: Error) => void;
 }
 
-export function recordsStoreConfigFromEnv(env: NodeJS.ProcessEnv = process.env): RecordsStoreConfig {
-  const port = env.DEVICELAB_POSTGRES_PORT ? Number.parseInt(env.DEVICELAB_POSTGRES_PORT, 10) : undefined;
-  return {
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: path.resolve(env.DEVICELAB_DATA_DIR || './data'),
-    embeddedPort: Number.isInteger(port) ? port : undefined,
-  };
-}
-
 export interface RecordsStore {
   db: Db;
   /** Connection string of the records database (contains credentials: do not log it). */
@@ -52,7 +43,7 @@ export interface RecordsStore {
   stop(): Promise<void>;
 }
 
-export async function openRecordsStore(config: RecordsStoreConfig = recordsStoreConfigFromEnv()): Promise<RecordsStore> {
+export async function openRecordsStore(config: RecordsStoreConfig): Promise<RecordsStore> {
   let embedded: EmbeddedPostgres | undefined;
   let url: string;
   if (config.databaseUrl) {

@@ -214,7 +214,5 @@ export type DeviceRow = Selectable<DevicesTable>;
 export type DeviceUpdate = Updateable<DevicesTable>;
 export type NewDevice = Insertable<DevicesTable>;
 export type ApplicationRow = Selectable<ApplicationsTable>;
-export type NewApplication = Insertable<ApplicationsTable>;
 export type GatewayRow = Selectable<GatewaysTable>;
 export type EventRow = Selectable<EventsTable>;
-export type NewEvent = Insertable<EventsTable>;

@@ -5,7 +5,7 @@
  * curl (verbs in the query, JSON bodies) send them.
  */
 import { defaultAndroidLab } from '@devicelab/labsim';
-import { LICENSED_DEVICES_ENV } from '../../src/domain/hub-settings';
+import { LICENSED_DEVICES_ENV } from '../../src/config';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 let lab: TestLab;

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { createLogger } from '@devicelab/shared';
 import { createApiApp } from '../../src/api/app';
 import { BlobStore } from '../../src/apps/blob-store';
-import { basicAuthMiddleware } from '../../src/auth/basic-auth';
+import { basicAuthMiddleware } from '../../src/http/basic-auth';
 import { createUser, ensureBuiltInRolesAndAdmin } from '../../src/auth/users';
 import { newTicketKeys } from '../../src/domain/device-ticket';
 import type { LinkServer } from '../../src/gateways/link-server';

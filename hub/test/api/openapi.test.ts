@@ -14,7 +14,7 @@ import { createApiApp } from '../../src/api/app';
 import { describedRoutes } from '../../src/api/openapi/document';
 import { ENDPOINTS } from '../../src/api/openapi/endpoints';
 import { BlobStore } from '../../src/apps/blob-store';
-import { basicAuthMiddleware } from '../../src/auth/basic-auth';
+import { basicAuthMiddleware } from '../../src/http/basic-auth';
 import { createUser, ensureBuiltInRolesAndAdmin } from '../../src/auth/users';
 import { newTicketKeys } from '../../src/domain/device-ticket';
 import type { LinkServer } from '../../src/gateways/link-server';

@@ -5,6 +5,7 @@ import { ApiFailure } from '@devicelab/shared';
 import { BlobStore } from '../../src/apps/blob-store';
 import { APPLICATION_NOT_FOUND_FOR_DELETE, deleteApplication, modifyApplication } from '../../src/domain/application-changes';
 import { listApplications, uploadApplication } from '../../src/domain/applications';
+import { applicationChanges } from '../../src/api/application-body';
 import { JsonBody } from '../../src/http/json-body';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { PackageInspector } from '../../src/apps/package-inspector';
@@ -36,19 +37,19 @@ describe('modifyApplication', () => {
   it('changes displayName (keys case-insensitive, unquoted) and nothing else', async () => {
     const admin = await createUser(t.db, 'mod1@example.com');
     const app = await upload('ContactManager.apk');
-    await modifyApplication(t.db, admin, app.id, JsonBody.parse('{DisplayName:"Renamed Contacts"}'));
+    await modifyApplication(t.db, admin, app.id, applicationChanges('{DisplayName:"Renamed Contacts"}'));
     const [after] = await listApplications(t.db, admin, { id: app.id });
     expect(after).toEqual({ ...app, displayName: 'Renamed Contacts' });
-    await modifyApplication(t.db, admin, app.id, JsonBody.parse('{}'));
+    await modifyApplication(t.db, admin, app.id, applicationChanges('{}'));
     expect((await listApplications(t.db, admin, { id: app.id }))[0].displayName).toBe('Renamed Contacts');
   });
 
   it('an unknown or read-only key fails and changes nothing, even beside displayName', async () => {
     const admin = await createUser(t.db, 'mod2@example.com');
     const app = await upload('ContactManager.apk');
-    await expect(modifyApplication(t.db, admin, app.id, JsonBody.parse('{"displayName":"X","version":"9.9"}')))
+    await expect(modifyApplication(t.db, admin, app.id, applicationChanges('{"displayName":"X","version":"9.9"}')))
       .rejects.toThrow(new ApiFailure("Property 'version' cannot be updated. Updatable properties: displayName."));
-    await expect(modifyApplication(t.db, admin, app.id, JsonBody.parse('{"displayName":""}')))
+    await expect(modifyApplication(t.db, admin, app.id, applicationChanges('{"displayName":""}')))
       .rejects.toThrow(new ApiFailure('displayName must not be empty.'));
     expect(() => JsonBody.parse('{"displayName":')).toThrow(/^Invalid JSON body/);
     expect((await listApplications(t.db, admin, { id: app.id }))[0]).toEqual(app);
@@ -58,9 +59,9 @@ describe('modifyApplication', () => {
     const tester = await createUser(t.db, 'mod3@example.com', ['ApplicationList']);
     const admin = await createUser(t.db, 'mod4@example.com');
     const missing = '0d4c7d6e-1111-4222-8333-944455556666';
-    await expect(modifyApplication(t.db, tester, missing, JsonBody.parse('{displayName:"x"}')))
+    await expect(modifyApplication(t.db, tester, missing, applicationChanges('{displayName:"x"}')))
       .rejects.toThrow(new ApiFailure('User does not have required entitlement: ApplicationModify'));
-    await expect(modifyApplication(t.db, admin, missing, JsonBody.parse('{displayName:"x"}')))
+    await expect(modifyApplication(t.db, admin, missing, applicationChanges('{displayName:"x"}')))
       .rejects.toThrow(new ApiFailure(`Application '${missing}' not found.`));
   });
 });

@@ -3,9 +3,11 @@
  * gateway reports do to deleted devices and OS versions (device-inventory.ts).
  */
 import { ApiFailure } from '@devicelab/shared';
+import { deviceChangeRequest } from '../../src/api/device-body';
 import { deleteDevice, setDeviceEnabled, updateDevice } from '../../src/domain/device-updates';
 import { listAvailableDevices, listDevices } from '../../src/domain/devices';
-import { getHubSettings, LICENSED_DEVICES_ENV } from '../../src/domain/hub-settings';
+import { LICENSED_DEVICES_ENV } from '../../src/config';
+import { getHubSettings } from '../../src/domain/hub-settings';
 import { applyDeviceState } from '../../src/gateways/device-inventory';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { createUser, insertDevice } from './helpers';
@@ -39,12 +41,12 @@ describe('licensed device limit', () => {
     await setDeviceEnabled(t.db, admin, a.id, true);
     const full = `The licensed device limit of ${await licensed()} enabled devices is reached; disable or delete another device first.`;
     expect(await message(setDeviceEnabled(t.db, admin, b.id, true))).toBe(full);
-    expect(await message(updateDevice(t.db, admin, b.id, '{"enabled":"true","name":"Never"}'))).toBe(full);
-    expect(await message(updateDevice(t.db, admin, deletedOne.id, '{"deleted":"false"}'))).toBe(full);
+    expect(await message(updateDevice(t.db, admin, b.id, deviceChangeRequest('{"enabled":"true","name":"Never"}')))).toBe(full);
+    expect(await message(updateDevice(t.db, admin, deletedOne.id, deviceChangeRequest('{"deleted":"false"}')))).toBe(full);
     expect(await row(b.id)).toMatchObject({ enabled: false, name: b.name });
     expect((await row(deletedOne.id)).deleted).toBe(true);
     // Restoring it disabled does not count, and freeing a place lets b in.
-    await updateDevice(t.db, admin, deletedOne.id, '{"deleted":"false","enabled":"false"}');
+    await updateDevice(t.db, admin, deletedOne.id, deviceChangeRequest('{"deleted":"false","enabled":"false"}'));
     await setDeviceEnabled(t.db, admin, a.id, false);
     await setDeviceEnabled(t.db, admin, b.id, true);
     expect((await row(b.id)).enabled).toBe(true);

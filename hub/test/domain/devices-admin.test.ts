@@ -8,6 +8,8 @@ import { ApiFailure, type Entitlement } from '@devicelab/shared';
 import { rebootDevice } from '../../src/domain/device-actions';
 import { readAutomationLog } from '../../src/domain/device-automation-log';
 import { resetDevice } from '../../src/domain/device-reset';
+import { deviceChangeRequest } from '../../src/api/device-body';
+import { settingsChanges } from '../../src/api/settings-body';
 import { deleteDevice, setDeviceEnabled, updateDevice } from '../../src/domain/device-updates';
 import { listAvailableDevices, listDevices } from '../../src/domain/devices';
 import { getHubSettings, updateHubSettings } from '../../src/domain/hub-settings';
@@ -38,11 +40,11 @@ describe('POST /Device?update', () => {
   it('accepts lenient JSON: string booleans and numbers, unquoted keys, any key case, identifier by serial', async () => {
     const admin = await user();
     const d = await insertDevice(t.db, { vendor_unique_identifier: 'UPD-1', serial_number: 'UPD-SERIAL-1', notes: 'old' });
-    await updateDevice(t.db, admin, d.id, '{"Enabled":"False"}');
+    await updateDevice(t.db, admin, d.id, deviceChangeRequest('{"Enabled":"False"}'));
     expect((await row(d.id)).enabled).toBe(false);
-    await updateDevice(t.db, admin, 'UPD-SERIAL-1', '{slotNumber:"1777", Name:"Renamed", NOTES:""}');
+    await updateDevice(t.db, admin, 'UPD-SERIAL-1', deviceChangeRequest('{slotNumber:"1777", Name:"Renamed", NOTES:""}'));
     expect(await row(d.id)).toMatchObject({ slot_number: 1777, name: 'Renamed', notes: null, enabled: false });
-    await updateDevice(t.db, admin, 'UPD-1', '{"enabled":true,"slotNumber":""}');
+    await updateDevice(t.db, admin, 'UPD-1', deviceChangeRequest('{"enabled":true,"slotNumber":""}'));
     expect(await row(d.id)).toMatchObject({ slot_number: null, enabled: true });
     expect((await eventsOf(d.id)).map((e) => e.message)).toEqual(['Device Disabled', 'Device Enabled']);
   });
@@ -59,12 +61,12 @@ describe('POST /Device?update', () => {
     ];
     for (const [missing, body, expected] of cases) {
       const u = await user(without(...missing));
-      expect(await message(updateDevice(t.db, u, d.id, body))).toBe(`User does not have required entitlement: ${expected}`);
-      expect(await message(updateDevice(t.db, u, 'no-such-device', body))).toBe(`User does not have required entitlement: ${expected}`);
+      expect(await message(updateDevice(t.db, u, d.id, deviceChangeRequest(body)))).toBe(`User does not have required entitlement: ${expected}`);
+      expect(await message(updateDevice(t.db, u, 'no-such-device', deviceChangeRequest(body)))).toBe(`User does not have required entitlement: ${expected}`);
     }
     // Only what the body touches is checked: a modifier without enablement may rename.
     const modifier = await user(['DeviceList', 'DeviceModify']);
-    await updateDevice(t.db, modifier, d.id, '{"name":"By modifier"}');
+    await updateDevice(t.db, modifier, d.id, deviceChangeRequest('{"name":"By modifier"}'));
     expect((await row(d.id)).name).toBe('By modifier');
   });
 
@@ -82,9 +84,9 @@ describe('POST /Device?update', () => {
       ['{}', 'No device properties to update.'],
       ['[1,2]', 'Invalid JSON body: an object is expected.'],
     ];
-    for (const [body, text] of cases) expect(await message(updateDevice(t.db, admin, d.id, body))).toBe(text);
-    expect(await message(updateDevice(t.db, admin, d.id, '{name:'))).toMatch(/^Invalid JSON body: /);
-    expect(await message(updateDevice(t.db, admin, 'nope', '{"name":"x"}'))).toBe("Device 'nope' not found.");
+    for (const [body, text] of cases) expect(await message(updateDevice(t.db, admin, d.id, deviceChangeRequest(body)))).toBe(text);
+    expect(await message(updateDevice(t.db, admin, d.id, deviceChangeRequest('{name:')))).toMatch(/^Invalid JSON body: /);
+    expect(await message(updateDevice(t.db, admin, 'nope', deviceChangeRequest('{"name":"x"}')))).toBe("Device 'nope' not found.");
     expect(await row(d.id)).toEqual(before);
     expect(await eventsOf(d.id)).toEqual([]);
   });
@@ -92,15 +94,15 @@ describe('POST /Device?update', () => {
   it('"deleted":"true" deletes an Offline device, refuses an Online one; "false" restores', async () => {
     const admin = await user();
     const online = await insertDevice(t.db, { name: 'Busy Phone' });
-    expect(await message(updateDevice(t.db, admin, online.id, '{"deleted":"true","name":"Other"}')))
+    expect(await message(updateDevice(t.db, admin, online.id, deviceChangeRequest('{"deleted":"true","name":"Other"}'))))
       .toBe("Device 'Busy Phone' is online; only an offline device can be deleted.");
     expect(await row(online.id)).toMatchObject({ deleted: false, name: 'Busy Phone' });
 
     const off = await insertDevice(t.db, { availability: 'Offline' });
-    await updateDevice(t.db, admin, off.id, '{"Deleted":"True"}');
+    await updateDevice(t.db, admin, off.id, deviceChangeRequest('{"Deleted":"True"}'));
     expect((await row(off.id)).deleted).toBe(true);
-    await updateDevice(t.db, admin, off.id, '{"deleted":"true"}'); // repeating changes nothing
-    await updateDevice(t.db, admin, off.id, '{"deleted":"false"}');
+    await updateDevice(t.db, admin, off.id, deviceChangeRequest('{"deleted":"true"}')); // repeating changes nothing
+    await updateDevice(t.db, admin, off.id, deviceChangeRequest('{"deleted":"false"}'));
     expect((await row(off.id)).deleted).toBe(false);
     expect(await eventsOf(off.id)).toEqual([
       { event_type: 'DeviceDeletion', message: 'Device Deleted', bool_value: true, string_value: null },
@@ -206,10 +208,10 @@ describe('reset: defaults and entitlement order', () => {
     expect(await getHubSettings(t.db, admin, 'Data')).toEqual({ resetUninstallAll: true, resetReboot: true, licensedDeviceLimit: null,
       dataPortState: 'Data' });
     expect(await message(getHubSettings(t.db, settingsless, 'Data'))).toBe('User does not have required entitlement: SystemManageSettings');
-    expect(await message(updateHubSettings(t.db, settingsless, '{"resetReboot":false}')))
+    expect(await message(updateHubSettings(t.db, settingsless, settingsChanges('{"resetReboot":false}'))))
       .toBe('User does not have required entitlement: SystemManageSettings');
 
-    await updateHubSettings(t.db, admin, '{ResetUninstallAll:"False", resetreboot:"false"}');
+    await updateHubSettings(t.db, admin, settingsChanges('{ResetUninstallAll:"False", resetreboot:"false"}'));
     expect(await getHubSettings(t.db, admin, 'Data')).toMatchObject({ resetUninstallAll: false, resetReboot: false });
     // Nothing in effect: no entitlement needed, nothing sent to the (absent) gateway.
     expect(await resetDevice(t.db, link.directory, neither, d.id)).toEqual({ uninstalled: [], rebooted: false });
@@ -223,9 +225,9 @@ describe('reset: defaults and entitlement order', () => {
       ['{"resetUninstallAll":true,"colour":"red"}', "Unknown setting 'colour'. Settings: resetUninstallAll, resetReboot, dataPortState."],
       ['{"resetReboot":null}', "Setting 'resetReboot' needs a value of true or false."],
       ['{}', 'No settings to update.'],
-    ]) expect(await message(updateHubSettings(t.db, admin, body))).toBe(text);
+    ]) expect(await message(updateHubSettings(t.db, admin, settingsChanges(body)))).toBe(text);
     expect(await getHubSettings(t.db, admin, 'Data')).toMatchObject({ resetUninstallAll: false, resetReboot: false });
-    await updateHubSettings(t.db, admin, '{"resetUninstallAll":true,"resetReboot":true}');
+    await updateHubSettings(t.db, admin, settingsChanges('{"resetUninstallAll":true,"resetReboot":true}'));
   });
 });
 

@@ -2,6 +2,7 @@ import { Entitlement } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
 import { createUser, ensureBuiltInRolesAndAdmin, loadAuthenticatedUser } from '../../src/auth/users';
 import { addRole, deleteRole, listRoles, updateRole } from '../../src/domain/roles';
+import { roleChanges } from '../../src/api/role-body';
 import { JsonBody } from '../../src/http/json-body';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
@@ -14,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 
-const body = (text: string) => () => JsonBody.parse(text);
+const body = (text: string) => roleChanges(() => JsonBody.parse(text));
 const roleNamed = async (name: string) => (await listRoles(t.db, admin)).find((r) => r.name === name);
 
 describe('roles (extension /Role)', () => {

@@ -1,9 +1,9 @@
-import type { Entitlement } from '@devicelab/shared';
+import { builtInRoles, TESTER_ROLE, type Entitlement } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
 import { verifyPassword } from '../../src/auth/passwords';
 import { ensureBuiltInRolesAndAdmin, findUserByCredentials, loadAuthenticatedUser } from '../../src/auth/users';
-import { listUsers } from '../../src/domain/users';
-import { INVALID_USERNAME } from '../../src/domain/users-body';
+import { userChangeRequest } from '../../src/api/user-body';
+import { INVALID_USERNAME, listUsers } from '../../src/domain/users';
 import {
   ADMIN_CANNOT_BE_RENAMED, generateUserToken, importUser, LAST_ADMINISTRATOR, modifyUser, NO_LOGIN_GIVEN,
 } from '../../src/domain/users-changes';
@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 
-const body = (text: string) => () => JsonBody.parse(text);
+const body = (text: string) => userChangeRequest(() => JsonBody.parse(text));
 
 async function callerByLogin(login: string): Promise<AuthenticatedUser> {
   const row = await t.db.selectFrom('users').selectAll().where('login', '=', login).executeTakeFirstOrThrow();
@@ -67,7 +67,7 @@ describe('import (POST /User?add)', () => {
 
   it('fails cleanly and stores nothing for bad input', async () => {
     const before = await t.db.selectFrom('users').select('id').execute();
-    await expect(importUser(t.db, admin, () => new JsonBody({}))).rejects.toThrow(NO_LOGIN_GIVEN);
+    await expect(importUser(t.db, admin, userChangeRequest(() => new JsonBody({})))).rejects.toThrow(NO_LOGIN_GIVEN);
     await expect(importUser(t.db, admin, body('{Email:"333339332323"}'))).rejects.toThrow(INVALID_USERNAME);
     await expect(importUser(t.db, admin, body('{Email:"admin"}'))).rejects.toThrow(INVALID_USERNAME);
     await expect(importUser(t.db, admin, body('{Email:"x@corp.com",roles:["Astronaut"]}'))).rejects.toThrow("Role 'Astronaut' not found.");
@@ -79,7 +79,10 @@ describe('import (POST /User?add)', () => {
   });
 
   it('needs UserImport, and UserRolesModify for roles other than Tester', async () => {
-    const importer = await userWith('importer@corp.com', ['UserImport']);
+    // The importer must hold what the new user's roles grant (issue 9: nobody grants entitlements they lack).
+    const importer = await userWith('importer@corp.com', ['UserImport', ...builtInRoles[TESTER_ROLE]]);
+    await expect(importUser(t.db, await userWith('bare-importer@corp.com', ['UserImport']), body('{Email:"d@corp.com"}')))
+      .rejects.toThrow(/^Role 'Tester' grants entitlements you do not hold \(ApplicationList, /);
     await expect(importUser(t.db, (await userWith('nobody@corp.com', [])), body('{Email:"a@corp.com"}')))
       .rejects.toThrow('User does not have required entitlement: UserImport');
     await expect(importUser(t.db, importer, body('{Email:"b@corp.com",roles:["Administrator"]}')))

@@ -41,8 +41,8 @@ const row = async (device: LabDevice) => {
 };
 const send = (device: LabDevice | string, action: CommandAction, timeoutMs = 10_000) =>
   lab.link.directory.sendCommand(typeof device === 'string' ? device : device.vui, action, timeoutMs);
-const installAction = (sha256: string, fileName: string, applicationIdentifier: string): CommandAction => ({
-  action: 'install', install: { blobSha256: sha256, fileName, applicationIdentifier, force: false, nativeAutomation: false },
+const installAction = (sha256: string, applicationIdentifier: string): CommandAction => ({
+  action: 'install', install: { blobSha256: sha256, applicationIdentifier, force: false },
 });
 
 beforeAll(async () => {
@@ -289,7 +289,7 @@ describe('link server: commands', () => {
     const apk = await lab.blobs.putFile(fixture('ContactManager.apk'));
     await lab.world.setInstallDelay(A.spec.serial, 4_000);
     const started = Date.now();
-    const late = send(A, installAction(apk.sha256, 'ContactManager.apk', 'com.example.android.contactmanager'), 300);
+    const late = send(A, installAction(apk.sha256, 'com.example.android.contactmanager'), 300);
     await expect(late).rejects.toBeInstanceOf(GatewayUnavailableError);
     await expect(late).rejects.toThrow(/did not answer within 300 ms/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
@@ -312,7 +312,7 @@ describe('link server: FetchBlob', () => {
   it('serves an app binary to the gateway in 64 KiB chunks for a real install', async () => {
     const apk = await lab.blobs.putFile(fixture('ApiDemos-debug.apk'));
     expect(apk.size).toBeGreaterThan(10 * BLOB_CHUNK_BYTES);
-    const result = await send(A, installAction(apk.sha256, 'ApiDemos-debug.apk', 'io.appium.android.apis'), 60_000);
+    const result = await send(A, installAction(apk.sha256, 'io.appium.android.apis'), 60_000);
     expect(result).toMatchObject({ ok: true, errorMessage: '' });
     const cached = await readFile(path.join(connected().cacheDir, `${apk.sha256}.apk`));
     expect(createHash('sha256').update(cached).digest('hex')).toBe(apk.sha256);
@@ -330,7 +330,7 @@ describe('link server: FetchBlob', () => {
   }, 60_000);
 
   it('fails an install whose binary the hub does not have', async () => {
-    const result = await send(A, installAction('ab'.repeat(32), 'Gone.apk', 'com.example.gone'));
+    const result = await send(A, installAction('ab'.repeat(32), 'com.example.gone'));
     expect(result.ok).toBe(false);
     expect(result.errorMessage).toMatch(/NOT_FOUND/);
     expect(existsSync(path.join(connected().cacheDir, `${'ab'.repeat(32)}.apk`))).toBe(false);
@@ -341,7 +341,7 @@ describe('link server: a gateway that goes away', () => {
   it('takes every device of a stream lost mid-command Offline within 5 s and fails the pending command', async () => {
     const apk = await lab.blobs.putFile(fixture('ContactManager.apk'));
     await lab.world.setInstallDelay(B.spec.serial, 2_000);
-    const pending = send(B, installAction(apk.sha256, 'ContactManager.apk', 'com.example.android.contactmanager'), 60_000);
+    const pending = send(B, installAction(apk.sha256, 'com.example.android.contactmanager'), 60_000);
     pending.catch(() => undefined);
     // The gateway has the binary and is installing it when it goes away.
     const current = connected();

@@ -3,7 +3,7 @@ import Adb from '@devicefarmer/adbkit';
 import type { Client } from '@devicefarmer/adbkit';
 
 export interface AdbServerOptions {
-  /** adb server port; default `ANDROID_ADB_SERVER_PORT` or 5037. */
+  /** adb server port (the gateway's `ANDROID_ADB_SERVER_PORT`); default 5037, adb's own. */
   adbPort?: number;
   adbHost?: string;
   /** adb binary used to start the server when it is not running. */
@@ -11,6 +11,6 @@ export interface AdbServerOptions {
 }
 
 export function createAdbClient(options: AdbServerOptions): Client {
-  const port = options.adbPort ?? (Number(process.env.ANDROID_ADB_SERVER_PORT) || 5037);
+  const port = options.adbPort ?? 5037;
   return Adb.createClient({ port, host: options.adbHost, bin: options.adbBin });
 }

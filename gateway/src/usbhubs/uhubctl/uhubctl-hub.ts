@@ -97,7 +97,7 @@ export class UhubctlHub implements UsbHubController {
 
   private run(args: string[]): Promise<string> {
     return new Promise((resolve, reject) => {
-      execFile(this.options.bin ?? 'uhubctl', args, { timeout: 15_000, env: process.env }, (err, stdout, stderr) => {
+      execFile(this.options.bin ?? 'uhubctl', args, { timeout: 15_000 }, (err, stdout, stderr) => {
         if (!err) return resolve(stdout);
         const text = `${stdout}${stderr}`.trim().split('\n').pop() || err.message;
         reject(new UsbHubError(`uhubctl ${args.join(' ')} failed: ${text}`));

@@ -4,45 +4,48 @@
  * whole request.
  */
 import { ApiFailure, type UserProperty } from '@devicelab/shared';
-import type { JsonBody } from '../http/json-body';
-import { NAME_FIELDS, PROFILE_FIELDS, type NameField, type ProfileField } from './users';
+import type { ChangeRequest } from '../domain/deferred-input';
+import {
+  BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, NAME_FIELDS, PROFILE_FIELDS, type NameField, type UserChange,
+} from '../domain/users';
+import type { BodyReader, JsonBody } from '../http/json-body';
 
-/** Exact vendor text (wire-contract 5; real newline). */
-export const INVALID_USERNAME = 'Invalid username, an email is expected.\nParameter name: UserName';
-export const BUILT_IN_ADMIN_LOGIN = 'admin';
 /** The longest e-mail address (RFC 5321); also keeps the unique login index within PostgreSQL's entry size. */
-export const MAX_LOGIN_LENGTH = 254;
-export const LOGIN_TOO_LONG = `UserName must not be longer than ${MAX_LOGIN_LENGTH} characters.`;
+const MAX_LOGIN_LENGTH = 254;
+const LOGIN_TOO_LONG = `UserName must not be longer than ${MAX_LOGIN_LENGTH} characters.`;
 
 const EMAIL = /^[^@\s]+@[^@\s.]+(\.[^@\s.]+)*$/;
-export const isEmail = (text: string): boolean => EMAIL.test(text);
-
-export interface UserChange {
-  /** New login as given (case preserved); `admin` only passes here to be checked against the row. */
-  login?: string;
-  password?: string;
-  isActive?: boolean;
-  /** null clears the field. */
-  names: Partial<Record<NameField, string | null>>;
-  profile: Partial<Record<ProfileField, string | null>>;
-  /** Role names as given; replaces the user's roles. */
-  roles?: string[];
-  /** Replaces the user's properties. */
-  properties?: UserProperty[];
-}
+const isEmail = (text: string): boolean => EMAIL.test(text);
 
 const NAME_KEYS = new Map(Object.keys(NAME_FIELDS).map((f) => [f.toLowerCase(), f as NameField]));
 const PROFILE_KEYS = new Map(PROFILE_FIELDS.map((f) => [f.toLowerCase(), f]));
 const OTHER_KEYS = ['username', 'email', 'password', 'isactive', 'roles', 'properties'];
 
-export const UPDATABLE_USER_PROPERTIES = [
+const UPDATABLE_USER_PROPERTIES = [
   'UserName (or Email)', 'Password', 'IsActive', 'FirstName', 'MiddleName', 'LastName',
   ...PROFILE_FIELDS.map((f) => f[0].toUpperCase() + f.slice(1)), 'roles', 'properties',
 ];
-export const notUpdatable = (key: string): string =>
+const notUpdatable = (key: string): string =>
   `Property '${key}' cannot be updated. Updatable properties: ${UPDATABLE_USER_PROPERTIES.join(', ')}.`;
 
-export function readUserChange(body: JsonBody): UserChange {
+/** Body keys (lower case) -> the change they make; `properties()` tells the domain which, before any value is read. */
+const CHANGED_BY_KEY = new Map<string, keyof UserChange>([
+  ...[...NAME_KEYS.keys()].map((k) => [k, 'names'] as const), ...[...PROFILE_KEYS.keys()].map((k) => [k, 'profile'] as const),
+  ['username', 'login'], ['email', 'login'], ['password', 'password'], ['isactive', 'isActive'], ['roles', 'roles'],
+  ['properties', 'properties'],
+]);
+
+/** The body, read when the domain first asks (after the entitlement checks). */
+export function userChangeRequest(readBody: BodyReader): ChangeRequest<UserChange> {
+  let body: JsonBody | undefined;
+  const parsed = () => (body ??= readBody());
+  return {
+    properties: () => [...new Set(parsed().keys().flatMap((key) => CHANGED_BY_KEY.get(key) ?? []))],
+    read: () => readUserChange(parsed()),
+  };
+}
+
+function readUserChange(body: JsonBody): UserChange {
   const unknown = body.keys().filter((k) => !NAME_KEYS.has(k) && !PROFILE_KEYS.has(k) && !OTHER_KEYS.includes(k));
   if (unknown.length > 0) throw new ApiFailure(notUpdatable(unknown[0]));
 

@@ -4,13 +4,13 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createLogger, type Logger } from '@devicelab/shared';
-import { prettyRequested } from '../http/params';
-import { writeFailure } from '../http/respond';
+import { prettyRequested } from './params';
+import { writeFailure } from './respond';
 import type { Db } from '../store/database';
-import type { AuthenticatedUser } from './authenticated-user';
-import { parseBasicCredentials } from './basic-credentials';
-import { LoginThrottle } from './login-throttle';
-import { checkCredentials } from './users';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { parseBasicCredentials } from '../auth/basic-credentials';
+import { LoginThrottle } from '../auth/login-throttle';
+import { checkCredentials } from '../auth/users';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import pino from 'pino';
-import { AUTHENTICATION_REQUIRED_BODY, basicAuthMiddleware } from '../../src/auth/basic-auth';
+import { AUTHENTICATION_REQUIRED_BODY, basicAuthMiddleware } from '../../src/http/basic-auth';
 import { LoginThrottle } from '../../src/auth/login-throttle';
 import { createUser } from '../../src/auth/users';
 import { ensureBuiltInRolesAndAdmin } from '../../src/auth/users';

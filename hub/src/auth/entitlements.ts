@@ -1,6 +1,6 @@
 /** Entitlement guard (wire-decisions rules 18-19): checked before any existence or state check. */
 import { ApiFailure, missingEntitlementMessage, type Entitlement } from '@devicelab/shared';
-import type { AuthenticatedUser } from '../auth/authenticated-user';
+import type { AuthenticatedUser } from './authenticated-user';
 
 export function hasEntitlement(user: AuthenticatedUser, name: Entitlement): boolean {
   return user.entitlements.has(name);

@@ -1,0 +1,47 @@
+/** The JSON body of `POST /Role?add|update` (`{"name":..,"entitlements":[..]}`), read into typed role changes. */
+import { ApiFailure, Entitlement, type Entitlement as EntitlementName } from '@devicelab/shared';
+import { orderEntitlements, type RoleChanges } from '../domain/roles';
+import type { BodyReader, JsonBody } from '../http/json-body';
+
+const MAX_NAME_LENGTH = 100;
+
+export const unknownEntitlement = (name: string): string =>
+  `Unknown entitlement '${name}'. Known entitlements: ${Entitlement.join(', ')}.`;
+
+/** The changes, read when the domain asks (after UserRolesModify is checked). */
+export function roleChanges(readBody: BodyReader): () => RoleChanges {
+  return () => {
+    const body = readBody();
+    const unknown = body.keys().find((k) => k !== 'name' && k !== 'entitlements');
+    if (unknown !== undefined) throw new ApiFailure(`Property '${unknown}' is not part of a role: send name and entitlements.`);
+    const changes: RoleChanges = {};
+    const name = readName(body);
+    if (name !== undefined) changes.name = name;
+    const entitlements = readEntitlements(body);
+    if (entitlements !== undefined) changes.entitlements = entitlements;
+    return changes;
+  };
+}
+
+function readName(body: JsonBody): string | undefined {
+  if (!body.has('name')) return undefined;
+  const name = body.string('name')?.trim() ?? '';
+  if (name === '') throw new ApiFailure('A role name must not be empty.');
+  if (name.length > MAX_NAME_LENGTH) throw new ApiFailure(`A role name must not exceed ${MAX_NAME_LENGTH} characters.`);
+  return name;
+}
+
+/** PascalCase wire names, matched case-insensitively, without duplicates, in the canonical order. */
+function readEntitlements(body: JsonBody): EntitlementName[] | undefined {
+  if (!body.has('entitlements')) return undefined;
+  const raw = body.raw('entitlements');
+  if (raw !== null && !Array.isArray(raw)) throw new ApiFailure('entitlements must be a list of entitlement names.');
+  const byLowerName = new Map(Entitlement.map((e) => [e.toLowerCase(), e]));
+  const chosen = new Set<EntitlementName>();
+  for (const item of (raw as unknown[] | null) ?? []) {
+    const known = typeof item === 'string' ? byLowerName.get(item.trim().toLowerCase()) : undefined;
+    if (!known) throw new ApiFailure(unknownEntitlement(String(item)));
+    chosen.add(known);
+  }
+  return orderEntitlements([...chosen]) as EntitlementName[];
+}
