@@ -1,5 +1,5 @@
 /**
- * The uhubctl driver against a fake `uhubctl` on PATH that prints the real tool's text (testbench.md 2.3):
+ * The uhubctl driver against a fake `uhubctl` that prints the real tool's text (testbench.md 2.3):
  * Off and Data switch port power, Charge and reboot fail with a clear message, a missing hub is reported.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,8 @@ const logger = createLogger('test', 'silent');
 const fakeBin = path.join(__dirname, 'support', 'bin');
 let dir: string;
 let stateFile: string;
-let savedPath: string | undefined;
+/** The fake tool behind a wrapper that names its state file (the driver passes no environment of its own). */
+let uhubctl: string;
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'uhubctl-'));
@@ -22,14 +23,11 @@ beforeEach(() => {
     location: '1-1.4', description: '05e3:0608 USB2.0 Hub, USB 2.10, 4 ports, ppps',
     ports: [{ power: true, device: '22d9:2769 OPPO CPH2325' }, { power: true }, { power: false }, { power: true }],
   }] }));
-  savedPath = process.env.PATH;
-  process.env.PATH = `${fakeBin}${path.delimiter}${process.env.PATH}`;
-  process.env.FAKE_UHUBCTL_STATE = stateFile;
+  uhubctl = path.join(dir, 'uhubctl');
+  writeFileSync(uhubctl, `#!/bin/sh\nFAKE_UHUBCTL_STATE='${stateFile}' exec '${path.join(fakeBin, 'uhubctl')}' "$@"\n`, { mode: 0o755 });
 });
 
 afterEach(() => {
-  process.env.PATH = savedPath;
-  delete process.env.FAKE_UHUBCTL_STATE;
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -56,7 +54,7 @@ it('parses current and new status blocks', () => {
 });
 
 it('reads the hub, switches one port and every port between Off and Data', async () => {
-  const hub = new UhubctlHub({ location: '1-1.4', logger });
+  const hub = new UhubctlHub({ location: '1-1.4', logger, bin: uhubctl });
   await hub.start();
   try {
     expect(hub.status()).toMatchObject({ serialNumber: '1-1.4', isErrored: false, description: expect.stringContaining('4 ports') });
@@ -75,7 +73,7 @@ it('reads the hub, switches one port and every port between Off and Data', async
 });
 
 it('refuses Charge, reboot and unknown ports with clear messages and changes nothing', async () => {
-  const hub = new UhubctlHub({ location: '1-1.4', logger });
+  const hub = new UhubctlHub({ location: '1-1.4', logger, bin: uhubctl });
   await hub.start();
   try {
     await expect(hub.setPortMode(2, 'Charge')).rejects.toThrow('Hub 1-1.4 is switched by uhubctl and has no Charge mode: use Off or Data');
@@ -88,7 +86,7 @@ it('refuses Charge, reboot and unknown ports with clear messages and changes not
 });
 
 it('reports a hub uhubctl cannot find as errored', async () => {
-  const hub = new UhubctlHub({ location: '9-9', logger });
+  const hub = new UhubctlHub({ location: '9-9', logger, bin: uhubctl });
   await hub.start();
   try {
     expect(hub.status()).toMatchObject({ isErrored: true, errorMessage: expect.stringContaining('No compatible devices detected!') });

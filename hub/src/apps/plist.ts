@@ -8,6 +8,11 @@ export interface PlistDict { [key: string]: PlistValue }
 
 export class PlistFormatError extends Error {}
 
+/** Keys come from an uploaded file: `__proto__` must become an own entry, never the dictionary's prototype. */
+function setEntry(dict: PlistDict, key: string, value: PlistValue): void {
+  Object.defineProperty(dict, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 export function parsePlist(bytes: Buffer): PlistValue {
   if (bytes.subarray(0, 8).toString('latin1') === 'bplist00') return parseBinaryPlist(bytes);
   return parseXmlPlist(bytes.toString('utf8').replace(/^\uFEFF/, ''));
@@ -85,7 +90,7 @@ export function parseXmlPlist(text: string): PlistValue {
           const key = expectOpen();
           if (key.name !== 'key') throw new PlistFormatError(`<key> expected in <dict>, found <${key.name}>`);
           const k = key.selfClosing ? '' : textUntilClose('key');
-          out[k] = value();
+          setEntry(out, k, value());
         }
         i++;
         return out;
@@ -175,7 +180,7 @@ function parseBinaryPlist(bytes: Buffer): PlistValue {
         for (let k = 0; k < n; k++) {
           const key = object(uint(s + k * refSize, refSize));
           if (typeof key !== 'string') throw new PlistFormatError('dictionary key is not a string');
-          out[key] = object(uint(s + (n + k) * refSize, refSize));
+          setEntry(out, key, object(uint(s + (n + k) * refSize, refSize)));
         }
         return out;
       }

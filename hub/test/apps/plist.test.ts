@@ -1,0 +1,39 @@
+import { parsePlist } from '../../src/apps/plist';
+
+const xml = (body: string) => Buffer.from(
+  `<?xml version="1.0" encoding="UTF-8"?><plist version="1.0">${body}</plist>`, 'utf8');
+
+/** A binary plist of one dictionary { key: "v" } (bplist00, 1-byte offsets and refs). */
+function binaryDict(key: string): Buffer {
+  const objects = [
+    Buffer.from([0xd1, 0x01, 0x02]), // dict of 1: key ref 1, value ref 2
+    Buffer.concat([Buffer.from([0x50 | key.length]), Buffer.from(key, 'latin1')]),
+    Buffer.from([0x51, 0x76]), // "v"
+  ];
+  const header = Buffer.from('bplist00', 'latin1');
+  const offsets: number[] = [];
+  let at = header.length;
+  for (const o of objects) { offsets.push(at); at += o.length; }
+  const trailer = Buffer.alloc(32);
+  trailer[6] = 1; // offset size
+  trailer[7] = 1; // ref size
+  trailer.writeBigUInt64BE(BigInt(objects.length), 8);
+  trailer.writeBigUInt64BE(0n, 16);
+  trailer.writeBigUInt64BE(BigInt(at), 24);
+  return Buffer.concat([header, ...objects, Buffer.from(offsets), trailer]);
+}
+
+describe('plists from uploaded files', () => {
+  it('keeps a __proto__ key of an XML dictionary as an entry, never as the prototype', () => {
+    const dict = parsePlist(xml('<dict><key>__proto__</key><dict><key>polluted</key><true/></dict></dict>')) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(dict)).toBe(Object.prototype);
+    expect((dict as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(Object.keys(dict)).toEqual(['__proto__']);
+  });
+
+  it('keeps a __proto__ key of a binary dictionary as an entry, never as the prototype', () => {
+    const dict = parsePlist(binaryDict('__proto__')) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(dict)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(dict, '__proto__')?.value).toBe('v');
+  });
+});
