@@ -23,7 +23,7 @@ beforeAll(async () => {
   await world.addIosDevice(spec);
   recorder = new Recorder();
   driver = new IosDriver({
-    usbmuxdAddress: world.env().USBMUXD_SOCKET_ADDRESS, logger: createLogger('test', process.env.GW_TEST_LOG ?? 'silent'),
+    usbmuxdAddress: world.env().USBMUXD_SOCKET_ADDRESS, relistenMs: 200, logger: createLogger('test', process.env.GW_TEST_LOG ?? 'silent'),
   });
   await driver.start(recorder);
 }, 60_000);
@@ -98,4 +98,12 @@ it('removes an unplugged device and brings it back Ready when plugged in again',
   await world.plug(spec.udid);
   await ready();
   expect(driver.snapshot()).toMatchObject([{ vendorUniqueIdentifier: spec.udid, readiness: 'Ready' }]);
+}, 40_000);
+
+it('takes its devices away when usbmuxd goes, and back Ready once usbmuxd is there again', async () => {
+  const from = recorder.events.length;
+  await world.iosFleet.usbmuxd.stop();
+  await recorder.waitFor((e) => e.type === 'removed' && e.id === spec.udid, 10_000, from);
+  await world.iosFleet.usbmuxd.start();
+  await ready();
 }, 40_000);

@@ -4,6 +4,8 @@
  * usbmuxd's Paired push retries), facts from lockdown, apps from installation_proxy, install through AFC,
  * reboot through diagnostics_relay, the log from syslog_relay. Launch needs developer services we do not have.
  */
+import type * as net from 'node:net';
+import path from 'node:path';
 import type { DeviceState, InstalledPackage } from '@devicelab/proto';
 import { createLogger, type DeviceReadiness, type Logger, type PlistDict, isDict } from '@devicelab/shared';
 import { type BatteryReading, DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions } from '../device-driver';
@@ -14,8 +16,6 @@ import { pairRecordOf } from './lockdown';
 import { type DeviceLink, openServiceSocket, withLockdown, withPlistService } from './services';
 import { followSyslog, LogRing } from './syslog';
 import { UsbmuxClient } from './usbmux';
-import path from 'node:path';
-import type * as net from 'node:net';
 
 export interface IosDriverOptions {
   /** usbmuxd address (`UNIX:/path` or `host:port`). */
@@ -40,7 +40,7 @@ interface Entry {
   generation: number;
 }
 
-export const LAUNCH_NEEDS = 'Launching apps on iOS needs developer services, which this gateway does not have: on iOS 17 and later '
+const LAUNCH_NEEDS = 'Launching apps on iOS needs developer services, which this gateway does not have: on iOS 17 and later '
   + 'a CoreDevice tunnel (RemoteXPC over the device\'s USB network interface) and a personalized Developer Disk Image '
   + 'mounted on the device (Developer Mode on); before iOS 17 the developer disk image of the device\'s iOS version';
 
