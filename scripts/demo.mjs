@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run demo`: the whole lab on one machine with no database server: embedded PostgreSQL, the hub, one
 // gateway and a simulated lab (labsim) whose Android devices speak the real adb protocol to a private adb
-// server. Ctrl-C (or SIGTERM) stops everything it started: gateway, adb server, simulators, PostgreSQL, in that
+// server and whose iOS devices answer a simulated usbmuxd. Ctrl-C (or SIGTERM) stops everything it started: gateway, adb server, simulators, PostgreSQL, in that
 // order: the demo runs in a process group of its own, so the terminal's Ctrl-C reaches only this process.
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -51,14 +51,23 @@ try {
   const hub = await startHub(config, undefined, { onRecordsStoreLost: () => void stopAll().finally(() => process.exit(1)) });
   stops.push(() => hub.stop());
 
-  const mix = parseSimMix(process.env.DEVICELAB_SIM || 'android=4');
+  const mix = parseSimMix(process.env.DEVICELAB_SIM || 'android=4,ios=2');
   const world = new LabWorld({ stateDir: path.join(config.dataDir, 'labsim') });
   await world.start();
   stops.push(() => world.stop());
   // Stable ports keep each simulated device's adb serial, so its record and Guid survive a demo restart.
   for (const spec of mix.android) await world.addAndroidDevice(spec, { port: await stablePort(spec.serial) });
+  // iOS devices sit behind the lab's simulated usbmuxd; this host pairs with each, as an operator would once.
+  let paired = 0;
+  for (const spec of mix.ios) {
+    await world.addIosDevice(spec);
+    await world.iosFleet.pairWithIdevicepair(spec.udid).then(() => { paired += 1; }, (err) => {
+      say(`(${spec.deviceName} stays Unauthorized: ${err.message}; apt-get install libimobiledevice-utils)`);
+    });
+  }
   // The devices hang from simulated Cambrionix hubs the gateway drives through a pseudo-terminal (needs socat).
-  const demoHubs = await addDemoHubs(world, path.join(config.dataDir, 'labsim'), mix.android.map((spec) => spec.serial));
+  const demoHubs = await addDemoHubs(world, path.join(config.dataDir, 'labsim'),
+    [...mix.android.map((spec) => spec.serial), ...mix.ios.map((spec) => spec.udid)]);
   if (!demoHubs) say('(socat not found: the simulated USB hub is left out; apt-get install socat)');
   const control = await startControlApi(world, Number(process.env.DEVICELAB_SIM_PORT || 0));
   stops.push(() => control.close());
@@ -70,6 +79,7 @@ try {
     hubAddress: `127.0.0.1:${hub.linkPort}`,
     cacheDir: path.join(config.dataDir, 'gateway-cache'),
     adbPort: world.adbServerPort,
+    usbmuxdAddress: world.env().USBMUXD_SOCKET_ADDRESS,
     publicAddress: '127.0.0.1',
     publicPort: hub.port,
     usbHubs: demoHubs && {
@@ -77,7 +87,7 @@ try {
     },
   });
   stops.push(() => gateway.stop());
-  await waitForSimulatedDevicesOnline(hub.db, mix.android.length);
+  await waitForSimulatedDevicesOnline(hub.db, mix.android.length + paired);
 
   // The hub prints a generated admin token only once; the demo hands out a fresh one at every start instead
   // (set DEVICELAB_ADMIN_TOKEN to keep a fixed one for scripts).
@@ -87,7 +97,8 @@ try {
   say(`  login:  admin`);
   say(`  token:  ${token}`);
   say(`  try:    curl -u admin:${token} ${hub.url}/apiv1/Device`);
-  say(`  simulated lab: ${mix.android.length} Android devices; control API ${control.url} (GET /devices)`);
+  say(`  simulated lab: ${mix.android.length} Android and ${mix.ios.length} iOS devices; control API ${control.url} (GET /devices)`);
+  if (mix.ios.length) say(`  simulated usbmuxd: USBMUXD_SOCKET_ADDRESS=${world.env().USBMUXD_SOCKET_ADDRESS} (idevice_id -l, ideviceinfo, ...)`);
   if (demoHubs) say(`  USB hubs: ${demoHubs.hubs.map((h) => h.serial).join(', ')} (curl -u admin:${token} ${hub.url}/apiv1/Gateway)`);
   say('Ctrl-C stops everything.');
 } catch (err) {

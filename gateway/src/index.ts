@@ -1,5 +1,7 @@
 export * from './drivers/device-driver';
 export { AndroidDriver, type AndroidDriverOptions } from './drivers/android/android-driver';
+export { DriverRegistry } from './drivers/registry';
+export { createPlatformDrivers, type PlatformConfig } from './drivers/index';
 export { AppCache, BlobDigestMismatchError } from './apps/app-cache';
 export { HubLink, GATEWAY_VERSION, type HubLinkOptions, type HubLinkTls } from './link/hub-link';
 export { hubProof, verifyHubProof } from './link/hub-proof';

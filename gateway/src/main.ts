@@ -10,6 +10,8 @@
  *                               PEM files; DEVICELAB_HUB_CA (or DEVICELAB_HUB_TLS=1 for system roots) turns TLS on
  *   DEVICELAB_HUB_TLS_NAME      name to verify in the hub certificate when it differs from the DEVICELAB_HUB host
  *   ANDROID_ADB_SERVER_PORT     adb server port (default 5037); DEVICELAB_ADB_BIN adb binary (default `adb`)
+ *   USBMUXD_SOCKET_ADDRESS      usbmuxd for iOS devices (`UNIX:/path` or `host:port`); default /var/run/usbmuxd when it
+ *                               exists; without usbmuxd the gateway drives Android devices only
  *   DEVICELAB_LOG_LEVEL         pino level (default warn)
  *   DEVICELAB_SAMPLE_INTERVAL_S, DEVICELAB_HEALTH_CHECK_INTERVAL_S
  *                               seconds between `sample` reads / `health_check` probes per device (10 / 60; 0 = off)
@@ -19,9 +21,10 @@
  *   DEVICELAB_CAMBRIONIX, DEVICELAB_CAMBRIONIX_SCAN, DEVICELAB_UHUBCTL_HUBS, DEVICELAB_USB_PORT_MAP, ...
  *                               USB hubs, battery care and recovery (usbhubs/usb-hubs-config.ts, README "USB hubs")
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { createLogger } from '@devicelab/shared';
+import { DEFAULT_USBMUXD_ADDRESS } from './drivers/ios/usbmux';
 import { startGateway, type GatewayOptions } from './gateway';
 import type { HubLinkTls } from './link/hub-link';
 import type { SamplingOptions } from './samplers/sampling-options';
@@ -59,6 +62,8 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
   if (logLines !== undefined) sampling.logLinesPerSecond = logLines;
   const bufferRows = number('DEVICELAB_METRICS_BUFFER_ROWS');
   const usbHubs = usbHubsConfigFromEnv(env);
+  const usbmuxdAddress = env.USBMUXD_SOCKET_ADDRESS?.trim()
+    || (existsSync(DEFAULT_USBMUXD_ADDRESS.slice('UNIX:'.length)) ? DEFAULT_USBMUXD_ADDRESS : undefined);
   return {
     name: required('DEVICELAB_GATEWAY_NAME'),
     token: required('DEVICELAB_GATEWAY_TOKEN'),
@@ -66,6 +71,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     cacheDir: env.DEVICELAB_GATEWAY_CACHE || './gateway-cache',
     adbPort: Number.isInteger(adbPort) ? adbPort : undefined,
     adbBin: env.DEVICELAB_ADB_BIN || undefined,
+    usbmuxdAddress,
     publicAddress: env.DEVICELAB_GATEWAY_PUBLIC_ADDRESS || os.hostname(),
     publicPort: Number(env.DEVICELAB_GATEWAY_PUBLIC_PORT ?? 0) || 0,
     tls,

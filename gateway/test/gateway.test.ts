@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { LabWorld, specFromPreset } from '@devicelab/labsim';
+import { LabWorld, iosSpecFromPreset, specFromPreset } from '@devicelab/labsim';
 import { createLogger } from '@devicelab/shared';
 import { BlobStore } from '../../hub/src/apps/blob-store';
 import { registerGateway } from '../../hub/src/gateways/gateway-tokens';
@@ -29,6 +29,8 @@ describe('optionsFromEnv', () => {
     });
     expect(optionsFromEnv({ DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't', DEVICELAB_HUB: 'h:1', DEVICELAB_HUB_TLS: '1' }).tls).toEqual({});
     expect(() => optionsFromEnv({ DEVICELAB_GATEWAY_NAME: 'a' })).toThrow(/DEVICELAB_GATEWAY_TOKEN is required/);
+    expect(optionsFromEnv({ DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't', DEVICELAB_HUB: 'h:1', USBMUXD_SOCKET_ADDRESS: 'UNIX:/run/mux' }))
+      .toMatchObject({ usbmuxdAddress: 'UNIX:/run/mux' });
   });
 });
 
@@ -97,4 +99,29 @@ describe('startGateway', () => {
     await eventually(async () => (await deviceRow(device.adbSerial))?.availability === 'Offline', 5_000);
     expect(hub.directory.connectedGateways()).toEqual([]);
   });
+
+  it('runs the Android and iOS drivers side by side and installs an IPA on the iOS device from the cache as .ipa', async () => {
+    const android = await world.addAndroidDevice(specFromPreset('galaxy-s23', 9));
+    const iphone = iosSpecFromPreset('iphone-13', 9);
+    await world.addIosDevice(iphone);
+    await world.iosFleet.pairWithIdevicepair(iphone.udid);
+    const token = await registerGateway(t.db, 'lab-mixed');
+    gateway = await startGateway({
+      name: 'lab-mixed', token, hubAddress: `127.0.0.1:${hub.port}`, cacheDir: path.join(dir, 'cache-mixed'),
+      adbPort: world.adbServerPort, usbmuxdAddress: world.env().USBMUXD_SOCKET_ADDRESS, publicAddress: '127.0.0.1', publicPort: 7100, logger,
+    });
+    await eventually(async () => (await deviceRow(android.adbSerial))?.availability === 'Online' && (await deviceRow(iphone.udid))?.availability === 'Online', 20_000);
+    expect(await deviceRow(iphone.udid)).toMatchObject({ readiness: 'Ready', model: 'iPhone14,5' });
+
+    const stored = await blobs.putFile(fixture('app-info-iphone.ipa'));
+    const result = await hub.directory.sendCommand(iphone.udid, {
+      action: 'install',
+      install: { blobSha256: stored.sha256, fileName: 'app-info-iphone.ipa', applicationIdentifier: 'com.icyleaf.AppInfoDemo', force: false, nativeAutomation: false },
+    }, 30_000);
+    expect(result).toMatchObject({ ok: true, errorMessage: '' });
+    expect(result.device?.packages?.map((p) => p.identifier)).toContain('com.icyleaf.AppInfoDemo');
+    await expect(readFile(path.join(dir, 'cache-mixed', `${stored.sha256}.ipa`))).resolves.toBeInstanceOf(Buffer);
+    await gateway.stop();
+    gateway = undefined;
+  }, 60_000);
 });

@@ -1,7 +1,8 @@
 export { LabWorld } from './world';
 export type { LabWorldOptions, AddDeviceOptions, DeviceSnapshot } from './world';
-export { ANDROID_PRESETS, DEFAULT_PRESET_ORDER, defaultAndroidLab, parseSimMix, specFromPreset } from './android/spec';
-export type { AndroidDeviceSpec, FormFactor, PreinstalledApp, SimMix } from './android/spec';
+export { ANDROID_PRESETS, DEFAULT_PRESET_ORDER, defaultAndroidLab, specFromPreset } from './android/spec';
+export { parseSimMix, type SimMix } from './sim-mix';
+export type { AndroidDeviceSpec, FormFactor, PreinstalledApp } from './android/spec';
 export { SimAndroidDevice } from './android/device';
 export type { DeviceTimings, PowerState } from './android/device';
 export type { LaunchRecord } from './android/activity';

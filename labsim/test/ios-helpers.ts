@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import * as net from 'node:net';
 import type { LabWorld } from '../src';
-import { PlistDict, decodePlistDict, encodePlist } from '../src/ios/plist-codec';
+import { PlistDict, decodePlistDict, encodePlist } from '@devicelab/shared';
 
 export interface ToolResult {
   code: number;

@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import { Duplex } from 'node:stream';
 import * as tls from 'node:tls';
 import { LabWorld, iosSpecFromPreset } from '../src';
-import { PlistDict, decodePlistDict, encodePlist } from '../src/ios/plist-codec';
+import { PlistDict, decodePlistDict, encodePlist } from '@devicelab/shared';
 import { usbmuxFrame } from './ios-helpers';
 
 let world: LabWorld;

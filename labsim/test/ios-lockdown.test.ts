@@ -4,7 +4,7 @@
  * domains through a TLS session on the lockdown socket (StartSession, StopSession).
  */
 import { LabWorld, iosSpecFromPreset } from '../src';
-import { decodePlistDict } from '../src/ios/plist-codec';
+import { decodePlistDict } from '@devicelab/shared';
 import { idevice } from './ios-helpers';
 
 let world: LabWorld;

@@ -23,7 +23,9 @@ describe('device catalogue and DEVICELAB_SIM', () => {
     const mix = parseSimMix('android=2, tablet=1, ios=3');
     expect(mix.android.map((s) => s.formFactor)).toEqual(['phone', 'phone', 'tablet']);
     expect(new Set(mix.android.map((s) => s.serial)).size).toBe(3);
-    expect(mix.other).toEqual({ ios: 3 });
+    expect(mix.ios.map((s) => s.productType)).toEqual(['iPhone14,5', 'iPad13,18', 'iPhone16,1']);
+    expect(new Set(mix.ios.map((s) => s.udid)).size).toBe(3);
+    expect(parseSimMix('ipad=1, watch=2')).toMatchObject({ ios: [{ deviceClass: 'iPad' }], other: { watch: 2 } });
     expect(parseSimMix('pixel-7=2').android.map((s) => s.model)).toEqual(['Pixel 7', 'Pixel 7']);
     expect(() => parseSimMix('android')).toThrow(/kind=count/);
   });

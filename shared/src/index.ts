@@ -6,3 +6,4 @@ export * from './wire-time';
 export * from './readiness';
 export * from './logger';
 export * from './shell-words';
+export * from './plist';

@@ -1,5 +1,6 @@
 /**
- * Content-addressed cache of app binaries: `<cacheDir>/<sha256>.apk`. A blob is downloaded once (to a temp
+ * Content-addressed cache of app binaries: `<cacheDir>/<sha256><extension>`, the extension being the platform's file
+ * type (`.apk`, `.ipa`: installers look at it). A blob is downloaded once (to a temp
  * file, SHA-256 verified, then renamed into place); concurrent requests for one address share one download.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -9,6 +10,7 @@ import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 const SHA256 = /^[0-9a-f]{64}$/;
+const EXTENSION = /^\.[a-z0-9]{1,8}$/;
 
 export class BlobDigestMismatchError extends Error {
   constructor(expected: string, actual: string) {
@@ -20,33 +22,34 @@ export class BlobDigestMismatchError extends Error {
 export class AppCache {
   private readonly pending = new Map<string, Promise<string>>();
 
-  constructor(readonly cacheDir: string, private readonly extension = '.apk') {}
+  constructor(readonly cacheDir: string) {}
 
-  pathFor(sha256: string): string {
-    return path.join(this.cacheDir, `${normalise(sha256)}${this.extension}`);
+  pathFor(sha256: string, extension: string): string {
+    if (!EXTENSION.test(extension)) throw new Error(`Not an app file extension: ${extension}`);
+    return path.join(this.cacheDir, `${normalise(sha256)}${extension}`);
   }
 
-  async has(sha256: string): Promise<boolean> {
+  async has(sha256: string, extension: string): Promise<boolean> {
     try {
-      return (await stat(this.pathFor(sha256))).isFile();
+      return (await stat(this.pathFor(sha256, extension))).isFile();
     } catch {
       return false;
     }
   }
 
   /** Returns the local path of the blob, downloading it through `fetch` when it is not cached yet. */
-  ensure(sha256: string, fetch: () => AsyncIterable<Buffer>): Promise<string> {
-    const key = normalise(sha256);
+  ensure(sha256: string, extension: string, fetch: () => AsyncIterable<Buffer>): Promise<string> {
+    const key = this.pathFor(sha256, extension);
     const running = this.pending.get(key);
     if (running) return running;
-    const job = this.download(key, fetch).finally(() => this.pending.delete(key));
+    const job = this.download(normalise(sha256), extension, fetch).finally(() => this.pending.delete(key));
     this.pending.set(key, job);
     return job;
   }
 
-  private async download(sha256: string, fetch: () => AsyncIterable<Buffer>): Promise<string> {
-    const target = this.pathFor(sha256);
-    if (await this.has(sha256)) return target;
+  private async download(sha256: string, extension: string, fetch: () => AsyncIterable<Buffer>): Promise<string> {
+    const target = this.pathFor(sha256, extension);
+    if (await this.has(sha256, extension)) return target;
     await mkdir(this.cacheDir, { recursive: true });
     const temp = path.join(this.cacheDir, `.${sha256}.${randomBytes(6).toString('hex')}.part`);
     const hash = createHash('sha256');

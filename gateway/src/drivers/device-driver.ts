@@ -4,6 +4,7 @@
  * vendor unique identifier (adb serial / UDID) and fail with `DeviceCommandError` carrying a user-facing text.
  */
 import type { DeviceState } from '@devicelab/proto';
+import type { DeviceBatteryStatus } from '@devicelab/shared';
 
 export interface DeviceListener {
   /** A device appeared or its state/facts changed. The state is complete (not a patch). */
@@ -35,8 +36,18 @@ export interface LaunchOptions {
   startOnly?: boolean;
 }
 
+/** A device's battery read now. */
+export interface BatteryReading {
+  percent: number;
+  status: DeviceBatteryStatus;
+  /** Degrees Celsius, when the device reports it. */
+  temperatureC?: number;
+}
+
 export interface DeviceDriver {
   readonly operatingSystem: string;
+  /** The file type of this platform's app binaries in the app cache (`.apk`, `.ipa`). */
+  readonly appFileExtension: string;
   /** Starts tracking; every add/change/removal is reported to `listener`. Resolves once tracking runs. */
   start(listener: DeviceListener): Promise<void>;
   /** The states of every device currently known (for a full inventory snapshot). */
@@ -58,6 +69,10 @@ export interface DeviceDriver {
   readLog(id: string, maxLines: number): Promise<string>;
   /** Metrics sampling (spec 2.5); a driver without it is not sampled. */
   readonly sampling?: DeviceSampling;
+  /** Battery care and USB telemetry read the battery through this; undefined when it cannot be read now. */
+  readBattery?(id: string): Promise<BatteryReading | undefined>;
+  /** The device's USB location (`1-1.4.2`) where the host shows one, to find its hub port. */
+  usbLocation?(id: string): Promise<string | undefined>;
   stop(): Promise<void>;
 }
 

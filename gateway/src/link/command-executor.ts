@@ -1,5 +1,5 @@
 /**
- * Executes a hub Command against the device driver and turns the outcome into a CommandResult. Install pulls
+ * Executes a hub Command against the driver of the device's platform and turns the outcome into a CommandResult. Install pulls
  * the binary into the app cache first (FetchBlob). The command's deadline bounds how long the hub waits: an
  * expired command is not started, and a result after the deadline is replaced by a timeout error. A failure keeps
  * its code (the device's `INSTALL_FAILED_...`, or the gateway's own) on its way to the hub.
@@ -7,7 +7,8 @@
 import type { Command, CommandResult, DeviceState } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AppCache } from '../apps/app-cache';
-import { DeviceCommandError, type DeviceDriver } from '../drivers/device-driver';
+import { DeviceCommandError } from '../drivers/device-driver';
+import type { DriverRegistry } from '../drivers/registry';
 import { UsbHubError } from '../usbhubs/usb-hub-controller';
 import type { UsbHubService } from '../usbhubs/usb-hub-service';
 
@@ -15,7 +16,7 @@ export type BlobFetcher = (sha256: string) => AsyncIterable<Buffer>;
 
 export class CommandExecutor {
   constructor(
-    private readonly driver: DeviceDriver,
+    private readonly drivers: DriverRegistry,
     private readonly appCache: AppCache,
     private readonly fetchBlob: BlobFetcher,
     private readonly logger: Logger,
@@ -61,28 +62,29 @@ export class CommandExecutor {
     switch (command.action) {
       case 'install': {
         const { blobSha256, applicationIdentifier, force } = command.install;
-        const file = await this.appCache.ensure(blobSha256, () => this.fetchBlob(blobSha256)).catch((err: unknown) => {
+        const extension = this.drivers.appFileExtension(id);
+        const file = await this.appCache.ensure(blobSha256, extension, () => this.fetchBlob(blobSha256)).catch((err: unknown) => {
           this.logger.warn({ err, blobSha256 }, 'fetching an application binary from the hub failed');
           throw new DeviceCommandError(
             `The gateway could not get the application binary from the hub: ${err instanceof Error ? err.message : String(err)}`, 'APP_FETCH_FAILED');
         });
-        return { device: await this.driver.install(id, file, { force, packageId: applicationIdentifier || undefined }) };
+        return { device: await this.drivers.install(id, file, { force, packageId: applicationIdentifier || undefined }) };
       }
       case 'uninstall':
-        return { device: await this.driver.uninstall(id, command.uninstall.applicationIdentifier, { keepData: command.uninstall.keepData }) };
+        return { device: await this.drivers.uninstall(id, command.uninstall.applicationIdentifier, { keepData: command.uninstall.keepData }) };
       case 'readPackages':
-        return { device: await this.driver.readPackages(id) };
+        return { device: await this.drivers.readPackages(id) };
       case 'launch':
         return {
-          text: await this.driver.launch(id, command.launch.applicationIdentifier, {
+          text: await this.drivers.launch(id, command.launch.applicationIdentifier, {
             arguments: command.launch.arguments, startOnly: command.launch.startOnly,
           }),
         };
       case 'reboot':
-        await this.driver.reboot(id);
+        await this.drivers.reboot(id);
         return {};
       case 'readLog':
-        return { text: await this.driver.readLog(id, command.readLog.maxLines) };
+        return { text: await this.drivers.readLog(id, command.readLog.maxLines) };
       case 'setUsbPortState':
         await this.requireUsbHubs().setPortState(command.setUsbPortState);
         return {};

@@ -14,7 +14,8 @@ import {
 } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AppCache } from '../apps/app-cache';
-import type { DeviceDriver, DeviceListener } from '../drivers/device-driver';
+import type { DeviceListener } from '../drivers/device-driver';
+import type { DriverRegistry } from '../drivers/registry';
 import { TicketVerifier } from '../tickets/ticket-verifier';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 import { CommandExecutor } from './command-executor';
@@ -41,7 +42,7 @@ export interface HubLinkOptions {
   hubAddress: string;
   publicAddress: string;
   publicPort: number;
-  driver: DeviceDriver;
+  drivers: DriverRegistry;
   appCache: AppCache;
   logger: Logger;
   /** TLS when set; an insecure channel otherwise. */
@@ -103,7 +104,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
     }) as unknown as LinkClient;
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
     this.executor = new CommandExecutor(
-      options.driver, options.appCache, (sha) => this.fetchBlob(sha), this.logger, (state) => this.deviceChanged(state), options.usbHubs,
+      options.drivers, options.appCache, (sha) => this.fetchBlob(sha), this.logger, (state) => this.deviceChanged(state), options.usbHubs,
     );
     options.usbHubs?.subscribe({
       report: (usbHubs) => this.send({ body: 'usbHubs', usbHubs }),
@@ -245,7 +246,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
       this.failedAttempts = 0;
       this.backoff.reset();
       this.startHeartbeats(session, message.welcome.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS, lost);
-      this.send({ body: 'snapshot', snapshot: { devices: this.options.driver.snapshot() } }, session);
+      this.send({ body: 'snapshot', snapshot: { devices: this.options.drivers.snapshot() } }, session);
       if (this.options.usbHubs) {
         this.send({ body: 'usbHubs', usbHubs: this.options.usbHubs.resend() }, session);
         for (const usbHubEvent of this.options.usbHubs.takePendingEvents()) this.send({ body: 'usbHubEvent', usbHubEvent }, session);
@@ -266,7 +267,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
         this.tickets.apply(message.retention);
         return;
       case 'inventoryRequest':
-        this.send({ body: 'snapshot', snapshot: { devices: this.options.driver.snapshot() } }, session);
+        this.send({ body: 'snapshot', snapshot: { devices: this.options.drivers.snapshot() } }, session);
         return;
       case 'metricsAck':
         this.options.metrics?.acknowledged(message.metricsAck.sequence);

@@ -11,7 +11,8 @@ import type { UsbLocationSource } from './usb-locations';
 /** Driver methods that resolve with a device's state: it carries the USB facts like every other report. */
 const STATE_RESULTS = new Set<string | symbol>(['describe', 'install', 'uninstall', 'readPackages']);
 
-export function withUsbPorts(driver: DeviceDriver, hubs: UsbHubService, locations?: UsbLocationSource): DeviceDriver {
+/** Wraps a driver or the driver registry (anything that tracks devices and reports their states). */
+export function withUsbPorts<T extends Pick<DeviceDriver, 'start' | 'snapshot'>>(driver: T, hubs: UsbHubService, locations?: UsbLocationSource): T {
   /** Looked-up USB locations; null while a lookup runs or when the device has none. */
   const known = new Map<string, string | null>();
   const mapped = (state: DeviceState): DeviceState => {

@@ -1,35 +1,5 @@
-/**
- * A device's USB location as the OS exposes it: `adb devices -l` prints `usb:1-1.4.2` (bus-port.port..., the
- * natural key of the hub port; device-data.md 1.13). Network devices have none.
- */
-import { type AdbServerOptions, createAdbClient } from '../drivers/android/adb-client';
-
+/** Where the port-mapped driver learns a device's USB location (bus-port.port..., the hub port's natural key). */
 export interface UsbLocationSource {
-  /** `1-1.4.2`, or undefined when the device has no USB path (network, emulator) or is not listed. */
+  /** `1-1.4.2`, or undefined when the device has no USB path (network, emulator) or is not known. */
   lookup(vendorUniqueIdentifier: string): Promise<string | undefined>;
-}
-
-/**
- * adbkit splits `adb devices -l` lines by position, so `usb:` lands in a different field when a device has no
- * path: take whichever field carries it.
- */
-export function usbLocationOf(fields: Record<string, unknown>): string | undefined {
-  for (const value of Object.values(fields)) {
-    if (typeof value === 'string' && value.startsWith('usb:') && value.length > 4) return value.slice(4);
-  }
-  return undefined;
-}
-
-export class AdbUsbLocations implements UsbLocationSource {
-  private readonly client;
-
-  constructor(options: AdbServerOptions) {
-    this.client = createAdbClient(options);
-  }
-
-  async lookup(vendorUniqueIdentifier: string): Promise<string | undefined> {
-    const devices = await this.client.listDevicesWithPaths();
-    const entry = (devices as Array<{ id: string }>).find((device) => device.id === vendorUniqueIdentifier);
-    return entry ? usbLocationOf(entry as unknown as Record<string, unknown>) : undefined;
-  }
 }

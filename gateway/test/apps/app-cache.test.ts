@@ -26,10 +26,10 @@ describe('AppCache', () => {
     const data = Buffer.alloc(10_000, 7);
     const counter = { calls: 0 };
     const cache = new AppCache(path.join(dir, 'apps'));
-    const file = await cache.ensure(sha(data), source(data, counter));
+    const file = await cache.ensure(sha(data), '.apk', source(data, counter));
     expect(file).toBe(path.join(dir, 'apps', `${sha(data)}.apk`));
     expect(await readFile(file)).toEqual(data);
-    await cache.ensure(sha(data).toUpperCase(), source(data, counter));
+    await cache.ensure(sha(data).toUpperCase(), '.apk', source(data, counter));
     expect(counter.calls).toBe(1);
   });
 
@@ -37,7 +37,7 @@ describe('AppCache', () => {
     const data = Buffer.alloc(5_000, 1);
     const counter = { calls: 0 };
     const cache = new AppCache(dir);
-    const files = await Promise.all([1, 2, 3].map(() => cache.ensure(sha(data), source(data, counter, 5))));
+    const files = await Promise.all([1, 2, 3].map(() => cache.ensure(sha(data), '.apk', source(data, counter, 5))));
     expect(new Set(files).size).toBe(1);
     expect(counter.calls).toBe(1);
   });
@@ -46,18 +46,18 @@ describe('AppCache', () => {
     const data = Buffer.from('not what was promised');
     const cache = new AppCache(dir);
     const wanted = sha(Buffer.from('something else'));
-    await expect(cache.ensure(wanted, source(data, { calls: 0 }))).rejects.toBeInstanceOf(BlobDigestMismatchError);
+    await expect(cache.ensure(wanted, '.apk', source(data, { calls: 0 }))).rejects.toBeInstanceOf(BlobDigestMismatchError);
     expect(await readdir(dir)).toEqual([]);
-    expect(await cache.has(wanted)).toBe(false);
+    expect(await cache.has(wanted, '.apk')).toBe(false);
   });
 
   it('cleans up after a failing source and allows a retry', async () => {
     const data = Buffer.from('payload');
     const cache = new AppCache(dir);
     const failing = () => (async function* () { yield Buffer.from('pay'); throw new Error('stream lost'); })();
-    await expect(cache.ensure(sha(data), failing)).rejects.toThrow('stream lost');
+    await expect(cache.ensure(sha(data), '.apk', failing)).rejects.toThrow('stream lost');
     expect(await readdir(dir)).toEqual([]);
-    await expect(cache.ensure(sha(data), source(data, { calls: 0 }))).resolves.toContain(sha(data));
+    await expect(cache.ensure(sha(data), '.apk', source(data, { calls: 0 }))).resolves.toContain(sha(data));
   });
 
   it('waits for the file to drain without piling up listeners on it', async () => {
@@ -74,7 +74,7 @@ describe('AppCache', () => {
       const chunks = () => (async function* () {
         for (let i = 0; i < data.length; i += 65_536) yield data.subarray(i, i + 65_536);
       })();
-      const file = await new AppCache(dir).ensure(sha(data), chunks);
+      const file = await new AppCache(dir).ensure(sha(data), '.apk', chunks);
       expect(sha(await readFile(file))).toBe(sha(data));
       expect(opened).toHaveLength(1);
       expect(opened[0].listenerCount('drain')).toBe(0);
@@ -85,6 +85,15 @@ describe('AppCache', () => {
   });
 
   it('refuses addresses that are not SHA-256', () => {
-    expect(() => new AppCache(dir).pathFor('../../etc/passwd')).toThrow(/SHA-256/);
+    expect(() => new AppCache(dir).pathFor('../../etc/passwd', '.apk')).toThrow(/SHA-256/);
+  });
+
+  it('keeps each platform\'s file type, and refuses a type that is not one', async () => {
+    const data = Buffer.from('an ipa');
+    const cache = new AppCache(dir);
+    await expect(cache.ensure(sha(data), '.ipa', source(data, { calls: 0 }))).resolves.toBe(path.join(dir, `${sha(data)}.ipa`));
+    expect(await cache.has(sha(data), '.ipa')).toBe(true);
+    expect(await cache.has(sha(data), '.apk')).toBe(false);
+    expect(() => cache.pathFor(sha(data), '/../x')).toThrow(/extension/);
   });
 });

@@ -22,6 +22,7 @@ import { startLinkServer, type LinkServer } from '../../../hub/src/gateways/link
 import { createTestDatabase, type TestDatabase } from '../../../hub/test/support/test-database';
 import { AppCache } from '../../src/apps/app-cache';
 import { AndroidDriver } from '../../src/drivers/android/android-driver';
+import { DriverRegistry } from '../../src/drivers/registry';
 import { Backoff } from '../../src/link/backoff';
 import { CommandExecutor } from '../../src/link/command-executor';
 import { GATEWAY_VERSION, HubLink, type HubLinkOptions } from '../../src/link/hub-link';
@@ -84,6 +85,8 @@ describe('HubLink with the real hub link server and labsim devices', () => {
   let server: LinkServer | undefined;
   /** The gateway of the current test: its driver and link, stopped after each test. */
   let driver: AndroidDriver | undefined;
+  /** The driver behind the registry the link routes commands through, as startGateway builds it. */
+  let drivers: DriverRegistry | undefined;
   let link: HubLink | undefined;
   let cacheDir: string;
   // Two plugged devices (pixel-7 with Firefox, galaxy-s23) and a third one on the bench, not plugged in.
@@ -147,11 +150,12 @@ describe('HubLink with the real hub link server and labsim devices', () => {
   async function startLink(options: Partial<HubLinkOptions> & { port?: number; dialOnceReady?: DeviceSnapshot[] } = {}): Promise<HubLink> {
     const { port, dialOnceReady = [], ...overrides } = options;
     driver = new AndroidDriver({ adbPort: world.adbServerPort, bootPollMs: 150, rebootGraceMs: 400, devicePollMs: 500, logger });
+    drivers = new DriverRegistry([driver]);
     link = new HubLink({
       name: GATEWAY, token, hubAddress: `127.0.0.1:${port ?? server!.port}`, publicAddress: 'lab-1.local', publicPort: 7100,
-      driver, appCache: new AppCache(cacheDir), logger, backoff: { initialMs: 50, maxMs: 500 }, ...overrides,
+      drivers, appCache: new AppCache(cacheDir), logger, backoff: { initialMs: 50, maxMs: 500 }, ...overrides,
     });
-    await driver.start(link);
+    await drivers.start(link);
     const d = driver;
     await eventually(() => dialOnceReady.every((device) =>
       d.snapshot().some((state) => state.vendorUniqueIdentifier === device.adbSerial && state.readiness === 'Ready')));
@@ -335,7 +339,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     await startConnected();
     await eventually(() => online(a.adbSerial));
     await eventually(() => online(b.adbSerial));
-    const executor = new CommandExecutor(driver!, new AppCache(cacheDir), (sha) => link!.fetchBlob(sha), logger, () => undefined);
+    const executor = new CommandExecutor(drivers!, new AppCache(cacheDir), (sha) => link!.fetchBlob(sha), logger, () => undefined);
     const launchFirefox: CommandAction = { action: 'launch', launch: { applicationIdentifier: FIREFOX, arguments: '', startOnly: true } };
 
     const launchesBefore = (await world.amStartLog(a.serial)).length;

@@ -13,11 +13,10 @@ import { AndroidDriver } from '../../src/drivers/android/android-driver';
 import type { SampledRow } from '../../src/samplers/metrics-sink';
 import { BatteryCare } from '../../src/usbhubs/battery-care';
 import { parseBatteryTemperature } from '../../src/drivers/android/parsers/battery';
-import { AndroidBatteryReader } from '../../src/usbhubs/battery-reader';
 import { withUsbPorts } from '../../src/usbhubs/port-mapped-driver';
 import { parsePortMap, PortMap } from '../../src/usbhubs/port-mapping';
 import { UsbHubService } from '../../src/usbhubs/usb-hub-service';
-import { AdbUsbLocations, usbLocationOf } from '../../src/usbhubs/usb-locations';
+import { usbLocationOf } from '../../src/drivers/android/usb-location';
 import { createUsbHubs, type UsbHubs } from '../../src/usbhubs/usb-hubs';
 import { scanSerialById, usbHubsConfigFromEnv } from '../../src/usbhubs/usb-hubs-config';
 import { optionsFromEnv } from '../../src/main';
@@ -55,7 +54,7 @@ beforeAll(async () => {
     cambrionix: [{ path: sim.path }], uhubctl: [], portMap: [{ hubSerialNumber: 'POLICYHUB', port: 1, device: spec.serial }],
     pollIntervalMs: 200, telemetryIntervalMs: 200, batteryCare: false,
     recovery: { afterMs: 600, maxBackoffMs: 60_000, offMs: 300, checkIntervalMs: 200 },
-  }, { logger, battery: new AndroidBatteryReader({ adbPort: world.adbServerPort }), metrics: { record: (row) => rows.push(row) } });
+  }, { logger, battery: { read: (id) => driver.readBattery(id) }, metrics: { record: (row) => rows.push(row) } });
   hubs.service.subscribe({ report: (report) => reports.push(report), event: (event) => {
     events.push(event);
     return true;
@@ -63,7 +62,7 @@ beforeAll(async () => {
   driver = new AndroidDriver({ adbPort: world.adbServerPort, logger });
   recorder = new Recorder();
   await hubs.start();
-  await withUsbPorts(driver, hubs.service, new AdbUsbLocations({ adbPort: world.adbServerPort })).start(recorder);
+  await withUsbPorts(driver, hubs.service, { lookup: (id) => driver.usbLocation(id) }).start(recorder);
 }, 60_000);
 
 afterAll(async () => {
@@ -125,7 +124,7 @@ it('power-cycles a device stuck unauthorized while attached, with an Event each 
 it('does not charge a battery at or above the temperature limit, and charges it below', async () => {
   events.length = 0;
   await world.setBattery(spec.serial, { level: 10 });
-  const reader = new AndroidBatteryReader({ adbPort: world.adbServerPort });
+  const reader = { read: (id: string) => driver.readBattery(id) };
   const reading = await reader.read(adbSerial());
   expect(reading).toMatchObject({ percent: 10, temperatureC: 29.8 }); // the simulator reports 29.8 °C on USB power
   const options = { lowPercent: 20, highPercent: 80, checkIntervalMs: 60_000, chargeCheckMs: 60_000 };
@@ -202,8 +201,8 @@ describe('configuration', () => {
     expect(usbLocationOf({ id: 'x', type: 'device', path: 'product:panther', model: 'usb:2-1' })).toBe('2-1');
     expect(usbLocationOf({ id: '127.0.0.1:5555', type: 'device', path: 'product:sdk', model: 'model:x' })).toBeUndefined();
     // A simulated device is a network device to the real adb server: no USB path.
-    await expect(new AdbUsbLocations({ adbPort: world.adbServerPort }).lookup(adbSerial())).resolves.toBeUndefined();
-    await expect(new AdbUsbLocations({ adbPort: world.adbServerPort }).lookup('not-there')).resolves.toBeUndefined();
+    await expect(driver.usbLocation(adbSerial())).resolves.toBeUndefined();
+    await expect(driver.usbLocation('not-there')).resolves.toBeUndefined();
   });
 
   it('reads the battery temperature in tenths of a degree', () => {

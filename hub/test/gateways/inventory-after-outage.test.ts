@@ -41,7 +41,7 @@ test('a device unplugged while PostgreSQL is away is Offline once it is back, an
   await stopHolder(postgres);
   await lab.world.unplug(gone.serial);
   // The gateway has seen it go (and told the hub, which could not record it).
-  await waitFor(async () => !lab.gateway.driver.snapshot().some((d) => d.vendorUniqueIdentifier === goneDevice.vendorUniqueIdentifier),
+  await waitFor(async () => !lab.gateway.drivers.snapshot().some((d) => d.vendorUniqueIdentifier === goneDevice.vendorUniqueIdentifier),
     15_000, 'the gateway to drop the unplugged device');
   await new Promise((resolve) => setTimeout(resolve, 500));
   postgres = await startHolder(pgDir, `--port=${postgres.report.port}`);

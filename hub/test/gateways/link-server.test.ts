@@ -84,7 +84,7 @@ describe('link server: a gateway connects', () => {
     // not a later delta, is what records them.
     await lab.stopHub();
     gateway = await lab.startGateway();
-    await waitUntil(() => connected().running.driver.snapshot().filter((d) => d.readiness === 'Ready').length === 2,
+    await waitUntil(() => connected().running.drivers.snapshot().filter((d) => d.readiness === 'Ready').length === 2,
       15_000, 'both devices Ready at the gateway');
     await lab.startHub();
     // `connected` only fires once the gateway verified the hub's proof (HMAC over its nonce, keyed by the token hash).
@@ -154,7 +154,7 @@ describe('link server: inventory', () => {
       const route = await lab.lateRoute();
       gateway = await lab.startGateway({ hubPort: route.port });
       await waitUntil(() => {
-        const seen = connected().running.driver.snapshot();
+        const seen = connected().running.drivers.snapshot();
         return seen.length === 1 && seen[0].vendorUniqueIdentifier === A.vui && seen[0].readiness === 'Ready';
       }, 10_000, 'the new gateway instance to see A Ready and B gone');
       await route.open();
@@ -208,7 +208,7 @@ describe('link server: inventory', () => {
         return current.readiness === 'Unauthorized' && current;
       }, 10_000, 'A Unauthorized');
       // What the gateway reported: no facts, it cannot read an unauthorized device.
-      const reported = connected().running.driver.snapshot().find((d) => d.vendorUniqueIdentifier === A.vui);
+      const reported = connected().running.drivers.snapshot().find((d) => d.vendorUniqueIdentifier === A.vui);
       expect(reported).toEqual({
         vendorUniqueIdentifier: A.vui, operatingSystem: 'Android', readiness: 'Unauthorized', readinessDetail: expect.any(String),
       });
@@ -243,7 +243,7 @@ describe('link server: inventory', () => {
     const samples: { hub: string; availability: string; gateway: string }[] = [];
     for (;;) {
       const current = await row(B);
-      const atGateway = connected().running.driver.snapshot().find((d) => d.vendorUniqueIdentifier === B.vui);
+      const atGateway = connected().running.drivers.snapshot().find((d) => d.vendorUniqueIdentifier === B.vui);
       samples.push({ hub: current.readiness, availability: current.availability, gateway: atGateway?.readiness ?? 'absent' });
       if (current.readiness !== 'Rebooting') break;
       if (Date.now() - started > 20_000) throw new Error(`B still Rebooting after 20 s: ${JSON.stringify(samples.slice(-5))}`);

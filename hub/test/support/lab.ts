@@ -1,6 +1,6 @@
 /**
  * A whole lab for end-to-end tests: the hub (on this file's own test database), one gateway and a simulated
- * Android lab behind a private adb server. Everything runs the production code paths; only the hardware is
+ * Android lab behind a private adb server (and iOS devices behind a simulated usbmuxd, when asked for). Everything runs the production code paths; only the hardware is
  * simulated, at the adbd wire protocol.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startGateway, type RunningGateway } from '@devicelab/gateway';
 import type { UsbHubsConfig } from '@devicelab/gateway';
-import { defaultAndroidLab, LabWorld, type AndroidDeviceSpec, type SimCambrionixHub } from '@devicelab/labsim';
+import {
+  defaultAndroidLab, defaultIosLab, LabWorld, type AndroidDeviceSpec, type IosDeviceSpec, type SimCambrionixHub,
+} from '@devicelab/labsim';
 import type { Logger } from '@devicelab/shared';
 import { createUser } from '../../src/auth/users';
 import type { HubConfig } from '../../src/config';
@@ -21,6 +23,8 @@ export interface TestLab {
   world: LabWorld;
   gateway: RunningGateway;
   devices: AndroidDeviceSpec[];
+  /** iOS devices, paired with the gateway's host; on the USB hub after the Android ones. */
+  iosDevices: IosDeviceSpec[];
   /** The simulated Cambrionix hub the devices hang from (device i on port i + 1), when asked for. */
   usbHub?: SimCambrionixHub;
   adminToken: string;
@@ -42,6 +46,8 @@ const ADMIN_TOKEN = '0b9d2f3e-7c1a-4e5b-9f00-6a2b3c4d5e6f';
 
 export interface TestLabOptions {
   androidCount?: number;
+  /** iOS devices behind the world's usbmuxd; the gateway runs its iOS driver when there are any. */
+  iosCount?: number;
   logger?: Logger;
   /** Put the devices on a simulated 8-port Cambrionix hub (serial `LABHUB01`) driven by the gateway. */
   usbHub?: { serial?: string; usbHubs?: Partial<UsbHubsConfig> };
@@ -61,14 +67,20 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   await world.start();
   const devices = defaultAndroidLab(options.androidCount ?? 2);
   for (const spec of devices) await world.addAndroidDevice(spec);
+  const iosDevices = defaultIosLab(options.iosCount ?? 0);
+  for (const spec of iosDevices) {
+    await world.addIosDevice(spec);
+    await world.iosFleet.pairWithIdevicepair(spec.udid);
+  }
+  const portDevices = [...devices.map((spec) => spec.serial), ...iosDevices.map((spec) => spec.udid)];
   const usbHub = options.usbHub ? await world.addCambrionixHub(
     { serial: options.usbHub.serial ?? 'LABHUB01', ports: 8, path: path.join(dataDir, 'ttyLABHUB'), rebootMs: 1000 },
-    Object.fromEntries(devices.map((spec, i) => [i + 1, spec.serial])),
+    Object.fromEntries(portDevices.map((device, i) => [i + 1, device])),
   ) : undefined;
   const usbHubs: UsbHubsConfig | undefined = usbHub ? {
     cambrionix: [{ path: usbHub.path }], uhubctl: [], pollIntervalMs: 500, telemetryIntervalMs: 0,
     batteryCare: false, recovery: false, reopenDelayMs: 250, commandTimeoutMs: 2000,
-    portMap: devices.map((spec, i) => ({ hubSerialNumber: usbHub.serial, port: i + 1, device: spec.serial })),
+    portMap: portDevices.map((device, i) => ({ hubSerialNumber: usbHub.serial, port: i + 1, device })),
     ...options.usbHub?.usbHubs,
   } : undefined;
 
@@ -76,6 +88,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   const launchGateway = () => startGateway({
     name: 'lab-gateway', token: gatewayToken, hubAddress: `127.0.0.1:${hub.linkPort}`,
     cacheDir: path.join(dataDir, 'gateway-cache'), adbPort: world.adbServerPort,
+    usbmuxdAddress: iosDevices.length ? world.env().USBMUXD_SOCKET_ADDRESS : undefined,
     publicAddress: '127.0.0.1', publicPort: 9000,
     backoff: { initialMs: 100, maxMs: 1000 },
     usbHubs,
@@ -83,14 +96,14 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   let gateway: RunningGateway | undefined = await launchGateway();
   await waitFor(async () => {
     const online = await hub.db.selectFrom('devices').select('id').where('availability', '=', 'Online').execute();
-    return online.length === devices.length;
+    return online.length === devices.length + iosDevices.length;
   }, 30_000, 'every simulated device Online');
 
   const lab: TestLab = {
     get hub() {
       return hub;
     },
-    dataDir, world, devices, usbHub, adminToken: ADMIN_TOKEN, admin: { login: 'admin', token: ADMIN_TOKEN },
+    dataDir, world, devices, iosDevices, usbHub, adminToken: ADMIN_TOKEN, admin: { login: 'admin', token: ADMIN_TOKEN },
     async restartHub() {
       const { port, linkPort } = hub;
       await hub.stop();

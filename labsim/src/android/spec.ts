@@ -160,34 +160,3 @@ export function specFromPreset(presetName: string, index: number, overrides: Par
 export function defaultAndroidLab(count: number): AndroidDeviceSpec[] {
   return Array.from({ length: count }, (_, i) => specFromPreset(DEFAULT_PRESET_ORDER[i % DEFAULT_PRESET_ORDER.length], i));
 }
-
-export interface SimMix {
-  android: AndroidDeviceSpec[];
-  /** Entries this package does not simulate (e.g. ios=1), left for other simulators. */
-  other: Record<string, number>;
-}
-
-/**
- * Parses the DEVICELAB_SIM syntax: comma separated `kind=count`.
- * Kinds: `android` (catalogue order), `phone`, `tablet`, or a preset name
- * (`pixel-7=2`). Unknown kinds are returned in `other`.
- */
-export function parseSimMix(text: string): SimMix {
-  const mix: SimMix = { android: [], other: {} };
-  let index = 0;
-  const phones = DEFAULT_PRESET_ORDER.filter((p) => ANDROID_PRESETS[p].formFactor === 'phone');
-  const tablets = DEFAULT_PRESET_ORDER.filter((p) => ANDROID_PRESETS[p].formFactor === 'tablet');
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
-    const m = /^([a-z0-9.-]+)\s*=\s*(\d+)$/i.exec(part);
-    if (!m) throw new Error(`invalid DEVICELAB_SIM entry ${JSON.stringify(part)} (expected kind=count)`);
-    const kind = m[1].toLowerCase();
-    const count = Number(m[2]);
-    const pool = kind === 'android' ? DEFAULT_PRESET_ORDER : kind === 'phone' ? phones : kind === 'tablet' ? tablets : ANDROID_PRESETS[kind] ? [kind] : null;
-    if (!pool) {
-      mix.other[kind] = (mix.other[kind] ?? 0) + count;
-      continue;
-    }
-    for (let i = 0; i < count; i++, index++) mix.android.push(specFromPreset(pool[i % pool.length], index));
-  }
-  return mix;
-}

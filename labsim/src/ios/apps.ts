@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IpaInfo } from './ipa';
-import type { PlistDict, PlistValue } from './plist-codec';
+import type { PlistDict, PlistValue } from '@devicelab/shared';
 import type { IosPreinstalledApp } from './spec';
 
 export type ApplicationType = 'User' | 'System';

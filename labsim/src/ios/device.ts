@@ -13,7 +13,7 @@ import { Battery } from '../android/system-services';
 import { IosAppRegistry } from './apps';
 import { LOCKDOWN_PORT, serveLockdown } from './lockdown';
 import { IosBatteryState, batteryDomain, diskUsageDomain, globalDomain, publicValues } from './lockdown-values';
-import type { PlistDict, PlistValue } from './plist-codec';
+import type { PlistDict, PlistValue } from '@devicelab/shared';
 import { IOS_SERVICES, ServiceContext } from './services';
 import type { IosDeviceSpec } from './spec';
 import { IosSyslog } from './syslog';

@@ -3,7 +3,7 @@
  * App extensions (`.app/PlugIns/*.appex/Info.plist`) are not the app and are ignored.
  */
 import { ZipReader } from '../apk/zip';
-import { PlistDict, decodePlistDict } from './plist-codec';
+import { PlistDict, decodePlistDict } from '@devicelab/shared';
 
 export interface IpaInfo {
   bundleId: string;

@@ -2,7 +2,7 @@
  * What lockdownd's GetValue answers: the global domain (all values, or the public subset before a session),
  * and the domains the driver reads (battery, disk usage). Values follow device-data.md section 2.1-2.3.
  */
-import { PlistReal, type PlistDict } from './plist-codec';
+import { PlistReal, type PlistDict } from '@devicelab/shared';
 import type { IosDeviceSpec } from './spec';
 
 export interface IosBatteryState {

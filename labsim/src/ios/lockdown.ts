@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type * as net from 'node:net';
 import type { SimIosDevice } from './device';
 import { PlistChannel, encodeFrame } from './plist-channel';
-import { PlistDict, isDict } from './plist-codec';
+import { PlistDict, isDict } from '@devicelab/shared';
 import { SwitchableTransport, deviceSecureContext } from './tls-upgrade';
 
 export const LOCKDOWN_PORT = 62078;

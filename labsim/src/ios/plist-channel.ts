@@ -4,7 +4,7 @@
  * back must get the answers in the same order (appium-ios-device pipelines GetValue calls).
  */
 import { EventEmitter } from 'node:events';
-import { PlistDict, PlistFormatError, decodePlistDict, encodePlist } from './plist-codec';
+import { PlistDict, PlistFormatError, decodePlistDict, encodePlist } from '@devicelab/shared';
 
 /** Anything bytes come from and go to: a socket, a TLS session on it, a service connection. */
 export interface ByteLink {

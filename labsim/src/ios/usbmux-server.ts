@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { PlistDict, PlistValue, decodePlistDict, encodePlist } from './plist-codec';
+import { PlistDict, PlistValue, decodePlistDict, encodePlist } from '@devicelab/shared';
 
 /** What usbmuxd needs from a device it lists. */
 export interface UsbmuxTarget {

@@ -7,7 +7,7 @@ import type { Client, DeviceClient } from '@devicefarmer/adbkit';
 import type { DeviceState, InstalledPackage } from '@devicelab/proto';
 import { createLogger, type DeviceReadiness, type Logger } from '@devicelab/shared';
 import {
-  DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions,
+  type BatteryReading, DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions,
   type UninstallOptions,
 } from '../device-driver';
 import { type AdbServerOptions, createAdbClient } from './adb-client';
@@ -17,6 +17,8 @@ import { readLogcat } from './logcat';
 import { type DeviceFacts, readFacts } from './facts';
 import { readInstalledPackages } from './installed-packages';
 import { readinessForAdbState } from './readiness';
+import { readAndroidBattery } from './battery';
+import { lookupUsbLocation } from './usb-location';
 import { asCommandError, runShell } from './shell';
 import { AdbTracker } from './tracker';
 import { AndroidSampling } from './sampling';
@@ -47,6 +49,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class AndroidDriver implements DeviceDriver {
   readonly operatingSystem = 'Android';
+  readonly appFileExtension = '.apk';
   readonly client: Client;
   private readonly logger: Logger;
   private readonly entries = new Map<string, Entry>();
@@ -131,6 +134,14 @@ export class AndroidDriver implements DeviceDriver {
     const entry = this.entries.get(id);
     if (entry) entry.launched = packageId;
     return output;
+  }
+
+  readBattery(id: string): Promise<BatteryReading | undefined> {
+    return readAndroidBattery(this.client.getDevice(id));
+  }
+
+  usbLocation(id: string): Promise<string | undefined> {
+    return lookupUsbLocation(this.client, id);
   }
 
   async readLog(id: string, maxLines: number): Promise<string> {

@@ -5,7 +5,7 @@
  */
 import type { SimIosDevice } from '../device';
 import { type ByteLink, attachPlistChannel } from '../plist-channel';
-import type { PlistDict } from '../plist-codec';
+import type { PlistDict } from '@devicelab/shared';
 
 export function serveDiagnosticsRelay(device: SimIosDevice, link: ByteLink): void {
   let rebootOnClose = false;

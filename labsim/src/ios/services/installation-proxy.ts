@@ -9,7 +9,7 @@ import { selectAttributes, type ApplicationType } from '../apps';
 import { INSTALL_ERRORS, type SimIosDevice } from '../device';
 import { IpaError, IpaInfo, readIpa } from '../ipa';
 import { type ByteLink, attachPlistChannel } from '../plist-channel';
-import { type PlistDict, decodePlistDict, isDict } from '../plist-codec';
+import { type PlistDict, decodePlistDict, isDict } from '@devicelab/shared';
 
 const INSTALL_STEPS: [string, number][] = [
   ['CreatingStagingDirectory', 5], ['ExtractingPackage', 15], ['InspectingPackage', 20], ['TakingInstallLock', 20],

@@ -1,0 +1,108 @@
+/**
+ * The gateway's platform drivers behind one front: each tracks its own devices; the registry learns which driver
+ * reported a device and sends every command for it there, merges their snapshots, passes on the events of all,
+ * and offers the optional capabilities (sampling, battery, USB location) of whichever driver owns the device.
+ */
+import type { DeviceState } from '@devicelab/proto';
+import type { BatteryReader } from '../usbhubs/battery-reader';
+import type { UsbLocationSource } from '../usbhubs/usb-locations';
+import {
+  DeviceCommandError, type DeviceDriver, type DeviceListener, type DeviceSampling, type InstallOptions,
+  type LaunchOptions, type UninstallOptions,
+} from './device-driver';
+
+export class DriverRegistry {
+  /** Which driver reported each device last. */
+  private readonly owners = new Map<string, DeviceDriver>();
+
+  constructor(readonly drivers: readonly DeviceDriver[]) {
+    const platforms = drivers.map((driver) => driver.operatingSystem);
+    const twice = platforms.find((os, i) => platforms.indexOf(os) !== i);
+    if (twice) throw new Error(`Two drivers for ${twice}: the registry holds one driver per platform`);
+    this.sampling = drivers.some((driver) => driver.sampling) ? {
+      sample: (id) => this.samplingOf(id).sample(id),
+      probe: (id, timeoutMs) => this.samplingOf(id).probe(id, timeoutMs),
+      followLog: (id, follower) => this.samplingOf(id).followLog(id, follower),
+    } : undefined;
+  }
+
+  /** Starts every driver; resolves once all track their devices. */
+  async start(listener: DeviceListener): Promise<void> {
+    await Promise.all(this.drivers.map((driver) => driver.start({
+      deviceChanged: (state) => {
+        this.owners.set(state.vendorUniqueIdentifier, driver);
+        listener.deviceChanged(state);
+      },
+      deviceRemoved: (id) => {
+        if (this.owners.get(id) === driver) this.owners.delete(id);
+        listener.deviceRemoved(id);
+      },
+    })));
+  }
+
+  snapshot(): DeviceState[] {
+    return this.drivers.flatMap((driver) => driver.snapshot());
+  }
+
+  /** The driver that owns the device; a clear DEVICE_NOT_CONNECTED failure when none does (commands reject with it). */
+  ownerOf(id: string): DeviceDriver {
+    const driver = this.owners.get(id);
+    if (!driver) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`, 'DEVICE_NOT_CONNECTED');
+    return driver;
+  }
+
+  /** The app cache file type for the device's platform. */
+  appFileExtension(id: string): string {
+    return this.ownerOf(id).appFileExtension;
+  }
+
+  async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
+    return this.ownerOf(id).install(id, appPath, options);
+  }
+
+  async uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<DeviceState> {
+    return this.ownerOf(id).uninstall(id, packageId, options);
+  }
+
+  async readPackages(id: string): Promise<DeviceState> {
+    return this.ownerOf(id).readPackages(id);
+  }
+
+  async launch(id: string, packageId: string, options?: LaunchOptions): Promise<string> {
+    return this.ownerOf(id).launch(id, packageId, options);
+  }
+
+  async reboot(id: string): Promise<void> {
+    return this.ownerOf(id).reboot(id);
+  }
+
+  async readLog(id: string, maxLines: number): Promise<string> {
+    return this.ownerOf(id).readLog(id, maxLines);
+  }
+
+  /** True when the device's driver can sample it (devices of other drivers are not sampled). */
+  canSample(id: string): boolean {
+    return this.owners.get(id)?.sampling !== undefined;
+  }
+
+  /** Sampling of whichever driver owns the device; undefined when no driver samples. */
+  readonly sampling: DeviceSampling | undefined;
+
+  readonly battery: BatteryReader = {
+    read: async (id) => this.owners.get(id)?.readBattery?.(id),
+  };
+
+  readonly usbLocations: UsbLocationSource = {
+    lookup: async (id) => this.owners.get(id)?.usbLocation?.(id),
+  };
+
+  async stop(): Promise<void> {
+    await Promise.all(this.drivers.map((driver) => driver.stop()));
+  }
+
+  private samplingOf(id: string): DeviceSampling {
+    const sampling = this.ownerOf(id).sampling;
+    if (!sampling) throw new DeviceCommandError(`Device ${id} cannot be sampled by this gateway`, 'UNSUPPORTED_COMMAND');
+    return sampling;
+  }
+}

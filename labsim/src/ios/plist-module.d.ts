@@ -1,4 +1,0 @@
-/** The part of the `plist` package (3.1.1, no bundled types) that the simulator uses: the XML parser. */
-declare module 'plist' {
-  export function parse(xml: string): unknown;
-}
