@@ -116,7 +116,7 @@ describe('startGateway', () => {
     const stored = await blobs.putFile(fixture('app-info-iphone.ipa'));
     const result = await hub.directory.sendCommand(iphone.udid, {
       action: 'install',
-      install: { blobSha256: stored.sha256, fileName: 'app-info-iphone.ipa', applicationIdentifier: 'com.icyleaf.AppInfoDemo', force: false, nativeAutomation: false },
+      install: { blobSha256: stored.sha256, applicationIdentifier: 'com.icyleaf.AppInfoDemo', force: false },
     }, 30_000);
     expect(result).toMatchObject({ ok: true, errorMessage: '' });
     expect(result.device?.packages?.map((p) => p.identifier)).toContain('com.icyleaf.AppInfoDemo');

@@ -52,8 +52,6 @@ export interface DeviceDriver {
   start(listener: DeviceListener): Promise<void>;
   /** The states of every device currently known (for a full inventory snapshot). */
   snapshot(): DeviceState[];
-  /** Reads the device's facts, full properties list and installed packages now. */
-  describe(id: string): Promise<DeviceState>;
   /**
    * Install and uninstall resolve with the device's state after the change, its installed packages read again,
    * so that whoever reports the outcome reports the new state with it (not reported to the listener).

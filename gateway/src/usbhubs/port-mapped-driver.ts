@@ -9,7 +9,7 @@ import type { UsbHubService } from './usb-hub-service';
 import type { UsbLocationSource } from './usb-locations';
 
 /** Driver methods that resolve with a device's state: it carries the USB facts like every other report. */
-const STATE_RESULTS = new Set<string | symbol>(['describe', 'install', 'uninstall', 'readPackages']);
+const STATE_RESULTS = new Set<string | symbol>(['install', 'uninstall', 'readPackages']);
 
 /** Wraps a driver or the driver registry (anything that tracks devices and reports their states). */
 export function withUsbPorts<T extends Pick<DeviceDriver, 'start' | 'snapshot'>>(driver: T, hubs: UsbHubService, locations?: UsbLocationSource): T {

@@ -104,7 +104,7 @@ describe('AndroidDriver over adb + labsim', () => {
       // The install resolves with the state the device has after it: the package is in it, read from the device.
       const installed = await driver.install(serial, CONTACT_MANAGER);
       expect(installed.packages?.find((p) => p.identifier === CONTACT_PACKAGE)).toMatchObject({ system: false, version: '1.0' });
-      const described = await driver.describe(serial);
+      const described = await driver.readPackages(serial);
       expect(described.packages?.find((p) => p.identifier === CONTACT_PACKAGE)).toMatchObject({
         system: false, version: '1.0', buildVersion: '1',
       });
@@ -123,7 +123,7 @@ describe('AndroidDriver over adb + labsim', () => {
       const uninstalled = await driver.uninstall(serial, CONTACT_PACKAGE);
       expect(uninstalled.packages?.map((p) => p.identifier)).not.toContain(CONTACT_PACKAGE);
       expect((await world.installedPackages(hwSerial)).map((p) => p.packageName)).not.toContain(CONTACT_PACKAGE);
-      const after = await driver.describe(serial);
+      const after = await driver.readPackages(serial);
       expect(after.packages?.map((p) => p.identifier)).not.toContain(CONTACT_PACKAGE);
     });
 

@@ -97,17 +97,6 @@ export class AndroidDriver implements DeviceDriver {
     return [...this.entries.values()].map((e) => this.stateOf(e));
   }
 
-  async describe(id: string): Promise<DeviceState> {
-    const device = this.device(id, false);
-    const facts = await readFacts(device);
-    const packages = await readInstalledPackages(device);
-    const entry = this.entries.get(id);
-    if (!entry) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`);
-    entry.facts = facts;
-    entry.packages = packages;
-    return this.stateOf(entry);
-  }
-
   async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
     await installApk(this.device(id), appPath, options);
     return this.afterPackageChange(id, (packages) => {

@@ -105,10 +105,6 @@ export class IosDriver implements DeviceDriver {
     return [...this.entries.values()].map((entry) => this.stateOf(entry));
   }
 
-  async describe(id: string): Promise<DeviceState> {
-    return this.readPackages(id);
-  }
-
   private onUsbmux(message: PlistDict): void {
     const deviceId = Number(message.DeviceID);
     if (message.MessageType === 'Attached' && isDict(message.Properties)) {
