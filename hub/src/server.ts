@@ -44,7 +44,7 @@ export interface RunningHub {
   stop(): Promise<void>;
 }
 
-export interface StartHubOptions {
+interface StartHubOptions {
   /**
    * The embedded PostgreSQL died and could not be restarted: stop what you run and exit non-zero. Default: exit
    * with code 1 at once (a supervisor such as systemd then starts the hub again).

@@ -20,7 +20,7 @@ export interface DeviceTicketClaims {
   iat: number;
 }
 
-export interface DecodedDeviceTicket {
+interface DecodedDeviceTicket {
   claims: DeviceTicketClaims;
   /** The bytes the signature covers. */
   signed: Buffer;

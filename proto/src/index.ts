@@ -3,7 +3,7 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
-export const LINK_PROTO_PATH = path.join(__dirname, '..', 'devicelab_link.proto');
+const LINK_PROTO_PATH = path.join(__dirname, '..', 'devicelab_link.proto');
 
 const definition = protoLoader.loadSync(LINK_PROTO_PATH, {
   keepCase: false,

@@ -39,11 +39,11 @@ export interface DeviceState {
   packages?: InstalledPackage[];
 }
 
-export interface InstallApp { blobSha256: string; applicationIdentifier: string; force: boolean }
-export interface UninstallApp { applicationIdentifier: string; keepData: boolean }
-export interface LaunchApp { applicationIdentifier: string; arguments: string; startOnly: boolean }
+interface InstallApp { blobSha256: string; applicationIdentifier: string; force: boolean }
+interface UninstallApp { applicationIdentifier: string; keepData: boolean }
+interface LaunchApp { applicationIdentifier: string; arguments: string; startOnly: boolean }
 export interface ReadLog { maxLines: number }
-export type ReadPackages = Record<string, never>;
+type ReadPackages = Record<string, never>;
 
 export type CommandAction =
   | { action: 'install'; install: InstallApp }
@@ -83,7 +83,7 @@ export type HubMessage =
   | { body: 'metricsSettings'; metricsSettings: MetricsSettings };
 
 /** USB hubs of a gateway (issue 4). */
-export interface UsbHubPortReport {
+interface UsbHubPortReport {
   portNumber: number; name: string; location: string; deviceSerialNumber: string; milliamps: number;
   state: string; flags: string[]; chargingSeconds: number; chargingProfile: string;
 }

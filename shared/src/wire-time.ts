@@ -22,7 +22,7 @@ export interface ParsedRequestDate {
  * `+010000-...` by JavaScript, which no store reads.
  */
 export const EARLIEST_REQUEST_DATE = new Date('0001-01-01T00:00:00.000Z');
-export const LATEST_REQUEST_DATE = new Date('9999-12-31T23:59:59.999Z');
+const LATEST_REQUEST_DATE = new Date('9999-12-31T23:59:59.999Z');
 export const REQUEST_DATE_RANGE_TEXT = '0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC)';
 
 export function isWithinRequestDateRange(date: Date): boolean {

@@ -12,7 +12,7 @@ import type { DriverRegistry } from '../drivers/registry';
 import { UsbHubError } from '../usbhubs/usb-hub-controller';
 import type { UsbHubService } from '../usbhubs/usb-hub-service';
 
-export type BlobFetcher = (sha256: string) => AsyncIterable<Buffer>;
+type BlobFetcher = (sha256: string) => AsyncIterable<Buffer>;
 
 export class CommandExecutor {
   constructor(

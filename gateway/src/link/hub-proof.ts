@@ -5,7 +5,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const NONCE_BYTES = 32;
+const NONCE_BYTES = 32;
 
 export function newNonce(): Buffer {
   return randomBytes(NONCE_BYTES);

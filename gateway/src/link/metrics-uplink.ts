@@ -28,7 +28,7 @@ export const DEFAULT_UPLINK: MetricsUplinkOptions = {
 };
 
 /** Writes one batch to the hub; false when the link could not take it. */
-export type SendBatch = (batch: MetricsBatch) => boolean;
+type SendBatch = (batch: MetricsBatch) => boolean;
 
 /** The wire form of a sampled row (non-finite numbers are not values: left out). */
 export function toMetricRow(row: SampledRow): MetricRow {

@@ -9,7 +9,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { decodeDeviceTicket, type DeviceTicketClaims, type Retention } from '@devicelab/proto';
 
-export type TicketVerdict =
+type TicketVerdict =
   | { valid: true; claims: DeviceTicketClaims }
   | { valid: false; reason: string };
 

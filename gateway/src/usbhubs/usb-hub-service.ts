@@ -8,7 +8,7 @@ import { parseEnumValue, UsbHubPortState, usbHubPortStateAliases, type Logger } 
 import type { PortAssignment, PortMap } from './port-mapping';
 import { UsbHubError, type UsbHubController, type UsbHubStatus, type UsbPortMode, type UsbPortStatus } from './usb-hub-controller';
 
-export interface UsbHubsListener {
+interface UsbHubsListener {
   report(report: UsbHubsReport): void;
   /** False when the event could not be delivered now (hub away): it is kept for `takePendingEvents`. */
   event(event: UsbHubEvent): boolean;

@@ -31,7 +31,7 @@ import { serviceRouter } from './service-routes';
 import { settingsRouter } from './settings-routes';
 import { userRouter } from './user-routes';
 
-export interface ApiAppOptions {
+interface ApiAppOptions {
   db: Db;
   blobs: BlobStore;
   gateways: GatewayDirectory;

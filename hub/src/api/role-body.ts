@@ -5,7 +5,7 @@ import type { BodyReader, JsonBody } from '../http/json-body';
 
 const MAX_NAME_LENGTH = 100;
 
-export const unknownEntitlement = (name: string): string =>
+const unknownEntitlement = (name: string): string =>
   `Unknown entitlement '${name}'. Known entitlements: ${Entitlement.join(', ')}.`;
 
 /** The changes, read when the domain asks (after UserRolesModify is checked). */

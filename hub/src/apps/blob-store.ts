@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-export interface StoredBlob { sha256: string; size: number; path: string }
+interface StoredBlob { sha256: string; size: number; path: string }
 
 export class BlobStore {
   constructor(private readonly root: string) {}

@@ -15,7 +15,7 @@ const LC_CODE_SIGNATURE = 0x1d;
 const CSMAGIC_EMBEDDED_SIGNATURE = 0xfade0cc0;
 const CSMAGIC_BLOBWRAPPER = 0xfade0b01;
 
-export class MachOFormatError extends Error {}
+class MachOFormatError extends Error {}
 
 /** The slice to read: arm64 when the binary is fat and has one, else the first (or only) one. */
 function selectSlice(binary: Buffer): Buffer {

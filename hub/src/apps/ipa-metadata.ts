@@ -11,7 +11,7 @@ import { parsePlist, parseXmlPlist, type PlistDict, type PlistValue } from './pl
 import { isPng, pngWidth, uncrushPng } from './png-cgbi';
 import { ZipReader, type ZipEntry } from './zip-reader';
 
-export const INFO_PLIST = /^Payload\/[^/]+\.app\/Info\.plist$/;
+const INFO_PLIST = /^Payload\/[^/]+\.app\/Info\.plist$/;
 const MAX_PLIST_BYTES = 8 * 1024 * 1024;
 const MAX_ICON_BYTES = 8 * 1024 * 1024;
 const MAX_EXECUTABLE_BYTES = 1024 * 1024 * 1024;

@@ -9,7 +9,7 @@ const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 /** Icons are small; anything claiming more is refused rather than inflated. */
 const MAX_PIXELS = 4096 * 4096;
 
-export class PngFormatError extends Error {}
+class PngFormatError extends Error {}
 
 interface Chunk { type: string; data: Buffer }
 

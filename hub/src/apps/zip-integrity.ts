@@ -23,7 +23,7 @@ export interface ZipLimits {
 }
 
 /** Small entries (an empty file, a run of zeros in a tiny resource) may compress far better than real data. */
-export const RATIO_FLOOR_BYTES = 1024 * 1024;
+const RATIO_FLOOR_BYTES = 1024 * 1024;
 /** Entries this small (both sizes) are read and inflated in one go: streams cost more than the data. */
 const BUFFERED_ENTRY_BYTES = 1024 * 1024;
 

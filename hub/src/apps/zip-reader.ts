@@ -24,7 +24,7 @@ export interface ZipEntry {
 }
 
 /** Where an entry's compressed bytes are, from its local header. */
-export interface EntryData { start: number; end: number }
+interface EntryData { start: number; end: number }
 
 const EOCD = 0x06054b50;
 const ZIP64_LOCATOR = 0x07064b50;

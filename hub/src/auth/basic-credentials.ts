@@ -4,7 +4,7 @@
  * characters. Anything else is malformed and refused whole, never read in part (`admin:<token>:anything` and
  * `Basic <base64> extra` used to pass with the extra ignored).
  */
-export type BasicCredentials =
+type BasicCredentials =
   | { kind: 'credentials'; login: string; token: string }
   /** `login` when the malformed credentials still name one, so the failure counts against it too. */
   | { kind: 'malformed'; reason: string; login?: string };

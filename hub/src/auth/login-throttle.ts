@@ -16,14 +16,14 @@
  */
 import net from 'node:net';
 
-export interface FailureLimit {
+interface FailureLimit {
   /** Failures allowed at once. */
   burst: number;
   /** One more failure is allowed every this many ms. */
   refillMs: number;
 }
 
-export interface LoginThrottleOptions {
+interface LoginThrottleOptions {
   perAddress?: FailureLimit;
   perLogin?: FailureLimit;
   /** A trusted client's failures (e.g. one that keeps sending its old token after a rotation). */
@@ -89,7 +89,7 @@ class FailureBudgets {
   }
 }
 
-export interface LoginAttempt {
+interface LoginAttempt {
   /** ms to wait before trying again; 0 when the credentials may be checked now. */
   waitMs: number;
   /** The credentials were right: the reserved failure is given back, and this client is trusted with this login. */

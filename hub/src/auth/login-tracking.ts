@@ -10,7 +10,7 @@ import { withTx, type Db } from '../store/database';
 import type { UserRow } from '../store/schema';
 import { displayNameOf } from './authenticated-user';
 
-export const LOGIN_IDLE_MINUTES = 30;
+const LOGIN_IDLE_MINUTES = 30;
 const SEEN_RESOLUTION_MS = 60_000;
 
 export async function noteAuthentication(db: Db, row: UserRow): Promise<void> {

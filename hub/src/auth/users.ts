@@ -40,12 +40,12 @@ export class InvalidApiTokenError extends Error {
   }
 }
 
-export interface EnsureBuiltInsOptions {
+interface EnsureBuiltInsOptions {
   /** DEVICELAB_ADMIN_TOKEN: when given, the admin's token is set to it on every start (idempotent). */
   adminToken?: string;
 }
 
-export interface EnsureBuiltInsResult {
+interface EnsureBuiltInsResult {
   /** true when the admin user was created by this call. */
   adminCreated: boolean;
   /**
@@ -120,7 +120,7 @@ async function ensureBuiltIns(trx: Tx, adminToken: string | undefined): Promise<
   return { adminCreated: true, adminToken: token, adminTokenGenerated: adminToken === undefined };
 }
 
-export interface NewUser {
+interface NewUser {
   login: string;
   firstName?: string | null;
   middleName?: string | null;
@@ -172,7 +172,7 @@ export async function rotateUserToken(db: Db, login: string): Promise<string> {
 }
 
 /** What a credential check found; the reason of a failure is for the log only, never for the client. */
-export type CredentialCheck =
+type CredentialCheck =
   | { user: AuthenticatedUser }
   | { failure: 'unknown login' | 'inactive user' | 'wrong token' };
 

@@ -23,7 +23,7 @@ Environment:
   DEVICELAB_DATA_DIR         Data directory of the embedded PostgreSQL when DATABASE_URL is unset (default ./data).
 `;
 
-export interface CliDeps {
+interface CliDeps {
   /** Runs the hub until it is stopped; wired by the composition root (hub/src/server.ts). */
   serve(args: string[]): Promise<void>;
   /** The environment the configuration is read from (default: the process's). */

@@ -10,14 +10,14 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { Db } from '../store/database';
 import type { JobIntent } from '../store/schema';
 
-export const ASYNC_JOB_TTL_MS = 5 * 60_000;
+const ASYNC_JOB_TTL_MS = 5 * 60_000;
 export const INVALID_ASYNC_ID = 'The async operation id is unknown, expired or already completed.';
 
 /** Longer than the longest device command (an install: 10 minutes), so a command's own timeout speaks first. */
 export const DEFAULT_ASYNC_JOB_TIMEOUT_MS = 15 * 60_000;
 
 export type Clock = () => Date;
-export interface AsyncJobOptions {
+interface AsyncJobOptions {
   clock?: Clock;
   logger?: Logger;
   /** What the job does to a device: a restart reconciles the job with the device instead of failing it. */
@@ -26,7 +26,7 @@ export interface AsyncJobOptions {
   timeoutMs?: number;
 }
 
-export interface StartedJob {
+interface StartedJob {
   id: string;
   /** Settles (never rejects) once the result is stored. */
   done: Promise<unknown>;
@@ -90,7 +90,7 @@ export async function startAsyncJob(
 /** The 5-minute clock restarts with every poll and when the result becomes available. */
 const lastActivity = sql<Date>`greatest(last_polled_at, coalesce(completed_at, last_polled_at))`;
 
-export type AsyncPoll = { isComplete: false } | { isComplete: true; data: unknown };
+type AsyncPoll = { isComplete: false } | { isComplete: true; data: unknown };
 
 /**
  * `{isComplete:false}` while running; `{isComplete:true,data}` exactly once; afterwards, for another user's id, an

@@ -10,7 +10,7 @@ import { inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './d
 import { recordEvent } from './events';
 import { runDeviceCommand } from './gateway-commands';
 
-export interface RetainOptions {
+interface RetainOptions {
   ticketKeys: TicketKeys;
   now?: () => Date;
   /** Told about the retain once it is committed, so the device's gateway accepts the new ticket. */

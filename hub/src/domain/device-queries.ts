@@ -27,7 +27,7 @@ const everyColumnListed: [UnlistedDeviceColumn] extends [never] ? true : Unliste
 void everyColumnListed;
 
 /** Which of the large JSON lists to read; the others come back empty. Default: both. */
-export interface DeviceDetailColumns {
+interface DeviceDetailColumns {
   properties?: boolean;
   installedPackages?: boolean;
 }

@@ -15,9 +15,9 @@ import { resolveDevice } from './device-queries';
 import { CommandFailure, runDeviceCommand } from './gateway-commands';
 import { readHubSettings } from './hub-settings';
 
-export interface ResetOptions { uninstallAll?: boolean; reboot?: boolean }
+interface ResetOptions { uninstallAll?: boolean; reboot?: boolean }
 
-export interface ResetOutcome {
+interface ResetOutcome {
   /** Package identifiers removed from the device. */
   uninstalled: string[];
   rebooted: boolean;

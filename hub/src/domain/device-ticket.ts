@@ -9,7 +9,7 @@ import { encodeDeviceTicket } from '@devicelab/proto';
 import type { Db } from '../store/database';
 import { settingOrCreate } from '../store/settings';
 
-export const TICKET_KEY_SETTING = 'ticket_signing_key';
+const TICKET_KEY_SETTING = 'ticket_signing_key';
 
 export interface TicketKeys {
   privateKey: KeyObject;
@@ -17,7 +17,7 @@ export interface TicketKeys {
   publicKeyDer: Buffer;
 }
 
-export interface TicketClaims {
+interface TicketClaims {
   vendorUniqueIdentifier: string;
   deviceId: string;
   userId: string;

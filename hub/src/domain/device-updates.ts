@@ -28,7 +28,7 @@ const PROPERTY_ENTITLEMENT: Record<keyof DeviceChanges, Entitlement> = {
   name: 'DeviceModify', slotNumber: 'DeviceModify', notes: 'DeviceModify', enabled: 'DeviceEnablement', deleted: 'DeviceDelete',
 };
 
-export const onlineDeviceNotDeletable = (device: { name: string }): string =>
+const onlineDeviceNotDeletable = (device: { name: string }): string =>
   `Device '${device.name}' is online; only an offline device can be deleted.`;
 
 /**

@@ -16,7 +16,7 @@ import type { Db, Tx } from '../store/database';
 import { licensedDeviceLimit } from '../config';
 import { readDeferred, type Deferred } from './deferred-input';
 
-export interface HubSettings {
+interface HubSettings {
   /** Reset without `uninstallAll`: remove every user-installed application. */
   resetUninstallAll: boolean;
   /** Reset without `reboot`: reboot the device afterwards. */
@@ -26,7 +26,7 @@ export interface HubSettings {
 }
 
 /** `/Settings` as an administrator reads it: the stored settings with the hub's configured default applied. */
-export interface HubSettingsView extends HubSettings {
+interface HubSettingsView extends HubSettings {
   /** `Data` (the spec) or `Sync` (the vendor's C# client): how `/Gateway` writes a data-mode port's state. */
   dataPortState: DataPortStateName;
 }

@@ -8,17 +8,17 @@ import { ApiFailure, Entitlement, type Entitlement as EntitlementName } from '@d
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { Db, Tx } from '../store/database';
 
-export const userBeyondReach = (login: string, notHeld: string[]): string =>
+const userBeyondReach = (login: string, notHeld: string[]): string =>
   `User '${login}' holds entitlements you do not hold (${notHeld.join(', ')}); only a user who holds all of them `
   + 'can change this user or generate its token.';
-export const roleBeyondReach = (name: string, notHeld: string[]): string =>
+const roleBeyondReach = (name: string, notHeld: string[]): string =>
   `Role '${name}' grants entitlements you do not hold (${notHeld.join(', ')}); only a user who holds all of them `
   + 'can assign, change or delete this role.';
-export const grantBeyondReach = (notHeld: string[]): string =>
+const grantBeyondReach = (notHeld: string[]): string =>
   `You cannot give a role entitlements you do not hold (${notHeld.join(', ')}).`;
 
 /** The entitlements among `entitlements` that the caller does not hold, in the canonical order. */
-export function entitlementsNotHeld(caller: AuthenticatedUser, entitlements: Iterable<string>): string[] {
+function entitlementsNotHeld(caller: AuthenticatedUser, entitlements: Iterable<string>): string[] {
   const notHeld = new Set<string>();
   for (const name of entitlements) if (!caller.entitlements.has(name as EntitlementName)) notHeld.add(name);
   return Entitlement.filter((e) => notHeld.has(e));

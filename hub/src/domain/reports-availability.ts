@@ -11,8 +11,8 @@ import { dateRange, type ReportFilters } from './reports-query';
 /** Event types whose snapshot can differ from the one before (devices coming, going, retained, deleted). */
 const SNAPSHOT_EVENTS = ['DeviceAvailability', 'DeviceRetained', 'DeviceDeletion', 'DeviceEnablement'];
 /** A report never has more windows than this; a smaller window needs a shorter period. */
-export const MAX_AVAILABILITY_WINDOWS = 10_000;
-export const DEFAULT_AVAILABILITY_WINDOW = '01:00:00';
+const MAX_AVAILABILITY_WINDOWS = 10_000;
+const DEFAULT_AVAILABILITY_WINDOW = '01:00:00';
 
 const TIME_SPAN = /^(-)?(?:(\d+)\.)?(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,7}))?)?$/;
 const DAYS_ONLY = /^(-)?(\d+)$/;
@@ -31,7 +31,7 @@ export function parseTimeSpan(text: string): number | undefined {
   return m[1] ? -ms : ms;
 }
 
-export interface AvailabilityQuery extends Pick<ReportFilters, 'fromDate' | 'toDate' | 'days'> {
+interface AvailabilityQuery extends Pick<ReportFilters, 'fromDate' | 'toDate' | 'days'> {
   /** TimeSpan text; DEFAULT_AVAILABILITY_WINDOW when omitted. */
   window?: string;
 }

@@ -20,9 +20,9 @@ export interface ReportFilters {
 }
 
 /** Rows one report page returns at most, and when `take` is omitted. `count` always tells the full total. */
-export const MAX_REPORT_PAGE = 10_000;
+const MAX_REPORT_PAGE = 10_000;
 
-export interface DateRange {
+interface DateRange {
   from?: Date;
   /** Upper bound; `toInclusive` false for a date-only toDate (then `to` is the start of the following day). */
   to?: Date;

@@ -17,9 +17,9 @@ import { readDeferred, type Deferred } from './deferred-input';
 import { requireGrantWithinReach, requireRoleWithinReach } from './privilege';
 
 export const roleNotFound = (ref: string): string => `Role '${ref}' not found.`;
-export const roleExists = (name: string): string => `A role named '${name}' already exists.`;
-export const builtInRoleFixed = (name: string, what: string): string => `The built-in role '${name}' cannot be ${what}.`;
-export const roleInUse = (name: string, users: number): string =>
+const roleExists = (name: string): string => `A role named '${name}' already exists.`;
+const builtInRoleFixed = (name: string, what: string): string => `The built-in role '${name}' cannot be ${what}.`;
+const roleInUse = (name: string, users: number): string =>
   `Role '${name}' is assigned to ${users} user(s); remove it from them before deleting it.`;
 
 /** A role named by its id (Guid) or its name (case-insensitive). */

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { formatWireDate, type BuildToolInformation, type DeviceGatewayInformation, type HubInformation } from '@devicelab/shared';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 
-export interface ServiceIdentity { serviceNodeId: string; serviceVersion: string }
+interface ServiceIdentity { serviceNodeId: string; serviceVersion: string }
 
 /** Local time with its UTC offset, e.g. `2024-05-01T14:03:07+02:00`. */
-export function formatLocalDateTime(date: Date): string {
+function formatLocalDateTime(date: Date): string {
   const pad = (n: number) => String(Math.trunc(Math.abs(n))).padStart(2, '0');
   const offset = -date.getTimezoneOffset();
   const sign = offset >= 0 ? '+' : '-';

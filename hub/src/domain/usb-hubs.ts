@@ -68,7 +68,7 @@ function assertHubConnected(gateways: GatewayDirectory, hubSerialNumber: string)
 }
 
 /** A state a port can be switched to. */
-export type SwitchablePortState = Exclude<UsbHubPortState, 'Unknown'>;
+type SwitchablePortState = Exclude<UsbHubPortState, 'Unknown'>;
 
 /** `usbHubPortState` text to a state a port can be switched to (Sync is Data; Unknown is no state). */
 export function parsePortState(text: string | undefined): SwitchablePortState {

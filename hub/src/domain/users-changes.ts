@@ -182,7 +182,7 @@ async function requireAnActiveAdministrator(trx: Tx): Promise<void> {
  * clients test its `ERROR: 23505:` prefix (wire-contract 4.4). Built from SQLSTATE and constraint, never from
  * the server's (localised) message.
  */
-export const duplicateLoginMessage = (constraint: string): string =>
+const duplicateLoginMessage = (constraint: string): string =>
   `ERROR: 23505: duplicate key value violates unique constraint "${constraint}"`;
 
 async function translateDuplicates<T>(work: () => Promise<T>): Promise<T> {

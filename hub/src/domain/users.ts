@@ -19,7 +19,7 @@ export const PROFILE_FIELDS = [
   'notes', 'organization', 'title', 'location', 'address1', 'address2', 'city', 'region', 'postalCode', 'country',
   'homePhone', 'mobilePhone', 'officePhone', 'faxPhone',
 ] as const;
-export type ProfileField = (typeof PROFILE_FIELDS)[number];
+type ProfileField = (typeof PROFILE_FIELDS)[number];
 
 export const userNotFound = (id: string): string => `User '${id}' not found.`;
 /** Exact vendor text (wire-contract 5; real newline). */

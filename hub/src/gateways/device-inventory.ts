@@ -12,12 +12,12 @@ import { countLicensedDevices, licensedLimitReached, lockLicensedDevices } from 
 import { withTx, type Db, type Tx } from '../store/database';
 
 /** Set by the domain when it reboots a device; holds until the gateway reports the device Ready again. */
-export const HUB_REBOOTING = 'Rebooting';
+const HUB_REBOOTING = 'Rebooting';
 
 type Availability = 'Online' | 'Offline';
 
 /** What changed for one device. */
-export interface DeviceChange {
+interface DeviceChange {
   vendorUniqueIdentifier: string;
   deviceId: string;
   availability: Availability;
@@ -166,7 +166,7 @@ async function disableBeyondLicense(trx: Tx, deviceId: string): Promise<string |
   return detail;
 }
 
-export interface TakeOfflineScope {
+interface TakeOfflineScope {
   gatewayId: string;
   /** Only devices NOT in this list (snapshot reconciliation); all of the gateway's devices when omitted. */
   keep?: string[];

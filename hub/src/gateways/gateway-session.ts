@@ -20,11 +20,11 @@ import { GatewayUnavailableError, type ConnectedGateway } from './gateway-direct
 import { hubProof } from './gateway-tokens';
 
 /** Heartbeat silence longer than this many intervals ends the session (devicelab_link.proto). */
-export const MISSED_HEARTBEATS_LIMIT = 3;
+const MISSED_HEARTBEATS_LIMIT = 3;
 
 export type ConnectCall = grpc.ServerDuplexStream<GatewayMessage, HubMessage>;
 
-export interface GatewaySessionContext {
+interface GatewaySessionContext {
   db: Db;
   gateway: GatewayRow;
   call: ConnectCall;

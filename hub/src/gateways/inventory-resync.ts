@@ -8,9 +8,9 @@ import { sql } from 'kysely';
 import type { Logger } from '@devicelab/shared';
 import type { Db } from '../store/database';
 
-export const DEFAULT_RECORDS_PROBE_MS = 1_000;
+const DEFAULT_RECORDS_PROBE_MS = 1_000;
 
-export interface InventoryResyncOptions {
+interface InventoryResyncOptions {
   db: Db;
   logger: Logger;
   /** Records the gateway's inventory afresh; a write that fails again marks it out of sync again. */

@@ -25,13 +25,13 @@ import { GatewaySession, type ConnectCall } from './gateway-session';
 import { authenticateGateway } from './gateway-tokens';
 import { InventoryResync } from './inventory-resync';
 
-export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
 /** FetchBlob chunk size: well under gRPC's 4 MiB message limit, large enough to keep overhead low. */
 export const BLOB_CHUNK_BYTES = 64 * 1024;
 /** Largest message a gateway may send (inventory snapshots). */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
-export interface LinkServerTls {
+interface LinkServerTls {
   /** PEM certificate chain and private key of the hub. */
   cert: Buffer;
   key: Buffer;
@@ -39,7 +39,7 @@ export interface LinkServerTls {
   ca?: Buffer;
 }
 
-export interface LinkServerOptions {
+interface LinkServerOptions {
   db: Db;
   blobs: BlobStore;
   /** 0 picks a free port (see `LinkServer.port`). */

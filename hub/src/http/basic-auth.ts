@@ -22,14 +22,14 @@ declare global {
   }
 }
 
-export const BASIC_REALM = 'DeviceLab';
-export const WWW_AUTHENTICATE = `Basic realm="${BASIC_REALM}"`;
+const BASIC_REALM = 'DeviceLab';
+const WWW_AUTHENTICATE = `Basic realm="${BASIC_REALM}"`;
 /** Exact body of every 401, compact: clients compare it. */
 export const AUTHENTICATION_REQUIRED_BODY = '{"isSuccess":false,"errorMessage":"Authentication required."}';
 /** Logins are client text: a log line keeps at most this much of one. */
 const LOGGED_LOGIN_CHARS = 200;
 
-export interface BasicAuthOptions {
+interface BasicAuthOptions {
   logger?: Logger;
   throttle?: LoginThrottle;
 }

@@ -25,7 +25,7 @@ export interface RequestContext {
 export const NO_REPLY = Symbol('no-reply');
 export type Handler = (ctx: RequestContext) => Promise<unknown>;
 
-export function userOf(req: Request): AuthenticatedUser | undefined {
+function userOf(req: Request): AuthenticatedUser | undefined {
   return (req as unknown as { user?: AuthenticatedUser }).user;
 }
 

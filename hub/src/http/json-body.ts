@@ -12,7 +12,7 @@ import JSON5 from 'json5';
 import { ApiFailure } from '@devicelab/shared';
 import { BAD_BOOLEAN, BAD_INT32, isFormBody, parseBoolean, parseInt32 } from './params';
 
-export const NUL_IN_BODY = 'Invalid JSON body: text must not contain a NUL character (\\u0000).';
+const NUL_IN_BODY = 'Invalid JSON body: text must not contain a NUL character (\\u0000).';
 /** Models are flat objects with a list at most; these leave room for any client's wrapping. */
 export const MAX_JSON_DEPTH = 32;
 /** Members and array elements in all: V8 spends about a millisecond per hundred distinct keys of one object. */

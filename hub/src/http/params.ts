@@ -9,7 +9,7 @@ import {
   type ParsedRequestDate,
 } from '@devicelab/shared';
 
-export const VERBS = ['update', 'delete', 'add', 'get'] as const;
+const VERBS = ['update', 'delete', 'add', 'get'] as const;
 export type Verb = (typeof VERBS)[number];
 
 /**
@@ -23,10 +23,10 @@ const INT32_MAX = 2147483647;
 
 export const BAD_BOOLEAN = 'Value is not equivalent to either TrueString or FalseString.';
 export const BAD_INT32 = 'Input string was not in a correct format.';
-export const invalidGuid = (value: string): string => `Invalid Guid format: ${value}`;
-export const enumValueNotFound = (value: string): string => `The requested value '${value}' was not found.`;
-export const nulInParameter = (name: string): string => `Parameter '${name}' must not contain a NUL character.`;
-export const dateOutOfRange = (name: string, value: string): string =>
+const invalidGuid = (value: string): string => `Invalid Guid format: ${value}`;
+const enumValueNotFound = (value: string): string => `The requested value '${value}' was not found.`;
+const nulInParameter = (name: string): string => `Parameter '${name}' must not contain a NUL character.`;
+const dateOutOfRange = (name: string, value: string): string =>
   `Parameter '${name}' is out of range: '${value}'. Dates from ${REQUEST_DATE_RANGE_TEXT} are accepted.`;
 const unknownParameter = (name: string, route: string): string =>
   `Unknown parameter '${name.length > 100 ? `${name.slice(0, 100)}…` : name}' for ${route}.`;

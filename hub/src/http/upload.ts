@@ -116,10 +116,10 @@ export async function discardUploads(req: Request): Promise<void> {
 }
 
 /** The vendor server's text (wire-contract 5, exact): the .NET ArgumentException form, then the extension. */
-export const unknownFileType = (fileName: string): string =>
+const unknownFileType = (fileName: string): string =>
   `Unknown file type.\nParameter name: filename\n${path.extname(fileName)}`;
 
-export function fileTypeOf(fileName: string): DeviceOperatingSystem | undefined {
+function fileTypeOf(fileName: string): DeviceOperatingSystem | undefined {
   const ext = path.extname(fileName).toLowerCase();
   if (ext === '.apk') return 'Android';
   if (ext === '.ipa') return 'iOS';

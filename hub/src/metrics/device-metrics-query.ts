@@ -15,7 +15,7 @@ import {
   validateShape, type MetricsRequest,
 } from './query-plan';
 
-export interface MetricsDocument {
+interface MetricsDocument {
   fileName: string;
   format: MetricsFormat;
   contentType: string;

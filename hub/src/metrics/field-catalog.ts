@@ -10,9 +10,9 @@ import type { CatalogField, FieldCatalog, FieldKind, MetricTableName } from './m
 import { METRIC_TABLES } from './metrics-store';
 
 /** PostgreSQL allows 1600 columns per table; stay well below, whatever a device sends. */
-export const MAX_SAMPLE_FIELDS = 1000;
+const MAX_SAMPLE_FIELDS = 1000;
 /** Longest accepted field name (bytes of UTF-8 text); longer ones are dropped at ingest. */
-export const MAX_FIELD_NAME_LENGTH = 200;
+const MAX_FIELD_NAME_LENGTH = 200;
 const SAFE_COLUMN = /^[a-z][a-z0-9_]{0,62}$/;
 /**
  * How long a loaded catalog is trusted: another hub on the same database may add `sample` fields, and a query

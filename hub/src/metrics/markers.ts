@@ -12,9 +12,9 @@ import { requireEntitlement } from '../auth/entitlements';
 import { isUniqueViolation, type Db, type Tx } from '../store/database';
 import type { QueryPeriod } from './metrics-store';
 
-export const SESSION_MARKER = 'session';
+const SESSION_MARKER = 'session';
 /** Longest marker name; the spec sets no character restrictions, only a length keeps rows sane. */
-export const MAX_MARKER_NAME_LENGTH = 256;
+const MAX_MARKER_NAME_LENGTH = 256;
 
 export interface MarkerPeriod {
   name: string;

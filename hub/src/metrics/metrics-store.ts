@@ -56,7 +56,7 @@ export type IngestClaim = (trx: Tx) => Promise<boolean>;
 export const AGGREGATE_FUNCTIONS = [
   'count', 'sum', 'mean', 'median', 'mode', 'spread', 'stddev', 'min', 'max', 'first', 'last',
 ] as const;
-export type AggregateName = (typeof AGGREGATE_FUNCTIONS)[number] | 'percentile';
+type AggregateName = (typeof AGGREGATE_FUNCTIONS)[number] | 'percentile';
 
 export interface Aggregate {
   name: AggregateName;

@@ -19,7 +19,7 @@ const MAX_FUTURE_DAYS = 1;
 /** check_violation: PostgreSQL's "no partition of relation ... found for row". */
 const NO_PARTITION_FOR_ROW = '23514';
 
-export interface PostgresMetricsStoreOptions {
+interface PostgresMetricsStoreOptions {
   logger?: Logger;
   /** Rows older than this many days are not stored (they would land in an already dropped partition). */
   retentionDays?: number;
@@ -27,7 +27,7 @@ export interface PostgresMetricsStoreOptions {
   maxQueryRows?: number;
 }
 
-export const DEFAULT_MAX_QUERY_ROWS = 1_000_000;
+const DEFAULT_MAX_QUERY_ROWS = 1_000_000;
 
 export class PostgresMetricsStore implements MetricsStore {
   private readonly fields: PostgresFieldCatalog;

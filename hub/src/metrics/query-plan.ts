@@ -32,7 +32,7 @@ export interface MetricsRequest {
 
 export const DEFAULT_TIMEOUT_SECONDS = 120;
 /** A longer query holds a database connection for too long; split it. */
-export const MAX_TIMEOUT_SECONDS = 3600;
+const MAX_TIMEOUT_SECONDS = 3600;
 
 const FUNCTION_LIST = `${AGGREGATE_FUNCTIONS.join(', ')}, percentile_NN`;
 const NUMERIC_ONLY = new Set(['sum', 'mean', 'median', 'spread', 'stddev', 'min', 'max', 'percentile']);

@@ -16,7 +16,7 @@ export const MAX_EPOCH_LENGTH = 64;
  */
 const RECEIVED_BATCH_KEEP_MS = 86_400_000;
 
-export interface BatchName {
+interface BatchName {
   gatewayId: string;
   epoch: string;
   sequence: number;

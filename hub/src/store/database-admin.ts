@@ -13,7 +13,7 @@ export function withDatabaseName(url: string, name: string): string {
 }
 
 /** The database a connection string names (`postgres` when it names none, as libpq defaults to the user). */
-export function databaseNameOf(url: string): string {
+function databaseNameOf(url: string): string {
   const parsed = new URL(url);
   const name = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
   return name || decodeURIComponent(parsed.username) || 'postgres';

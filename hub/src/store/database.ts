@@ -69,7 +69,7 @@ class ConnectionAwareClient extends pg.Client {
 }
 
 /** The connection to PostgreSQL closed under a query or a connect: the server is gone, not the query wrong. */
-export class ConnectionLostError extends Error {
+class ConnectionLostError extends Error {
   readonly code = SqlState.connectionFailure;
 
   constructor(cause: unknown) {
@@ -81,7 +81,7 @@ export class ConnectionLostError extends Error {
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
 
-export interface CreateDatabaseOptions {
+interface CreateDatabaseOptions {
   /** Pool size; pg's default is 10. */
   maxConnections?: number;
 }
@@ -126,7 +126,7 @@ export async function runStatementBatch(db: Db, text: string): Promise<pg.QueryR
   }
 }
 
-export interface TxOptions {
+interface TxOptions {
   isolation?: IsolationLevel;
 }
 
@@ -138,14 +138,9 @@ export async function withTx<T>(db: Db, fn: (trx: Tx) => Promise<T>, options: Tx
 }
 
 /** SQLSTATE codes the hub reacts to (https://www.postgresql.org/docs/15/errcodes-appendix.html). */
-export const SqlState = {
+const SqlState = {
   uniqueViolation: '23505',
   foreignKeyViolation: '23503',
-  notNullViolation: '23502',
-  checkViolation: '23514',
-  serializationFailure: '40001',
-  deadlockDetected: '40P01',
-  invalidTextRepresentation: '22P02',
   invalidCatalogName: '3D000', // database does not exist
   duplicateDatabase: '42P04',
   objectInUse: '55006', // e.g. a template database that still has sessions
@@ -170,12 +165,6 @@ export function sqlStateOf(err: unknown): string | undefined {
 
 export const isUniqueViolation = (err: unknown): boolean => sqlStateOf(err) === SqlState.uniqueViolation;
 export const isForeignKeyViolation = (err: unknown): boolean => sqlStateOf(err) === SqlState.foreignKeyViolation;
-export const isSerializationFailure = (err: unknown): boolean => {
-  const state = sqlStateOf(err);
-  return state === SqlState.serializationFailure || state === SqlState.deadlockDetected;
-};
-export const isInvalidTextRepresentation = (err: unknown): boolean =>
-  sqlStateOf(err) === SqlState.invalidTextRepresentation;
 export const isMissingDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.invalidCatalogName;
 export const isDuplicateDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.duplicateDatabase;
 export const isObjectInUse = (err: unknown): boolean => sqlStateOf(err) === SqlState.objectInUse;

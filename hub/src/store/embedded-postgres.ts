@@ -14,7 +14,7 @@ import { acquireDataDirLock, type DataDirLock } from './data-dir-lock';
 import { supervisePostmaster, type SupervisedServer } from './postmaster-supervisor';
 import { stopStalePostmaster } from './stale-postmaster';
 
-export interface EmbeddedPostgresOptions {
+interface EmbeddedPostgresOptions {
   /** DeviceLab data directory; the cluster lives in `<dataDir>/postgres`. Created when missing. */
   dataDir: string;
   /** TCP port on 127.0.0.1; a free one is picked when omitted. */

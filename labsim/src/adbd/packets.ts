@@ -16,8 +16,8 @@ export const A_OPEN = 0x4e45504f;
 export const A_OKAY = 0x59414b4f;
 export const A_CLSE = 0x45534c43;
 export const A_WRTE = 0x45545257;
-export const A_SYNC = 0x434e5953;
-export const A_STLS = 0x534c5453;
+const A_SYNC = 0x434e5953;
+const A_STLS = 0x534c5453;
 
 /** Protocol version we speak: "skip checksum" capable. */
 export const A_VERSION = 0x01000001;
@@ -28,7 +28,7 @@ export const AUTH_TOKEN = 1;
 export const AUTH_SIGNATURE = 2;
 export const AUTH_RSAPUBLICKEY = 3;
 
-export const HEADER_SIZE = 24;
+const HEADER_SIZE = 24;
 
 export interface AdbPacket {
   command: number;
@@ -48,11 +48,11 @@ const NAMES: Record<number, string> = {
   [A_STLS]: 'STLS',
 };
 
-export function commandName(command: number): string {
+function commandName(command: number): string {
   return NAMES[command] ?? `0x${command.toString(16)}`;
 }
 
-export function checksum(data: Buffer): number {
+function checksum(data: Buffer): number {
   let sum = 0;
   for (let i = 0; i < data.length; i++) sum = (sum + data[i]) >>> 0;
   return sum;
@@ -69,7 +69,7 @@ export function encodePacket(command: number, arg0: number, arg1: number, data: 
   return data.length ? Buffer.concat([header, data]) : header;
 }
 
-export class PacketError extends Error {}
+class PacketError extends Error {}
 
 /**
  * Incremental parser: TCP delivers arbitrary slices of the packet stream,

@@ -87,7 +87,7 @@ function openGlCaches(frames: number): Array<[string, number, number]> {
   ];
 }
 
-export interface GfxinfoInput {
+interface GfxinfoInput {
   sdk: number;
   packageName: string;
   /** The package's launcher activity (window names), when it has one. */

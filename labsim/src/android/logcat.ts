@@ -7,9 +7,9 @@
  * told at once when a line is added.
  */
 
-export type LogPriority = 'V' | 'D' | 'I' | 'W' | 'E' | 'F';
+type LogPriority = 'V' | 'D' | 'I' | 'W' | 'E' | 'F';
 
-export interface LogEntry {
+interface LogEntry {
   timeMs: number;
   pid: number;
   tid: number;

@@ -15,10 +15,10 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { ToolIO } from './tool-io';
 
-export type ToolHandler = (tool: string, args: string[], io: ToolIO) => Promise<number>;
+type ToolHandler = (tool: string, args: string[], io: ToolIO) => Promise<number>;
 
 /** Source of every fake tool script; the tool name is the script's file name. */
-export function toolScriptSource(nodePath: string): string {
+function toolScriptSource(nodePath: string): string {
   return `#!${nodePath}
 // labsim fake Android tool: forwards argv to the simulated device and relays its output.
 'use strict';

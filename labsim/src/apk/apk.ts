@@ -5,11 +5,11 @@
 import { ZipError, ZipReader } from './zip';
 import { AxmlAttribute, AxmlError, AxmlEvent, parseAxml } from './axml';
 
-export const ATTR_NAME = 0x01010003;
-export const ATTR_VERSION_CODE = 0x0101021b;
-export const ATTR_VERSION_NAME = 0x0101021c;
-export const ATTR_MIN_SDK = 0x0101020c;
-export const ATTR_TARGET_SDK = 0x01010270;
+const ATTR_NAME = 0x01010003;
+const ATTR_VERSION_CODE = 0x0101021b;
+const ATTR_VERSION_NAME = 0x0101021c;
+const ATTR_MIN_SDK = 0x0101020c;
+const ATTR_TARGET_SDK = 0x01010270;
 
 export interface ApkInfo {
   packageName: string;

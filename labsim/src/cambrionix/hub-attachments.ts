@@ -5,7 +5,7 @@
  */
 import type { PortMode } from './hub-model';
 
-export interface PortEffects {
+interface PortEffects {
   /** The device's USB data link: true plugs it into adb, false unplugs it. */
   setDataLink(deviceSerial: string, connected: boolean): void;
   setUsbPower(deviceSerial: string, powered: boolean): void;

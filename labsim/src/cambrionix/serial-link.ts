@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 
-export interface SerialLinkHandlers {
+interface SerialLinkHandlers {
   /** A host-side connection is up: bytes from the host arrive at `input`; `write` sends to the host. */
   connected(write: (text: string) => void): (chunk: Buffer) => void;
 }

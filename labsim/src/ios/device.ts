@@ -28,7 +28,7 @@ export type IosPowerState = 'booted' | 'rebooting';
  */
 export type IosTrustPolicy = 'trust' | 'prompt' | 'deny';
 
-export interface IosPairing {
+interface IosPairing {
   hostId: string;
   systemBuid: string;
   deviceCertificate: Buffer;

@@ -11,7 +11,7 @@ export interface IosBatteryState {
   externalConnected: boolean;
 }
 
-export interface IosLiveFacts {
+interface IosLiveFacts {
   battery: IosBatteryState;
   /** Bytes the installed apps take on the data volume. */
   appBytes: number;

@@ -17,7 +17,7 @@ export interface ByteLink {
 /** No lockdown message comes near this; a larger length means a broken or hostile peer. */
 const MAX_FRAME = 16 * 1024 * 1024;
 
-export type PlistHandler = (message: PlistDict) => Promise<void> | void;
+type PlistHandler = (message: PlistDict) => Promise<void> | void;
 
 export class PlistChannel extends EventEmitter {
   private pending: Buffer = Buffer.alloc(0);

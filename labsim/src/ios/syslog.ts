@@ -5,9 +5,9 @@
  */
 import { EventEmitter } from 'node:events';
 
-export type SyslogLevel = 'Notice' | 'Error' | 'Warning' | 'Info' | 'Debug' | 'Fault';
+type SyslogLevel = 'Notice' | 'Error' | 'Warning' | 'Info' | 'Debug' | 'Fault';
 
-export interface SyslogEntry {
+interface SyslogEntry {
   process: string;
   image?: string;
   pid: number;
@@ -67,7 +67,7 @@ export class IosSyslog extends EventEmitter {
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** `Mar 11 14:22:05` (no year; day padded with a space like BSD syslog) in the device's time zone. */
-export function syslogTimestamp(at: Date, timeZone: string): string {
+function syslogTimestamp(at: Date, timeZone: string): string {
   const parts = Object.fromEntries(
     new Intl.DateTimeFormat('en-US', { timeZone, month: 'numeric', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' })
       .formatToParts(at).map((p) => [p.type, p.value]),

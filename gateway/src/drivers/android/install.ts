@@ -11,7 +11,7 @@ import { asCommandError, checkPackageId, runShell } from './shell';
 
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
 
-export async function pushFile(device: DeviceClient, localPath: string, remotePath: string): Promise<void> {
+async function pushFile(device: DeviceClient, localPath: string, remotePath: string): Promise<void> {
   try {
     const transfer = await device.push(localPath, remotePath, 0o644);
     await new Promise<void>((resolve, reject) => {

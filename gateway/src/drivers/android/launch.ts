@@ -9,7 +9,7 @@ import { parseResolvedActivity } from './parsers/resolve-activity';
 import { shellQuote, splitShellWords } from '@devicelab/shared';
 import { checkPackageId, runShell } from './shell';
 
-export async function resolveLauncher(device: DeviceClient, packageId: string): Promise<string> {
+async function resolveLauncher(device: DeviceClient, packageId: string): Promise<string> {
   const output = await runShell(device,
     `cmd package resolve-activity --brief -a android.intent.action.MAIN -c android.intent.category.LAUNCHER ${shellQuote(checkPackageId(packageId))}`);
   const component = parseResolvedActivity(output);

@@ -2,7 +2,7 @@
 import type { DeviceClient } from '@devicefarmer/adbkit';
 import { runShell } from './shell';
 
-export const MAX_LOG_LINES = 100_000;
+const MAX_LOG_LINES = 100_000;
 
 export async function readLogcat(device: DeviceClient, maxLines: number): Promise<string> {
   const n = Math.min(MAX_LOG_LINES, Math.max(1, Math.floor(Number.isFinite(maxLines) && maxLines > 0 ? maxLines : 500)));

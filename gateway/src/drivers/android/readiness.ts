@@ -1,7 +1,7 @@
 /** adb device states -> DeviceReadiness (GADS-style "why is this device not usable?"). */
 import type { DeviceReadiness } from '@devicelab/shared';
 
-export interface ReadinessInfo { readiness: DeviceReadiness; detail: string }
+interface ReadinessInfo { readiness: DeviceReadiness; detail: string }
 
 export function readinessForAdbState(adbState: string): ReadinessInfo {
   switch (adbState) {

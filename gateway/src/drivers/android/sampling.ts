@@ -18,7 +18,7 @@ import { parseUptime } from './parsers/uptime';
 import { sampleFields, type CounterBaseline } from './sample-fields';
 import { runShell } from './shell';
 
-export interface AndroidSamplingHost {
+interface AndroidSamplingHost {
   /** The adbkit handle of a Ready device (throws DeviceCommandError otherwise). */
   readyDevice(id: string): DeviceClient;
   /** The package the service launched last on the device, if any (its Graphics fields are sampled). */

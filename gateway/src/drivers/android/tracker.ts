@@ -8,7 +8,7 @@
 import type { Client, Device } from '@devicefarmer/adbkit';
 import type { Logger } from '@devicelab/shared';
 
-export interface AdbTrackerEvents {
+interface AdbTrackerEvents {
   /** The serial is listed with this adb state (`device`, `offline`, `unauthorized`, ...). May repeat. */
   state(serial: string, adbState: string): void;
   removed(serial: string): void;

@@ -16,7 +16,7 @@ const MARKETING_NAMES: Record<string, string> = {
   'iPhone16,1': 'iPhone 15 Pro', 'iPad13,18': 'iPad (10th generation)', 'iPad14,1': 'iPad mini (6th generation)',
 };
 
-export function flattenValues(value: PlistValue, prefix = '', out: DeviceProperty[] = []): DeviceProperty[] {
+function flattenValues(value: PlistValue, prefix = '', out: DeviceProperty[] = []): DeviceProperty[] {
   if (Array.isArray(value)) {
     value.forEach((item, i) => flattenValues(item, `${prefix}[${i}]`, out));
   } else if (isDict(value)) {

@@ -17,7 +17,7 @@ import { type DeviceLink, openServiceSocket, withLockdown, withPlistService } fr
 import { followSyslog, LogRing } from './syslog';
 import { UsbmuxClient } from './usbmux';
 
-export interface IosDriverOptions {
+interface IosDriverOptions {
   /** usbmuxd address (`UNIX:/path` or `host:port`). */
   usbmuxdAddress: string;
   logger?: Logger;

@@ -11,14 +11,14 @@ const MAX_MESSAGE = 16 * 1024 * 1024;
 export const DEFAULT_USBMUXD_ADDRESS = 'UNIX:/var/run/usbmuxd';
 
 /** `UNIX:/path`, `/path` or `host:port` (libusbmuxd's USBMUXD_SOCKET_ADDRESS forms). */
-export function usbmuxdEndpoint(address: string): net.NetConnectOpts {
+function usbmuxdEndpoint(address: string): net.NetConnectOpts {
   if (address.startsWith('UNIX:')) return { path: address.slice(5) };
   if (address.startsWith('/')) return { path: address };
   const at = address.lastIndexOf(':');
   return { host: address.slice(0, at) || '127.0.0.1', port: Number(address.slice(at + 1)) };
 }
 
-export class UsbmuxError extends Error {
+class UsbmuxError extends Error {
   constructor(message: string, readonly resultNumber?: number) {
     super(message);
     this.name = 'UsbmuxError';

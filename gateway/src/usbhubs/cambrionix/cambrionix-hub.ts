@@ -11,7 +11,7 @@ import { UsbHubError, type UsbHubController, type UsbHubStatus, type UsbPortMode
 import { modeLetter, parseHealth, parseId, parseState, parseSystem } from './cli-parsers';
 import { CliSession } from './cli-session';
 
-export interface CambrionixHubOptions {
+interface CambrionixHubOptions {
   /** Serial device path (`/dev/serial/by-id/usb-cambrionix_...`, `/dev/ttyUSB0`, a pty in tests). */
   path: string;
   logger: Logger;

@@ -6,7 +6,7 @@ import type { UsbHubDeviceFlags } from '@devicelab/shared';
 import type { UsbPortMode, UsbPortStatus } from '../usb-hub-controller';
 
 /** Port flag letters (case-sensitive: `R` rebooted, `r` VBUS reset) to UsbHubDeviceFlags names. */
-export const FLAG_NAMES: Record<string, UsbHubDeviceFlags> = {
+const FLAG_NAMES: Record<string, UsbHubDeviceFlags> = {
   O: 'Off', S: 'Sync', B: 'Biased', I: 'ChargeIdle', P: 'ChargeProfiling', C: 'ChargeCharging', F: 'ChargeFinished',
   A: 'Attached', D: 'Detached', T: 'Theft', E: 'Errors', R: 'Rebooted', r: 'VBusReset',
 };
@@ -52,7 +52,7 @@ export function parseState(lines: string[]): UsbPortStatus[] {
   return ports;
 }
 
-export interface HubIdentity {
+interface HubIdentity {
   serialNumber: string;
   model: string;
   firmware: string;
@@ -74,7 +74,7 @@ export function parseId(lines: string[]): HubIdentity {
   };
 }
 
-export interface SystemInfo {
+interface SystemInfo {
   description: string;
   model: string;
   firmware: string;
@@ -98,7 +98,7 @@ export function parseSystem(lines: string[]): SystemInfo {
   return info;
 }
 
-export interface HealthInfo {
+interface HealthInfo {
   fiveVoltNow?: number;
   fiveVoltMin?: number;
   fiveVoltMax?: number;

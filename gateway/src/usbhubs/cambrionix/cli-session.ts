@@ -15,7 +15,7 @@ import { UsbHubError } from '../usb-hub-controller';
 const PROMPT = '>> ';
 const ETX = '\x03';
 
-export interface CliSessionOptions {
+interface CliSessionOptions {
   path: string;
   baudRate?: number;
   /** How long one command may take before it is cancelled with ETX. */

@@ -8,7 +8,7 @@ import type { Logger } from '@devicelab/shared';
 import { UsbHubError, type UsbHubController, type UsbHubStatus, type UsbPortMode } from '../usb-hub-controller';
 import { parseUhubctlStatus } from './uhubctl-status';
 
-export interface UhubctlHubOptions {
+interface UhubctlHubOptions {
   /** The hub's USB location as uhubctl names it (`-l 1-1.4`). */
   location: string;
   logger: Logger;

@@ -5,7 +5,7 @@
  *     Port 3: 0000 off
  * and after a change `Sent power off request` and `New status for hub ...` with the switched ports only.
  */
-export interface UhubctlPort {
+interface UhubctlPort {
   port: number;
   powered: boolean;
   connected: boolean;

@@ -9,7 +9,7 @@ import { startSyncService } from './sync';
 import { startAbbExecService, startExecService } from './exec';
 
 /** Returns a starter to run after OKAY was sent, or null to refuse the stream. */
-export type ServiceStarter = () => void;
+type ServiceStarter = () => void;
 
 export function openService(service: string, stream: AdbStream, device: DevicePort): ServiceStarter | null {
   if (service === 'shell' || service.startsWith('shell:') || service.startsWith('shell,')) {

@@ -10,14 +10,14 @@ import type { ChildProcess } from 'node:child_process';
 import type { AdbStream } from '../stream';
 import type { DevicePort } from '../device-port';
 
-export const ID_STDIN = 0;
-export const ID_STDOUT = 1;
-export const ID_STDERR = 2;
-export const ID_EXIT = 3;
-export const ID_CLOSE_STDIN = 4;
-export const ID_WINDOW_SIZE = 5;
+const ID_STDIN = 0;
+const ID_STDOUT = 1;
+const ID_STDERR = 2;
+const ID_EXIT = 3;
+const ID_CLOSE_STDIN = 4;
+const ID_WINDOW_SIZE = 5;
 
-export function encodeShellFrame(id: number, data: Buffer): Buffer {
+function encodeShellFrame(id: number, data: Buffer): Buffer {
   const header = Buffer.alloc(5);
   header.writeUInt8(id, 0);
   header.writeUInt32LE(data.length, 1);
@@ -25,7 +25,7 @@ export function encodeShellFrame(id: number, data: Buffer): Buffer {
 }
 
 /** Streaming decoder for host -> device shell v2 frames. */
-export class ShellFrameDecoder {
+class ShellFrameDecoder {
   private buf: Buffer = Buffer.alloc(0);
 
   push(chunk: Buffer): Array<{ id: number; data: Buffer }> {
@@ -42,7 +42,7 @@ export class ShellFrameDecoder {
 }
 
 /** Exit status as a shell reports it: signals become 128 + signal number. */
-export function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
+function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
   if (code !== null) return code & 0xff;
   const signals: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13 };
   return 128 + (signal ? signals[signal] ?? 1 : 1);

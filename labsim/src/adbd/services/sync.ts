@@ -12,7 +12,7 @@ import type { AdbStream } from '../stream';
 import type { DevicePort } from '../device-port';
 
 /** Largest DATA block either side may send (SYNC_DATA_MAX). */
-export const SYNC_DATA_MAX = 64 * 1024;
+const SYNC_DATA_MAX = 64 * 1024;
 
 const S_IFLNK = 0o120000;
 

@@ -17,7 +17,7 @@ export interface ServiceContext {
   tlsIdentity: DeviceTlsIdentity | undefined;
 }
 
-export interface IosService {
+interface IosService {
   ssl: boolean;
   serve(context: ServiceContext, socket: net.Socket): void;
 }

@@ -5,7 +5,7 @@
  */
 import { lines } from './text';
 
-export interface AmStartResult {
+interface AmStartResult {
   ok: boolean;
   error?: string;
   status?: string;

@@ -2,7 +2,7 @@
 import type { DeviceBatteryStatus } from '@devicelab/shared';
 import { lines } from './text';
 
-export interface BatteryInfo { percent: number; status: DeviceBatteryStatus }
+interface BatteryInfo { percent: number; status: DeviceBatteryStatus }
 
 const STATUS: Record<string, DeviceBatteryStatus> = {
   '1': 'Unknown', '2': 'Charging', '3': 'Discharging', '4': 'NotCharging', '5': 'Full',

@@ -4,7 +4,7 @@
  */
 import { lines } from './text';
 
-export interface DiskInfo { diskSpace: number; diskSpaceUsed: number }
+interface DiskInfo { diskSpace: number; diskSpaceUsed: number }
 
 export function parseDf(text: string, mount = '/data'): DiskInfo | undefined {
   const rows = lines(text).map((l) => l.trim().split(/\s+/)).filter((f) => f.length >= 6 && /^\d+$/.test(f[1]));

@@ -4,7 +4,7 @@
  */
 import { lines } from './text';
 
-export interface PackageVersion { versionName?: string; versionCode?: string }
+interface PackageVersion { versionName?: string; versionCode?: string }
 
 export function parseDumpsysPackageVersion(text: string): PackageVersion {
   const out: PackageVersion = {};

@@ -4,7 +4,7 @@
  */
 import { lines } from './text';
 
-export interface ListedPackage { packageId: string; path: string; versionCode?: string }
+interface ListedPackage { packageId: string; path: string; versionCode?: string }
 
 const LINE = /^package:(.+)=([A-Za-z0-9_.]+)(?: versionCode:(\d+))?(?: uid:(\d+))?$/;
 const LINE_NO_PATH = /^package:([A-Za-z0-9_.]+)(?: versionCode:(\d+))?(?: uid:(\d+))?$/;

@@ -4,7 +4,7 @@
  */
 import { lines } from './text';
 
-export type PmResult = { ok: true } | { ok: false; message: string; code?: string };
+type PmResult = { ok: true } | { ok: false; message: string; code?: string };
 
 export function parsePmResult(text: string): PmResult {
   const all = lines(text).map((l) => l.trim());

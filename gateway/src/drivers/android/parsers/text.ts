@@ -8,7 +8,7 @@ export function lines(text: string): string[] {
 }
 
 /** Marker prefix of batched shell calls: `echo @@name; cmd; echo @@other; cmd2`. */
-export const SECTION_MARKER = '@@';
+const SECTION_MARKER = '@@';
 
 /** Builds one shell line that runs each command after an `echo @@<name>` marker. */
 export function batchScript(commands: Record<string, string>): string {

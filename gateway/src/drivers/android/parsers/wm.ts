@@ -1,7 +1,7 @@
 /** `wm size` / `wm density`: the Override line wins over the Physical one (it is what apps see). */
 import { lines } from './text';
 
-export interface ScreenSize { width: number; height: number }
+interface ScreenSize { width: number; height: number }
 
 export function parseWmSize(text: string): ScreenSize | undefined {
   let physical: ScreenSize | undefined;
