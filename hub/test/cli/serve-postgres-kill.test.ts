@@ -3,15 +3,13 @@
  * same data directory and answers 200 again, with nothing lost; meanwhile every request gets 503, never 500.
  * When the server cannot be restarted, the hub exits non-zero so that its supervisor starts it again.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isProcessAlive } from '../../src/store/process-liveness';
+import { startHubProcess, type HubProcess } from '../support/hub-process';
 
-const support = path.join(__dirname, '..', 'support');
-const main = path.join(__dirname, '..', '..', 'src', 'main.ts');
 const adminToken = randomUUID();
 let dataDir: string;
 
@@ -21,36 +19,9 @@ beforeAll(async () => {
 });
 afterAll(() => fs.rm(dataDir, { recursive: true, force: true }));
 
-interface Serve { child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }
-
-async function startServe(): Promise<Serve> {
-  const child = spawn(process.execPath, ['-r', path.join(support, 'ts-register.cjs'), main, 'serve'], {
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env, DATABASE_URL: '', DEVICELAB_DATA_DIR: dataDir, DEVICELAB_PORT: '0', DEVICELAB_LINK_PORT: '0',
-      DEVICELAB_HOST: '127.0.0.1', DEVICELAB_ADMIN_TOKEN: adminToken,
-    },
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => { output += d; });
-  child.stderr!.on('data', (d) => { output += d; });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const match = /DeviceLab hub: (\S+)\/apiv1/.exec(output);
-      if (match) { clearInterval(timer); resolve(match[1]); }
-      if (child.exitCode !== null) { clearInterval(timer); reject(new Error(`serve exited early:\n${output}`)); }
-    }, 100);
-  });
-  return { child, url, output: () => output, exited };
-}
-
-async function stopServe(serve: Serve): Promise<void> {
-  if (serve.child.exitCode !== null || serve.child.signalCode !== null) return;
-  process.kill(-serve.child.pid!, 'SIGINT');
-  await serve.exited;
-}
+type Serve = HubProcess;
+const startServe = () => startHubProcess({ databaseUrl: '', dataDir, adminToken, processGroup: true });
+const stopServe = async (serve: Serve) => { await serve.interrupt(); };
 
 const basic = (login: string, token: string) => `Basic ${Buffer.from(`${login}:${token}`).toString('base64')}`;
 

@@ -1,6 +1,7 @@
 /**
- * The hub as its own process (`node -r ts-register.cjs hub/src/main.ts serve`) on this test file's database, for
- * tests that must see the process itself: that it stays alive, how much memory it takes (RSS from /proc).
+ * The hub as its own process (`node -r ts-register.cjs hub/src/main.ts serve`), for tests that must see the process
+ * itself: that it stays alive, how much memory it takes (RSS from /proc), how it stops. `databaseUrl: ''` runs it on
+ * its own embedded PostgreSQL in `dataDir`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,16 +16,22 @@ export interface HubProcess {
   /** Everything the process printed. */
   output(): string;
   alive(): boolean;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
   /** Resident set size now and at its peak (VmRSS, VmHWM), in bytes. */
   memory(): { rss: number; peakRss: number };
   /** fetch against `/apiv1` as the built-in admin. */
   api(pathAndQuery: string, init?: RequestInit): Promise<Response>;
   stop(): Promise<void>;
+  /** Ctrl-C: SIGINT to the whole process group (with `processGroup`); resolves with the exit code. */
+  interrupt(): Promise<number | null>;
 }
 
 export async function startHubProcess(options: { databaseUrl: string; dataDir: string; adminToken: string;
-  env?: Record<string, string> }): Promise<HubProcess> {
+  env?: Record<string, string>; /** Leader of a new process group, as a shell starts a foreground command. */ processGroup?: boolean;
+}): Promise<HubProcess> {
   const child = spawn(process.execPath, ['-r', path.join(support, 'ts-register.cjs'), main, 'serve'], {
+    detached: options.processGroup ?? false,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env, DATABASE_URL: options.databaseUrl, DEVICELAB_DATA_DIR: options.dataDir, DEVICELAB_PORT: '0',
@@ -34,7 +41,8 @@ export async function startHubProcess(options: { databaseUrl: string; dataDir: s
   let output = '';
   child.stdout!.on('data', (d) => { output += d; });
   child.stderr!.on('data', (d) => { output += d; });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const alive = () => child.exitCode === null && child.signalCode === null;
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setInterval(() => {
       const match = /DeviceLab hub: (\S+)\/apiv1/.exec(output);
@@ -51,13 +59,18 @@ export async function startHubProcess(options: { databaseUrl: string; dataDir: s
     child,
     url,
     output: () => output,
-    alive: () => child.exitCode === null && child.signalCode === null,
+    alive,
+    exited,
     memory: () => ({ rss: status('VmRSS'), peakRss: status('VmHWM') }),
     api: (pathAndQuery, init = {}) => fetch(`${url}/apiv1${pathAndQuery}`,
       { ...init, headers: { authorization: auth, ...(init.headers as Record<string, string> | undefined) } }),
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      if (alive()) child.kill('SIGTERM');
       await exited;
+    },
+    async interrupt() {
+      if (alive()) process.kill(options.processGroup ? -child.pid! : child.pid!, 'SIGINT');
+      return exited;
     },
   };
 }
