@@ -7,9 +7,9 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { crc32 } from 'node:zlib';
 import { LabWorld, iosSpecFromPreset } from '../src';
 import { fixture } from '../../scripts/jest/shared-files';
+import { buildZip } from '../../scripts/jest/zip-builder';
 import { idevice } from './ios-helpers';
 
 let world: LabWorld;
@@ -80,12 +80,12 @@ it('refuses an app whose MinimumOSVersion is above the device iOS', async () => 
   const dir = mkdtempSync(path.join(tmpdir(), 'labsim-ipa-'));
   try {
     const ipa = path.join(dir, 'future.ipa');
-    writeFileSync(ipa, storedZip([[
-      'Payload/Future.app/Info.plist',
-      '<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.example.future</string>'
+    writeFileSync(ipa, buildZip([{
+      name: 'Payload/Future.app/Info.plist',
+      data: '<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.example.future</string>'
         + '<key>CFBundleExecutable</key><string>Future</string><key>CFBundleVersion</key><string>1</string>'
         + '<key>MinimumOSVersion</key><string>99.0</string></dict></plist>',
-    ]]));
+    }]));
     const install = await run('ideviceinstaller', '-i', ipa);
     expect(install.code).not.toBe(0);
     expect(install.stderr).toContain('Got error "DeviceOSVersionTooLow"');
@@ -95,41 +95,3 @@ it('refuses an app whose MinimumOSVersion is above the device iOS', async () => 
   }
 }, 60_000);
 
-/** A zip with stored (uncompressed) entries: enough for a hand-made IPA. */
-function storedZip(files: [string, string][]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const [name, text] of files) {
-    const data = Buffer.from(text);
-    const nameBytes = Buffer.from(name);
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(nameBytes.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, nameBytes, data);
-    centrals.push(central, nameBytes);
-    offset += 30 + nameBytes.length + data.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(files.length, 8);
-  end.writeUInt16LE(files.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, directory, end]);
-}

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { zipEntry } from '../../../scripts/jest/zip-builder';
 import { buildZip, type ZipInput } from './package-builder';
 
 export interface HostileUpload {
@@ -161,33 +162,14 @@ function withExtraEntry(zip: Buffer, name: string, data: Buffer): Buffer {
   const count = zip.readUInt16LE(eocd + 10);
   const cdSize = zip.readUInt32LE(eocd + 12);
   const cdOffset = zip.readUInt32LE(eocd + 16);
-  const nameBytes = Buffer.from(name);
-  const crc = crc32(data) >>> 0;
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(10, 4);
-  local.writeUInt32LE(crc, 14);
-  local.writeUInt32LE(data.length, 18);
-  local.writeUInt32LE(data.length, 22);
-  local.writeUInt16LE(nameBytes.length, 26);
-  const central = Buffer.alloc(46);
-  central.writeUInt32LE(0x02014b50, 0);
-  central.writeUInt16LE(10, 4);
-  central.writeUInt16LE(10, 6);
-  central.writeUInt32LE(crc, 16);
-  central.writeUInt32LE(data.length, 20);
-  central.writeUInt32LE(data.length, 24);
-  central.writeUInt16LE(nameBytes.length, 28);
-  central.writeUInt32LE(cdOffset, 42);
-  const newCdOffset = cdOffset + 30 + nameBytes.length + data.length;
+  const { local, central } = zipEntry(name, data, cdOffset, 'store');
   const end = Buffer.from(zip.subarray(eocd, eocd + 22));
   end.writeUInt16LE(count + 1, 8);
   end.writeUInt16LE(count + 1, 10);
-  end.writeUInt32LE(cdSize + 46 + nameBytes.length, 12);
-  end.writeUInt32LE(newCdOffset, 16);
+  end.writeUInt32LE(cdSize + central.length, 12);
+  end.writeUInt32LE(cdOffset + local.length, 16);
   end.writeUInt16LE(0, 20);
-  return Buffer.concat([zip.subarray(0, cdOffset), local, nameBytes, data, zip.subarray(cdOffset, cdOffset + cdSize),
-    central, nameBytes, end]);
+  return Buffer.concat([zip.subarray(0, cdOffset), local, zip.subarray(cdOffset, cdOffset + cdSize), central, end]);
 }
 
 const FIXTURES = [
