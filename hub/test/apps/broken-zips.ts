@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
-import { zipEntry } from '../../../scripts/jest/zip-builder';
+import { buildRawZip, zipEntry, type RawZipEntry } from '../../../scripts/jest/zip-builder';
 import { buildZip, type ZipInput } from './package-builder';
 
 export interface HostileUpload {
@@ -46,57 +46,19 @@ function headers(zip: Buffer): { locals: number[]; centrals: number[] } {
 }
 
 /** A raw deflate stream of `megabytes` MB of zeros, built from one flushed 1 MB block (~1 KB) repeated. */
-function zerosDeflated(megabytes: number): { data: Buffer; crc: number; size: number } {
+function zerosDeflated(megabytes: number): Omit<RawZipEntry, 'name'> {
   const zeros = Buffer.alloc(MB);
   const block = deflateRawSync(zeros, { level: 9, finishFlush: constants.Z_FULL_FLUSH });
   let crc = 0;
   for (let i = 0; i < megabytes; i++) crc = crc32(zeros, crc);
   const finalEmptyBlock = Buffer.from([0x03, 0x00]);
-  return { data: Buffer.concat([...Array<Buffer>(megabytes).fill(block), finalEmptyBlock]), crc: crc >>> 0, size: megabytes * MB };
-}
-
-/** A ZIP of already-deflated entries (for bombs, whose inflated form is never materialised here). */
-function rawZip(entries: { name: string; data: Buffer; crc: number; size: number }[]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const e of entries) {
-    const name = Buffer.from(e.name);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(e.crc, 14);
-    local.writeUInt32LE(e.data.length, 18);
-    local.writeUInt32LE(e.size, 22);
-    local.writeUInt16LE(name.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt32LE(e.crc, 16);
-    central.writeUInt32LE(e.data.length, 20);
-    central.writeUInt32LE(e.size, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, name, e.data);
-    centrals.push(central, name);
-    offset += 30 + name.length + e.data.length;
-  }
-  const cd = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, end]);
+  return { body: Buffer.concat([...Array<Buffer>(megabytes).fill(block), finalEmptyBlock]), crc: crc >>> 0, size: megabytes * MB,
+    method: 'deflate' };
 }
 
 /** The 1 MB zip bomb: one AndroidManifest.xml that inflates to 1 GiB (what a naive APK reader inflates first). */
 export function zipBomb(): Buffer {
-  return rawZip([{ name: 'AndroidManifest.xml', ...zerosDeflated(1024) }]);
+  return buildRawZip([{ name: 'AndroidManifest.xml', ...zerosDeflated(1024) }]);
 }
 
 /** Crafted cases: each targets one check of the integrity verification. */
@@ -142,7 +104,7 @@ export function craftedUploads(fixture: (name: string) => string): HostileUpload
         b.writeUInt32LE(512 * 1024, h.centrals[0] + OFFSET.centralSize);
       }) },
     { label: 'many entries of highly compressible data', fileName: 'many.apk', expect: 'failure', message: /compression ratio above the limit/,
-      bytes: rawZip(Array.from({ length: 40 }, (_, i) => ({ name: `assets/z${i}`, ...zerosDeflated(24) }))) },
+      bytes: buildRawZip(Array.from({ length: 40 }, (_, i) => ({ name: `assets/z${i}`, ...zerosDeflated(24) }))) },
     { label: 'a valid APK with a nested bomb archive (never expanded)', fileName: 'nested.apk', expect: 'success',
       bytes: withExtraEntry(contact, 'assets/inner.zip', bomb) },
     { label: 'a valid IPA with a nested archive', fileName: 'nested.ipa', expect: 'success',
