@@ -21,7 +21,7 @@ export type { PortMode, PortLoad } from './cambrionix/hub-model';
 export { addDemoHubs } from './cambrionix/demo-hubs';
 export type { DemoHubs } from './cambrionix/demo-hubs';
 export { IosFleet } from './ios/ios-fleet';
-export type { IosDeviceSnapshot, IosBatteryUpdate } from './ios/ios-fleet';
+export type { AddIosDeviceOptions, IosDeviceSnapshot, IosBatteryUpdate } from './ios/ios-fleet';
 export { SimIosDevice, INSTALL_ERRORS as IOS_INSTALL_ERRORS } from './ios/device';
 export type { IosPowerState, IosTrustPolicy } from './ios/device';
 export { IOS_PRESETS, DEFAULT_IOS_PRESET_ORDER, defaultIosLab, iosSpecFromPreset } from './ios/spec';

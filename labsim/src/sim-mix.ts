@@ -12,7 +12,8 @@ export interface SimMix {
 /**
  * Comma separated `kind=count`. Android kinds: `android` (catalogue order), `phone`, `tablet`, or a preset name
  * (`pixel-7=2`); iOS kinds: `ios` (catalogue order), `iphone`, `ipad`, or an iOS preset name (`iphone-13=1`).
- * Unknown kinds are returned in `other`.
+ * Unknown kinds are returned in `other`. `udid=<UDID>` gives the next iOS device of the mix (in order) that UDID, so
+ * that a lab device can be one a provisioning profile lists.
  */
 export function parseSimMix(text: string): SimMix {
   const mix: SimMix = { android: [], ios: [], other: {} };
@@ -22,7 +23,13 @@ export function parseSimMix(text: string): SimMix {
   const tablets = DEFAULT_PRESET_ORDER.filter((p) => ANDROID_PRESETS[p].formFactor === 'tablet');
   const iphones = DEFAULT_IOS_PRESET_ORDER.filter((p) => IOS_PRESETS[p].deviceClass === 'iPhone');
   const ipads = DEFAULT_IOS_PRESET_ORDER.filter((p) => IOS_PRESETS[p].deviceClass === 'iPad');
+  const udids: string[] = [];
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const pinned = /^udid\s*=\s*([0-9a-f-]{24,64})$/i.exec(part);
+    if (pinned) {
+      udids.push(pinned[1]);
+      continue;
+    }
     const m = /^([a-z0-9.-]+)\s*=\s*(\d+)$/i.exec(part);
     if (!m) throw new Error(`invalid DEVICELAB_SIM entry ${JSON.stringify(part)} (expected kind=count)`);
     const kind = m[1].toLowerCase();
@@ -37,5 +44,7 @@ export function parseSimMix(text: string): SimMix {
       mix.other[kind] = (mix.other[kind] ?? 0) + count;
     }
   }
+  if (udids.length > mix.ios.length) throw new Error(`DEVICELAB_SIM names ${udids.length} UDIDs for ${mix.ios.length} iOS devices`);
+  udids.forEach((udid, i) => { mix.ios[i] = { ...mix.ios[i], udid }; });
   return mix;
 }

@@ -16,7 +16,7 @@ import type { AndroidDeviceSpec } from './android/spec';
 import type { BatteryState } from './android/system-services';
 import { applyPortMode } from './cambrionix/hub-attachments';
 import { SimCambrionixHub, type SimCambrionixHubOptions } from './cambrionix/sim-hub';
-import { IosFleet, type IosDeviceSnapshot } from './ios/ios-fleet';
+import { type AddIosDeviceOptions, IosFleet, type IosDeviceSnapshot } from './ios/ios-fleet';
 import type { SimIosDevice } from './ios/device';
 import type { IosDeviceSpec } from './ios/spec';
 import { AdbCli } from './util/adb-cli';
@@ -160,7 +160,7 @@ export class LabWorld {
   }
 
   /** Adds an iPhone/iPad behind the world's usbmuxd, plugged in (Attached) unless `plug: false`. */
-  async addIosDevice(spec: IosDeviceSpec, opts: { plug?: boolean } = {}): Promise<IosDeviceSnapshot> {
+  async addIosDevice(spec: IosDeviceSpec, opts: AddIosDeviceOptions = {}): Promise<IosDeviceSnapshot> {
     if (this.entries.has(spec.udid)) throw new Error(`device ${spec.udid} already exists`);
     await this.iosFleet.addDevice(spec, opts);
     return this.iosFleet.snapshotOf(spec.udid);

@@ -30,6 +30,13 @@ describe('device catalogue and DEVICELAB_SIM', () => {
     expect(() => parseSimMix('android')).toThrow(/kind=count/);
   });
 
+  test('parseSimMix pins UDIDs of the iOS devices in order', () => {
+    const mix = parseSimMix('ios=2, udid=18cf53cddee60c52f9c97b1521e7cbf8342628da');
+    expect(mix.ios.map((s) => s.udid)).toEqual(['18cf53cddee60c52f9c97b1521e7cbf8342628da', parseSimMix('ios=2').ios[1].udid]);
+    expect(mix.ios[0].productType).toBe('iPhone14,5');
+    expect(() => parseSimMix('ios=1, udid=00008110-000A11112222333E, udid=00008101-000A11112222333E')).toThrow(/2 UDIDs for 1 iOS devices/);
+  });
+
   test('APK reader extracts the manifest facts of the fixtures', () => {
     expect(parseApk(fs.readFileSync(`${FIXTURES}/app-info-android.apk`))).toMatchObject({
       packageName: 'com.icyleaf.appinfodemo', versionCode: 10, versionName: '2.1.0', minSdk: 14, launcherActivity: 'com.icyleaf.appinfodemo.MainActivity',

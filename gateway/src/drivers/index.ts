@@ -14,13 +14,17 @@ export interface PlatformConfig {
   adbBin?: string;
   /** usbmuxd address (`UNIX:/path` or `host:port`); the iOS driver runs only when set. */
   usbmuxdAddress?: string;
+  /** Where the host lists USB devices (default `/sys/bus/usb/devices`): iOS USB locations are read there. */
+  usbSysfsDir?: string;
 }
 
 type PlatformRegistration = (config: PlatformConfig, logger: Logger) => DeviceDriver | undefined;
 
 const PLATFORMS: PlatformRegistration[] = [
   (config, logger) => new AndroidDriver({ adbPort: config.adbPort, adbBin: config.adbBin, logger: logger.child({ component: 'android' }) }),
-  (config, logger) => (config.usbmuxdAddress ? new IosDriver({ usbmuxdAddress: config.usbmuxdAddress, logger: logger.child({ component: 'ios' }) }) : undefined),
+  (config, logger) => (config.usbmuxdAddress
+    ? new IosDriver({ usbmuxdAddress: config.usbmuxdAddress, usbSysfsDir: config.usbSysfsDir, logger: logger.child({ component: 'ios' }) })
+    : undefined),
 ];
 
 export function createPlatformDrivers(config: PlatformConfig, logger: Logger): DeviceDriver[] {

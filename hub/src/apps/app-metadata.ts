@@ -24,6 +24,8 @@ export interface AppMetadata {
   supportedFormFactors: ApplicationFormFactor;
   provisionExpirationDate?: Date;
   provisionsAllDevices: boolean;
+  /** iOS: the UDIDs the embedded profile's ProvisionedDevices lists (absent without a profile). */
+  provisionedDevices?: string[];
   appTeamIdentifier?: string;
   /** iOS: common name of the leaf certificate of the executable's code signature. */
   signingCertificateName?: string;

@@ -96,11 +96,18 @@ async function fromArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
     supportedFormFactors: formFactor(info.UIDeviceFamily),
     provisionExpirationDate: expiration,
     provisionsAllDevices: profile?.ProvisionsAllDevices === true,
+    provisionedDevices: profile ? provisionedDevices(profile) : undefined,
     appTeamIdentifier: Array.isArray(teams) ? str(teams[0]) : undefined,
     signingCertificateName: signer ? commonName(signer) : undefined,
     signingCertificateInProfile: signerInProfile,
     applicationErrors: errors,
   };
+}
+
+/** The profile's ProvisionedDevices UDIDs (bounded: a development profile lists at most a few hundred). */
+function provisionedDevices(profile: PlistDict): string[] {
+  const list = Array.isArray(profile.ProvisionedDevices) ? profile.ProvisionedDevices : [];
+  return list.filter((udid): udid is string => typeof udid === 'string' && udid.length > 0 && udid.length <= 64).slice(0, 10_000);
 }
 
 /** The profile is a CMS envelope around an XML plist; the plist is taken from between its markers. */

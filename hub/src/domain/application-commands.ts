@@ -8,6 +8,7 @@ import type { ApplicationRow } from '../store/schema';
 import { assertUsableBy } from './device-actions';
 import { resolveDevice, type DeviceWithRetainer } from './device-queries';
 import { recordEvent } from './events';
+import { assertInstallable } from './ios-provisioning';
 import { runDeviceCommand } from './gateway-commands';
 
 export const applicationNotFound = (id: string): string => `Application '${id}' not found.`;
@@ -33,6 +34,7 @@ export async function installApplication(
 ): Promise<void> {
   requireEntitlement(user, 'DeviceApplicationManagement');
   const { app, device } = await target(db, user, applicationId, deviceIdentifier);
+  assertInstallable(app, device);
   await runDeviceCommand(gateways, device, {
     action: 'install',
     install: {

@@ -58,6 +58,7 @@ export async function uploadApplication(
         supported_form_factors: meta.supportedFormFactors,
         provision_expiration_date: meta.provisionExpirationDate ?? null,
         provisions_all_devices: meta.provisionsAllDevices,
+        provisioned_devices: meta.provisionedDevices ? JSON.stringify(meta.provisionedDevices) : null,
         app_team_identifier: meta.appTeamIdentifier ?? null,
         signing_certificate_name: meta.signingCertificateName ?? null,
         signing_certificate_in_profile: meta.signingCertificateInProfile ?? false,

@@ -132,6 +132,8 @@ export interface ApplicationsTable {
   supported_form_factors: Generated<string>;
   provision_expiration_date: Timestamp | null;
   provisions_all_devices: Generated<boolean>;
+  /** UDIDs of the profile's ProvisionedDevices; null when no profile was read (see migration 016). */
+  provisioned_devices: ColumnType<string[] | null, string | null | undefined, string | null>;
   signing_certificate_name: string | null;
   signing_certificate_in_profile: Generated<boolean>;
   app_team_identifier: string | null;

@@ -49,8 +49,14 @@ export interface TestLabOptions {
   /** iOS devices behind the world's usbmuxd; the gateway runs its iOS driver when there are any. */
   iosCount?: number;
   logger?: Logger;
-  /** Put the devices on a simulated 8-port Cambrionix hub (serial `LABHUB01`) driven by the gateway. */
-  usbHub?: { serial?: string; usbHubs?: Partial<UsbHubsConfig> };
+  /**
+   * Put the devices on a simulated 8-port Cambrionix hub (serial `LABHUB01`) driven by the gateway. With
+   * `usbLocation` (`1-1.4`) the hub is configured by its USB location and the iOS devices are found on its ports
+   * by theirs (usbmuxd LocationID -> the simulated sysfs), not by the configured port map.
+   */
+  usbHub?: { serial?: string; usbLocation?: string; usbHubs?: Partial<UsbHubsConfig> };
+  /** UDIDs for the first iOS devices (e.g. one a provisioning profile lists). */
+  iosUdids?: string[];
   /** Records on this PostgreSQL (one the test can stop and start) instead of a fresh test database. */
   databaseUrl?: string;
 }
@@ -67,20 +73,22 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   await world.start();
   const devices = defaultAndroidLab(options.androidCount ?? 2);
   for (const spec of devices) await world.addAndroidDevice(spec);
-  const iosDevices = defaultIosLab(options.iosCount ?? 0);
-  for (const spec of iosDevices) {
-    await world.addIosDevice(spec);
+  const iosDevices = defaultIosLab(options.iosCount ?? 0).map((spec, i) => ({ ...spec, udid: options.iosUdids?.[i] ?? spec.udid }));
+  const hubLocation = options.usbHub?.usbLocation;
+  for (const [i, spec] of iosDevices.entries()) {
+    await world.addIosDevice(spec, { usbPath: hubLocation ? `${hubLocation}.${devices.length + i + 1}` : undefined });
     await world.iosFleet.pairWithIdevicepair(spec.udid);
   }
   const portDevices = [...devices.map((spec) => spec.serial), ...iosDevices.map((spec) => spec.udid)];
+  const mappedDevices = hubLocation ? devices.length : portDevices.length;
   const usbHub = options.usbHub ? await world.addCambrionixHub(
     { serial: options.usbHub.serial ?? 'LABHUB01', ports: 8, path: path.join(dataDir, 'ttyLABHUB'), rebootMs: 1000 },
     Object.fromEntries(portDevices.map((device, i) => [i + 1, device])),
   ) : undefined;
   const usbHubs: UsbHubsConfig | undefined = usbHub ? {
-    cambrionix: [{ path: usbHub.path }], uhubctl: [], pollIntervalMs: 500, telemetryIntervalMs: 0,
+    cambrionix: [{ path: usbHub.path, usbLocation: hubLocation }], uhubctl: [], pollIntervalMs: 500, telemetryIntervalMs: 0,
     batteryCare: false, recovery: false, reopenDelayMs: 250, commandTimeoutMs: 2000,
-    portMap: portDevices.map((device, i) => ({ hubSerialNumber: usbHub.serial, port: i + 1, device })),
+    portMap: portDevices.slice(0, mappedDevices).map((device, i) => ({ hubSerialNumber: usbHub.serial, port: i + 1, device })),
     ...options.usbHub?.usbHubs,
   } : undefined;
 
@@ -89,6 +97,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     name: 'lab-gateway', token: gatewayToken, hubAddress: `127.0.0.1:${hub.linkPort}`,
     cacheDir: path.join(dataDir, 'gateway-cache'), adbPort: world.adbServerPort,
     usbmuxdAddress: iosDevices.length ? world.env().USBMUXD_SOCKET_ADDRESS : undefined,
+    usbSysfsDir: world.iosFleet.usbSysfsDir,
     publicAddress: '127.0.0.1', publicPort: 9000,
     backoff: { initialMs: 100, maxMs: 1000 },
     usbHubs,

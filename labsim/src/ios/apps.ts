@@ -46,9 +46,12 @@ export class IosAppRegistry {
     return this.apps.get(bundleId);
   }
 
-  /** Installs or updates a user app from an uploaded package. */
+  /** Installs or updates a user app from an uploaded package; an update keeps the app's data container. */
   install(ipa: IpaInfo, packageBytes: number): IosInstalledApp {
-    return this.put(ipa.bundleId, 'User', ipa.appFolder, ipa.infoPlist, packageBytes);
+    const container = this.apps.get(ipa.bundleId)?.attributes.Container;
+    const app = this.put(ipa.bundleId, 'User', ipa.appFolder, ipa.infoPlist, packageBytes);
+    if (typeof container === 'string') app.attributes.Container = container;
+    return app;
   }
 
   /** Removes a user app; system apps cannot be removed (false). */

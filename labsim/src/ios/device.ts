@@ -182,6 +182,11 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
     return this.pairings.delete(hostId);
   }
 
+  /** Forgets every trusted host, as Settings > Reset Location & Privacy does (hosts must pair again). */
+  resetTrust(): void {
+    this.pairings.clear();
+  }
+
   tlsIdentity(pairing: IosPairing): DeviceTlsIdentity {
     return { certificate: pairing.deviceCertificate, privateKey: this.requireKeys().privateKey };
   }

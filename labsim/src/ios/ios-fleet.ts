@@ -34,6 +34,16 @@ export interface IosBatteryUpdate {
 
 const MAX_SOCKET_PATH = 100;
 
+export interface AddIosDeviceOptions {
+  /** Plugged in (Attached) at once; default true. */
+  plug?: boolean;
+  /**
+   * The USB port path the device hangs from (`1-1.4.3`): the fleet lists it in its simulated sysfs
+   * (`usbSysfsDir`) with the bus and address its LocationID carries, as the Linux kernel and usbmuxd do.
+   */
+  usbPath?: string;
+}
+
 interface Entry {
   device: SimIosDevice;
   plugged: boolean;
@@ -43,6 +53,8 @@ export class IosFleet {
   readonly usbmuxd: UsbmuxServer;
   private readonly entries = new Map<string, Entry>();
   private nextLocation = 1;
+  /** The simulated `/sys/bus/usb/devices` of this host (devices added with a `usbPath`). */
+  readonly usbSysfsDir: string;
 
   /** Set when the socket had to move to a short tmp path; removed on stop(). */
   private readonly socketDir: string | null = null;
@@ -55,6 +67,7 @@ export class IosFleet {
       socketPath = path.join(this.socketDir, 'usbmuxd.sock');
     }
     this.usbmuxd = new UsbmuxServer(socketPath);
+    this.usbSysfsDir = path.join(root, 'sys', 'bus', 'usb', 'devices');
   }
 
   /** Starts usbmuxd on its unix socket, and on 127.0.0.1:tcpPort when given (0 = any free port). */
@@ -77,10 +90,14 @@ export class IosFleet {
     return { USBMUXD_SOCKET_ADDRESS: `UNIX:${this.usbmuxd.socketPath}` };
   }
 
-  async addDevice(spec: IosDeviceSpec, opts: { plug?: boolean } = {}): Promise<SimIosDevice> {
+  async addDevice(spec: IosDeviceSpec, opts: AddIosDeviceOptions = {}): Promise<SimIosDevice> {
     if (this.entries.has(spec.udid)) throw new Error(`device ${spec.udid} already exists`);
+    const bus = opts.usbPath ? Number(/^(\d+)-\d+(\.\d+)*$/.exec(opts.usbPath)?.[1]) : 1;
+    if (!Number.isInteger(bus)) throw new Error(`invalid USB path ${JSON.stringify(opts.usbPath)} (expected bus-port.port..., e.g. 1-1.4.3)`);
+    const address = this.nextLocation++;
+    if (opts.usbPath) this.listInSysfs(opts.usbPath, bus, address, spec);
     // Linux usbmuxd reports (bus << 16) | address.
-    const device = new SimIosDevice(spec, path.join(this.root, 'ios', spec.udid), (1 << 16) | this.nextLocation++);
+    const device = new SimIosDevice(spec, path.join(this.root, 'ios', spec.udid), (bus << 16) | address);
     await device.start();
     const entry: Entry = { device, plugged: false };
     this.entries.set(spec.udid, entry);
@@ -170,6 +187,17 @@ export class IosFleet {
       this.usbmuxd.detach(device);
       device.dropConnections();
     }
+  }
+
+  /** What the kernel shows of a USB device: bus number, address, Apple's vendor id, the serial (UDID without dashes). */
+  private listInSysfs(usbPath: string, bus: number, address: number, spec: IosDeviceSpec): void {
+    const dir = path.join(this.usbSysfsDir, usbPath);
+    fs.mkdirSync(dir, { recursive: true });
+    const files: Record<string, string> = {
+      busnum: String(bus), devnum: String(address), idVendor: '05ac', idProduct: spec.deviceClass === 'iPad' ? '12ab' : '12a8',
+      serial: spec.udid.replace(/-/g, ''), product: spec.deviceClass, manufacturer: 'Apple Inc.',
+    };
+    for (const [name, value] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), `${value}\n`);
   }
 
   private entry(udid: string): Entry {

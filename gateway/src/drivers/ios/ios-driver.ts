@@ -2,19 +2,25 @@
  * The iOS DeviceDriver over usbmuxd: Listen for Attached/Detached (reconnecting when usbmuxd restarts), the
  * host's pair record from usbmuxd (no record: Unauthorized until the device is trusted and paired, then
  * usbmuxd's Paired push retries), facts from lockdown, apps from installation_proxy, install through AFC,
- * reboot through diagnostics_relay, the log from syslog_relay. Launch needs developer services we do not have.
+ * reboot through diagnostics_relay, the log from syslog_relay (kept, and teed to the `log` metrics stream),
+ * `sample`/`health_check` through IosSampling, the USB location from usbmuxd's LocationID. Launch needs developer
+ * services we do not have.
  */
 import type * as net from 'node:net';
 import path from 'node:path';
 import type { DeviceState, InstalledPackage } from '@devicelab/proto';
 import { createLogger, type DeviceReadiness, type Logger, type PlistDict, isDict } from '@devicelab/shared';
-import { type BatteryReading, DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions } from '../device-driver';
+import {
+  type BatteryReading, DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LogFollower, type LogStream,
+} from '../device-driver';
 import { AfcClient } from './afc';
 import { batteryStatusOf, factsFromLockdown, type IosFacts } from './facts';
 import { browseApps, installPackage, uninstallApp } from './installation-proxy';
 import { pairRecordOf } from './lockdown';
+import { IosSampling } from './sampling';
 import { type DeviceLink, openServiceSocket, withLockdown, withPlistService } from './services';
 import { followSyslog, LogRing } from './syslog';
+import { DEFAULT_USB_SYSFS_DIR, usbLocationOfLocationId } from './usb-location';
 import { UsbmuxClient } from './usbmux';
 
 interface IosDriverOptions {
@@ -25,11 +31,15 @@ interface IosDriverOptions {
   timeoutMs?: number;
   /** Wait before listening again after usbmuxd went away. */
   relistenMs?: number;
+  /** Where the host lists its USB devices (`/sys/bus/usb/devices`), to turn a LocationID into a port path. */
+  usbSysfsDir?: string;
 }
 
 interface Entry {
   udid: string;
   deviceId: number;
+  /** usbmuxd's LocationID (Linux: bus << 16 | device address). */
+  locationId?: number;
   readiness: DeviceReadiness;
   detail?: string;
   facts?: IosFacts;
@@ -37,6 +47,8 @@ interface Entry {
   link?: DeviceLink;
   log: LogRing;
   stopLog?: () => void;
+  /** `log` metrics streams fed from the same syslog_relay stream. */
+  logFollowers: Set<LogFollower>;
   generation: number;
 }
 
@@ -51,6 +63,7 @@ export class IosDriver implements DeviceDriver {
   private readonly logger: Logger;
   private readonly timeoutMs: number;
   private readonly relistenMs: number;
+  private readonly usbSysfsDir: string;
   private readonly entries = new Map<string, Entry>();
   private readonly udidOf = new Map<number, string>();
   private listener: DeviceListener | undefined;
@@ -63,7 +76,17 @@ export class IosDriver implements DeviceDriver {
     this.logger = options.logger ?? createLogger('gateway.ios');
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.relistenMs = options.relistenMs ?? 1_000;
+    this.usbSysfsDir = options.usbSysfsDir ?? DEFAULT_USB_SYSFS_DIR;
   }
+
+  readonly sampling = new IosSampling({
+    readyLink: (id) => this.ready(id).link,
+    followSyslog: (id, follower) => {
+      const { entry } = this.ready(id);
+      entry.logFollowers.add(follower);
+      return { stop: () => { entry.logFollowers.delete(follower); } };
+    },
+  });
 
   /** Resolves once listening; when usbmuxd is not there yet, it keeps trying in the background. */
   async start(listener: DeviceListener): Promise<void> {
@@ -97,7 +120,7 @@ export class IosDriver implements DeviceDriver {
     this.listenSocket?.destroy();
     for (const entry of this.entries.values()) {
       entry.generation++;
-      entry.stopLog?.();
+      this.stopLog(entry);
     }
   }
 
@@ -111,8 +134,9 @@ export class IosDriver implements DeviceDriver {
       const udid = String(message.Properties.SerialNumber ?? '');
       if (!udid || message.Properties.ConnectionType === 'Network') return;
       this.udidOf.set(deviceId, udid);
-      const entry: Entry = this.entries.get(udid) ?? { udid, deviceId, readiness: 'Booting', log: new LogRing(), generation: 0 };
+      const entry: Entry = this.entries.get(udid) ?? { udid, deviceId, readiness: 'Booting', log: new LogRing(), logFollowers: new Set(), generation: 0 };
       entry.deviceId = deviceId;
+      entry.locationId = typeof message.Properties.LocationID === 'number' ? message.Properties.LocationID : undefined;
       this.entries.set(udid, entry);
       void this.connect(entry);
     } else if (message.MessageType === 'Detached') {
@@ -133,15 +157,24 @@ export class IosDriver implements DeviceDriver {
 
   private detachForReboot(entry: Entry): void {
     entry.generation++;
-    entry.stopLog?.();
+    this.stopLog(entry);
     entry.link = undefined;
+  }
+
+  /** Stops following the syslog; the metrics streams fed from it end (the log job opens a new one when Ready). */
+  private stopLog(entry: Entry): void {
+    entry.stopLog?.();
+    entry.stopLog = undefined;
+    const followers = [...entry.logFollowers];
+    entry.logFollowers.clear();
+    for (const follower of followers) follower.end();
   }
 
   private remove(udid: string): void {
     const entry = this.entries.get(udid);
     if (!entry) return;
     entry.generation++;
-    entry.stopLog?.();
+    this.stopLog(entry);
     this.entries.delete(udid);
     this.emit(() => this.listener?.deviceRemoved(udid));
   }
@@ -181,11 +214,20 @@ export class IosDriver implements DeviceDriver {
   }
 
   private followLog(entry: Entry, generation: number): void {
-    entry.stopLog?.();
+    this.stopLog(entry);
     if (!entry.link) return;
     const stream = followSyslog(entry.link, {
-      line: (text) => entry.log.push(text),
-      end: (err) => { if (err && entry.generation === generation) this.logger.debug({ err, udid: entry.udid }, 'syslog ended'); },
+      line: (text) => {
+        entry.log.push(text);
+        for (const follower of entry.logFollowers) follower.line(text);
+      },
+      end: (err) => {
+        if (entry.generation !== generation) return;
+        if (err) this.logger.debug({ err, udid: entry.udid }, 'syslog ended');
+        const followers = [...entry.logFollowers];
+        entry.logFollowers.clear();
+        for (const follower of followers) follower.end(err);
+      },
     });
     entry.stopLog = () => stream.stop();
   }
@@ -257,6 +299,12 @@ export class IosDriver implements DeviceDriver {
     } catch {
       return undefined;
     }
+  }
+
+  /** The device's USB port path (`1-1.4.2`) from its LocationID, where the host lists it in sysfs. */
+  async usbLocation(id: string): Promise<string | undefined> {
+    const locationId = this.entries.get(id)?.locationId;
+    return locationId === undefined ? undefined : usbLocationOfLocationId(locationId, this.usbSysfsDir);
   }
 
   private setReadiness(entry: Entry, readiness: DeviceReadiness, detail: string | undefined): void {

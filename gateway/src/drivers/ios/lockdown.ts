@@ -59,6 +59,11 @@ export class LockdownSession {
     return isDict(value) ? value : {};
   }
 
+  /** One value of the global domain (undefined when the device has none). */
+  async getValue(key: string): Promise<PlistValue | undefined> {
+    return (await this.call({ Request: 'GetValue', Key: key })).Value;
+  }
+
   async startService(name: string): Promise<ServiceEndpoint> {
     const answer = await this.call({ Request: 'StartService', Service: name });
     return { port: Number(answer.Port), ssl: answer.EnableServiceSSL === true };
