@@ -51,7 +51,8 @@ try {
   const hub = await startHub(config, undefined, { onRecordsStoreLost: () => void stopAll().finally(() => process.exit(1)) });
   stops.push(() => hub.stop());
 
-  const mix = parseSimMix(process.env.DEVICELAB_SIM || 'android=4,ios=2');
+  // The first iPhone has a UDID the development profile of the fixture app-info-iphone.ipa lists (README "iOS devices").
+  const mix = parseSimMix(process.env.DEVICELAB_SIM || 'android=4,ios=2,udid=18cf53cddee60c52f9c97b1521e7cbf8342628da');
   const world = new LabWorld({ stateDir: path.join(config.dataDir, 'labsim') });
   await world.start();
   stops.push(() => world.stop());

@@ -14,7 +14,7 @@ async function availabilityOf(lab, serial) {
   const guid = guids.get(serial);
   const { status, body } = await lab.get(guid ? `/Device?id=${guid}` : '/Device');
   if (status !== 200 || !Array.isArray(body)) throw new Error(`GET /Device answered HTTP ${status}: ${JSON.stringify(body)}`);
-  const device = body.find((d) => d.serialNumber === serial);
+  const device = body.find((d) => d.serialNumber === serial || d.vendorUniqueIdentifier === serial);
   if (device) guids.set(serial, device.id);
   return device?.availability;
 }
@@ -28,7 +28,7 @@ export async function waitForAvailability(lab, serial, availability, pollMs, tim
   }
 }
 
-/** Plugs the device (`adb connect`) and returns the milliseconds until GET /Device lists it Online. */
+/** Plugs the device (`adb connect`; an iOS device by its UDID: usbmuxd Attached) and returns the milliseconds until GET /Device lists it Online. */
 export async function measurePlugToOnline(lab, serial, pollMs) {
   const started = performance.now();
   const plugged = lab.world.plug(serial);

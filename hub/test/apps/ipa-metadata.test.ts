@@ -32,6 +32,13 @@ describe('real IPA fixtures (values from fixtures/README.md)', () => {
     expect(meta.iconDataUrl).toBeUndefined();
     expect(meta.applicationErrors).toEqual([IPA_ERRORS.expired(new Date('2017-07-27T09:44:49Z'))]);
     expect(meta.applicationErrors[0]).toBe('The provisioning profile expired on 2017-07-27T09:44:49Z.');
+    expect(meta.provisionedDevices).toHaveLength(100);
+    expect(meta.provisionedDevices?.[0]).toBe('18cf53cddee60c52f9c97b1521e7cbf8342628da');
+  });
+
+  it('the distribution and in-house profiles list no devices', async () => {
+    expect((await readIpaMetadata(fixture('app-info-ipad.ipa'), NOW)).provisionedDevices).toEqual([]);
+    expect(await readIpaMetadata(fixture('app-info-embedded.ipa'), NOW)).toMatchObject({ provisionsAllDevices: true, provisionedDevices: [] });
   });
 
   it('app-info-ipad.ipa: tablet, crushed icons converted, placeholder signature has no signer', async () => {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startGateway, type RunningGateway } from '@devicelab/gateway';
-import type { UsbHubsConfig } from '@devicelab/gateway';
+import type { GatewayOptions, UsbHubsConfig } from '@devicelab/gateway';
 import {
   defaultAndroidLab, defaultIosLab, LabWorld, type AndroidDeviceSpec, type IosDeviceSpec, type SimCambrionixHub,
 } from '@devicelab/labsim';
@@ -57,6 +57,8 @@ export interface TestLabOptions {
   usbHub?: { serial?: string; usbLocation?: string; usbHubs?: Partial<UsbHubsConfig> };
   /** UDIDs for the first iOS devices (e.g. one a provisioning profile lists). */
   iosUdids?: string[];
+  /** The gateway's metrics intervals (its defaults otherwise). */
+  sampling?: GatewayOptions['sampling'];
   /** Records on this PostgreSQL (one the test can stop and start) instead of a fresh test database. */
   databaseUrl?: string;
 }
@@ -101,6 +103,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     publicAddress: '127.0.0.1', publicPort: 9000,
     backoff: { initialMs: 100, maxMs: 1000 },
     usbHubs,
+    sampling: options.sampling,
   });
   let gateway: RunningGateway | undefined = await launchGateway();
   await waitFor(async () => {
