@@ -74,14 +74,17 @@ try {
   progress(`gateway RSS with no iOS device: ${rssEmpty.toFixed(1)} MiB`);
 
   const specs = defaultIosLab(deviceCount);
+  const rss = [[0, rssEmpty]];
   for (const [index, spec] of specs.entries()) {
     await world.addIosDevice(spec);
     await world.iosFleet.pairWithIdevicepair(spec.udid);
     await waitForAvailability(lab, spec.udid, 'Online', 50);
     progress(`device ${index + 1}/${deviceCount} ${spec.udid} paired and Online`);
+    if (index + 1 === Math.ceil(deviceCount / 2) || index + 1 === deviceCount) {
+      rss.push([index + 1, await steadyRss(lab.gatewayPid)]);
+      progress(`gateway RSS with ${index + 1} iOS devices: ${rss.at(-1)[1].toFixed(1)} MiB`);
+    }
   }
-  const rssFull = await steadyRss(lab.gatewayPid);
-  progress(`gateway RSS with ${deviceCount} iOS devices: ${rssFull.toFixed(1)} MiB`);
 
   const toOnline = [];
   const toAttached = [];
@@ -104,11 +107,9 @@ try {
     row('baseline: usbmuxd Attached at a raw Listen client', summarize(toAttached), false),
     row('plug -> Online in GET /Device', summarize(toOnline), true),
   ]);
-  process.stdout.write(`\ngateway RSS (mean of 10 reads, 1 s apart)\n`);
-  printTable(['iOS devices', 'RSS', 'per device'], [
-    ['0', `${rssEmpty.toFixed(1)} MiB`, ''],
-    [String(deviceCount), `${rssFull.toFixed(1)} MiB`, `${(((rssFull - rssEmpty) * 1024) / deviceCount).toFixed(0)} KiB`],
-  ]);
+  process.stdout.write(`\ngateway RSS (mean of 10 reads, 1 s apart, after the devices settled; sampling at its defaults)\n`);
+  printTable(['iOS devices', 'RSS', 'per device since 0'], rss.map(([n, mib]) =>
+    [String(n), `${mib.toFixed(1)} MiB`, n ? `${(((mib - rssEmpty) * 1024) / n).toFixed(0)} KiB` : '']));
 } finally {
   await lab.stop();
 }

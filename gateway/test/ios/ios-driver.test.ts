@@ -4,34 +4,26 @@
  * installation_proxy and is listed, uninstalls, reboot is Offline until the device is back, the log comes from
  * syslog_relay, launch fails saying what the host needs, and unplugging removes the device.
  */
-import { LabWorld, iosSpecFromPreset } from '@devicelab/labsim';
-import { createLogger } from '@devicelab/shared';
-import { IosDriver } from '../../src/drivers/ios/ios-driver';
+import { iosSpecFromPreset, type LabWorld } from '@devicelab/labsim';
+import type { IosDriver } from '../../src/drivers/ios/ios-driver';
 import { fixture } from '../../../scripts/jest/shared-files';
-import { Recorder } from '../support/recorder';
+import { startIosLab, type IosLab } from '../support/ios-lab';
+import type { Recorder } from '../support/recorder';
 
 const IPA = fixture('app-info-iphone.ipa');
 const BUNDLE_ID = 'com.icyleaf.AppInfoDemo';
 const spec = iosSpecFromPreset('iphone-13', 5);
+let lab: IosLab;
 let world: LabWorld;
 let driver: IosDriver;
 let recorder: Recorder;
 
 beforeAll(async () => {
-  world = new LabWorld({ timings: { rebootMs: 800, bootCompleteMs: 300 } });
-  await world.start();
-  await world.addIosDevice(spec);
-  recorder = new Recorder();
-  driver = new IosDriver({
-    usbmuxdAddress: world.env().USBMUXD_SOCKET_ADDRESS, relistenMs: 200, logger: createLogger('test', process.env.GW_TEST_LOG ?? 'silent'),
-  });
-  await driver.start(recorder);
+  lab = await startIosLab(spec);
+  ({ world, driver, recorder } = lab);
 }, 60_000);
 
-afterAll(async () => {
-  await driver?.stop();
-  await world?.stop();
-}, 60_000);
+afterAll(() => lab?.stop(), 60_000);
 
 const ready = () => recorder.waitFor((e) => e.type === 'changed' && e.state.vendorUniqueIdentifier === spec.udid && e.state.readiness === 'Ready', 20_000, recorder.events.length);
 

@@ -4,34 +4,21 @@
  * health probe passes on a paired device and names the failing step on one that forgot this host, the `log`
  * stream carries syslog_relay lines, and the USB location comes from usbmuxd's LocationID through sysfs.
  */
-import { LabWorld, iosSpecFromPreset } from '@devicelab/labsim';
-import { createLogger } from '@devicelab/shared';
-import { IosDriver } from '../../src/drivers/ios/ios-driver';
-import { Recorder } from '../support/recorder';
+import { iosSpecFromPreset, type LabWorld } from '@devicelab/labsim';
+import type { IosDriver } from '../../src/drivers/ios/ios-driver';
+import { startIosLab, type IosLab } from '../support/ios-lab';
 
 const spec = iosSpecFromPreset('ipad-10', 7);
+let lab: IosLab;
 let world: LabWorld;
 let driver: IosDriver;
-let recorder: Recorder;
 
 beforeAll(async () => {
-  world = new LabWorld({ timings: { rebootMs: 800, bootCompleteMs: 300 } });
-  await world.start();
-  await world.addIosDevice(spec, { usbPath: '3-1.4.6' });
-  await world.iosFleet.pairWithIdevicepair(spec.udid);
-  recorder = new Recorder();
-  driver = new IosDriver({
-    usbmuxdAddress: world.env().USBMUXD_SOCKET_ADDRESS, usbSysfsDir: world.iosFleet.usbSysfsDir,
-    logger: createLogger('test', process.env.GW_TEST_LOG ?? 'silent'),
-  });
-  await driver.start(recorder);
-  await recorder.waitFor((e) => e.type === 'changed' && e.state.vendorUniqueIdentifier === spec.udid && e.state.readiness === 'Ready', 20_000);
+  lab = await startIosLab(spec, { usbPath: '3-1.4.6', pair: true });
+  ({ world, driver } = lab);
 }, 60_000);
 
-afterAll(async () => {
-  await driver?.stop();
-  await world?.stop();
-}, 60_000);
+afterAll(() => lab?.stop(), 60_000);
 
 it('samples battery and disk as the device reports them, and leaves the developer-services fields absent', async () => {
   world.iosFleet.setBattery(spec.udid, { level: 57, externalConnected: true });

@@ -16,7 +16,7 @@ import {
 import { AfcClient } from './afc';
 import { batteryStatusOf, factsFromLockdown, type IosFacts } from './facts';
 import { browseApps, installPackage, uninstallApp } from './installation-proxy';
-import { pairRecordOf } from './lockdown';
+import { type LockdownSession, pairRecordOf } from './lockdown';
 import { IosSampling } from './sampling';
 import { type DeviceLink, openServiceSocket, withLockdown, withPlistService } from './services';
 import { followSyslog, LogRing } from './syslog';
@@ -193,8 +193,11 @@ export class IosDriver implements DeviceDriver {
           'This host is not paired with the device: unlock it, tap Trust on "Trust This Computer?" and pair it (idevicepair pair)');
       }
       const link: DeviceLink = { usbmux: this.usbmux, deviceId: entry.deviceId, pair, timeoutMs: this.timeoutMs };
-      const facts = await this.readFacts(entry.udid, link);
-      const packages = await withPlistService(link, 'com.apple.mobile.installation_proxy', this.timeoutMs, browseApps);
+      // One lockdown session for the facts and the service start: TLS handshakes dominate the time to Ready.
+      const { facts, apps } = await withLockdown(link, async (session) => ({
+        facts: await this.readFacts(entry.udid, session), apps: await session.startService('com.apple.mobile.installation_proxy'),
+      }));
+      const packages = await withPlistService(link, apps, this.timeoutMs, browseApps);
       if (!current()) return;
       Object.assign(entry, { link, facts, packages });
       this.followLog(entry, generation);
@@ -208,9 +211,9 @@ export class IosDriver implements DeviceDriver {
     }
   }
 
-  private readFacts(udid: string, link: DeviceLink): Promise<IosFacts> {
-    return withLockdown(link, async (session) => factsFromLockdown(udid,
-      await session.getValues(), await session.getValues('com.apple.mobile.battery'), await session.getValues('com.apple.disk_usage')));
+  private async readFacts(udid: string, session: LockdownSession): Promise<IosFacts> {
+    return factsFromLockdown(udid,
+      await session.getValues(), await session.getValues('com.apple.mobile.battery'), await session.getValues('com.apple.disk_usage'));
   }
 
   private followLog(entry: Entry, generation: number): void {

@@ -21,7 +21,7 @@ export function pairRecordOf(record: PlistDict): PairRecord | undefined {
 }
 
 /** Where a lockdown service listens on the device, and whether it wants TLS from the first byte. */
-interface ServiceEndpoint {
+export interface ServiceEndpoint {
   port: number;
   ssl: boolean;
 }

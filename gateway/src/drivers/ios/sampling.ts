@@ -2,14 +2,16 @@
  * The iOS sampling capability, from what a paired device offers without developer services (the spec's memory,
  * CPU and network fields come from instruments' sysmontap, which needs a mounted developer disk image, so they
  * stay absent): battery level and charging from the com.apple.mobile.battery domain and disk use from
- * com.apple.disk_usage, in one lockdown session, plus the battery's temperature and voltage from the
- * diagnostics_relay IORegistry (AppleSmartBattery) where the device answers it. The health probe walks the path
+ * com.apple.disk_usage, plus the battery's temperature and voltage from the diagnostics_relay IORegistry
+ * (AppleSmartBattery) where the device answers it, all from one lockdown session (each session costs a TLS
+ * handshake on both ends, which is what sampling many devices spends most on). The health probe walks the path
  * every command takes: lockdownd reachable, a session with this host's pair record, a service started and
  * answering. The `log` stream is the driver's own syslog_relay stream (one relay connection per device).
  */
 import type { PlistDict } from '@devicelab/shared';
 import { DeviceCommandError, type DeviceSample, type DeviceSampling, type LogFollower, type LogStream } from '../device-driver';
 import { batteryStatusOf } from './facts';
+import type { ServiceEndpoint } from './lockdown';
 import { type DeviceLink, withLockdown, withPlistService } from './services';
 
 interface IosSamplingHost {
@@ -47,9 +49,10 @@ export function smartBatteryFields(registry: PlistDict): Record<string, number> 
   return fields;
 }
 
-async function readSmartBattery(link: DeviceLink): Promise<PlistDict> {
+/** The AppleSmartBattery IORegistry entry through a started diagnostics_relay; {} where the device refuses it. */
+async function readSmartBattery(link: DeviceLink, relay: ServiceEndpoint): Promise<PlistDict> {
   try {
-    return await withPlistService(link, DIAGNOSTICS, link.timeoutMs, async (connection) => {
+    return await withPlistService(link, relay, link.timeoutMs, async (connection) => {
       const answer = await connection.request({ Request: 'IORegistry', EntryClass: 'AppleSmartBattery' });
       connection.send({ Request: 'Goodbye' });
       const registry = (answer.Diagnostics as PlistDict | undefined)?.IORegistry;
@@ -63,15 +66,18 @@ async function readSmartBattery(link: DeviceLink): Promise<PlistDict> {
 export class IosSampling implements DeviceSampling {
   constructor(private readonly host: IosSamplingHost) {}
 
+  /** One lockdown session (one TLS handshake, the costly part) reads both domains and starts the relay. */
   async sample(id: string): Promise<DeviceSample> {
     const link = this.host.readyLink(id);
     const started = Date.now();
-    const { battery, disk } = await withLockdown(link, async (session) => ({
+    const { battery, disk, relay } = await withLockdown(link, async (session) => ({
       battery: await session.getValues('com.apple.mobile.battery'),
       disk: await session.getValues('com.apple.disk_usage'),
+      relay: await session.startService(DIAGNOSTICS).catch(() => undefined),
     }));
     const time = (started + Date.now()) / 2;
-    return { time, fields: { ...lockdownSampleFields(battery, disk), ...smartBatteryFields(await readSmartBattery(link)) } };
+    const registry = relay ? await readSmartBattery(link, relay) : {};
+    return { time, fields: { ...lockdownSampleFields(battery, disk), ...smartBatteryFields(registry) } };
   }
 
   /** lockdownd answers, accepts this host's pair record, starts a service that then answers. */
@@ -84,9 +90,11 @@ export class IosSampling implements DeviceSampling {
         throw new DeviceCommandError(`${what}: ${(err as Error).message}`, err instanceof DeviceCommandError ? err.code : undefined);
       }
     };
-    const version = await step('lockdownd session failed', () => withLockdown(link, (session) => session.getValue('ProductVersion')));
+    const { version, relay } = await step('lockdownd session failed', () => withLockdown(link, async (session) => ({
+      version: await session.getValue('ProductVersion'), relay: await session.startService(DIAGNOSTICS),
+    })));
     if (typeof version !== 'string') throw new DeviceCommandError(`Device ${id} answered lockdown without a ProductVersion`);
-    await step(`${DIAGNOSTICS} did not start or answer`, () => withPlistService(link, DIAGNOSTICS, timeoutMs, async (connection) => {
+    await step(`${DIAGNOSTICS} did not answer`, () => withPlistService(link, relay, timeoutMs, async (connection) => {
       const answer = await connection.request({ Request: 'Goodbye' });
       if (answer.Status !== 'Success') throw new Error(`Goodbye answered ${String(answer.Status)}`);
     }));

@@ -4,7 +4,7 @@
  */
 import * as tls from 'node:tls';
 import type * as net from 'node:net';
-import { type PairRecord, LockdownSession } from './lockdown';
+import { type PairRecord, type ServiceEndpoint, LockdownSession } from './lockdown';
 import { PlistConnection } from './plist-connection';
 import type { UsbmuxClient } from './usbmux';
 
@@ -27,7 +27,11 @@ export async function withLockdown<T>(link: DeviceLink, task: (session: Lockdown
 
 /** A raw byte connection to a started service. */
 export async function openServiceSocket(link: DeviceLink, service: string): Promise<net.Socket | tls.TLSSocket> {
-  const endpoint = await withLockdown(link, (session) => session.startService(service));
+  return connectService(link, await withLockdown(link, (session) => session.startService(service)));
+}
+
+/** Connects to a service a lockdown session started (TLS from the first byte when it asked for it). */
+export async function connectService(link: DeviceLink, endpoint: ServiceEndpoint): Promise<net.Socket | tls.TLSSocket> {
   const socket = await link.usbmux.connect(link.deviceId, endpoint.port);
   if (!endpoint.ssl) return socket;
   const secure = tls.connect({
@@ -38,9 +42,9 @@ export async function openServiceSocket(link: DeviceLink, service: string): Prom
 }
 
 /** A plist (lockdown-framed) service such as installation_proxy or diagnostics_relay; closed after `task`. */
-export async function withPlistService<T>(link: DeviceLink, service: string, timeoutMs: number, task: (connection: PlistConnection) => Promise<T>): Promise<T> {
-  const socket = await openServiceSocket(link, service);
-  const connection = new PlistConnection(socket as net.Socket, timeoutMs, service);
+export async function withPlistService<T>(link: DeviceLink, service: string | ServiceEndpoint, timeoutMs: number, task: (connection: PlistConnection) => Promise<T>): Promise<T> {
+  const socket = typeof service === 'string' ? await openServiceSocket(link, service) : await connectService(link, service);
+  const connection = new PlistConnection(socket as net.Socket, timeoutMs, typeof service === 'string' ? service : `service port ${service.port}`);
   try {
     return await task(connection);
   } finally {
