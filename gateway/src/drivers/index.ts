@@ -6,6 +6,8 @@ import type { Logger } from '@devicelab/shared';
 import { AndroidDriver } from './android/android-driver';
 import type { DeviceDriver } from './device-driver';
 import { IosDriver } from './ios/ios-driver';
+import { simulatorDriver } from './ios-simulator';
+import type { SimulatorOffer } from './ios-simulator/simulator-offers';
 
 /** What the platform drivers take from the gateway's configuration (read in main.ts). */
 export interface PlatformConfig {
@@ -14,6 +16,10 @@ export interface PlatformConfig {
   adbBin?: string;
   /** usbmuxd address (`UNIX:/path` or `host:port`); the iOS driver runs only when set. */
   usbmuxdAddress?: string;
+  /** The xcrun executable (full path) when the host has one; iOS simulators run only with it and `simulators`. */
+  xcrunBinary?: string;
+  /** The iOS simulators this gateway offers (DEVICELAB_SIMULATORS). */
+  simulators?: SimulatorOffer[];
 }
 
 type PlatformRegistration = (config: PlatformConfig, logger: Logger) => DeviceDriver | undefined;
@@ -21,6 +27,7 @@ type PlatformRegistration = (config: PlatformConfig, logger: Logger) => DeviceDr
 const PLATFORMS: PlatformRegistration[] = [
   (config, logger) => new AndroidDriver({ adbPort: config.adbPort, adbBin: config.adbBin, logger: logger.child({ component: 'android' }) }),
   (config, logger) => (config.usbmuxdAddress ? new IosDriver({ usbmuxdAddress: config.usbmuxdAddress, logger: logger.child({ component: 'ios' }) }) : undefined),
+  (config, logger) => simulatorDriver(config, logger.child({ component: 'ios-simulator' })),
 ];
 
 export function createPlatformDrivers(config: PlatformConfig, logger: Logger): DeviceDriver[] {

@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { decodePlistDict } from '@devicelab/shared';
 import { DEVICE_TYPES, RUNTIMES, SYSTEM_APPS, deviceTypeJson, runtimeJson } from './catalog';
 import { formatOpenStep, type OpenStepValue } from './openstep-plist';
 import { appendLog, type InstalledSimApp, type SimDeviceRecord, type SimState, type SimStateStore } from './state';
@@ -206,6 +205,8 @@ function readBundle(appPath: string | undefined): { info: Record<string, unknown
   if (!fs.statSync(appPath).isDirectory()) throw failed('Missing bundle ID.');
   let info: Record<string, unknown>;
   try {
+    // Loaded here, not at the top: every simctl call is a process of its own, and most need no plist reader.
+    const { decodePlistDict } = require('@devicelab/shared') as typeof import('@devicelab/shared');
     info = decodePlistDict(fs.readFileSync(path.join(appPath, 'Info.plist')));
   } catch {
     throw failed('Missing bundle ID.');
@@ -236,6 +237,7 @@ function install(store: SimStateStore, device: SimDeviceRecord, appPath: string 
     name: String(info.CFBundleDisplayName ?? info.CFBundleName ?? bundleId),
     executable: String(info.CFBundleExecutable ?? path.basename(dir, '.app')),
     version: typeof info.CFBundleVersion === 'string' ? info.CFBundleVersion : undefined,
+    shortVersion: typeof info.CFBundleShortVersionString === 'string' ? info.CFBundleShortVersionString : undefined,
   };
   device.apps = [...device.apps.filter((a) => a.bundleId !== bundleId), app];
   appendLog(device, 'installcoordinationd', `Install of "${bundleId}" succeeded`);
@@ -295,6 +297,7 @@ function appEntries(device: SimDeviceRecord): Record<string, OpenStepValue> {
     entries[a.bundleId] = {
       ApplicationType: 'User', Bundle: `file://${a.bundlePath}/`, BundleContainer: `file://${path.dirname(a.bundlePath)}/`,
       CFBundleDisplayName: a.name, CFBundleExecutable: a.executable, CFBundleIdentifier: a.bundleId, CFBundleName: a.name,
+      ...(a.shortVersion ? { CFBundleShortVersionString: a.shortVersion } : {}),
       ...(a.version ? { CFBundleVersion: a.version } : {}), DataContainer: `file://${a.dataPath}/`, GroupContainers: {},
       Path: a.bundlePath, SBAppTags: [],
     };

@@ -11,6 +11,7 @@ export interface InstalledSimApp {
   name: string;
   executable: string;
   version?: string;
+  shortVersion?: string;
   /** Directory of the copied `.app`. */
   bundlePath: string;
   dataPath: string;
