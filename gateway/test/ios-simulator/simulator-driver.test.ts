@@ -55,14 +55,14 @@ it('creates the offered simulators with stable names, boots them and reports the
   ]);
   const phone = recorder.latest(udidOf('DeviceLab iPhone 15 #1'))!;
   expect(phone).toMatchObject({
-    operatingSystem: 'iOS', readiness: 'Ready', model: 'iPhone 15', productType: 'iPhone15,4', operatingSystemVersion: '17.5',
+    operatingSystem: 'iOS', readiness: 'Ready', model: 'iPhone15,4', friendlyModel: 'iPhone 15', productType: 'iPhone15,4', operatingSystemVersion: '17.5',
     operatingSystemBuild: '21F79', formFactor: 'Phone', deviceClass: 'iPhone Simulator', vendorDeviceName: 'DeviceLab iPhone 15 #1',
   });
   expect(phone.properties).toContainEqual({ name: 'Simulator', value: 'true' });
   expect(phone.usbHubSerialNumber ?? '').toBe('');
   expect(phone.packages?.find((p) => p.identifier === 'com.apple.mobilesafari')?.system).toBe(true);
   const pad = recorder.latest(udidOf('DeviceLab iPad Pro (11-inch) #1'))!;
-  expect(pad).toMatchObject({ formFactor: 'Tablet', deviceClass: 'iPad Simulator', model: 'iPad Pro (11-inch)' });
+  expect(pad).toMatchObject({ formFactor: 'Tablet', deviceClass: 'iPad Simulator', friendlyModel: 'iPad Pro (11-inch)' });
 }, 120_000);
 
 it('finds the same simulators again after a restart instead of creating new ones', async () => {

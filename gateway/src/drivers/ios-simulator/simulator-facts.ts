@@ -1,5 +1,6 @@
 /**
- * What a simulator is, from `simctl list -j`: model and product type from its device type, OS version and build
+ * What a simulator is, from `simctl list -j`: as for a phone, model and product type are the device type's model
+ * identifier (`iPhone15,4`) and the friendly model its name (`iPhone 15`); OS version and build
  * from its runtime, form factor from the device type's product family. `deviceClass` (`iPhone Simulator`) and the
  * `Simulator` property tell the hub it is no phone: device builds cannot be installed on it.
  */
@@ -17,12 +18,12 @@ export function simulatorFacts(udid: string, listing: SimulatorListing): Simulat
   const type = listing.deviceTypes.find((t) => t.identifier === device.deviceTypeIdentifier);
   const runtime = listing.runtimes.find((r) => r.identifier === device.runtimeIdentifier);
   const family = type?.productFamily ?? (type?.name.startsWith('iPad') ? 'iPad' : 'iPhone');
-  const model = type?.name ?? device.deviceTypeIdentifier?.replace(/^.*SimDeviceType\./, '') ?? 'Simulator';
+  const name = type?.name ?? device.deviceTypeIdentifier?.replace(/^.*SimDeviceType\./, '') ?? 'Simulator';
   return {
     serialNumber: udid,
-    model,
+    model: type?.modelIdentifier || name,
     manufacturer: 'Apple',
-    friendlyModel: `${model} Simulator`,
+    friendlyModel: name,
     operatingSystemVersion: runtime?.version ?? versionFromIdentifier(device.runtimeIdentifier),
     operatingSystemBuild: runtime?.buildversion ?? '',
     productType: type?.modelIdentifier ?? '',
