@@ -31,13 +31,6 @@ afterAll(() => lab?.stop(), 60_000);
 const json = async <T>(pathAndQuery: string, init?: RequestInit): Promise<T> => (await lab.api(admin, pathAndQuery, init)).json() as Promise<T>;
 const simulators = (query = '') => json<WireDevice[]>(`/Device?operatingSystem=iOS${query}`);
 const simulator = async (id: string, query = ''): Promise<WireDevice> => (await simulators(query)).find((d) => d.id === id)!;
-async function pollAsync(id: string): Promise<unknown> {
-  const { value } = await waitFor(async () => {
-    const body = await json<{ isComplete?: boolean; data?: unknown }>(`/Async?id=${id}`);
-    return body.isComplete ? body : undefined;
-  }, 90_000, `async job ${id}`);
-  return value.data;
-}
 async function upload(bytes: Buffer, fileName: string): Promise<{ isSuccess: boolean; data: WireApp; errorMessage?: string }> {
   const form = new FormData();
   form.append('upload', new Blob([bytes]), fileName);
@@ -63,13 +56,11 @@ test('a zipped simulator .app uploads, installs, launches, is listed and uninsta
   const app = uploaded.data;
   const [device] = await simulators();
 
-  const install = await json<{ data: { asyncResponseId: string } }>(`/Application?action=install&id=${app.id}&deviceId=${device.id}`, { method: 'POST' });
-  expect(await pollAsync(install.data.asyncResponseId)).toEqual({ isSuccess: true });
+  expect(await json(`/Application?action=install&id=${app.id}&deviceId=${device.id}&wait=true`, { method: 'POST' })).toEqual({ isSuccess: true });
   expect((await simulator(device.id, '&applications=true')).installedApplications?.some((a) => a.id === app.id)).toBe(true);
 
-  const launch = await json<{ data: { asyncResponseId: string } }>(
-    `/Application?action=launch&id=${app.id}&deviceId=${device.id}&arguments=${encodeURIComponent('-StartScreen settings')}`, { method: 'POST' });
-  expect(await pollAsync(launch.data.asyncResponseId)).toEqual({ isSuccess: true });
+  const launch = `/Application?action=launch&id=${app.id}&deviceId=${device.id}&wait=true&arguments=${encodeURIComponent('-StartScreen settings')}`;
+  expect(await json(launch, { method: 'POST' })).toEqual({ isSuccess: true });
   const log = await json<{ isSuccess: boolean; data: string }>(`/Device/Log?id=${device.id}&lines=50`);
   expect(log.data).toContain('arguments: ["-StartScreen","settings"]');
 
@@ -81,8 +72,7 @@ test('a device IPA offered to a simulator fails before any work, saying it is a 
   const uploaded = await upload(readFileSync(fixture('app-info-iphone.ipa')), 'app-info-iphone.ipa');
   expect(uploaded.isSuccess).toBe(true);
   const [, device] = await simulators();
-  const install = await json<{ data: { asyncResponseId: string } }>(`/Application?action=install&id=${uploaded.data.id}&deviceId=${device.id}`, { method: 'POST' });
-  expect(await pollAsync(install.data.asyncResponseId)).toEqual({
+  expect(await json(`/Application?action=install&id=${uploaded.data.id}&deviceId=${device.id}&wait=true`, { method: 'POST' })).toEqual({
     isSuccess: false,
     errorMessage: expect.stringContaining('is built for iOS devices (iphoneos) and cannot be installed on an iOS Simulator'),
   });

@@ -136,18 +136,26 @@ export class SimulatorDriver implements DeviceDriver {
     this.pollTimer.unref();
   }
 
-  /** A simulator shut down (or deleted) outside the gateway goes Offline, and is booted again when it is there. */
+  /**
+   * A simulator shut down (or deleted) outside the gateway goes Offline, and is booted again when it is there; one
+   * whose boot failed is tried again at every poll.
+   */
   private async poll(): Promise<void> {
     const listing = readListing(await this.host.list());
     for (const entry of this.entries.values()) {
       if (entry.busy) continue;
       const listed = listing.devices.find((d) => d.udid === entry.udid);
-      if (listed?.state === 'Booted') {
+      if (listed?.state === 'Booted' && entry.readiness === 'Ready') {
         if (entry.facts) entry.facts.diskSpaceUsed = listed.dataPathSize;
         continue;
       }
-      this.setReadiness(entry, 'Offline', listed ? `The simulator is ${listed.state}; booting it again` : 'The simulator is no longer in the simulator set');
-      if (listed) void this.bring(entry, listing);
+      if (!listed) {
+        if (entry.readiness !== 'Offline') this.setReadiness(entry, 'Offline', 'The simulator is no longer in the simulator set');
+        continue;
+      }
+      // Shut down behind our back, or a boot of ours that failed: (boot and) wait for it again.
+      if (listed.state !== 'Booted') this.setReadiness(entry, 'Offline', `The simulator is ${listed.state}; booting it again`);
+      void this.bring(entry, listing);
     }
   }
 
