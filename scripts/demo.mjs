@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { startHub, hubConfigFromEnv, inOwnProcessGroup, onShutdown, rotateUserToken } = require(path.join(root, 'hub/dist'));
 const { startGateway, usbHubsConfigFromEnv } = require(path.join(root, 'gateway/dist'));
-const { LabWorld, addDemoHubs, parseSimMix, stablePort, startControlApi } = require(path.join(root, 'labsim/dist'));
+const { LabWorld, addDemoHubs, createFakeXcrun, parseSimMix, stablePort, startControlApi } = require(path.join(root, 'labsim/dist'));
 
 await inOwnProcessGroup();
 
@@ -73,6 +73,8 @@ try {
   const control = await startControlApi(world, Number(process.env.DEVICELAB_SIM_PORT || 0));
   stops.push(() => control.close());
 
+  // iOS simulators (`simulator=2`) come from labsim's fake xcrun, as XCRUN_BINARY would on a Mac gateway.
+  const xcrun = mix.simulators ? createFakeXcrun(path.join(config.dataDir, 'labsim', 'xcode')) : undefined;
   const gatewayName = process.env.DEVICELAB_GATEWAY_NAME || 'demo-gateway';
   const gateway = await startGateway({
     name: gatewayName,
@@ -81,6 +83,8 @@ try {
     cacheDir: path.join(config.dataDir, 'gateway-cache'),
     adbPort: world.adbServerPort,
     usbmuxdAddress: world.env().USBMUXD_SOCKET_ADDRESS,
+    xcrunBinary: xcrun?.binary,
+    simulators: mix.simulators ? [{ kind: 'create', deviceType: 'iPhone 15', platform: 'iOS', version: '17.5', count: mix.simulators }] : [],
     publicAddress: '127.0.0.1',
     publicPort: hub.port,
     usbHubs: demoHubs && {
@@ -88,7 +92,7 @@ try {
     },
   });
   stops.push(() => gateway.stop());
-  await waitForSimulatedDevicesOnline(hub.db, mix.android.length + paired);
+  await waitForSimulatedDevicesOnline(hub.db, mix.android.length + paired + mix.simulators);
 
   // The hub prints a generated admin token only once; the demo hands out a fresh one at every start instead
   // (set DEVICELAB_ADMIN_TOKEN to keep a fixed one for scripts).
@@ -98,7 +102,8 @@ try {
   say(`  login:  admin`);
   say(`  token:  ${token}`);
   say(`  try:    curl -u admin:${token} ${hub.url}/apiv1/Device`);
-  say(`  simulated lab: ${mix.android.length} Android and ${mix.ios.length} iOS devices; control API ${control.url} (GET /devices)`);
+  say(`  simulated lab: ${mix.android.length} Android and ${mix.ios.length} iOS devices${mix.simulators ? `, ${mix.simulators} iOS simulators` : ''}; control API ${control.url} (GET /devices)`);
+  if (xcrun) say(`  fake Xcode: XCRUN_BINARY=${xcrun.binary} (xcrun simctl list devices)`);
   if (mix.ios.length) say(`  simulated usbmuxd: USBMUXD_SOCKET_ADDRESS=${world.env().USBMUXD_SOCKET_ADDRESS} (idevice_id -l, ideviceinfo, ...)`);
   if (demoHubs) say(`  USB hubs: ${demoHubs.hubs.map((h) => h.serial).join(', ')} (curl -u admin:${token} ${hub.url}/apiv1/Gateway)`);
   say('Ctrl-C stops everything.');

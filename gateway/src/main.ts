@@ -12,6 +12,8 @@
  *   ANDROID_ADB_SERVER_PORT     adb server port (default 5037); DEVICELAB_ADB_BIN adb binary (default `adb`)
  *   USBMUXD_SOCKET_ADDRESS      usbmuxd for iOS devices (`UNIX:/path` or `host:port`); default /var/run/usbmuxd when it
  *                               exists; without usbmuxd the gateway drives Android devices only
+ *   XCRUN_BINARY                xcrun for iOS simulators (default: `xcrun` on the PATH, as on a Mac with Xcode)
+ *   DEVICELAB_SIMULATORS        the simulators offered: `iPhone 15:iOS-17-5*2,iPad Pro (11-inch):iOS-17-5` and/or UDIDs
  *   DEVICELAB_LOG_LEVEL         pino level (default warn)
  *   DEVICELAB_SAMPLE_INTERVAL_S, DEVICELAB_HEALTH_CHECK_INTERVAL_S
  *                               seconds between `sample` reads / `health_check` probes per device (10 / 60; 0 = off)
@@ -23,8 +25,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { createLogger } from '@devicelab/shared';
 import { DEFAULT_USBMUXD_ADDRESS } from './drivers/ios/usbmux';
+import { parseSimulatorOffers } from './drivers/ios-simulator/simulator-offers';
 import { startGateway, type GatewayOptions } from './gateway';
 import type { HubLinkTls } from './link/hub-link';
 import type { SamplingOptions } from './samplers/sampling-options';
@@ -64,6 +68,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
   const usbHubs = usbHubsConfigFromEnv(env);
   const usbmuxdAddress = env.USBMUXD_SOCKET_ADDRESS?.trim()
     || (existsSync(DEFAULT_USBMUXD_ADDRESS.slice('UNIX:'.length)) ? DEFAULT_USBMUXD_ADDRESS : undefined);
+  const xcrunBinary = findExecutable(env.XCRUN_BINARY?.trim() || 'xcrun', env.PATH ?? '');
   return {
     name: required('DEVICELAB_GATEWAY_NAME'),
     token: required('DEVICELAB_GATEWAY_TOKEN'),
@@ -72,6 +77,8 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     adbPort: Number.isInteger(adbPort) ? adbPort : undefined,
     adbBin: env.DEVICELAB_ADB_BIN || undefined,
     usbmuxdAddress,
+    xcrunBinary,
+    simulators: parseSimulatorOffers(env.DEVICELAB_SIMULATORS ?? ''),
     publicAddress: env.DEVICELAB_GATEWAY_PUBLIC_ADDRESS || os.hostname(),
     publicPort: Number(env.DEVICELAB_GATEWAY_PUBLIC_PORT ?? 0) || 0,
     tls,
@@ -79,6 +86,12 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     metricsUplink: bufferRows !== undefined ? { bufferRows: Math.floor(bufferRows) } : undefined,
     usbHubs: usbHubs.cambrionix.length + usbHubs.uhubctl.length > 0 ? usbHubs : undefined,
   };
+}
+
+/** A path as it is, a bare name looked up on the PATH; undefined when there is no such file. */
+function findExecutable(name: string, searchPath: string): string | undefined {
+  if (name.includes(path.sep)) return existsSync(name) ? path.resolve(name) : undefined;
+  return searchPath.split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, name)).find((file) => existsSync(file));
 }
 
 async function main(): Promise<void> {

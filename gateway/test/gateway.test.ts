@@ -1,9 +1,10 @@
 /** startGateway end to end: labsim device <-> real adb server <-> gateway <-> the hub's real link server (PostgreSQL). */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { LabWorld, iosSpecFromPreset, specFromPreset } from '@devicelab/labsim';
+import { createFakeXcrun, LabWorld, iosSpecFromPreset, specFromPreset } from '@devicelab/labsim';
 import { createLogger } from '@devicelab/shared';
 import { BlobStore } from '../../hub/src/apps/blob-store';
 import { registerGateway } from '../../hub/src/gateways/gateway-tokens';
@@ -31,6 +32,22 @@ describe('optionsFromEnv', () => {
     expect(() => optionsFromEnv({ DEVICELAB_GATEWAY_NAME: 'a' })).toThrow(/DEVICELAB_GATEWAY_TOKEN is required/);
     expect(optionsFromEnv({ DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't', DEVICELAB_HUB: 'h:1', USBMUXD_SOCKET_ADDRESS: 'UNIX:/run/mux' }))
       .toMatchObject({ usbmuxdAddress: 'UNIX:/run/mux' });
+  });
+
+  it('reads the iOS simulators: XCRUN_BINARY when that file exists, else xcrun on the PATH, and DEVICELAB_SIMULATORS', () => {
+    const base = { DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't', DEVICELAB_HUB: 'h:1' };
+    const xcrun = createFakeXcrun(fs.mkdtempSync(path.join(os.tmpdir(), 'xcrun-env-'))).binary;
+    expect(optionsFromEnv({ ...base, XCRUN_BINARY: xcrun, DEVICELAB_SIMULATORS: 'iPhone 15:iOS-17-5*2, 5E3C1F0A-8D2B-4C6E-9A7F-1B2C3D4E5F60' })).toMatchObject({
+      xcrunBinary: xcrun,
+      simulators: [
+        { kind: 'create', deviceType: 'iPhone 15', platform: 'iOS', version: '17.5', count: 2 },
+        { kind: 'existing', udid: '5E3C1F0A-8D2B-4C6E-9A7F-1B2C3D4E5F60' },
+      ],
+    });
+    expect(optionsFromEnv({ ...base, PATH: path.dirname(xcrun) }).xcrunBinary).toBe(xcrun);
+    expect(optionsFromEnv({ ...base, XCRUN_BINARY: '/nonexistent/xcrun', PATH: '' }).xcrunBinary).toBeUndefined();
+    expect(() => optionsFromEnv({ ...base, DEVICELAB_SIMULATORS: 'iPhone 15' })).toThrow(/expected a UDID or "<device type>:<runtime>\[\*count\]"/);
+    expect(() => optionsFromEnv({ ...base, DEVICELAB_SIMULATORS: 'iPhone 15:iOS-17-5*0' })).toThrow(/count must be 1 to 64/);
   });
 });
 

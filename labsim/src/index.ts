@@ -28,3 +28,6 @@ export { IOS_PRESETS, DEFAULT_IOS_PRESET_ORDER, defaultIosLab, iosSpecFromPreset
 export type { IosDeviceSpec, IosDeviceClass, IosPreinstalledApp } from './ios/spec';
 export type { IosInstalledApp } from './ios/apps';
 export { UsbmuxServer } from './ios/usbmux-server';
+export { createFakeXcrun, LABSIM_XCRUN } from './xcrun/fake-xcrun';
+export type { FakeXcrun } from './xcrun/fake-xcrun';
+export type { SimDeviceRecord, InstalledSimApp } from './xcrun/state';

@@ -46,6 +46,8 @@ export interface BatteryReading {
 
 export interface DeviceDriver {
   readonly operatingSystem: string;
+  /** Tells two drivers of one operating system apart (`iOS Simulator` beside the iOS devices); default: the OS. */
+  readonly kind?: string;
   /** The file type of this platform's app binaries in the app cache (`.apk`, `.ipa`). */
   readonly appFileExtension: string;
   /** Starts tracking; every add/change/removal is reported to `listener`. Resolves once tracking runs. */

@@ -6,6 +6,8 @@ import type { Logger } from '@devicelab/shared';
 import { AndroidDriver } from './android/android-driver';
 import type { DeviceDriver } from './device-driver';
 import { IosDriver } from './ios/ios-driver';
+import { simulatorDriver } from './ios-simulator';
+import type { SimulatorOffer } from './ios-simulator/simulator-offers';
 
 /** What the platform drivers take from the gateway's configuration (read in main.ts). */
 export interface PlatformConfig {
@@ -16,6 +18,10 @@ export interface PlatformConfig {
   usbmuxdAddress?: string;
   /** Where the host lists USB devices (default `/sys/bus/usb/devices`): iOS USB locations are read there. */
   usbSysfsDir?: string;
+  /** The xcrun executable (full path) when the host has one; iOS simulators run only with it and `simulators`. */
+  xcrunBinary?: string;
+  /** The iOS simulators this gateway offers (DEVICELAB_SIMULATORS). */
+  simulators?: SimulatorOffer[];
 }
 
 type PlatformRegistration = (config: PlatformConfig, logger: Logger) => DeviceDriver | undefined;
@@ -25,6 +31,7 @@ const PLATFORMS: PlatformRegistration[] = [
   (config, logger) => (config.usbmuxdAddress
     ? new IosDriver({ usbmuxdAddress: config.usbmuxdAddress, usbSysfsDir: config.usbSysfsDir, logger: logger.child({ component: 'ios' }) })
     : undefined),
+  (config, logger) => simulatorDriver(config, logger.child({ component: 'ios-simulator' })),
 ];
 
 export function createPlatformDrivers(config: PlatformConfig, logger: Logger): DeviceDriver[] {

@@ -16,8 +16,8 @@ export class DriverRegistry {
   private readonly owners = new Map<string, DeviceDriver>();
 
   constructor(readonly drivers: readonly DeviceDriver[]) {
-    const platforms = drivers.map((driver) => driver.operatingSystem);
-    const twice = platforms.find((os, i) => platforms.indexOf(os) !== i);
+    const platforms = drivers.map((driver) => driver.kind ?? driver.operatingSystem);
+    const twice = platforms.find((kind, i) => platforms.indexOf(kind) !== i);
     if (twice) throw new Error(`Two drivers for ${twice}: the registry holds one driver per platform`);
     this.sampling = drivers.some((driver) => driver.sampling) ? {
       sample: (id) => this.samplingOf(id).sample(id),

@@ -7,6 +7,7 @@ import { LabWorld, iosSpecFromPreset, specFromPreset } from '@devicelab/labsim';
 import { createLogger } from '@devicelab/shared';
 import { AndroidDriver } from '../../src/drivers/android/android-driver';
 import { IosDriver } from '../../src/drivers/ios/ios-driver';
+import { SimulatorDriver } from '../../src/drivers/ios-simulator/simulator-driver';
 import { DriverRegistry } from '../../src/drivers/registry';
 import { Recorder } from '../support/recorder';
 
@@ -63,4 +64,12 @@ it('holds one driver per platform', () => {
   const a = new AndroidDriver({ adbPort: world.adbServerPort, logger });
   const b = new AndroidDriver({ adbPort: world.adbServerPort, logger });
   expect(() => new DriverRegistry([a, b])).toThrow(/one driver per platform/);
+});
+
+it('holds the iOS device driver and the iOS simulator driver side by side (one operating system, two kinds)', () => {
+  const devices = new IosDriver({ usbmuxdAddress: 'UNIX:/nonexistent/usbmuxd', logger });
+  const simulators = new SimulatorDriver({ xcrun: '/nonexistent/xcrun', offers: [], logger });
+  expect(new DriverRegistry([devices, simulators]).drivers).toHaveLength(2);
+  expect(() => new DriverRegistry([simulators, new SimulatorDriver({ xcrun: '/nonexistent/xcrun', offers: [], logger })]))
+    .toThrow(/Two drivers for iOS Simulator/);
 });

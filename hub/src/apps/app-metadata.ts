@@ -19,6 +19,8 @@ export interface AppMetadata {
   minimumOperatingSystemVersion?: string;
   /** Data URL (`data:image/png;base64,…` or WebP) when the package has a raster icon. */
   iconDataUrl?: string;
+  /** iOS: the platform built for, lower case (`iphoneos`, `iphonesimulator`); from DTPlatformName or CFBundleSupportedPlatforms. */
+  platform?: string;
   /** Android: fully qualified launcher activity (MAIN/LAUNCHER). */
   launchActivity?: string;
   supportedFormFactors: ApplicationFormFactor;

@@ -11,7 +11,8 @@ import { parsePlist, parseXmlPlist, type PlistDict, type PlistValue } from './pl
 import { isPng, pngWidth, uncrushPng } from './png-cgbi';
 import { ZipReader, type ZipEntry } from './zip-reader';
 
-const INFO_PLIST = /^Payload\/[^/]+\.app\/Info\.plist$/;
+/** An IPA's top-level app, or a zipped simulator `.app` bundle (the bundle directory at the archive's root). */
+const INFO_PLIST = /^(?:Payload\/)?[^/]+\.app\/Info\.plist$/;
 const MAX_PLIST_BYTES = 8 * 1024 * 1024;
 const MAX_ICON_BYTES = 8 * 1024 * 1024;
 const MAX_EXECUTABLE_BYTES = 1024 * 1024 * 1024;
@@ -78,11 +79,14 @@ async function fromArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
   const signerInProfile = signer !== undefined && profileCertificates.some((der) => der.equals(signer.raw));
 
   const platforms = Array.isArray(info.CFBundleSupportedPlatforms) ? info.CFBundleSupportedPlatforms.map(String) : [];
+  const platform = (str(info.DTPlatformName) ?? platforms[0])?.toLowerCase();
+  const forSimulator = platform === 'iphonesimulator' || platforms.some((p) => p.toLowerCase() === 'iphonesimulator');
   const errors: string[] = [];
-  if (!profile) errors.push(IPA_ERRORS.noProfile);
+  // A simulator build has no profile: the simulator needs none.
+  if (!profile && !forSimulator) errors.push(IPA_ERRORS.noProfile);
   if (expiration && expiration.getTime() < now.getTime()) errors.push(IPA_ERRORS.expired(expiration));
   if (signer && profile && !signerInProfile) errors.push(IPA_ERRORS.certificateNotInProfile);
-  if (platforms.some((p) => p.toLowerCase() === 'iphonesimulator')) errors.push(IPA_ERRORS.simulator);
+  if (forSimulator) errors.push(IPA_ERRORS.simulator);
 
   const displayName = str(info.CFBundleDisplayName) ?? str(info.CFBundleName) ?? identifier;
   return {
@@ -92,6 +96,7 @@ async function fromArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
     version: str(info.CFBundleShortVersionString),
     buildVersion: str(info.CFBundleVersion),
     minimumOperatingSystemVersion: str(info.MinimumOSVersion),
+    platform,
     iconDataUrl: await readIcon(zip, appDir, info),
     supportedFormFactors: formFactor(info.UIDeviceFamily),
     provisionExpirationDate: expiration,

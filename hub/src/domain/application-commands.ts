@@ -5,6 +5,7 @@ import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
+import { assertPlatformFits } from './app-platform';
 import { assertUsableBy } from './device-actions';
 import { resolveDevice, type DeviceWithRetainer } from './device-queries';
 import { recordEvent } from './events';
@@ -34,6 +35,7 @@ export async function installApplication(
 ): Promise<void> {
   requireEntitlement(user, 'DeviceApplicationManagement');
   const { app, device } = await target(db, user, applicationId, deviceIdentifier);
+  assertPlatformFits(app, device);
   assertInstallable(app, device);
   await runDeviceCommand(gateways, device, {
     action: 'install',

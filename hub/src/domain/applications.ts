@@ -63,6 +63,7 @@ export async function uploadApplication(
         signing_certificate_name: meta.signingCertificateName ?? null,
         signing_certificate_in_profile: meta.signingCertificateInProfile ?? false,
         launch_activity: meta.launchActivity ?? null,
+        platform: meta.platform ?? null,
         application_errors: JSON.stringify(meta.applicationErrors),
       }).returningAll().executeTakeFirstOrThrow();
     });

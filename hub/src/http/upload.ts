@@ -2,8 +2,9 @@
  * Multipart upload (wire-decisions rule 6): the first part that carries a filename, whatever its field name (the
  * C# client names it with a random GUID, curl uses `upload`), streamed to a temporary directory with a size limit
  * and hashed (SHA-256) on the way, so a binary the hub already stores is never written a second time. A part that
- * does not arrive whole (client abort, size limit) leaves no file behind. Type by extension: `.apk` (Android) or
- * `.ipa` (iOS); anything else fails with the vendor's exact text (`unknownFileType`).
+ * does not arrive whole (client abort, size limit) leaves no file behind. Type by extension: `.apk` (Android),
+ * `.ipa` or `.zip` (iOS; a zip holds a simulator `.app` bundle); anything else fails with the vendor's exact text
+ * (`unknownFileType`).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, promises as fs } from 'node:fs';
@@ -123,5 +124,6 @@ function fileTypeOf(fileName: string): DeviceOperatingSystem | undefined {
   const ext = path.extname(fileName).toLowerCase();
   if (ext === '.apk') return 'Android';
   if (ext === '.ipa') return 'iOS';
+  if (ext === '.zip') return 'iOS'; // a zipped .app bundle built for the iOS Simulator
   return undefined;
 }

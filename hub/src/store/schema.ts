@@ -141,6 +141,8 @@ export interface ApplicationsTable {
   agent_dylib_embedded: Generated<boolean>;
   /** Android: the launcher activity found in the manifest (used by launch). */
   launch_activity: string | null;
+  /** iOS: `iphoneos` or `iphonesimulator` (migration 015); NULL for Android and older uploads. */
+  platform: string | null;
   application_errors: JsonWithDefault<string[]>;
   enabled: Generated<boolean>;
   notes: string | null;

@@ -32,6 +32,7 @@ describe('real IPA fixtures (values from fixtures/README.md)', () => {
     expect(meta.iconDataUrl).toBeUndefined();
     expect(meta.applicationErrors).toEqual([IPA_ERRORS.expired(new Date('2017-07-27T09:44:49Z'))]);
     expect(meta.applicationErrors[0]).toBe('The provisioning profile expired on 2017-07-27T09:44:49Z.');
+    expect(meta.platform).toBe('iphoneos');
     expect(meta.provisionedDevices).toHaveLength(100);
     expect(meta.provisionedDevices?.[0]).toBe('18cf53cddee60c52f9c97b1521e7cbf8342628da');
   });
@@ -105,6 +106,23 @@ describe('built IPAs', () => {
       version: '3.1', buildVersion: '42', minimumOperatingSystemVersion: '15.0',
       provisionExpirationDate: new Date('2099-01-01T00:00:00Z'), provisionsAllDevices: false });
     expect(meta.applicationErrors).toEqual([IPA_ERRORS.simulator]);
+    expect(meta.platform).toBe('iphonesimulator');
+  });
+
+  it('a zipped simulator .app (bundle at the root) is read like an IPA; it needs no profile; its platform is recorded', async () => {
+    const meta = await readIpaMetadata(written([
+      { name: 'Built.app/Info.plist', data: info({ DTPlatformName: 'iphonesimulator', CFBundleSupportedPlatforms: ['iPhoneSimulator'] as unknown as string }) },
+      { name: 'Built.app/Built', data: 'executable' },
+    ]), NOW);
+    expect(meta).toMatchObject({ applicationIdentifier: 'com.example.built', version: '3.1', platform: 'iphonesimulator' });
+    expect(meta.applicationErrors).toEqual([IPA_ERRORS.simulator]);
+  });
+
+  it('an archive with an app at the root and another under Payload/ is not a valid package', async () => {
+    await expect(readIpaMetadata(written([
+      { name: 'Built.app/Info.plist', data: info() },
+      { name: 'Payload/Built.app/Info.plist', data: info() },
+    ]), NOW)).rejects.toThrow('The file is not a valid iOS application package.');
   });
 
   it('only the top-level app counts: nested apps and extensions are ignored; no profile is reported', async () => {

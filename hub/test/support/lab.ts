@@ -9,7 +9,7 @@ import path from 'node:path';
 import { startGateway, type RunningGateway } from '@devicelab/gateway';
 import type { GatewayOptions, UsbHubsConfig } from '@devicelab/gateway';
 import {
-  defaultAndroidLab, defaultIosLab, LabWorld, type AndroidDeviceSpec, type IosDeviceSpec, type SimCambrionixHub,
+  createFakeXcrun, defaultAndroidLab, defaultIosLab, LabWorld, type AndroidDeviceSpec, type IosDeviceSpec, type SimCambrionixHub,
 } from '@devicelab/labsim';
 import type { Logger } from '@devicelab/shared';
 import { createUser } from '../../src/auth/users';
@@ -48,6 +48,8 @@ export interface TestLabOptions {
   androidCount?: number;
   /** iOS devices behind the world's usbmuxd; the gateway runs its iOS driver when there are any. */
   iosCount?: number;
+  /** iPhone 15 simulators (iOS 17.5) behind labsim's fake xcrun; the gateway runs its simulator driver when there are any. */
+  simulatorCount?: number;
   logger?: Logger;
   /**
    * Put the devices on a simulated 8-port Cambrionix hub (serial `LABHUB01`) driven by the gateway. With
@@ -94,12 +96,17 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     ...options.usbHub?.usbHubs,
   } : undefined;
 
+  const simulatorCount = options.simulatorCount ?? 0;
+  const xcrun = simulatorCount > 0 ? createFakeXcrun(path.join(dataDir, 'xcode')) : undefined;
+
   const gatewayToken = await hub.registerGateway('lab-gateway');
   const launchGateway = () => startGateway({
     name: 'lab-gateway', token: gatewayToken, hubAddress: `127.0.0.1:${hub.linkPort}`,
     cacheDir: path.join(dataDir, 'gateway-cache'), adbPort: world.adbServerPort,
     usbmuxdAddress: iosDevices.length ? world.env().USBMUXD_SOCKET_ADDRESS : undefined,
     usbSysfsDir: world.iosFleet.usbSysfsDir,
+    xcrunBinary: xcrun?.binary,
+    simulators: simulatorCount > 0 ? [{ kind: 'create', deviceType: 'iPhone 15', platform: 'iOS', version: '17.5', count: simulatorCount }] : [],
     publicAddress: '127.0.0.1', publicPort: 9000,
     backoff: { initialMs: 100, maxMs: 1000 },
     usbHubs,
@@ -108,8 +115,8 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   let gateway: RunningGateway | undefined = await launchGateway();
   await waitFor(async () => {
     const online = await hub.db.selectFrom('devices').select('id').where('availability', '=', 'Online').execute();
-    return online.length === devices.length + iosDevices.length;
-  }, 30_000, 'every simulated device Online');
+    return online.length === devices.length + iosDevices.length + simulatorCount;
+  }, 30_000 + simulatorCount * 30_000, 'every simulated device Online');
 
   const lab: TestLab = {
     get hub() {

@@ -94,7 +94,7 @@ export const ENDPOINTS: EndpointDescription[] = [
       p('provisionsAllDevices', 'bool')],
     response: arrayOf(ref('Application')) }] },
   { method: 'post', path: '/Application', operations: [
-    { select: 'add', summary: 'Upload an .apk or .ipa (multipart; the first part with a filename).', entitlement: 'ApplicationUpload',
+    { select: 'add', summary: 'Upload an .apk, an .ipa or a zipped simulator .app (.zip) (multipart; the first part with a filename).', entitlement: 'ApplicationUpload',
       body: 'multipart', async: true, response: resultOf(ref('Application')) },
     { select: 'action=install', summary: 'Install an application on a device.', entitlement: 'DeviceApplicationManagement',
       params: [required(p('id', 'guid')), deviceId('deviceId'), p('force', 'bool'), p('nativeAutomation', 'bool')],
