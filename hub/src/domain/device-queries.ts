@@ -4,7 +4,7 @@ import { ApiFailure, parseGuid } from '@devicelab/shared';
 import type { Db, Tx } from '../store/database';
 import type { Database, DeviceRow } from '../store/schema';
 
-export interface DeviceWithRetainer extends DeviceRow {
+export interface DeviceWithRetainer extends Omit<DeviceRow, 'list_change'> {
   retainer_login: string | null;
   retainer_first_name: string | null;
   retainer_middle_name: string | null;
@@ -22,7 +22,7 @@ const DEVICE_SUMMARY_COLUMNS = [
   'metrics_enabled',
 ] as const;
 // A column added to the schema but not listed above fails to compile here.
-type UnlistedDeviceColumn = Exclude<keyof DeviceRow, (typeof DEVICE_SUMMARY_COLUMNS)[number] | 'properties' | 'installed_packages'>;
+type UnlistedDeviceColumn = Exclude<keyof DeviceRow, (typeof DEVICE_SUMMARY_COLUMNS)[number] | 'properties' | 'installed_packages' | 'list_change'>;
 const everyColumnListed: [UnlistedDeviceColumn] extends [never] ? true : UnlistedDeviceColumn = true;
 void everyColumnListed;
 
