@@ -29,6 +29,9 @@ export async function retainDevice(
   db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
+  // Losers fail fast: a device someone else holds (or one unusable for any other reason) is refused from its
+  // committed state, without a transaction or a wait on the row lock; only a possible winner takes the lock.
+  assertUsableBy(await resolveDevice(db, identifier), user);
   const ticket = await withTx(db, async (trx) => {
     const device = await lockDeviceByIdentifier(trx, identifier);
     const { id } = device;
