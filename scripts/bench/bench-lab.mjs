@@ -82,13 +82,13 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
 
     const authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
     return {
-      url, dir, stop, authorization,
+      url, dir, stop, authorization, adminToken, linkPort, gatewayName, gatewayToken,
       /** The hub process's id (for its memory in /proc). */
       hubPid: hub.pid,
       onStop: (step) => stops.push(step),
-      /** GET (or `init.method`) `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
+      /** GET (or `init.method`, with `init.headers`) `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
       async get(pathAndQuery, init = {}) {
-        const res = await fetch(`${url}/apiv1${pathAndQuery}`, { ...init, headers: { authorization } });
+        const res = await fetch(`${url}/apiv1${pathAndQuery}`, { ...init, headers: { ...init.headers, authorization } });
         const text = await res.text();
         try { return { status: res.status, body: JSON.parse(text) }; } catch { return { status: res.status, body: text }; }
       },
@@ -128,7 +128,7 @@ export async function startBenchLab(options = {}) {
 }
 
 /** A child process whose output is kept (shown when it fails) and scanned for a readiness line. */
-function spawnDaemon(name, args, env) {
+export function spawnDaemon(name, args, env) {
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const waiters = new Set();

@@ -6,7 +6,8 @@ import { readAutomationLog } from '../domain/device-automation-log';
 import { resetDevice } from '../domain/device-reset';
 import { deleteDevice, setDeviceEnabled, updateDevice } from '../domain/device-updates';
 import { listAvailableDevices, listDevices } from '../domain/devices';
-import { handle } from '../http/handler';
+import { handle, NO_REPLY } from '../http/handler';
+import { writeKeptJson } from '../http/kept-json';
 import type { ApiDependencies } from './context';
 import { deviceChangeRequest } from './device-body';
 import { deviceDetailOptions, deviceFilters, operationName, postOperation, requireString, unknownAction } from './params';
@@ -16,11 +17,17 @@ export function deviceRouter(deps: ApiDependencies): Router {
   const router = Router();
 
   // Filters are read only once DeviceList is checked: a lister without it gets [] whatever it sent.
-  router.get('/Device', handle(async ({ params, user }) =>
-    listDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params))));
+  router.get('/Device', handle(async ({ req, res, params, user }) => {
+    const devices = await listDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params));
+    await writeKeptJson(req, res, devices, params.pretty());
+    return NO_REPLY;
+  }));
 
-  router.get('/Device/Available', handle(async ({ params, user }) =>
-    listAvailableDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params))));
+  router.get('/Device/Available', handle(async ({ req, res, params, user }) => {
+    const devices = await listAvailableDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params));
+    await writeKeptJson(req, res, devices, params.pretty());
+    return NO_REPLY;
+  }));
 
   router.get('/Device/Log', handle(async ({ params, user }) => {
     const lines = params.int('lines');

@@ -181,18 +181,29 @@ type CredentialCheck =
  * constant time. A successful check after a pause counts as a login (auth/login-tracking.ts).
  */
 export async function checkCredentials(db: Db, login: string, token: string): Promise<CredentialCheck> {
-  const row = await findUserRow(db, login);
-  if (!row) return { failure: 'unknown login' };
+  // One round trip: the user row with its roles (every request authenticates, so this is the hot path).
+  const found = await db.selectFrom('users').selectAll()
+    .select(sql<RoleGrant[]>`coalesce((select json_agg(json_build_object('name', roles.name, 'entitlements', roles.entitlements)
+      order by roles.name) from user_roles join roles on roles.id = user_roles.role_id where user_roles.user_id = users.id), '[]')`
+      .as('granted_roles'))
+    .where(sql<boolean>`lower(login) = lower(${login})`).executeTakeFirst();
+  if (!found) return { failure: 'unknown login' };
+  const { granted_roles: roles, ...row } = found;
   if (!tokenMatchesHash(token, row.token_sha256)) return { failure: 'wrong token' };
   if (!row.is_active) return { failure: 'inactive user' };
   await noteAuthentication(db, row);
-  return { user: await loadAuthenticatedUser(db, row) };
+  return { user: authenticatedUser(row, roles) };
 }
 
 /** The user these credentials authenticate, or undefined, without saying which part was wrong. */
 export async function findUserByCredentials(db: Db, login: string, token: string): Promise<AuthenticatedUser | undefined> {
   const check = await checkCredentials(db, login, token);
   return 'user' in check ? check.user : undefined;
+}
+
+interface RoleGrant {
+  name: string;
+  entitlements: string[];
 }
 
 /** The AuthenticatedUser of a user row: its roles and the union of their entitlements. */
@@ -204,6 +215,10 @@ export async function loadAuthenticatedUser(db: Db | Tx, row: UserRow): Promise<
     .where('user_roles.user_id', '=', row.id)
     .orderBy('roles.name')
     .execute();
+  return authenticatedUser(row, roles);
+}
+
+function authenticatedUser(row: UserRow, roles: RoleGrant[]): AuthenticatedUser {
   const known = new Set<string>(Entitlement);
   const entitlements = new Set<EntitlementName>();
   for (const role of roles) {

@@ -6,7 +6,7 @@ import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { closeSessionMarker, openSessionMarker } from '../metrics/markers';
 import { withTx, type Db, type Tx } from '../store/database';
 import { signDeviceTicket, type TicketKeys } from './device-ticket';
-import { inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
+import { inUseBy, lockDevice, lockDeviceByIdentifier, resolveDevice, type DeviceWithRetainer } from './device-queries';
 import { recordEvent } from './events';
 import { runDeviceCommand } from './gateway-commands';
 
@@ -29,9 +29,12 @@ export async function retainDevice(
   db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
-  const { id } = await resolveDevice(db, identifier);
+  // Losers fail fast: a device someone else holds (or one unusable for any other reason) is refused from its
+  // committed state, without a transaction or a wait on the row lock; only a possible winner takes the lock.
+  assertUsableBy(await resolveDevice(db, identifier), user);
   const ticket = await withTx(db, async (trx) => {
-    const device = await lockDevice(trx, id);
+    const device = await lockDeviceByIdentifier(trx, identifier);
+    const { id } = device;
     assertUsableBy(device, user);
     let retainedAt = device.retained_at;
     let retainId = device.retain_id;
@@ -48,18 +51,14 @@ export async function retainDevice(
         userId: user.id,
       });
     }
-    const gateway = device.gateway_id
-      ? await trx.selectFrom('gateways').select(['public_address', 'public_port'])
-        .where('id', '=', device.gateway_id).executeTakeFirst()
-      : undefined;
     return {
       authenticator: signDeviceTicket(options.ticketKeys, {
         vendorUniqueIdentifier: device.vendor_unique_identifier, deviceId: id, userId: user.id,
         retainId: retainId ?? '', issuedAt: retainedAt,
       }),
       retainId: retainId ?? '',
-      gatewayAddress: gateway?.public_address ?? '',
-      gatewayPort: gateway?.public_port ?? 0,
+      gatewayAddress: device.gateway_public_address ?? '',
+      gatewayPort: device.gateway_public_port ?? 0,
       deviceVendorUniqueIdentifier: device.vendor_unique_identifier,
       serialNumber: device.serial_number ?? device.vendor_unique_identifier,
     };
@@ -75,9 +74,8 @@ export async function releaseDevice(
   /** Told once the release is committed, so the device's gateway stops accepting the old ticket. */
   gateways?: Pick<GatewayDirectory, 'notifyRetention'>,
 ): Promise<void> {
-  const { id } = await resolveDevice(db, identifier);
   const released = await withTx(db, async (trx) => {
-    const device = await lockDevice(trx, id);
+    const device = await lockDeviceByIdentifier(trx, identifier);
     if (!device.retained_by) return undefined;
     if (device.retained_by !== user.id && !hasEntitlement(user, 'DeviceReleaseAny')) {
       throw new ApiFailure(inUseBy(device));

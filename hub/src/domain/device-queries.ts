@@ -4,7 +4,7 @@ import { ApiFailure, parseGuid } from '@devicelab/shared';
 import type { Db, Tx } from '../store/database';
 import type { Database, DeviceRow } from '../store/schema';
 
-export interface DeviceWithRetainer extends DeviceRow {
+export interface DeviceWithRetainer extends Omit<DeviceRow, 'list_change'> {
   retainer_login: string | null;
   retainer_first_name: string | null;
   retainer_middle_name: string | null;
@@ -22,7 +22,7 @@ const DEVICE_SUMMARY_COLUMNS = [
   'metrics_enabled',
 ] as const;
 // A column added to the schema but not listed above fails to compile here.
-type UnlistedDeviceColumn = Exclude<keyof DeviceRow, (typeof DEVICE_SUMMARY_COLUMNS)[number] | 'properties' | 'installed_packages'>;
+type UnlistedDeviceColumn = Exclude<keyof DeviceRow, (typeof DEVICE_SUMMARY_COLUMNS)[number] | 'properties' | 'installed_packages' | 'list_change'>;
 const everyColumnListed: [UnlistedDeviceColumn] extends [never] ? true : UnlistedDeviceColumn = true;
 void everyColumnListed;
 
@@ -104,6 +104,27 @@ export function identifierMatch(identifier: string) {
 export async function lockDevice(trx: Tx, deviceId: string): Promise<DeviceWithRetainer> {
   await trx.selectFrom('devices').select('id').where('id', '=', deviceId).forUpdate().executeTakeFirstOrThrow();
   return selectDevices(trx).where('devices.id', '=', deviceId).executeTakeFirstOrThrow();
+}
+
+export interface LockedDevice extends DeviceWithRetainer {
+  /** Where clients reach the device's gateway (null when it has none). */
+  gateway_public_address: string | null;
+  gateway_public_port: number | null;
+}
+
+/**
+ * resolveDevice and lockDevice in two round trips instead of three, with the device's gateway address: the
+ * identifier's row is locked in one statement, then read fresh (a second statement, so that the retainer's name
+ * joined to it is the one of the row as the lock found it). Unknown → ApiFailure `Device '<id>' not found.`.
+ */
+export async function lockDeviceByIdentifier(trx: Tx, identifier: string): Promise<LockedDevice> {
+  const match = identifierMatch(identifier);
+  const locked = await trx.selectFrom('devices').select('devices.id').where(match.where).orderBy(match.preference)
+    .limit(1).forUpdate().executeTakeFirst();
+  if (!locked) throw new ApiFailure(deviceNotFound(match.text));
+  return selectDevices(trx).leftJoin('gateways', 'gateways.id', 'devices.gateway_id')
+    .select(['gateways.public_address as gateway_public_address', 'gateways.public_port as gateway_public_port'])
+    .where('devices.id', '=', locked.id).executeTakeFirstOrThrow();
 }
 
 export function retainerDisplayName(row: DeviceWithRetainer): string | undefined {

@@ -6,6 +6,7 @@ import { hasEntitlement } from '../auth/entitlements';
 import type { Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
 import { readDeferred, type Deferred } from './deferred-input';
+import { keptDeviceList } from './device-list-cache';
 import { toDeviceModel, type DeviceDetailOptions } from './device-mapping';
 import { identifierMatch, selectDevices, type DeviceWithRetainer } from './device-queries';
 
@@ -47,9 +48,7 @@ export async function listDevices(
   db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters>, options: Deferred<DeviceDetailOptions> = {},
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  const detail = readDeferred(options);
-  const rows = await queryDevices(db, readDeferred(filters), detail, false);
-  return mapDevices(db, rows, detail);
+  return listView(db, readDeferred(filters), readDeferred(options), false);
 }
 
 /**
@@ -60,9 +59,17 @@ export async function listAvailableDevices(
   db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters> = {}, options: Deferred<DeviceDetailOptions> = {},
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  const detail = readDeferred(options);
-  const rows = await queryDevices(db, readDeferred(filters), detail, true);
-  return mapDevices(db, rows, detail);
+  return listView(db, readDeferred(filters), readDeferred(options), true);
+}
+
+/** A filtered list is read from the records; the unfiltered ones, which pollers ask for, are kept between changes. */
+async function listView(db: Db, filters: DeviceFilters, detail: DeviceDetailOptions, availableOnly: boolean): Promise<Device[]> {
+  const load = async () => {
+    const rows = await queryDevices(db, filters, detail, availableOnly);
+    return { devices: await mapDevices(db, rows, detail), showsRetained: rows.some((row) => row.retained_by !== null) };
+  };
+  if (Object.values(filters).some((value) => value !== undefined)) return (await load()).devices;
+  return keptDeviceList(db, { detail, availableOnly }, load);
 }
 
 async function queryDevices(

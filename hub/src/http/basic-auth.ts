@@ -11,6 +11,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { parseBasicCredentials } from '../auth/basic-credentials';
 import { LoginThrottle } from '../auth/login-throttle';
 import { checkCredentials } from '../auth/users';
+import { VerifiedCredentials } from '../auth/verified-credentials';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -32,6 +33,7 @@ const LOGGED_LOGIN_CHARS = 200;
 interface BasicAuthOptions {
   logger?: Logger;
   throttle?: LoginThrottle;
+  verified?: VerifiedCredentials;
 }
 
 /**
@@ -43,6 +45,7 @@ interface BasicAuthOptions {
 export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): RequestHandler {
   const logger = options.logger ?? createLogger('hub');
   const throttle = options.throttle ?? new LoginThrottle();
+  const verified = options.verified ?? new VerifiedCredentials();
 
   return (req: Request, res: Response, next: NextFunction) => {
     const header = req.headers.authorization;
@@ -51,21 +54,34 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
     const credentials = parseBasicCredentials(header);
     const login = credentials.login;
 
-    const attempt = throttle.begin(clientAddress, login);
-    if (attempt.waitMs > 0) return sendTooManyFailures(res, attempt.waitMs, prettyRequested(req));
-
     const fail = (reason: string) => {
       logger.warn({ login: login?.slice(0, LOGGED_LOGIN_CHARS), clientAddress, reason }, 'authentication failed');
       sendAuthenticationRequired(res, prettyRequested(req));
     };
-    if (credentials.kind === 'malformed') return fail(`malformed credentials: ${credentials.reason}`);
+    if (credentials.kind === 'malformed') {
+      const attempt = throttle.begin(clientAddress, login);
+      if (attempt.waitMs > 0) return sendTooManyFailures(res, attempt.waitMs, prettyRequested(req));
+      return fail(`malformed credentials: ${credentials.reason}`);
+    }
+    // Credentials this client verified a moment ago are checked without reserving a failed login first; should the check
+    // fail now (token rotated, user disabled), the failure is counted as any other.
+    const known = verified.has(clientAddress, credentials.login, credentials.token);
+    const attempt = known ? undefined : throttle.begin(clientAddress, login);
+    if (attempt && attempt.waitMs > 0) return sendTooManyFailures(res, attempt.waitMs, prettyRequested(req));
     checkCredentials(db, credentials.login, credentials.token).then((check) => {
-      if ('failure' in check) return fail(check.failure);
-      attempt.succeeded();
+      if ('failure' in check) {
+        if (known) {
+          verified.forget(clientAddress, credentials.login, credentials.token);
+          throttle.begin(clientAddress, login); // spends a failure (or finds the budget empty already)
+        }
+        return fail(check.failure);
+      }
+      attempt?.succeeded();
+      verified.remember(clientAddress, credentials.login, credentials.token);
       req.user = check.user;
       next();
     }, (err: unknown) => {
-      attempt.unchecked(); // no failed login: clients retrying through an outage are not throttled after it
+      attempt?.unchecked(); // no failed login: clients retrying through an outage are not throttled after it
       next(err);
     });
   };

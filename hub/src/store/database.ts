@@ -82,14 +82,14 @@ export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
 
 interface CreateDatabaseOptions {
-  /** Pool size; pg's default is 10. */
+  /** Pool size (default 20: retains under contention wait on the pool, not on PostgreSQL; pg's own default is 10). */
   maxConnections?: number;
 }
 
 /** Opens a pooled kysely handle on `url` (a `postgres://` connection string). Close it with `db.destroy()`. */
 export function createDatabase(url: string, options: CreateDatabaseOptions = {}): Db {
   const pool = new TransactionGuardedPool({
-    connectionString: url, max: options.maxConnections ?? 10, Client: ConnectionAwareClient as typeof pg.Client,
+    connectionString: url, max: options.maxConnections ?? 20, Client: ConnectionAwareClient as typeof pg.Client,
   });
   // An idle client losing its server (restart, admin kill) emits 'error' on the pool; unhandled it would crash
   // the process. The next query simply gets a fresh connection.

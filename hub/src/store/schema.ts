@@ -112,6 +112,8 @@ export interface DevicesTable {
   created_at: CreatedAt;
   /** Passive metrics logging (spec 4.3 action=enabled; migration 009); on by default. */
   metrics_enabled: Generated<boolean>;
+  /** Change stamp for cached lists, kept by the database (migration 014); bigint as text. */
+  list_change: Generated<string>;
 }
 
 export interface ApplicationsTable {
@@ -147,6 +149,8 @@ export interface ApplicationsTable {
   enabled: Generated<boolean>;
   notes: string | null;
   created_at: CreatedAt;
+  /** Change stamp for cached lists, kept by the database (migration 014); bigint as text. */
+  list_change: Generated<string>;
 }
 
 export interface AsyncJobsTable {

@@ -9,6 +9,7 @@ import * as metrics from './009_metrics';
 import * as metricsBatches from './010_metrics_batches';
 import * as asyncJobIntents from './011_async_job_intents';
 import * as applicationPlatform from './015_application_platform';
+import * as listChanges from './014_list_changes';
 import * as provisionedDevices from './016_provisioned_devices';
 
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '009_metrics': metrics,
   '010_metrics_batches': metricsBatches,
   '011_async_job_intents': asyncJobIntents,
+  '014_list_changes': listChanges,
   '015_application_platform': applicationPlatform,
   '016_provisioned_devices': provisionedDevices,
 };

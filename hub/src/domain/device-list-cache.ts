@@ -1,0 +1,55 @@
+/**
+ * The unfiltered device lists (GET /Device and /Device/Available, per detail view), kept in memory between
+ * changes: dashboards and CI pipelines poll them, and mapping 1,000 rows on every poll was most of the hub's
+ * time. Before using a kept list the hub reads the change stamps of the rows the list is made of (migration
+ * 014: count, sum and max of `list_change`, one cheap query); any committed change on any hub replica changes
+ * them, so a change is visible on the next read. The stamps are read before the rows, so a list is never kept
+ * under stamps newer than its rows. A list showing a retained device also depends on the current second (a
+ * retained device is in use "now"), so it is kept for that second only. Each kept list is the same array
+ * object until it changes, which lets the response writer keep its serialised bytes too.
+ */
+import { sql } from 'kysely';
+import type { Device } from '@devicelab/shared';
+import type { Db } from '../store/database';
+import type { DeviceDetailOptions } from './device-mapping';
+
+interface KeptList {
+  stamps: string;
+  /** The wall-clock second the list was made in, when it shows a retained device. */
+  second?: number;
+  devices: Device[];
+}
+
+export interface LoadedList {
+  devices: Device[];
+  /** Whether a device in it is retained (its `lastInuseAt` is now). */
+  showsRetained: boolean;
+}
+
+const caches = new WeakMap<Db, Map<string, KeptList>>();
+
+/** The list of one view (`detail`, Available or not), kept until the rows it is made of change. */
+export async function keptDeviceList(
+  db: Db, view: { detail: DeviceDetailOptions; availableOnly: boolean }, load: () => Promise<LoadedList>,
+): Promise<Device[]> {
+  const withApplications = !!(view.detail.applications || view.detail.allApplications);
+  const key = [view.availableOnly, !!view.detail.properties, !!view.detail.applications, !!view.detail.allApplications].join();
+  let kept = caches.get(db);
+  if (!kept) caches.set(db, kept = new Map());
+  const stamps = await readStamps(db, withApplications);
+  const second = Math.floor(Date.now() / 1000);
+  const entry = kept.get(key);
+  if (entry && entry.stamps === stamps && (entry.second === undefined || entry.second === second)) return entry.devices;
+  const loaded = await load();
+  kept.set(key, { stamps, second: loaded.showsRetained ? second : undefined, devices: loaded.devices });
+  return loaded.devices;
+}
+
+async function readStamps(db: Db, withApplications: boolean): Promise<string> {
+  const devices = sql<string>`(select count(*) || ':' || coalesce(sum(list_change), 0) || ':' || coalesce(max(list_change), 0) from devices)`;
+  const applications = withApplications
+    ? sql<string>`(select count(*) || ':' || coalesce(sum(list_change), 0) || ':' || coalesce(max(list_change), 0) from applications)`
+    : sql<string>`''`;
+  const { rows } = await sql<{ stamps: string }>`select ${devices} || '/' || ${applications} as stamps`.execute(db);
+  return rows[0].stamps;
+}

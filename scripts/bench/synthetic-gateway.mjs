@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// A gateway process whose devices are synthetic: the gateway's real hub link (`HubLink`, `DriverRegistry`) fed by
+// a driver that reports BENCH_DEVICES Ready Android devices at once, each with BENCH_PROPERTIES properties and
+// BENCH_PACKAGES installed packages. For lab-scale benchmarks of the hub, where simulating the devices' own
+// protocols would only load the machine. Environment as the real gateway (DEVICELAB_GATEWAY_NAME,
+// DEVICELAB_GATEWAY_TOKEN, DEVICELAB_HUB, DEVICELAB_GATEWAY_CACHE). Prints `synthetic gateway: connected` once
+// its session with the hub is verified.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { AppCache, DriverRegistry, HubLink } = require(path.join(root, 'gateway/dist'));
+const { createLogger } = require(path.join(root, 'shared/dist'));
+
+const count = Number(process.env.BENCH_DEVICES || 1000);
+const propertyCount = Number(process.env.BENCH_PROPERTIES || 60);
+const packageCount = Number(process.env.BENCH_PACKAGES || 40);
+
+/** A device as the Android driver reports it, with plausible facts; `i` makes it unique. */
+function deviceState(i) {
+  const serial = `SYN${String(i).padStart(5, '0')}`;
+  return {
+    vendorUniqueIdentifier: serial, operatingSystem: 'Android', readiness: 'Ready', serialNumber: serial,
+    model: `Pixel ${i % 9}`, manufacturer: 'Google', friendlyModel: `Google Pixel ${i % 9}`,
+    operatingSystemVersion: `1${i % 5}`, operatingSystemBuild: `UQ1A.${240000 + i}.001`, productType: `sdk_${i % 9}`,
+    hardwareModel: 'ranchu', deviceClass: 'phone', formFactor: 'Phone', vendorDeviceName: `synthetic-${i}`,
+    macAddress: `02:00:00:${[i >> 16, i >> 8, i].map((b) => (b & 255).toString(16).padStart(2, '0')).join(':')}`,
+    bluetoothAddress: '', usbLocation: `1-${1 + (i % 8)}.${1 + (i % 4)}`, usbHubSerialNumber: '', usbHubPortNumber: 0,
+    batteryPercent: 40 + (i % 60), batteryStatus: 'Charging', diskSpace: 64_000_000_000, diskSpaceUsed: 20_000_000_000 + i,
+    properties: Array.from({ length: propertyCount }, (_, p) => ({
+      name: `ro.synthetic.property.${p}`, value: `value-${p}-of-device-${i}-${'x'.repeat(p % 20)}`,
+    })),
+    packages: Array.from({ length: packageCount }, (_, p) => ({
+      identifier: `com.synthetic.app${p}`, version: `1.${p}.0`, buildVersion: `${100 + p}`, system: p < packageCount / 2,
+    })),
+    readinessDetail: '',
+  };
+}
+
+class SyntheticDriver {
+  operatingSystem = 'Android';
+  appFileExtension = '.apk';
+  states = Array.from({ length: count }, (_, i) => deviceState(i));
+  async start(listener) { for (const state of this.states) listener.deviceChanged(state); }
+  snapshot() { return this.states; }
+  async stop() {}
+  async install(id) { return this.stateOf(id); }
+  async uninstall(id) { return this.stateOf(id); }
+  async readPackages(id) { return this.stateOf(id); }
+  async launch() { return 'Status: ok'; }
+  async reboot() {}
+  async readLog() { return ''; }
+  stateOf(id) { return this.states.find((s) => s.vendorUniqueIdentifier === id); }
+}
+
+const env = process.env;
+const drivers = new DriverRegistry([new SyntheticDriver()]);
+const link = new HubLink({
+  name: env.DEVICELAB_GATEWAY_NAME, token: env.DEVICELAB_GATEWAY_TOKEN, hubAddress: env.DEVICELAB_HUB,
+  publicAddress: '127.0.0.1', publicPort: 0, drivers, appCache: new AppCache(env.DEVICELAB_GATEWAY_CACHE || '/tmp'),
+  logger: createLogger('synthetic-gateway', env.DEVICELAB_LOG_LEVEL || 'warn'),
+});
+await drivers.start(link);
+link.on('connected', () => process.stdout.write(`synthetic gateway: connected (${count} devices)\n`));
+link.start();
+const stop = () => link.stop().then(() => process.exit(0));
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);
