@@ -54,9 +54,13 @@ describe('AndroidDriver over adb + labsim', () => {
     expect(state?.diskSpace).toBeGreaterThan(0);
     expect(state?.properties?.length).toBe(Object.keys(props).length);
     expect(state?.properties).toContainEqual({ name: 'ro.product.model', value: props['ro.product.model'] });
-    const firefox = state?.packages?.find((p) => p.identifier === 'org.mozilla.firefox');
+    // Ready goes out as soon as the facts are read; the installed packages follow in the next report.
+    const withPackages = await recorder.waitFor((e) => e.type === 'changed' && e.state.vendorUniqueIdentifier === snap.adbSerial && !!e.state.packages);
+    const packages = withPackages.type === 'changed' ? withPackages.state.packages : undefined;
+    expect(withPackages).toMatchObject({ state: { readiness: 'Ready', model: props['ro.product.model'] } });
+    const firefox = packages?.find((p) => p.identifier === 'org.mozilla.firefox');
     expect(firefox).toMatchObject({ system: false, version: '121.1.0', buildVersion: '2016003655' });
-    expect(state?.packages?.some((p) => p.system)).toBe(true);
+    expect(packages?.some((p) => p.system)).toBe(true);
     expect(driver.snapshot().map((d) => d.vendorUniqueIdentifier)).toContain(snap.adbSerial);
   });
 
