@@ -120,10 +120,23 @@ export async function startBenchLab(options = {}) {
     const gateway = hub.startGateway(world);
     // Stopped before the world: the gateway must not outlive the adb server it talks to.
     hub.onStop(() => gateway.stop());
-    return { url: hub.url, world, stop: hub.stop, get: hub.get };
+    // Measuring starts once the gateway's link is up, or the first sample would include the gateway's start.
+    await waitForGatewayLink(hub);
+    return { url: hub.url, world, stop: hub.stop, get: hub.get, gatewayPid: gateway.pid, hub };
   } catch (err) {
     await hub.stop();
     throw err;
+  }
+}
+
+/** Waits until GET /Gateway lists a connected gateway. */
+export async function waitForGatewayLink(hub, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { status, body } = await hub.get('/Gateway');
+    if (status === 200 && Array.isArray(body) && body.length > 0) return;
+    if (Date.now() > deadline) throw new Error(`no gateway connected to the hub after ${timeoutMs} ms`);
+    await sleep(50);
   }
 }
 
