@@ -107,7 +107,10 @@ export class AndroidDriver implements DeviceDriver {
   }
 
   async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
-    await installApk(this.device(id), appPath, options);
+    const device = this.device(id);
+    // `adb install` streams into `cmd package install -S` on Android 7+ (adb feature `cmd`); older devices take a push.
+    const sdk = Number(this.entries.get(id)?.facts?.properties?.find((p) => p.name === 'ro.build.version.sdk')?.value);
+    await installApk(device, appPath, { ...options, streamed: sdk >= 24 });
     return this.afterPackageChange(id, (packages) => {
       const others = packages.filter((p) => p.identifier !== options?.packageId);
       return options?.packageId ? [...others, { identifier: options.packageId, version: '', buildVersion: '', system: false }] : packages;

@@ -24,6 +24,12 @@ export function limitDeviceWork(client: Client, admission: Admission): void {
   admissions.set(client, admission);
 }
 
+/** Runs `work` for the device in an admission slot of its client (see `limitDeviceWork`). */
+export function withDeviceSlot<T>(device: DeviceClient, work: () => Promise<T>): Promise<T> {
+  const admission = admissions.get(device.client);
+  return admission ? admission.run(device.serial, work) : work();
+}
+
 /**
  * Runs `command` and returns its output with `\r` removed. The timeout counts from when the command got its
  * admission slot. A command that times out is cancelled even while its stream is still opening (the stream is
