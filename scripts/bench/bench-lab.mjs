@@ -88,7 +88,14 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
       onStop: (step) => stops.push(step),
       /** GET (or `init.method`) `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
       async get(pathAndQuery, init = {}) {
-        const res = await fetch(`${url}/apiv1${pathAndQuery}`, { ...init, headers: { authorization } });
+        const request = () => fetch(`${url}/apiv1${pathAndQuery}`, { ...init, headers: { authorization } });
+        // A keep-alive connection the hub closes just as it is reused fails without having been processed: a
+        // read is tried once more; a hub that is gone shows its output.
+        const res = await request().catch((err) => {
+          if (hub.exited) throw new Error(`the hub process exited:\n${hub.output.slice(-4000)}`);
+          if ((init.method ?? 'GET') !== 'GET') throw err;
+          return request();
+        });
         const text = await res.text();
         try { return { status: res.status, body: JSON.parse(text) }; } catch { return { status: res.status, body: text }; }
       },

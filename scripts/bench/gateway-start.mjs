@@ -32,10 +32,11 @@ async function countAvailability(hub, serials) {
   return counts;
 }
 
-async function waitUntil(what, hub, serials, availability, timeoutMs) {
+async function waitUntil(what, hub, serials, availability, timeoutMs, gateway) {
   const started = performance.now();
   let last = '';
   for (;;) {
+    if (gateway?.exited) throw new Error(`the gateway process exited:\n${gateway.output.slice(-4000)}`);
     const counts = await countAvailability(hub, serials);
     const line = `${what}: ${counts[availability]}/${serials.size} ${availability} after ${((performance.now() - started) / 1000).toFixed(1)} s`;
     if (line.split(' after')[0] !== last) { progress(line); last = line.split(' after')[0]; }
@@ -64,7 +65,7 @@ try {
   progress('starting the gateway process');
   const gateway = hub.startGateway(world);
   hub.onStop(() => gateway.stop());
-  const onlineMs = await waitUntil('gateway start', hub, serials, 'Online', 10 * 60_000);
+  const onlineMs = await waitUntil('gateway start', hub, serials, 'Online', 10 * 60_000, gateway);
   const gatewayRss = rssOf(gateway.pid);
   const busyLab = labMemory(world, [hub.hubPid, gateway.pid]);
 
