@@ -88,7 +88,14 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
       onStop: (step) => stops.push(step),
       /** GET (or `init.method`, with `init.headers`) `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
       async get(pathAndQuery, init = {}) {
-        const res = await fetch(`${url}/apiv1${pathAndQuery}`, { ...init, headers: { ...init.headers, authorization } });
+        const request = () => fetch(`${url}/apiv1${pathAndQuery}`, { ...init, headers: { ...init.headers, authorization } });
+        // A keep-alive connection the hub closes just as it is reused fails without having been processed: a
+        // read is tried once more; a hub that is gone shows its output.
+        const res = await request().catch((err) => {
+          if (hub.exited) throw new Error(`the hub process exited:\n${hub.output.slice(-4000)}`);
+          if ((init.method ?? 'GET') !== 'GET') throw err;
+          return request();
+        });
         const text = await res.text();
         try { return { status: res.status, body: JSON.parse(text) }; } catch { return { status: res.status, body: text }; }
       },
@@ -120,10 +127,23 @@ export async function startBenchLab(options = {}) {
     const gateway = hub.startGateway(world);
     // Stopped before the world: the gateway must not outlive the adb server it talks to.
     hub.onStop(() => gateway.stop());
-    return { url: hub.url, world, stop: hub.stop, get: hub.get, gatewayPid: gateway.pid };
+    // Measuring starts once the gateway's link is up, or the first sample would include the gateway's start.
+    await waitForGatewayLink(hub);
+    return { url: hub.url, world, stop: hub.stop, get: hub.get, gatewayPid: gateway.pid, hub };
   } catch (err) {
     await hub.stop();
     throw err;
+  }
+}
+
+/** Waits until GET /Gateway lists a connected gateway. */
+export async function waitForGatewayLink(hub, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { status, body } = await hub.get('/Gateway');
+    if (status === 200 && Array.isArray(body) && body.length > 0) return;
+    if (Date.now() > deadline) throw new Error(`no gateway connected to the hub after ${timeoutMs} ms`);
+    await sleep(50);
   }
 }
 

@@ -2,6 +2,7 @@
  * The Android driver through the REAL adb server (Debian adb) against labsim devices speaking adbd.
  * LabWorld gives this file its own adb server port and HOME.
  */
+import { readdirSync } from 'node:fs';
 import { LabWorld, specFromPreset } from '@devicelab/labsim';
 import { AndroidDriver } from '../../src/drivers/android/android-driver';
 import { DeviceCommandError } from '../../src/drivers/device-driver';
@@ -54,9 +55,13 @@ describe('AndroidDriver over adb + labsim', () => {
     expect(state?.diskSpace).toBeGreaterThan(0);
     expect(state?.properties?.length).toBe(Object.keys(props).length);
     expect(state?.properties).toContainEqual({ name: 'ro.product.model', value: props['ro.product.model'] });
-    const firefox = state?.packages?.find((p) => p.identifier === 'org.mozilla.firefox');
+    // Ready goes out as soon as the facts are read; the installed packages follow in the next report.
+    const withPackages = await recorder.waitFor((e) => e.type === 'changed' && e.state.vendorUniqueIdentifier === snap.adbSerial && !!e.state.packages);
+    const packages = withPackages.type === 'changed' ? withPackages.state.packages : undefined;
+    expect(withPackages).toMatchObject({ state: { readiness: 'Ready', model: props['ro.product.model'] } });
+    const firefox = packages?.find((p) => p.identifier === 'org.mozilla.firefox');
     expect(firefox).toMatchObject({ system: false, version: '121.1.0', buildVersion: '2016003655' });
-    expect(state?.packages?.some((p) => p.system)).toBe(true);
+    expect(packages?.some((p) => p.system)).toBe(true);
     expect(driver.snapshot().map((d) => d.vendorUniqueIdentifier)).toContain(snap.adbSerial);
   });
 
@@ -134,6 +139,20 @@ describe('AndroidDriver over adb + labsim', () => {
       const last = (await world.amStartLog(hwSerial)).at(-1)!;
       expect(last.args).toEqual(expect.arrayContaining(['--es', 'note', 'two words;', 'echo', 'INJECTED']));
       await driver.uninstall(serial, CONTACT_PACKAGE);
+    });
+
+    it('installs on Android 6 too (no `cmd` feature: push, then pm install), and streams into Android 14', async () => {
+      const spec = specFromPreset('moto-g9-play', 7, { sdk: 23, androidVersion: '6.0.1' });
+      const oldSerial = (await world.addAndroidDevice(spec)).adbSerial;
+      await recorder.waitReadiness(oldSerial, 'Ready');
+      for (const [adbSerial, hardwareSerial] of [[oldSerial, spec.serial], [serial, hwSerial]]) {
+        const installed = await driver.install(adbSerial, CONTACT_MANAGER);
+        expect(installed.packages?.find((p) => p.identifier === CONTACT_PACKAGE)).toMatchObject({ system: false, version: '1.0' });
+        expect((await world.installedPackages(hardwareSerial, { thirdPartyOnly: true })).map((p) => p.packageName)).toContain(CONTACT_PACKAGE);
+        // Nothing is left in the device's temporary folder either way.
+        expect(readdirSync(world.device(hardwareSerial).hostPath('/data/local/tmp')).filter((f) => f.endsWith('.apk'))).toEqual([]);
+        await driver.uninstall(adbSerial, CONTACT_PACKAGE);
+      }
     });
 
     it('surfaces install and uninstall failure texts', async () => {

@@ -206,7 +206,8 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     await eventually(() => online(b.adbSerial));
     // The facts are read from the device over adb (getprop), not made up by the gateway.
     expect(await deviceRow(a.adbSerial)).toMatchObject({ model: a.model, serial_number: a.serial, readiness: 'Ready' });
-    expect((await deviceRow(a.adbSerial))?.installed_packages.map((p) => p.identifier)).toContain(FIREFOX);
+    // The installed packages follow the Online report.
+    await eventually(async () => (await deviceRow(a.adbSerial))?.installed_packages.some((p) => p.identifier === FIREFOX) ?? false);
     expect(await deviceRow(b.adbSerial)).toMatchObject({ model: b.model, serial_number: b.serial });
 
     // Plugging a device in reaches the hub as deltas (Booting, then Ready); unplugging it as a removal.

@@ -25,7 +25,12 @@ import { GatewaySession, type ConnectCall } from './gateway-session';
 import { authenticateGateway } from './gateway-tokens';
 import { InventoryResync } from './inventory-resync';
 
-const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
+/**
+ * Three silent intervals end a session, so this is how long a busy gateway (event loop stalled by a burst of
+ * device work) is tolerated. A gateway that dies is not waited for: its TCP connection closes and the stream
+ * ends the session at once; the heartbeat only catches a hung process or a silent network.
+ */
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
 /** FetchBlob chunk size: well under gRPC's 4 MiB message limit, large enough to keep overhead low. */
 export const BLOB_CHUNK_BYTES = 64 * 1024;
 /** Largest message a gateway may send (inventory snapshots). */

@@ -114,9 +114,11 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   });
   let gateway: RunningGateway | undefined = await launchGateway();
   await waitFor(async () => {
-    const online = await hub.db.selectFrom('devices').select('id').where('availability', '=', 'Online').execute();
+    // A device goes Online as soon as its facts are read; its installed packages follow a moment later.
+    const online = await hub.db.selectFrom('devices').select('id').where('availability', '=', 'Online')
+      .where('installed_packages', 'is not', null).execute();
     return online.length === devices.length + iosDevices.length + simulatorCount;
-  }, 30_000 + simulatorCount * 30_000, 'every simulated device Online');
+  }, 30_000 + simulatorCount * 30_000, 'every simulated device Online with its installed packages');
 
   const lab: TestLab = {
     get hub() {

@@ -28,6 +28,14 @@ export interface DropFault {
   afterBytes?: number;
 }
 
+/** Output of a command run inside the simulator process. */
+export interface ShellIO {
+  out(data: Buffer): void;
+  err(data: Buffer): void;
+  /** Resolves when the host went away. */
+  readonly gone: Promise<void>;
+}
+
 export interface DevicePort {
   /** CNXN banner, e.g. `device::ro.product.name=..;features=...`. */
   banner(): string;
@@ -36,6 +44,11 @@ export interface DevicePort {
   takeDropFault(): DropFault | undefined;
   /** Spawns `/bin/sh -c <command>` (or an interactive sh when command is empty) inside the device sandbox. */
   spawnShell(command: string): ChildProcess;
+  /**
+   * Runs `command` inside the simulator process when it can (no child process) and resolves with its exit status;
+   * null when it needs a real shell (then `spawnShell`).
+   */
+  runShellInProcess(command: string, io: ShellIO): Promise<number> | null;
   /** Streamed install (abb_exec / exec:cmd package install -S): the complete APK bytes and pm arguments. */
   installStream(apk: Buffer, pmArgs: string[]): Promise<InstallOutcome>;
   /** Runs a device tool in-process (used by abb_exec for non-install commands). */

@@ -7,11 +7,12 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { AuthMode, DevicePort, DropFault, InstallOutcome } from '../adbd/device-port';
+import type { AuthMode, DevicePort, DropFault, InstallOutcome, ShellIO } from '../adbd/device-port';
 import { AdbdListener } from '../adbd/listener';
 import { killTree } from '../adbd/services/shell';
 import { ActivityManager, LaunchRecord } from './activity';
 import { LogBuffer } from './logcat';
+import { ShellHost, planShell, runShellScript } from './mini-shell';
 import { InstalledPackage, PackageManager } from './packages';
 import { ProcModel } from './procfs';
 import { buildProps } from './props';
@@ -154,6 +155,11 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     return child;
   }
 
+  runShellInProcess(command: string, io: ShellIO): Promise<number> | null {
+    const script = planShell(this.shellHost, command);
+    return script && runShellScript(this.shellHost, script, io);
+  }
+
   async installStream(apk: Buffer, pmArgs: string[]): Promise<InstallOutcome> {
     const r = await this.pm.install(apk, this.pm.installOptions(pmArgs));
     return { ok: r.ok, output: r.text + '\n' };
@@ -259,6 +265,12 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   }
 
   // ---- internals ---------------------------------------------------------
+
+  private readonly shellHost: ShellHost = {
+    toolNames: new Set<string>(TOOL_NAMES),
+    runTool: (tool, args, io) => runTool(this.toolContext(), tool, args, io),
+    hostPath: (p) => this.hostPath(p),
+  };
 
   private toolContext(): ToolContext {
     return {

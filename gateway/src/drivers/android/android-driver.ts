@@ -19,14 +19,18 @@ import { readInstalledPackages } from './installed-packages';
 import { readinessForAdbState } from './readiness';
 import { readAndroidBattery } from './battery';
 import { lookupUsbLocation } from './usb-location';
-import { asCommandError, runShell } from './shell';
+import { asCommandError, limitDeviceWork, runShell } from './shell';
+import { Admission, type AdmissionLimits } from '../admission';
 import { AdbTracker } from './tracker';
 import { AndroidSampling } from './sampling';
 
 export interface AndroidDriverOptions extends AdbServerOptions {
   logger?: Logger;
-  /** How often `sys.boot_completed` is polled while Booting. */
+  /** First pause between `sys.boot_completed` polls while Booting; it doubles up to `bootPollMaxMs`. */
   bootPollMs?: number;
+  bootPollMaxMs?: number;
+  /** Shell commands at once per device and for the whole gateway (the rest wait their turn). */
+  deviceWork?: AdmissionLimits;
   /** After a reboot command, how long the old boot may still answer before we trust `sys.boot_completed`. */
   rebootGraceMs?: number;
   /** Period of the `host:devices` reconciliation poll (adb 29 misses some track updates); 0 disables it. */
@@ -59,6 +63,8 @@ export class AndroidDriver implements DeviceDriver {
   /** Boot flows still talking to adb: stop() waits for them, so none outlives the adb server it uses. */
   private readonly bootFlows = new Set<Promise<void>>();
   private readonly bootPollMs: number;
+  private readonly bootPollMaxMs: number;
+  readonly admission: Admission;
   private readonly rebootGraceMs: number;
   private readonly devicePollMs: number;
   readonly sampling: AndroidSampling;
@@ -66,7 +72,10 @@ export class AndroidDriver implements DeviceDriver {
   constructor(options: AndroidDriverOptions = {}) {
     this.client = createAdbClient(options);
     this.logger = options.logger ?? createLogger('gateway.android');
-    this.bootPollMs = options.bootPollMs ?? 1_000;
+    this.bootPollMs = options.bootPollMs ?? 250;
+    this.bootPollMaxMs = Math.max(this.bootPollMs, options.bootPollMaxMs ?? 2_000);
+    this.admission = new Admission(options.deviceWork ?? { perDevice: 2, total: 24 });
+    limitDeviceWork(this.client, this.admission);
     this.rebootGraceMs = options.rebootGraceMs ?? 3_000;
     this.devicePollMs = options.devicePollMs ?? 2_000;
     this.sampling = new AndroidSampling({
@@ -98,7 +107,10 @@ export class AndroidDriver implements DeviceDriver {
   }
 
   async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
-    await installApk(this.device(id), appPath, options);
+    const device = this.device(id);
+    // `adb install` streams into `cmd package install -S` on Android 7+ (adb feature `cmd`); older devices take a push.
+    const sdk = Number(this.entries.get(id)?.facts?.properties?.find((p) => p.name === 'ro.build.version.sdk')?.value);
+    await installApk(device, appPath, { ...options, streamed: sdk >= 24 });
     return this.afterPackageChange(id, (packages) => {
       const others = packages.filter((p) => p.identifier !== options?.packageId);
       return options?.packageId ? [...others, { identifier: options.packageId, version: '', buildVersion: '', system: false }] : packages;
@@ -191,17 +203,29 @@ export class AndroidDriver implements DeviceDriver {
     this.emitRemoved(serial);
   }
 
-  /** Booting -> (wait for sys.boot_completed = 1) -> read facts + packages -> Ready. */
+  /**
+   * Booting -> (wait for sys.boot_completed = 1) -> read facts -> Ready (Online) -> packages follow. The facts
+   * batch includes getprop, so a device that is already booted (plugged in, gateway start) needs one command
+   * before it is Ready; the boot poll backs off while a device boots.
+   */
   private async bootFlow(entry: Entry, generation: number, afterReboot: boolean): Promise<void> {
     const current = () => !this.stopped && entry.generation === generation && this.entries.get(entry.serial) === entry;
     const device = this.client.getDevice(entry.serial);
     const started = Date.now();
     let sawDown = !afterReboot;
-    while (current()) {
+    let facts: DeviceFacts | undefined;
+    for (let pause = this.bootPollMs; current(); pause = Math.min(this.bootPollMaxMs, pause * 2)) {
       let booted = false;
       const t0 = Date.now();
       try {
-        booted = (await runShell(device, 'getprop sys.boot_completed', 3_000)).trim() === '1';
+        if (sawDown) {
+          // Facts read while the device boots may be partial: keep them only once it says it has booted.
+          const read = await readFacts(device, 10_000);
+          booted = read.properties?.find((p) => p.name === 'sys.boot_completed')?.value.trim() === '1';
+          if (booted) facts = read;
+        } else {
+          booted = (await runShell(device, 'getprop sys.boot_completed', 3_000)).trim() === '1';
+        }
       } catch (err) {
         sawDown = true;
         this.logger.debug({ serial: entry.serial, err, ms: Date.now() - t0 }, 'boot poll failed');
@@ -209,23 +233,38 @@ export class AndroidDriver implements DeviceDriver {
       this.logger.debug({ serial: entry.serial, booted, ms: Date.now() - t0 }, 'boot poll');
       if (!booted) sawDown = true;
       if (booted && (sawDown || Date.now() - started >= this.rebootGraceMs)) break;
-      await sleep(this.bootPollMs);
+      await sleep(pause);
     }
-    for (let attempt = 1; current(); attempt++) {
+    for (let attempt = 1; current() && !facts; attempt++) {
       try {
-        const facts = await readFacts(device);
-        const packages = await readInstalledPackages(device);
-        if (!current()) return;
-        entry.facts = facts;
-        entry.packages = packages;
-        this.setReadiness(entry, 'Ready', undefined);
-        return;
+        facts = await readFacts(device);
       } catch (err) {
         this.logger.warn({ serial: entry.serial, err, attempt }, 'reading device facts failed');
         if (attempt >= 3) {
           if (current()) this.setReadiness(entry, 'Ready', `Device facts could not be read: ${asCommandError(entry.serial, err).message}`);
           return;
         }
+        await sleep(this.bootPollMs);
+      }
+    }
+    if (!current() || !facts) return;
+    entry.facts = facts;
+    this.setReadiness(entry, 'Ready', undefined);
+    await this.readPackagesAfterBoot(entry, device, current);
+  }
+
+  /** The installed packages of a device that just became Ready (reported when read; retried twice). */
+  private async readPackagesAfterBoot(entry: Entry, device: DeviceClient, current: () => boolean): Promise<void> {
+    for (let attempt = 1; current(); attempt++) {
+      try {
+        const packages = await readInstalledPackages(device);
+        if (!current()) return;
+        entry.packages = packages;
+        this.emitChanged(entry);
+        return;
+      } catch (err) {
+        this.logger.warn({ serial: entry.serial, err, attempt }, 'reading installed packages failed');
+        if (attempt >= 3) return;
         await sleep(this.bootPollMs);
       }
     }

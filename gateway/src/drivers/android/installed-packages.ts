@@ -10,7 +10,7 @@ import { batchScript, splitSections } from './parsers/text';
 import { shellQuote } from '@devicelab/shared';
 import { runShell } from './shell';
 
-const PACKAGE_LIST_SCRIPT = batchScript({
+export const PACKAGE_LIST_SCRIPT = batchScript({
   all: 'pm list packages -f --show-versioncode 2>/dev/null',
   third: 'pm list packages -f -3 --show-versioncode 2>/dev/null',
   end: 'true',

@@ -2,7 +2,9 @@
  * Running shell commands through adbkit (shell v1: no exit code, stdout+stderr merged; decide from text).
  */
 import Adb from '@devicefarmer/adbkit';
-import type { DeviceClient } from '@devicefarmer/adbkit';
+import type { Client, DeviceClient } from '@devicefarmer/adbkit';
+import type { Duplex } from 'node:stream';
+import type { Admission } from '../admission';
 import { DeviceCommandError } from '../device-driver';
 
 
@@ -14,18 +16,48 @@ export function checkPackageId(packageId: string): string {
   return packageId;
 }
 
-/** Runs `command` and returns its output with `\r` removed. */
+/** The admission control of each adb client (one per gateway driver); commands of other clients run unbounded. */
+const admissions = new WeakMap<Client, Admission>();
+
+/** Bounds the concurrent shell commands run through `client` (see admission.ts). */
+export function limitDeviceWork(client: Client, admission: Admission): void {
+  admissions.set(client, admission);
+}
+
+/** Runs `work` for the device in an admission slot of its client (see `limitDeviceWork`). */
+export function withDeviceSlot<T>(device: DeviceClient, work: () => Promise<T>): Promise<T> {
+  const admission = admissions.get(device.client);
+  return admission ? admission.run(device.serial, work) : work();
+}
+
+/**
+ * Runs `command` and returns its output with `\r` removed. The timeout counts from when the command got its
+ * admission slot. A command that times out is cancelled even while its stream is still opening (the stream is
+ * destroyed as soon as it exists), and it keeps its slot until then, so timed-out commands cannot pile up.
+ */
 export async function runShell(device: DeviceClient, command: string, timeoutMs = 60_000): Promise<string> {
+  const admission = admissions.get(device.client);
+  const release = admission ? await admission.acquire(device.serial) : () => undefined;
   let timer: NodeJS.Timeout | undefined;
-  let stream: Awaited<ReturnType<DeviceClient['shell']>> | undefined;
+  let timedOut = false;
+  let stream: Duplex | undefined;
   try {
     const run = (async () => {
-      stream = await device.shell(command);
-      const buffer = await Adb.util.readAll(stream);
+      const opened: Duplex = await device.shell(command);
+      stream = opened;
+      if (timedOut) {
+        opened.destroy();
+        return '';
+      }
+      opened.once('close', release);
+      const buffer = await Adb.util.readAll(opened);
       return buffer.toString('utf8').replace(/\r/g, '');
     })();
+    // Opening failed or the command ended: the slot is free (a destroyed stream frees it through 'close').
+    run.then(release, release);
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        timedOut = true;
         stream?.destroy();
         reject(new DeviceCommandError(`Device ${device.serial} did not answer within ${Math.round(timeoutMs / 1000)} s`, 'DEVICE_TIMEOUT'));
       }, timeoutMs);

@@ -10,7 +10,7 @@
 import type { AdbStream } from '../stream';
 import type { DevicePort } from '../device-port';
 import { splitShellWords } from '@devicelab/shared';
-import { killTree } from './shell';
+import { killTree, streamGone } from './shell';
 
 export function startExecService(stream: AdbStream, device: DevicePort, command: string): void {
   const words = splitShellWords(command);
@@ -19,6 +19,11 @@ export function startExecService(stream: AdbStream, device: DevicePort, command:
     return;
   }
   // Without the shell protocol adbd hands the child one fd for stdout and stderr.
+  const run = device.runShellInProcess(command, { out: (d) => stream.write(d), err: (d) => stream.write(d), gone: streamGone(stream) });
+  if (run) {
+    run.then(() => stream.end(), (e: Error) => stream.end(`sh: ${e.message}\n`));
+    return;
+  }
   const child = device.spawnShell(command);
   child.stdin?.on('error', () => undefined);
   child.stdout?.on('data', (d: Buffer) => stream.write(d));

@@ -58,7 +58,28 @@ export function killTree(child: ChildProcess): void {
   }
 }
 
+/** Resolves when the host closes the stream (or the transport dies). */
+export function streamGone(stream: AdbStream): Promise<void> {
+  return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
+}
+
+/** Runs the command inside the simulator when it can; false when it needs a real shell. */
+function startInProcess(stream: AdbStream, device: DevicePort, command: string, v2: boolean): boolean {
+  const run = device.runShellInProcess(command, {
+    out: (d) => stream.write(v2 ? encodeShellFrame(ID_STDOUT, d) : d),
+    err: (d) => stream.write(v2 ? encodeShellFrame(ID_STDERR, d) : d),
+    gone: streamGone(stream),
+  });
+  if (!run) return false;
+  run.then(
+    (status) => stream.end(v2 ? encodeShellFrame(ID_EXIT, Buffer.from([status & 0xff])) : undefined),
+    (e: Error) => stream.end(v2 ? Buffer.concat([encodeShellFrame(ID_STDERR, Buffer.from(`sh: ${e.message}\n`)), encodeShellFrame(ID_EXIT, Buffer.from([255]))]) : `sh: ${e.message}\n`),
+  );
+  return true;
+}
+
 export function startShellService(stream: AdbStream, device: DevicePort, command: string, v2: boolean): void {
+  if (command && startInProcess(stream, device, command, v2)) return;
   const child = device.spawnShell(command);
   child.stdin?.on('error', () => undefined); // EPIPE when the command ignores stdin
   stream.on('close', () => killTree(child));
