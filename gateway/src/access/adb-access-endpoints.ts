@@ -20,6 +20,9 @@ export interface PortRange {
   last: number;
 }
 
+/** adb's A_OPEN packet command ('OPEN' little-endian). */
+const A_OPEN = 0x4e45504f;
+
 export const DEFAULT_ADB_ACCESS_PORTS: PortRange = { first: 7400, last: 7599 };
 
 interface AdbAccessOptions {
@@ -32,7 +35,14 @@ interface AdbAccessOptions {
   ownsAndroidDevice(vendorUniqueIdentifier: string): boolean;
   /** Connection opened or refused: becomes a Note event on the device at the hub. */
   report(event: DeviceAccessEvent): void;
+  /** A client installed or removed packages through the endpoint: read them again, so the hub's record follows. */
+  packagesChanged(vendorUniqueIdentifier: string): void;
 }
+
+/** A stream opened with one of these may change the installed packages (legacy pm, cmd, abb). */
+const PACKAGE_SERVICES = /\b(pm|install|uninstall|install-multiple|package)\b/;
+/** Packages are read again once the connection has been quiet this long after such a stream. */
+const PACKAGE_SETTLE_MS = 500;
 
 /** The retainer's keys, by modulus (what a client's key is compared on), with their fingerprints. */
 interface Grant {
@@ -163,6 +173,17 @@ export class AdbAccessEndpoints {
     const bridge = new AdbTcpUsbSocket(this.options.adb, endpoint.vendorUniqueIdentifier, socket, {
       auth: (key: OfferedKey) => this.authorize(endpoint, key, from, socket),
     } as never);
+    let packagesTimer: NodeJS.Timeout | undefined;
+    let packagesDirty = false;
+    bridge.on('userActivity', (packet: { command: number; data?: Buffer }) => {
+      if (packet.command === A_OPEN && packet.data && PACKAGE_SERVICES.test(packet.data.toString('latin1'))) packagesDirty = true;
+      if (!packagesDirty) return;
+      clearTimeout(packagesTimer);
+      packagesTimer = setTimeout(() => {
+        packagesDirty = false;
+        this.options.packagesChanged(endpoint.vendorUniqueIdentifier);
+      }, PACKAGE_SETTLE_MS);
+    });
     bridge.on('error', (err: Error) => this.options.logger.debug({ err, device: endpoint.vendorUniqueIdentifier }, 'adb access connection error'));
   }
 
