@@ -2,6 +2,7 @@
  * Issue 11: the retain ticket opens the device. Real adb clients (each user its own HOME, key and adb server)
  * against a labsim device through the gateway's adb endpoint and through the hub-relayed WebSocket tunnel.
  */
+import { fixture } from '../../../scripts/jest/shared-files';
 import { openDeviceConnection } from '../../src/cli/device-connect';
 import { startAdbClient, type AdbClient } from '../support/adb-client';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
@@ -84,6 +85,14 @@ test('the retainer reaches the device over adb; another user is refused; release
   await waitFor(() => online(alice.adb, address), 15_000, 'alice sees the device');
   const serialno = await alice.adb.adb(['-s', address, 'shell', 'getprop', 'ro.serialno']);
   expect(serialno.stdout.trim()).toBe(serial);
+
+  const install = await alice.adb.adb(['-s', address, 'install', fixture('ApiDemos-debug.apk')], 120_000);
+  expect(install.stdout).toContain('Success');
+  await waitFor(async () => {
+    const [device] = await json(await lab.api(alice, `/Device?anyId=${serial}&allApplications=true`));
+    return device.installedApplications?.some((a: { applicationIdentifier: string }) =>
+      a.applicationIdentifier === 'io.appium.android.apis');
+  }, 10_000, 'installedApplications shows the app installed over adb');
 
   await bob.adb.adb(['connect', address]);
   await new Promise((resolve) => setTimeout(resolve, 1500));
