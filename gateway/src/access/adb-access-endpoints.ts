@@ -20,6 +20,15 @@ export interface PortRange {
   last: number;
 }
 
+/**
+ * Largest adb packet payload offered to clients. adbkit's bridge caps it at 64 KiB (adb's old limit); adb since
+ * 7.0 takes up to 1 MiB, and a push pays one round trip per packet, so larger packets carry more per trip.
+ */
+const MAX_PAYLOAD_BYTES = 256 * 1024;
+/** Before a client has authenticated it may send this much (CNXN and AUTH packets are about 1 KiB), for this long. */
+const UNAUTHENTICATED_BYTES = 64 * 1024;
+const AUTH_DEADLINE_MS = 10_000;
+
 /** adb's A_OPEN packet command ('OPEN' little-endian). */
 const A_OPEN = 0x4e45504f;
 
@@ -170,9 +179,14 @@ export class AdbAccessEndpoints {
     socket.on('close', () => endpoint.connections.delete(socket));
     socket.on('error', () => socket.destroy());
     const from = this.describePeer(socket);
+    let authenticated = false;
     const bridge = new AdbTcpUsbSocket(this.options.adb, endpoint.vendorUniqueIdentifier, socket, {
-      auth: (key: OfferedKey) => this.authorize(endpoint, key, from, socket),
+      auth: (key: OfferedKey) => this.authorize(endpoint, key, from, socket).then(() => {
+        authenticated = true;
+      }),
     } as never);
+    this.guardUnauthenticated(socket, () => authenticated);
+    allowLargerPackets(bridge);
     let packagesTimer: NodeJS.Timeout | undefined;
     let packagesDirty = false;
     bridge.on('userActivity', (packet: { command: number; data?: Buffer }) => {
@@ -185,6 +199,23 @@ export class AdbAccessEndpoints {
       }, PACKAGE_SETTLE_MS);
     });
     bridge.on('error', (err: Error) => this.options.logger.debug({ err, device: endpoint.vendorUniqueIdentifier }, 'adb access connection error'));
+  }
+
+  /**
+   * adbkit's packet reader buffers whatever length a packet header announces: until the client has proven its
+   * key, it may send only a little, and only for a while, or the connection is dropped.
+   */
+  private guardUnauthenticated(socket: net.Socket, authenticated: () => boolean): void {
+    const started = Date.now();
+    const timer = setInterval(() => {
+      if (authenticated() || socket.destroyed) {
+        clearInterval(timer);
+        return;
+      }
+      if (socket.bytesRead > UNAUTHENTICATED_BYTES || Date.now() - started > AUTH_DEADLINE_MS) socket.destroy();
+    }, 50);
+    timer.unref();
+    socket.once('close', () => clearInterval(timer));
   }
 
   /** adbkit calls this once the client proved it holds `key`: resolves to accept, rejects to refuse. */
@@ -220,6 +251,17 @@ export class AdbAccessEndpoints {
     endpoint.connections.clear();
     this.options.logger.info({ device: endpoint.vendorUniqueIdentifier, port: endpoint.port, reason }, 'adb access endpoint closed');
   }
+}
+
+/** Lets the bridge agree on packets up to MAX_PAYLOAD_BYTES when the client offers them (its CNXN maxdata). */
+function allowLargerPackets(bridge: AdbTcpUsbSocket): void {
+  const internals = bridge as unknown as { _handleConnectionPacket(packet: { arg1: number }): unknown; maxPayload: number };
+  const handleConnection = internals._handleConnectionPacket.bind(bridge);
+  internals._handleConnectionPacket = (packet) => {
+    const result = handleConnection(packet); // sets maxPayload (capped at 64 KiB) before it answers
+    internals.maxPayload = Math.max(internals.maxPayload, Math.min(MAX_PAYLOAD_BYTES, packet.arg1));
+    return result;
+  };
 }
 
 function grantOf(retention: Retention, logger: Logger): Grant {
