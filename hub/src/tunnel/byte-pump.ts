@@ -48,7 +48,6 @@ export function webSocketEnd(ws: WebSocket): ByteEnd {
     drainWaiters = [];
     for (const waiter of waiters) waiter();
   };
-  let closed = false;
   return {
     write(data) {
       if (ws.readyState !== ws.OPEN) return true;
@@ -70,20 +69,11 @@ export function webSocketEnd(ws: WebSocket): ByteEnd {
       setTimeout(() => ws.terminate(), 1_000).unref();
     },
     destroy: () => ws.terminate(),
-    onClosed: (listener) => {
-      const once = () => {
-        if (closed) return;
-        closed = true;
-        listener();
-      };
-      ws.on('close', once);
-      ws.on('error', once);
-    },
+    onClosed: (listener) => onFirst(ws, ['close', 'error'], listener),
   };
 }
 
 export function socketEnd(socket: net.Socket): ByteEnd {
-  let closed = false;
   return {
     write: (data) => socket.write(data),
     onData: (listener) => socket.on('data', listener),
@@ -92,21 +82,11 @@ export function socketEnd(socket: net.Socket): ByteEnd {
     resume: () => socket.resume(),
     end: () => socket.end(),
     destroy: () => socket.destroy(),
-    onClosed: (listener) => {
-      const once = () => {
-        if (closed) return;
-        closed = true;
-        listener();
-      };
-      socket.on('end', once);
-      socket.on('close', once);
-      socket.on('error', once);
-    },
+    onClosed: (listener) => onFirst(socket, ['end', 'close', 'error'], listener),
   };
 }
 
 export function tunnelEnd(tunnel: DeviceTunnel): ByteEnd {
-  let closed = false;
   return {
     write: (data) => tunnel.write({ data }),
     onData: (listener) => tunnel.on('data', (frame) => {
@@ -117,15 +97,18 @@ export function tunnelEnd(tunnel: DeviceTunnel): ByteEnd {
     resume: () => tunnel.resume(),
     end: () => tunnel.end(),
     destroy: () => tunnel.cancel(),
-    onClosed: (listener) => {
-      const once = () => {
-        if (closed) return;
-        closed = true;
-        listener();
-      };
-      tunnel.on('end', once);
-      tunnel.on('close', once);
-      tunnel.on('error', once);
-    },
+    onClosed: (listener) => onFirst(tunnel, ['end', 'close', 'error'], listener),
   };
+}
+
+/** Calls `listener` once, on whichever of `events` comes first. */
+function onFirst(emitter: { on(event: string, listener: () => void): unknown }, events: string[], listener: () => void): void {
+  let called = false;
+  for (const event of events) {
+    emitter.on(event, () => {
+      if (called) return;
+      called = true;
+      listener();
+    });
+  }
 }

@@ -114,10 +114,25 @@ test('the retainer reaches the device over adb; another user is refused; release
 
 test('through the hub tunnel: devicelab connect gives an adb connection; release drops it', async () => {
   const serial = lab.devices[0].serial;
-  expect((await json(await lab.api(alice, `/Device?action=retain&id=${serial}`, { method: 'POST' }))).isSuccess).toBe(true);
+  const retained = await json(await lab.api(alice, `/Device?action=retain&id=${serial}`, { method: 'POST' }));
+  expect(retained.isSuccess).toBe(true);
   const refusals: string[] = [];
   const basic = (who: typeof alice) => `Basic ${Buffer.from(`${who.login}:${who.token}`).toString('base64')}`;
-  const tunnel = await openDeviceConnection({ hubUrl: lab.hub.url, authorization: basic(alice), device: serial });
+  // Unauthenticated: refused before the upgrade.
+  const strangerRefusals: string[] = [];
+  const stranger = await openDeviceConnection({
+    hubUrl: lab.hub.url, authorization: basic({ ...alice, token: 'wrong' }), device: serial,
+    onRefused: (m) => strangerRefusals.push(m),
+  });
+  await alice.adb.adb(['connect', `127.0.0.1:${stranger.port}`], 10_000);
+  await waitFor(async () => strangerRefusals.length > 0, 10_000, 'the hub refuses wrong credentials');
+  expect(strangerRefusals[0]).toBe('401: Authentication required.');
+  await stranger.close();
+  await alice.adb.adb(['disconnect', `127.0.0.1:${stranger.port}`]);
+  // The ticket's authenticator opens it as the retainer's Basic credentials do.
+  const tunnel = await openDeviceConnection({
+    hubUrl: lab.hub.url, authorization: `Bearer ${retained.data.authenticator}`, device: serial,
+  });
   const bobTunnel = await openDeviceConnection({
     hubUrl: lab.hub.url, authorization: basic(bob), device: serial, onRefused: (m) => refusals.push(m),
   });
