@@ -34,8 +34,8 @@ export async function freePort(): Promise<number> {
 export async function startAdbClient(name: string): Promise<AdbClient> {
   const home = mkdtempSync(path.join(os.tmpdir(), `devicelab-adbuser-${name}-`));
   mkdirSync(path.join(home, '.android'));
-  const env = { ...process.env, HOME: home, ANDROID_ADB_SERVER_PORT: String(await freePort()) };
-  delete env.ADB_VENDOR_KEYS;
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, ANDROID_ADB_SERVER_PORT: String(await freePort()) };
+  delete env.ADB_VENDOR_KEYS; // only this user's own key
   await run('adb', ['keygen', path.join(home, '.android', 'adbkey')], { env });
   const adb = async (args: string[], timeoutMs = 30_000) => {
     try {
