@@ -13,7 +13,9 @@ export interface DeviceAccessEvent {
   vendorUniqueIdentifier: string; accepted: boolean; message: string; remoteAddress: string; fingerprint: string;
   userLogin: string; atMs: number;
 }
-export interface OpenTunnel { tunnelId: string; vendorUniqueIdentifier: string; remoteAddress: string; userLogin: string }
+export interface OpenTunnel {
+  tunnelId: string; vendorUniqueIdentifier: string; remoteAddress: string; userLogin: string; authenticator?: string;
+}
 export interface AccessEndpoint { vendorUniqueIdentifier: string; retainId: string; port: number }
 export interface TunnelFrame { tunnelId?: string; data?: Buffer; error?: string }
 export interface Welcome { hubProof: Buffer; heartbeatIntervalMs: number; ticketPublicKey?: Buffer; retentions?: Retention[] }

@@ -8,20 +8,25 @@ import net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import type { OpenTunnel, TunnelFrame } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
+import type { TicketVerifier } from '../tickets/ticket-verifier';
 import type { AdbAccessEndpoints } from './adb-access-endpoints';
 
 export type TunnelCall = grpc.ClientDuplexStream<TunnelFrame, TunnelFrame>;
 
 export function relayTunnel(
-  request: OpenTunnel, openCall: () => TunnelCall, endpoints: AdbAccessEndpoints, logger: Logger,
+  request: OpenTunnel, openCall: () => TunnelCall, endpoints: AdbAccessEndpoints, tickets: TicketVerifier, logger: Logger,
 ): void {
   const call = openCall();
   call.on('error', () => undefined); // the hub ended it; the socket is closed below
-  const port = endpoints.portOf(request.vendorUniqueIdentifier);
-  if (port === undefined) {
-    call.write({ tunnelId: request.tunnelId, error: 'The device has no access endpoint on its gateway (not retained, or not served).' });
+  const refuse = (error: string) => {
+    call.write({ tunnelId: request.tunnelId, error });
     call.end();
-    return;
+  };
+  const port = endpoints.portOf(request.vendorUniqueIdentifier);
+  if (port === undefined) return refuse('The device has no access endpoint on its gateway (not retained, or not served).');
+  if (request.authenticator) {
+    const verdict = tickets.verifyDeviceTicket(request.authenticator, request.vendorUniqueIdentifier);
+    if (!verdict.valid) return refuse(`The gateway refuses the ticket: ${verdict.reason}.`);
   }
   call.write({ tunnelId: request.tunnelId });
   const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });

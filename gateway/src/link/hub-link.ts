@@ -281,7 +281,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
       case 'openTunnel': {
         const access = this.options.adbAccess;
         if (!access) return;
-        relayTunnel(message.openTunnel, () => this.client.Tunnel(this.metadata()), access, this.logger);
+        relayTunnel(message.openTunnel, () => this.client.Tunnel(this.metadata()), access, this.tickets, this.logger);
         return;
       }
       case 'inventoryRequest':

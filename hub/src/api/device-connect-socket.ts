@@ -34,6 +34,7 @@ export function deviceConnectSocket(deps: DeviceConnectDeps): WebSocketRoute {
         const grant = await authorizeDeviceConnection(deps.db, deps.ticketKeys, caller, identifier);
         const tunnel = await deps.gateways.openTunnel({
           vendorUniqueIdentifier: grant.vendorUniqueIdentifier, remoteAddress: request.clientAddress, userLogin: grant.userLogin,
+          authenticator: request.user ? '' : request.bearer ?? '',
         }, TUNNEL_OPEN_TIMEOUT_MS);
         return {
           accept: (ws) => pumpBytes(webSocketEnd(ws), tunnelEnd(tunnel)),
