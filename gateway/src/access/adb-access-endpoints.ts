@@ -9,6 +9,7 @@
  * a release can drop every connection at once. The `auth` callback is where "only the current retainer's keys"
  * is decided: the key the client proves it holds must be one the hub sent in the device's Retention.
  */
+import { constants, createPublicKey, publicDecrypt, type KeyObject } from 'node:crypto';
 import net from 'node:net';
 import type { Client } from '@devicefarmer/adbkit';
 import AdbTcpUsbSocket from '@devicefarmer/adbkit/dist/src/adb/tcpusb/socket';
@@ -58,7 +59,12 @@ interface Grant {
   retainId: string;
   userLogin: string;
   keys: Map<string, string>;
+  /** The same keys, to check a client's AUTH signature directly (no public key round, no "failed to authenticate"). */
+  verifiers: { fingerprint: string; key: KeyObject }[];
 }
+
+/** adb signs the 20-byte AUTH token as a SHA-1 digest (PKCS#1 v1.5): DigestInfo prefix + token. */
+const SHA1_DIGEST_INFO = Buffer.from('3021300906052b0e03021a05000414', 'hex');
 
 interface Endpoint {
   vendorUniqueIdentifier: string;
@@ -180,7 +186,19 @@ export class AdbAccessEndpoints {
     socket.on('error', () => socket.destroy());
     const from = this.describePeer(socket);
     let authenticated = false;
+    // A client signs the token with each of its keys in turn; a signature by one of the retainer's keys opens
+    // the connection at once. Otherwise the client sends its public key and `auth` refuses it (or, for a key
+    // registered since, accepts it).
+    const knownPublicKeys = endpoint.grant.verifiers.map(({ fingerprint, key }) => ({
+      verify: (token: string, signature: string) => {
+        if (!signatureMatches(key, Buffer.from(token, 'binary'), Buffer.from(signature, 'binary'))) return false;
+        authenticated = true;
+        this.reportOpened(endpoint, from, fingerprint, '');
+        return true;
+      },
+    }));
     const bridge = new AdbTcpUsbSocket(this.options.adb, endpoint.vendorUniqueIdentifier, socket, {
+      knownPublicKeys,
       auth: (key: OfferedKey) => this.authorize(endpoint, key, from, socket).then(() => {
         authenticated = true;
       }),
@@ -224,18 +242,32 @@ export class AdbAccessEndpoints {
     const fingerprint = key.fingerprint ?? '';
     const accepted = grant.keys.has(key.n.toString(16)) && endpoint.connections.has(socket);
     const comment = key.comment ? ` (${key.comment})` : '';
+    if (accepted) {
+      this.reportOpened(endpoint, from, fingerprint, comment);
+      return Promise.resolve();
+    }
     this.options.report({
       vendorUniqueIdentifier: endpoint.vendorUniqueIdentifier,
-      accepted,
-      message: accepted
-        ? `adb connection opened by ${grant.userLogin} from ${from} with key ${fingerprint}${comment}`
-        : `adb connection refused from ${from}: key ${fingerprint}${comment} is not one of ${grant.userLogin}'s adb keys`,
+      accepted: false,
+      message: `adb connection refused from ${from}: key ${fingerprint}${comment} is not one of ${grant.userLogin}'s adb keys`,
       remoteAddress: from,
       fingerprint,
-      userLogin: accepted ? grant.userLogin : '',
+      userLogin: '',
       atMs: Date.now(),
     });
-    return accepted ? Promise.resolve() : Promise.reject(new Error('not a key of the retainer'));
+    return Promise.reject(new Error('not a key of the retainer'));
+  }
+
+  private reportOpened(endpoint: Endpoint, from: string, fingerprint: string, comment: string): void {
+    this.options.report({
+      vendorUniqueIdentifier: endpoint.vendorUniqueIdentifier,
+      accepted: true,
+      message: `adb connection opened by ${endpoint.grant.userLogin} from ${from} with key ${fingerprint}${comment}`,
+      remoteAddress: from,
+      fingerprint,
+      userLogin: endpoint.grant.userLogin,
+      atMs: Date.now(),
+    });
   }
 
   private describePeer(socket: net.Socket): string {
@@ -266,12 +298,37 @@ function allowLargerPackets(bridge: AdbTcpUsbSocket): void {
 
 function grantOf(retention: Retention, logger: Logger): Grant {
   const keys = new Map<string, string>();
+  const verifiers: Grant['verifiers'] = [];
   for (const key of retention.adbKeys ?? []) {
     try {
-      keys.set(readAdbPublicKeyStruct(Buffer.from(key.key)).modulusHex, key.fingerprint);
+      const parsed = readAdbPublicKeyStruct(Buffer.from(key.key));
+      keys.set(parsed.modulusHex, key.fingerprint);
+      const n = Buffer.from(parsed.modulusHex.padStart(parsed.modulusHex.length + (parsed.modulusHex.length % 2), '0'), 'hex');
+      const e = Buffer.alloc(4);
+      e.writeUInt32BE(parsed.exponent);
+      verifiers.push({
+        fingerprint: key.fingerprint,
+        key: createPublicKey({ key: { kty: 'RSA', n: n.toString('base64url'), e: stripZeros(e).toString('base64url') }, format: 'jwk' }),
+      });
     } catch (err) {
       logger.warn({ err, fingerprint: key.fingerprint }, 'the hub sent an adb key that does not parse; ignored');
     }
   }
-  return { retainId: retention.retainId, userLogin: retention.userLogin || retention.userId || '?', keys };
+  return { retainId: retention.retainId, userLogin: retention.userLogin || retention.userId || '?', keys, verifiers };
+}
+
+function stripZeros(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start += 1;
+  return bytes.subarray(start);
+}
+
+/** Whether `signature` is the key's PKCS#1 v1.5 signature of the token as a SHA-1 digest (what adb's AUTH sends). */
+function signatureMatches(key: KeyObject, token: Buffer, signature: Buffer): boolean {
+  try {
+    const recovered = publicDecrypt({ key, padding: constants.RSA_PKCS1_PADDING }, signature);
+    return recovered.equals(Buffer.concat([SHA1_DIGEST_INFO, token]));
+  } catch {
+    return false;
+  }
 }

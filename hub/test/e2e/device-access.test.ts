@@ -81,7 +81,8 @@ test('the retainer reaches the device over adb; another user is refused; release
   expect(gatewayPort).toBeLessThanOrEqual(7599);
   const address = `${gatewayAddress}:${gatewayPort}`;
 
-  await alice.adb.adb(['connect', address]);
+  const connect = await alice.adb.adb(['connect', address]);
+  expect(connect.stdout.trim()).toBe(`connected to ${address}`); // her key's signature opens it: no key prompt round
   await waitFor(() => online(alice.adb, address), 15_000, 'alice sees the device');
   const serialno = await alice.adb.adb(['-s', address, 'shell', 'getprop', 'ro.serialno']);
   expect(serialno.stdout.trim()).toBe(serial);
