@@ -14,6 +14,7 @@
  *                               exists; without usbmuxd the gateway drives Android devices only
  *   XCRUN_BINARY                xcrun for iOS simulators (default: `xcrun` on the PATH, as on a Mac with Xcode)
  *   DEVICELAB_SIMULATORS        the simulators offered: `iPhone 15:iOS-17-5*2,iPad Pro (11-inch):iOS-17-5` and/or UDIDs
+ *   DEVICELAB_GATEWAY_ADB_PORTS ports of the retainers' adb endpoints, `first-last` (default 7400-7599; `off`: none)
  *   DEVICELAB_LOG_LEVEL         pino level (default warn)
  *   DEVICELAB_SAMPLE_INTERVAL_S, DEVICELAB_HEALTH_CHECK_INTERVAL_S
  *                               seconds between `sample` reads / `health_check` probes per device (10 / 60; 0 = off)
@@ -29,6 +30,7 @@ import path from 'node:path';
 import { createLogger } from '@devicelab/shared';
 import { DEFAULT_USBMUXD_ADDRESS } from './drivers/ios/usbmux';
 import { parseSimulatorOffers } from './drivers/ios-simulator/simulator-offers';
+import type { PortRange } from './access/adb-access-endpoints';
 import { startGateway, type GatewayOptions } from './gateway';
 import type { HubLinkTls } from './link/hub-link';
 import type { SamplingOptions } from './samplers/sampling-options';
@@ -70,6 +72,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     || (existsSync(DEFAULT_USBMUXD_ADDRESS.slice('UNIX:'.length)) ? DEFAULT_USBMUXD_ADDRESS : undefined);
   const xcrunBinary = findExecutable(env.XCRUN_BINARY?.trim() || 'xcrun', env.PATH ?? '');
   return {
+    adbAccessPorts: portRangeFromEnv(env.DEVICELAB_GATEWAY_ADB_PORTS),
     name: required('DEVICELAB_GATEWAY_NAME'),
     token: required('DEVICELAB_GATEWAY_TOKEN'),
     hubAddress: required('DEVICELAB_HUB'),
@@ -92,6 +95,20 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
 function findExecutable(name: string, searchPath: string): string | undefined {
   if (name.includes(path.sep)) return existsSync(name) ? path.resolve(name) : undefined;
   return searchPath.split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, name)).find((file) => existsSync(file));
+}
+
+/** `first-last` (or one port); `off` turns the adb endpoints off; unset: the default range. */
+function portRangeFromEnv(text: string | undefined): PortRange | false | undefined {
+  const value = text?.trim();
+  if (!value) return undefined;
+  if (/^(off|none|0)$/i.test(value)) return false;
+  const match = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(value);
+  const first = Number(match?.[1]);
+  const last = Number(match?.[2] ?? match?.[1]);
+  if (!match || first < 1 || last > 65535 || last < first) {
+    throw new Error(`DEVICELAB_GATEWAY_ADB_PORTS must be 'first-last' within 1-65535 (got ${JSON.stringify(value)})`);
+  }
+  return { first, last };
 }
 
 async function main(): Promise<void> {

@@ -129,7 +129,7 @@ export async function startBenchLab(options = {}) {
     hub.onStop(() => gateway.stop());
     // Measuring starts once the gateway's link is up, or the first sample would include the gateway's start.
     await waitForGatewayLink(hub);
-    return { url: hub.url, world, stop: hub.stop, get: hub.get, gatewayPid: gateway.pid, hub };
+    return { url: hub.url, world, stop: hub.stop, get: hub.get, gatewayPid: gateway.pid, hub, authorization: hub.authorization };
   } catch (err) {
     await hub.stop();
     throw err;

@@ -59,7 +59,10 @@ describe('C# client shapes', () => {
     const device = await deviceOf(lab.devices[0].serial);
     const retained = await csForm(admin, '/Device', `action=Retain&id=${device.id}`);
     expect(retained.status).toBe(200);
-    expect(retained.json).toMatchObject({ isSuccess: true, data: { gatewayPort: 9000 } });
+    // The port of the device's adb endpoint on its gateway (DEVICELAB_GATEWAY_ADB_PORTS, default 7400-7599).
+    expect(retained.json).toMatchObject({ isSuccess: true, data: { gatewayPort: expect.any(Number) } });
+    expect(retained.json.data.gatewayPort).toBeGreaterThanOrEqual(7400);
+    expect(retained.json.data.gatewayPort).toBeLessThanOrEqual(7599);
     expect(Object.keys(retained.json)[0]).toBe('isSuccess');
     expect(await csForm(admin, '/Device', `action=Release&id=${device.id}`)).toEqual({ status: 200, json: { isSuccess: true } });
   });

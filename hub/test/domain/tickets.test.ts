@@ -51,12 +51,13 @@ async function gatewayAccepts(ticket: Ticket): Promise<void> {
     'the gateway to accept the ticket');
 }
 
-test('retain: the ticket names the gateway Hello address, and the real gateway accepts it', async () => {
+test('retain: the ticket names the gateway Hello address and the device\'s adb endpoint, and the real gateway accepts it', async () => {
   const serial = lab.devices[0].serial;
   const ticket = await retain(admin, serial);
   const vuid = await vuidOf(serial);
-  expect(ticket).toMatchObject({ gatewayAddress: '127.0.0.1', gatewayPort: 9000, serialNumber: serial,
-    deviceVendorUniqueIdentifier: vuid });
+  expect(ticket).toMatchObject({ gatewayAddress: '127.0.0.1', serialNumber: serial, deviceVendorUniqueIdentifier: vuid });
+  expect(ticket.gatewayPort).toBe(lab.gateway.adbAccess?.portOf(vuid));
+  expect(ticket.gatewayPort).toBeGreaterThanOrEqual(7400);
   await gatewayAccepts(ticket);
   const accepted = verdict(ticket.authenticator, vuid);
   expect(accepted.valid && accepted.claims).toMatchObject({ vuid });

@@ -8,8 +8,9 @@ import * as retainIds from './007_retain_ids';
 import * as metrics from './009_metrics';
 import * as metricsBatches from './010_metrics_batches';
 import * as asyncJobIntents from './011_async_job_intents';
-import * as applicationPlatform from './015_application_platform';
+import * as userAdbKeys from './012_user_adb_keys';
 import * as listChanges from './014_list_changes';
+import * as applicationPlatform from './015_application_platform';
 import * as provisionedDevices from './016_provisioned_devices';
 
 const migrations: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '009_metrics': metrics,
   '010_metrics_batches': metricsBatches,
   '011_async_job_intents': asyncJobIntents,
+  '012_user_adb_keys': userAdbKeys,
   '014_list_changes': listChanges,
   '015_application_platform': applicationPlatform,
   '016_provisioned_devices': provisionedDevices,
