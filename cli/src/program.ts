@@ -41,8 +41,8 @@ Examples:
   program.command('completion')
     .argument('<shell>', 'bash or zsh')
     .description('Print a shell completion script.')
-    .addHelpText('after', '\nExamples:\n  source <(devicelab completion bash)      # in ~/.bashrc\n'
-      + '  devicelab completion zsh > "${fpath[1]}/_devicelab"')
+    .addHelpText('after', '\nExamples:\n  devicelab completion bash > ~/.local/share/bash-completion/completions/devicelab\n'
+      + '  devicelab completion zsh > "${fpath[1]}/_devicelab"\n  source <(devicelab completion bash)   # this shell only')
     .action(action(async (_ctx: Context, shell: string) => {
       if (shell !== 'bash' && shell !== 'zsh') throw usageError(`No completion for '${shell}': use bash or zsh.`);
       process.stdout.write(shell === 'bash' ? bashCompletion(program) : zshCompletion(program));
