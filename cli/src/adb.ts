@@ -1,7 +1,10 @@
 /** The few adb calls `run` and `connect --adb` make on the user's own adb (ADB, else adb on PATH). */
 import { execFile } from 'node:child_process';
-import { adbBinary } from './config';
+import { readFileSync } from 'node:fs';
+import type { ApiClient } from './api-client';
+import { adbBinary, adbPublicKeyFile } from './config';
 import { CliError, EXIT } from './errors';
+import { currentUser } from './users';
 
 function adb(args: string[], timeoutMs = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -28,4 +31,31 @@ export async function adbConnect(address: string): Promise<void> {
 
 export async function adbDisconnect(address: string): Promise<void> {
   await adb(['disconnect', address]).catch(() => undefined);
+}
+
+/**
+ * A device's adb endpoint lets in only its retainer's adb keys: registers this machine's key (the one the local
+ * adb server signs with, created by `adb start-server` when missing) with the hub, once.
+ */
+export async function registerAdbKey(api: ApiClient): Promise<void> {
+  await adb(['start-server']);
+  const file = adbPublicKeyFile();
+  let key: string;
+  try {
+    key = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new CliError(`Cannot read your adb public key ${file} (${(err as Error).message}). Run \`adb start-server\` once, `
+      + 'or set ANDROID_USER_HOME to the folder that holds adbkey.pub.', EXIT.usage);
+  }
+  const me = await currentUser(api);
+  try {
+    await api.result('POST', '/User', {
+      params: { action: 'addAdbKey', id: me.id }, body: new URLSearchParams({ key }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      hint: `The key in ${file} must be an adb public key; registering it needs the User modify self entitlement.`,
+    });
+  } catch (err) {
+    if (err instanceof CliError && /already registered/i.test(err.message)) return;
+    throw err;
+  }
 }

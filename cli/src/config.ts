@@ -118,7 +118,14 @@ export function childEnvironment(extra: Record<string, string>, env: NodeJS.Proc
   return { ...env, ...extra };
 }
 
-/** The adb binary `run --adb`/`connect --adb` call (ADB, as Android's own tools read it, else adb on PATH). */
+/** The adb binary `run` and `connect --adb` call (ADB, as Android's own tools read it, else adb on PATH). */
 export function adbBinary(env: NodeJS.ProcessEnv = process.env): string {
   return env.ADB || 'adb';
+}
+
+/** Where the user's adb server keeps its public key (as adb itself looks: ANDROID_USER_HOME, else ~/.android). */
+export function adbPublicKeyFile(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.ANDROID_USER_HOME) return path.join(env.ANDROID_USER_HOME, 'adbkey.pub');
+  if (env.ANDROID_SDK_HOME) return path.join(env.ANDROID_SDK_HOME, '.android', 'adbkey.pub');
+  return path.join(env.HOME || os.homedir(), '.android', 'adbkey.pub');
 }

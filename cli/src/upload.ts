@@ -28,7 +28,8 @@ export async function uploadApplication(api: ApiClient, out: Output, file: strin
 
   const started = Date.now();
   let sent = 0;
-  const show = (force = false) => out.progress(progressBar(name, sent, size, Date.now() - started, out.style.tty), force);
+  const show = (force = false) => out.progress(
+    progressBar(name, sent, size, Date.now() - started, out.style.tty, process.stderr.columns || 80), force);
   async function* body() {
     yield head;
     show(true);
@@ -57,13 +58,17 @@ export async function uploadApplication(api: ApiClient, out: Output, file: strin
   return app;
 }
 
-function progressBar(name: string, sent: number, size: number, elapsedMs: number, tty: boolean): string {
+function progressBar(name: string, sent: number, size: number, elapsedMs: number, tty: boolean, columns: number): string {
   const rate = elapsedMs > 0 ? (sent / elapsedMs) * 1000 : 0;
   const fraction = size > 0 ? sent / size : 1;
-  const percent = `${Math.floor(fraction * 100)}%`.padStart(4);
+  const percent = `${Math.floor(fraction * 100)}%`;
   const numbers = `${formatBytes(sent)} / ${formatBytes(size)}  ${formatBytes(rate)}/s`;
-  if (!tty) return `uploading ${name}: ${percent.trim()} ${numbers}`;
-  const width = 24;
-  const filled = Math.round(fraction * width);
-  return `uploading ${name} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${percent} ${numbers}`;
+  if (!tty) return `uploading ${name}: ${percent} ${numbers}`;
+  // Fits the terminal: the bar shrinks first, then the name (the numbers are what the user watches).
+  const fixed = ` [] ${percent.padStart(4)} ${numbers}`.length;
+  const barWidth = Math.max(10, Math.min(24, columns - 1 - fixed - Math.min(name.length, 24)));
+  const room = Math.max(8, columns - 1 - fixed - barWidth);
+  const shown = name.length <= room ? name : `${name.slice(0, room - 3)}...`;
+  const filled = Math.round(fraction * barWidth);
+  return `${shown} [${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}] ${percent.padStart(4)} ${numbers}`;
 }

@@ -4,9 +4,10 @@ import type { Command } from 'commander';
 import { ApiClient } from '../api-client';
 import { apiBaseOf, configFilePath, readConfigFile, writeConfigFile } from '../config';
 import { action, positiveInt, type Context } from '../context';
-import { CliError, EXIT, usageError } from '../errors';
+import { usageError } from '../errors';
 import type { User } from '../models';
 import { table } from '../output';
+import { currentUser } from '../users';
 
 interface ReportOptions { device?: string; user?: string; app?: string; days?: string; from?: string; to?: string; take: string; skip?: string }
 
@@ -30,13 +31,6 @@ function reportOptions(command: Command): Command {
 }
 
 const REPORT_HINT = 'Reports need the User list, Device list and Application list entitlements; check the filters you gave.';
-
-/** Who this login is on the hub (GET /User answers only yourself without User list). */
-async function currentUser(api: ApiClient): Promise<User> {
-  const [me] = await api.get<User[]>('/User', { params: { userName: api.credentials.user } });
-  if (!me) throw new CliError(`The hub does not list the login '${api.credentials.user}'. Check DEVICELAB_USER or run \`devicelab login\`.`, EXIT.notAuthorised);
-  return me;
-}
 
 export function registerAdminCommands(program: Command): void {
   program.command('login')

@@ -1,6 +1,6 @@
 /** `connect`: the device's adb endpoint on a local port, through the hub, until Ctrl-C. */
 import type { Command } from 'commander';
-import { adbConnect, adbDisconnect } from '../adb';
+import { adbConnect, adbDisconnect, registerAdbKey } from '../adb';
 import { action, type Context } from '../context';
 import { usageError } from '../errors';
 import { label, Retainer } from '../retainer';
@@ -28,7 +28,15 @@ export function registerConnectCommand(program: Command): void {
         // A device this login held before stays retained afterwards: only a retain we started is undone.
         const mine = target.retainedByUserName?.toLowerCase() === api.credentials.user.toLowerCase();
         if (mine) retainer.retained.splice(0);
-        if (target.operatingSystem === 'iOS') ctx.out.warn('the tunnel carries the device\'s own endpoint; adb commands only work with Android devices');
+        if (target.operatingSystem === 'Android') {
+          // The device's adb endpoint lets in only its retainer's keys: this machine's, registered once.
+          await registerAdbKey(api).catch((err: Error) => {
+            if (opts.adb) throw err;
+            ctx.out.warn(`${err.message} Until your adb key is registered, adb cannot authenticate through the tunnel.`);
+          });
+        } else {
+          ctx.out.warn('the tunnel carries the device\'s own endpoint; adb commands only work with Android devices');
+        }
         await probeTunnel(api, target.id);
         const tunnel = await openTunnel(api, target.id, ctx.out, { port });
         if (opts.adb) await adbConnect(tunnel.address);

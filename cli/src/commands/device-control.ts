@@ -60,7 +60,7 @@ export function registerDeviceControlCommands(program: Command): void {
       const lines = positiveInt(opts.lines, '--lines', 500);
       const read = async () => (await ctx.api().result<string>('GET', '/Device/Log', {
         params: { id: device, lines }, timeoutMs: 120_000, hint: 'Check that the device is online (`devicelab devices`).',
-      })).split('\n').filter((line, i, all) => line !== '' || i < all.length - 1);
+      })).split('\n').filter((line, i, all) => line !== '' || i < all.length - 1).slice(-lines);
       let previous = await read();
       if (!opts.follow || ctx.out.json) {
         ctx.out.result(previous, () => previous.join('\n'));

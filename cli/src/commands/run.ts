@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Command } from 'commander';
-import { adbConnect, adbDisconnect } from '../adb';
+import { adbConnect, adbDisconnect, registerAdbKey } from '../adb';
 import { childEnvironment } from '../config';
 import { action, durationOption, positiveInt, type Context } from '../context';
 import { FILTER_KEYS, parseFilter } from '../device-filter';
@@ -99,8 +99,10 @@ async function runCommand(ctx: Context, command: string[], opts: RunOptions): Pr
     }
 
     const adbSerials: string[] = [];
-    if (opts.adb) {
-      for (const { device } of retained.filter((r) => r.device.operatingSystem === 'Android')) {
+    const android = retained.filter((r) => r.device.operatingSystem === 'Android');
+    if (opts.adb && android.length) {
+      await registerAdbKey(api); // the devices' adb endpoints let in only their retainer's keys
+      for (const { device } of android) {
         await probeTunnel(api, device.id);
         const tunnel = await openTunnel(api, device.id, ctx.out);
         tunnels.push(tunnel);
