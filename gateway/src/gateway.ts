@@ -1,5 +1,7 @@
 /** Wires one gateway: its platform drivers (drivers/index.ts), the app cache, the hub link and the metrics samplers. */
+import Adb from '@devicefarmer/adbkit';
 import { createLogger, type Logger } from '@devicelab/shared';
+import { AdbAccessEndpoints, DEFAULT_ADB_ACCESS_PORTS, type PortRange } from './access/adb-access-endpoints';
 import { AppCache } from './apps/app-cache';
 import type { DeviceDriver, DeviceListener } from './drivers/device-driver';
 import { createPlatformDrivers, type PlatformConfig } from './drivers/index';
@@ -32,6 +34,10 @@ export interface GatewayOptions extends PlatformConfig {
   metricsUplink?: Partial<MetricsUplinkOptions>;
   /** USB hubs of this host (Cambrionix, uhubctl), port mapping, battery care, recovery, telemetry. */
   usbHubs?: UsbHubsConfig;
+  /** Ports of the retainers' adb endpoints (DEVICELAB_GATEWAY_ADB_PORTS, default 7400-7599); `false`: none. */
+  adbAccessPorts?: PortRange | false;
+  /** Address the adb endpoints listen on (default every interface). */
+  adbAccessHost?: string;
 }
 
 export interface RunningGateway {
@@ -44,6 +50,8 @@ export interface RunningGateway {
   readonly samplers?: DeviceSamplers;
   /** Undefined when no USB hubs are configured. */
   readonly usbHubs?: UsbHubs;
+  /** The retainers' adb endpoints; undefined when turned off. */
+  readonly adbAccess?: AdbAccessEndpoints;
   stop(): Promise<void>;
 }
 
@@ -59,7 +67,21 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const samplers = options.sampling !== false && drivers.sampling
     ? new DeviceSamplers(drivers.sampling, metrics, { ...DEFAULT_SAMPLING, ...options.sampling }, logger.child({ component: 'samplers' }))
     : undefined;
-  const link = new HubLink({
+  let link: HubLink | undefined;
+  const adbAccess = options.adbAccessPorts === false ? undefined : new AdbAccessEndpoints({
+    adb: Adb.createClient({ port: options.adbPort, bin: options.adbBin }),
+    ports: options.adbAccessPorts ?? DEFAULT_ADB_ACCESS_PORTS,
+    host: options.adbAccessHost,
+    logger: logger.child({ component: 'access' }),
+    // A device not seen yet may still turn out to be Android; a known device of another platform gets no adb.
+    ownsAndroidDevice: (id) => (registry.platformOf(id) ?? 'Android') === 'Android',
+    report: (event) => link?.accessEvent(event),
+    packagesChanged: (id) => {
+      drivers.readPackages(id).then((state) => listener.deviceChanged(state), (err: unknown) =>
+        logger.warn({ err, device: id }, 'could not read packages after an adb client changed them'));
+    },
+  });
+  link = new HubLink({
     name: options.name,
     token: options.token,
     hubAddress: options.hubAddress,
@@ -72,27 +94,33 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     backoff: options.backoff,
     metrics,
     usbHubs: usbHubs?.service,
+    adbAccess,
   });
+  const hubLink = link;
   if (samplers) link.on('metricsSettings', (settings) => samplers.applySettings(settings));
   // Device changes go to the hub and to the samplers (which sample Ready devices of drivers that can sample).
-  const listener: DeviceListener = samplers ? {
+  // Device changes go to the hub, the samplers and the adb endpoints (a device that left drops its connections).
+  const listener: DeviceListener = {
     deviceChanged: (state) => {
-      link.deviceChanged(state);
-      if (drivers.canSample(state.vendorUniqueIdentifier)) samplers.deviceChanged(state);
+      hubLink.deviceChanged(state);
+      if (state.readiness !== 'Ready') adbAccess?.deviceGone(state.vendorUniqueIdentifier);
+      if (samplers && drivers.canSample(state.vendorUniqueIdentifier)) samplers.deviceChanged(state);
     },
     deviceRemoved: (id) => {
-      link.deviceRemoved(id);
-      samplers.deviceRemoved(id);
+      hubLink.deviceRemoved(id);
+      adbAccess?.deviceGone(id);
+      samplers?.deviceRemoved(id);
     },
-  } : link;
+  };
   // Hubs first (port numbers), then devices, so the first snapshot is as complete as adb allows; then dial the hub.
   await usbHubs?.start();
   await drivers.start(listener);
-  link.start();
+  hubLink.start();
   let stopping: Promise<void> | undefined;
   return {
-    link,
+    link: hubLink,
     drivers,
+    adbAccess,
     metrics,
     samplers,
     usbHubs,
@@ -101,7 +129,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await samplers?.stop();
         metrics.stop();
         await usbHubs?.stop();
-        await link.stop();
+        await adbAccess?.stop();
+        await hubLink.stop();
         await drivers.stop();
       })();
       return stopping;

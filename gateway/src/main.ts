@@ -12,6 +12,7 @@
  *   ANDROID_ADB_SERVER_PORT     adb server port (default 5037); DEVICELAB_ADB_BIN adb binary (default `adb`)
  *   USBMUXD_SOCKET_ADDRESS      usbmuxd for iOS devices (`UNIX:/path` or `host:port`); default /var/run/usbmuxd when it
  *                               exists; without usbmuxd the gateway drives Android devices only
+ *   DEVICELAB_GATEWAY_ADB_PORTS ports of the retainers' adb endpoints, `first-last` (default 7400-7599; `off`: none)
  *   DEVICELAB_LOG_LEVEL         pino level (default warn)
  *   DEVICELAB_SAMPLE_INTERVAL_S, DEVICELAB_HEALTH_CHECK_INTERVAL_S
  *                               seconds between `sample` reads / `health_check` probes per device (10 / 60; 0 = off)
@@ -25,6 +26,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { createLogger } from '@devicelab/shared';
 import { DEFAULT_USBMUXD_ADDRESS } from './drivers/ios/usbmux';
+import type { PortRange } from './access/adb-access-endpoints';
 import { startGateway, type GatewayOptions } from './gateway';
 import type { HubLinkTls } from './link/hub-link';
 import type { SamplingOptions } from './samplers/sampling-options';
@@ -65,6 +67,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
   const usbmuxdAddress = env.USBMUXD_SOCKET_ADDRESS?.trim()
     || (existsSync(DEFAULT_USBMUXD_ADDRESS.slice('UNIX:'.length)) ? DEFAULT_USBMUXD_ADDRESS : undefined);
   return {
+    adbAccessPorts: portRangeFromEnv(env.DEVICELAB_GATEWAY_ADB_PORTS),
     name: required('DEVICELAB_GATEWAY_NAME'),
     token: required('DEVICELAB_GATEWAY_TOKEN'),
     hubAddress: required('DEVICELAB_HUB'),
@@ -79,6 +82,20 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     metricsUplink: bufferRows !== undefined ? { bufferRows: Math.floor(bufferRows) } : undefined,
     usbHubs: usbHubs.cambrionix.length + usbHubs.uhubctl.length > 0 ? usbHubs : undefined,
   };
+}
+
+/** `first-last` (or one port); `off` turns the adb endpoints off; unset: the default range. */
+function portRangeFromEnv(text: string | undefined): PortRange | false | undefined {
+  const value = text?.trim();
+  if (!value) return undefined;
+  if (/^(off|none|0)$/i.test(value)) return false;
+  const match = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(value);
+  const first = Number(match?.[1]);
+  const last = Number(match?.[2] ?? match?.[1]);
+  if (!match || first < 1 || last > 65535 || last < first) {
+    throw new Error(`DEVICELAB_GATEWAY_ADB_PORTS must be 'first-last' within 1-65535 (got ${JSON.stringify(value)})`);
+  }
+  return { first, last };
 }
 
 async function main(): Promise<void> {

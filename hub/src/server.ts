@@ -14,6 +14,9 @@ import { BlobStore } from './apps/blob-store';
 import { PackageInspector } from './apps/package-inspector';
 import { createApiApp } from './api/app';
 import { basicAuthMiddleware } from './http/basic-auth';
+import { attachWebSocketRoutes } from './http/websocket-upgrade';
+import { DEVICE_CONNECT_PATH, deviceConnectSocket } from './api/device-connect-socket';
+import { LoginThrottle } from './auth/login-throttle';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
 import { holdInterruptedJobs } from './domain/interrupted-jobs';
@@ -93,11 +96,13 @@ export async function startHub(
     });
     cleanups.push(() => link.stop());
 
+    // One failed-login budget for requests and WebSocket upgrades alike.
+    const throttle = new LoginThrottle();
     const app = createApiApp({
       db,
       blobs,
       gateways: link.directory,
-      authenticate: basicAuthMiddleware(db, { logger }),
+      authenticate: basicAuthMiddleware(db, { logger, throttle }),
       trustProxy: config.trustProxy,
       logger,
       uploadLimitBytes: config.uploadLimitBytes,
@@ -110,7 +115,12 @@ export async function startHub(
       dataPortState: config.dataPortState,
     });
     const server = await listen(app, config);
+    const stopWebSockets = attachWebSocketRoutes(server, {
+      db, throttle, logger,
+      routes: { [DEVICE_CONNECT_PATH]: deviceConnectSocket({ db, gateways: link.directory, ticketKeys, logger }) },
+    });
     cleanups.push(() => new Promise<void>((resolve) => {
+      stopWebSockets();
       server.close(() => resolve());
       server.closeAllConnections();
     }));

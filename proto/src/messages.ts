@@ -4,7 +4,18 @@
  */
 
 export interface Hello { gatewayName: string; gatewayVersion: string; nonce: Buffer; publicAddress: string; publicPort: number }
-export interface Retention { vendorUniqueIdentifier: string; retainId: string }
+/** Fields 3-5 travel from the hub; a reader on an older hub sees them empty. */
+export interface Retention {
+  vendorUniqueIdentifier: string; retainId: string; userId?: string; userLogin?: string; adbKeys?: AdbPublicKey[];
+}
+export interface AdbPublicKey { key: Buffer; fingerprint: string; comment: string }
+export interface DeviceAccessEvent {
+  vendorUniqueIdentifier: string; accepted: boolean; message: string; remoteAddress: string; fingerprint: string;
+  userLogin: string; atMs: number;
+}
+export interface OpenTunnel { tunnelId: string; vendorUniqueIdentifier: string; remoteAddress: string; userLogin: string }
+export interface AccessEndpoint { vendorUniqueIdentifier: string; retainId: string; port: number }
+export interface TunnelFrame { tunnelId?: string; data?: Buffer; error?: string }
 export interface Welcome { hubProof: Buffer; heartbeatIntervalMs: number; ticketPublicKey?: Buffer; retentions?: Retention[] }
 export interface Heartbeat { sentAtMs: number }
 export interface DeviceProperty { name: string; value: string }
@@ -71,7 +82,9 @@ export type GatewayMessage =
   | { body: 'commandResult'; commandResult: CommandResult }
   | { body: 'usbHubs'; usbHubs: UsbHubsReport }
   | { body: 'usbHubEvent'; usbHubEvent: UsbHubEvent }
-  | { body: 'metrics'; metrics: MetricsBatch };
+  | { body: 'metrics'; metrics: MetricsBatch }
+  | { body: 'accessEvent'; accessEvent: DeviceAccessEvent }
+  | { body: 'accessEndpoint'; accessEndpoint: AccessEndpoint };
 
 export type HubMessage =
   | { body: 'welcome'; welcome: Welcome }
@@ -80,7 +93,8 @@ export type HubMessage =
   | { body: 'retention'; retention: Retention }
   | { body: 'inventoryRequest'; inventoryRequest: Record<string, never> }
   | { body: 'metricsAck'; metricsAck: MetricsAck }
-  | { body: 'metricsSettings'; metricsSettings: MetricsSettings };
+  | { body: 'metricsSettings'; metricsSettings: MetricsSettings }
+  | { body: 'openTunnel'; openTunnel: OpenTunnel };
 
 /** USB hubs of a gateway (issue 4). */
 interface UsbHubPortReport {

@@ -120,7 +120,7 @@ export async function startBenchLab(options = {}) {
     const gateway = hub.startGateway(world);
     // Stopped before the world: the gateway must not outlive the adb server it talks to.
     hub.onStop(() => gateway.stop());
-    return { url: hub.url, world, stop: hub.stop, get: hub.get };
+    return { url: hub.url, world, stop: hub.stop, get: hub.get, authorization: hub.authorization };
   } catch (err) {
     await hub.stop();
     throw err;

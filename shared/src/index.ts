@@ -7,3 +7,4 @@ export * from './readiness';
 export * from './logger';
 export * from './shell-words';
 export * from './plist';
+export * from './adb-public-key';

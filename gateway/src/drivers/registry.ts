@@ -51,6 +51,11 @@ export class DriverRegistry {
     return driver;
   }
 
+  /** The platform (`operatingSystem`) of the driver that reported the device; undefined for a device not seen. */
+  platformOf(id: string): string | undefined {
+    return this.owners.get(id)?.operatingSystem;
+  }
+
   /** The app cache file type for the device's platform. */
   appFileExtension(id: string): string {
     return this.ownerOf(id).appFileExtension;

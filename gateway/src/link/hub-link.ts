@@ -10,9 +10,11 @@ import { EventEmitter } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import {
   AUTHORIZATION_METADATA, GATEWAY_NAME_METADATA, GatewayLinkClient, type BlobChunk, type BlobRequest, type Command,
-  type DeviceState, type GatewayMessage, type HubMessage,
+  type DeviceAccessEvent, type DeviceState, type GatewayMessage, type HubMessage, type Retention, type TunnelFrame,
 } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
+import type { AdbAccessEndpoints } from '../access/adb-access-endpoints';
+import { relayTunnel } from '../access/hub-tunnel';
 import type { AppCache } from '../apps/app-cache';
 import type { DeviceListener } from '../drivers/device-driver';
 import type { DriverRegistry } from '../drivers/registry';
@@ -55,11 +57,14 @@ export interface HubLinkOptions {
   metrics?: MetricsUplink;
   /** The gateway's USB hubs: their state goes up after every (re)connect and change; port commands come down. */
   usbHubs?: UsbHubService;
+  /** The retainers' adb endpoints: opened and closed by Retention, the target of hub tunnels. */
+  adbAccess?: AdbAccessEndpoints;
 }
 
 interface LinkClient extends grpc.Client {
   Connect(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<GatewayMessage, HubMessage>;
   FetchBlob(request: BlobRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<BlobChunk>;
+  Tunnel(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<TunnelFrame, TunnelFrame>;
 }
 
 interface Session {
@@ -243,6 +248,12 @@ export class HubLink extends EventEmitter implements DeviceListener {
       session.verified = true;
       clearTimeout(session.welcomeTimer);
       this.tickets.welcome(message.welcome.ticketPublicKey, message.welcome.retentions ?? []);
+      const access = this.options.adbAccess;
+      if (access) {
+        void access.replaceAll(message.welcome.retentions ?? []).then((answers) => {
+          for (const accessEndpoint of answers) this.send({ body: 'accessEndpoint', accessEndpoint }, session);
+        });
+      }
       this.failedAttempts = 0;
       this.backoff.reset();
       this.startHeartbeats(session, message.welcome.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS, lost);
@@ -265,7 +276,14 @@ export class HubLink extends EventEmitter implements DeviceListener {
         return;
       case 'retention':
         this.tickets.apply(message.retention);
+        this.applyAccess(session, message.retention);
         return;
+      case 'openTunnel': {
+        const access = this.options.adbAccess;
+        if (!access) return;
+        relayTunnel(message.openTunnel, () => this.client.Tunnel(this.metadata()), access, this.logger);
+        return;
+      }
       case 'inventoryRequest':
         this.send({ body: 'snapshot', snapshot: { devices: this.options.drivers.snapshot() } }, session);
         return;
@@ -278,6 +296,21 @@ export class HubLink extends EventEmitter implements DeviceListener {
       default:
         this.logger.warn({ body: message.body }, 'unexpected message from the hub');
     }
+  }
+
+  /** Opens, re-keys or closes the device's adb endpoint and tells the hub where it listens (or that it does not). */
+  private applyAccess(session: Session, retention: Retention): void {
+    const access = this.options.adbAccess;
+    if (!access) return;
+    void access.apply(retention).then(
+      (accessEndpoint) => this.send({ body: 'accessEndpoint', accessEndpoint }, session),
+      (err: unknown) => this.logger.error({ err, device: retention.vendorUniqueIdentifier }, 'could not apply a retention'),
+    );
+  }
+
+  /** A connection to a device's access endpoint was opened or refused (a Note event at the hub). */
+  accessEvent(accessEvent: DeviceAccessEvent): void {
+    this.send({ body: 'accessEvent', accessEvent });
   }
 
   private startHeartbeats(session: Session, intervalMs: number, lost: (reason: string) => void): void {

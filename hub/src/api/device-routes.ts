@@ -47,14 +47,14 @@ export function deviceRouter(deps: ApiDependencies): Router {
         await rebootDevice(db, gateways, user, requireString(params, 'id', 'deviceId'));
         return success();
       case 'verb:update':
-        await updateDevice(db, user, requireString(params, 'id', 'deviceId'), deviceChangeRequest(bodyText));
+        await updateDevice(db, user, requireString(params, 'id', 'deviceId'), deviceChangeRequest(bodyText), gateways);
         return success();
       case 'verb:delete':
-        await deleteDevice(db, user, requireString(params, 'id', 'deviceId'));
+        await deleteDevice(db, user, requireString(params, 'id', 'deviceId'), gateways);
         return success();
       case 'action:enable':
       case 'action:disable':
-        await setDeviceEnabled(db, user, requireString(params, 'id', 'deviceId'), op === 'action:enable');
+        await setDeviceEnabled(db, user, requireString(params, 'id', 'deviceId'), op === 'action:enable', gateways);
         return success();
       case 'action:reset': {
         // Parsed before any check: a malformed boolean changes nothing.

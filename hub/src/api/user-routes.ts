@@ -7,8 +7,9 @@ import { userChangeRequest } from './user-body';
 import type { RequestParams } from '../http/params';
 import { generateUserToken, importUser, modifyUser } from '../domain/users-changes';
 import { listUsers, NAME_FIELDS, PROFILE_FIELDS, type UserFilters } from '../domain/users';
+import { addAdbKey, listAdbKeys, removeAdbKey } from '../domain/user-adb-keys';
 import type { ApiDependencies } from './context';
-import { operationName, postOperation, requireGuid, unknownAction } from './params';
+import { operationName, postOperation, requireGuid, requireString, unknownAction } from './params';
 
 function userFilters(params: RequestParams): UserFilters {
   const names: UserFilters['names'] = {};
@@ -31,8 +32,10 @@ function userFilters(params: RequestParams): UserFilters {
 }
 
 export function userRouter(deps: ApiDependencies): Router {
-  const { db } = deps;
+  const { db, gateways } = deps;
   const router = Router();
+
+  router.get('/User/AdbKey', handle(async ({ params, user }) => listAdbKeys(db, user, requireGuid(params, 'id'))));
 
   router.get('/User', handle(async ({ params, user }) => listUsers(db, user, userFilters(params))));
 
@@ -46,6 +49,15 @@ export function userRouter(deps: ApiDependencies): Router {
       case 'verb:add':
         // Synchronous: `wait=true` (what clients send) and no wait both answer the ResultModel.
         await importUser(db, user, changes);
+        return success();
+      case 'action:addadbkey': {
+        // A form field (or query parameter) `key`, or a JSON body {"key": "..."}: the text of adbkey.pub.
+        const keyText = () => params.string('key') ?? jsonBodyReader(req, bodyText)().string('key')
+          ?? (() => { throw new ApiFailure("Parameter 'key' is required: the text of ~/.android/adbkey.pub."); })();
+        return successWith(await addAdbKey(db, user, requireGuid(params, 'id'), keyText, gateways));
+      }
+      case 'action:removeadbkey':
+        await removeAdbKey(db, user, requireGuid(params, 'id'), () => requireString(params, 'fingerprint'), gateways);
         return success();
       case 'action:generatetoken':
         return successWith({ apiToken: await generateUserToken(db, user, requireGuid(params, 'id')) });

@@ -7,15 +7,22 @@ import { closeSessionMarker, openSessionMarker } from '../metrics/markers';
 import { withTx, type Db, type Tx } from '../store/database';
 import { signDeviceTicket, type TicketKeys } from './device-ticket';
 import { inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
+import { announceDeviceAccess } from './device-access';
 import { recordEvent } from './events';
 import { runDeviceCommand } from './gateway-commands';
 
 interface RetainOptions {
   ticketKeys: TicketKeys;
   now?: () => Date;
-  /** Told about the retain once it is committed, so the device's gateway accepts the new ticket. */
-  gateways?: Pick<GatewayDirectory, 'notifyRetention'>;
+  /**
+   * Told about the retain once it is committed, so the device's gateway accepts the new ticket and opens the
+   * device's access endpoint; the ticket names that endpoint's port once the gateway says where it listens.
+   */
+  gateways?: Pick<GatewayDirectory, 'notifyRetention' | 'accessPort'>;
 }
+
+/** How long a retain waits for the gateway to open the device's adb endpoint before answering without it. */
+const ACCESS_ENDPOINT_WAIT_MS = 3_000;
 
 /** Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online). */
 export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
@@ -65,14 +72,15 @@ export async function retainDevice(
     };
   });
   const { retainId, ...accessTicket } = ticket;
-  options.gateways?.notifyRetention(accessTicket.deviceVendorUniqueIdentifier, retainId);
-  return accessTicket;
+  await announceDeviceAccess(db, options.gateways, [id]);
+  const port = await options.gateways?.accessPort(accessTicket.deviceVendorUniqueIdentifier, retainId, ACCESS_ENDPOINT_WAIT_MS);
+  return port ? { ...accessTicket, gatewayPort: port } : accessTicket;
 }
 
 /** Owner, a device nobody retains, or DeviceReleaseAny; otherwise the in-use text. */
 export async function releaseDevice(
   db: Db, user: AuthenticatedUser, identifier: string,
-  /** Told once the release is committed, so the device's gateway stops accepting the old ticket. */
+  /** Told once the release is committed, so the device's gateway stops accepting the old ticket and access ends. */
   gateways?: Pick<GatewayDirectory, 'notifyRetention'>,
 ): Promise<void> {
   const { id } = await resolveDevice(db, identifier);
@@ -85,7 +93,7 @@ export async function releaseDevice(
     await dropRetain(trx, device, user);
     return device;
   });
-  if (released) gateways?.notifyRetention(released.vendor_unique_identifier, '');
+  if (released) await announceDeviceAccess(db, gateways, [released.id]);
 }
 
 async function dropRetain(trx: Tx, device: DeviceWithRetainer, by: AuthenticatedUser): Promise<void> {

@@ -10,9 +10,13 @@ import { requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db, type Tx } from '../store/database';
 import type { DeviceUpdate } from '../store/schema';
 import type { ChangeRequest } from './deferred-input';
+import type { GatewayDirectory } from '../gateways/gateway-directory';
+import { announceDeviceAccess } from './device-access';
 import { lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
 import { recordEvent } from './events';
 import { assertLicenseAllows } from './hub-settings';
+
+type AccessNotifier = Pick<GatewayDirectory, 'notifyRetention'>;
 
 /** Updatable properties (spec 2.4); null clears. */
 export interface DeviceChanges {
@@ -37,6 +41,8 @@ const onlineDeviceNotDeletable = (device: { name: string }): string =>
  */
 export async function updateDevice(
   db: Db, user: AuthenticatedUser, identifier: string, request: ChangeRequest<DeviceChanges>,
+  /** Told once committed: enabling, disabling, deleting open or close the device's access (device-access.ts). */
+  gateways?: AccessNotifier,
 ): Promise<void> {
   requireEntitlement(user, 'DeviceList');
   for (const property of request.properties()) requireEntitlement(user, PROPERTY_ENTITLEMENT[property]);
@@ -46,6 +52,7 @@ export async function updateDevice(
     const device = await lockDevice(trx, id);
     await applyDeviceChanges(trx, user, device, changes);
   });
+  if (changes.enabled !== undefined || changes.deleted !== undefined) await announceDeviceAccess(db, gateways, [id]);
 }
 
 /**
@@ -87,19 +94,23 @@ async function applyDeviceChanges(
 }
 
 /** POST /Device?delete&id= (DeviceList + DeviceDelete): only an Offline device; repeating succeeds. */
-export async function deleteDevice(db: Db, user: AuthenticatedUser, identifier: string): Promise<void> {
+export async function deleteDevice(db: Db, user: AuthenticatedUser, identifier: string, gateways?: AccessNotifier): Promise<void> {
   requireEntitlement(user, 'DeviceList');
   requireEntitlement(user, 'DeviceDelete');
   const { id } = await resolveDevice(db, identifier);
   await withTx(db, async (trx) => applyDeviceChanges(trx, user, await lockDevice(trx, id), { deleted: true }));
+  await announceDeviceAccess(db, gateways, [id]);
 }
 
 /**
  * POST /Device?action=enable|disable (DeviceEnablement); repeating succeeds. Disabling works on retained and
  * offline devices: the retain stays (its owner can still release it), but nothing can be done with the device.
  */
-export async function setDeviceEnabled(db: Db, user: AuthenticatedUser, identifier: string, enabled: boolean): Promise<void> {
+export async function setDeviceEnabled(
+  db: Db, user: AuthenticatedUser, identifier: string, enabled: boolean, gateways?: AccessNotifier,
+): Promise<void> {
   requireEntitlement(user, 'DeviceEnablement');
   const { id } = await resolveDevice(db, identifier);
   await withTx(db, async (trx) => applyDeviceChanges(trx, user, await lockDevice(trx, id), { enabled }));
+  await announceDeviceAccess(db, gateways, [id]);
 }

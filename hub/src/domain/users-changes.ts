@@ -108,7 +108,8 @@ export async function generateUserToken(db: Db, caller: AuthenticatedUser, id: s
   return token;
 }
 
-function requireModifyRight(caller: AuthenticatedUser, id: string): void {
+/** UserModify for anyone, UserModify or UserModifySelf for oneself. */
+export function requireModifyRight(caller: AuthenticatedUser, id: string): void {
   if (hasEntitlement(caller, 'UserModify')) return;
   if (id === caller.id) {
     if (!hasEntitlement(caller, 'UserModifySelf')) throw new ApiFailure(missingEntitlementMessage('UserModifySelf'));

@@ -2,7 +2,7 @@
  * What the domain needs from the connected gateways. Implemented by the link server (`link-server.ts`);
  * domain code and its tests depend only on this interface.
  */
-import type { CommandAction, CommandResult, UsbHubReport } from '@devicelab/proto';
+import type { CommandAction, CommandResult, OpenTunnel, Retention, TunnelFrame, UsbHubReport } from '@devicelab/proto';
 
 export interface ConnectedGateway {
   id: string;
@@ -32,11 +32,22 @@ export interface GatewayDirectory {
   sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult>;
   connectedGateways(): ConnectedGateway[];
   /**
-   * Tells the connected gateways that the device's current retain changed (`retainId`, or '' when released), so
-   * its gateway accepts only tickets of the current retain. Best effort: a gateway that misses it gets the full
-   * set in its next Welcome.
+   * Tells the connected gateways that the device's current retain or access changed (a retain id with the
+   * retainer's adb keys, or '' when released, disabled or deleted), so its gateway accepts only tickets of the
+   * current retain and only the retainer's keys. Best effort: a gateway that misses it gets the full set in its
+   * next Welcome.
    */
-  notifyRetention(vendorUniqueIdentifier: string, retainId: string): void;
+  notifyRetention(retention: Retention): void;
+  /**
+   * Where the device's adb endpoint listens for this retain, once its gateway has said so (it answers every
+   * Retention); undefined when the gateway serves none or does not answer within `timeoutMs`.
+   */
+  accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined>;
+  /**
+   * A relayed byte stream into the device's access endpoint through its gateway (issue 11 part 2). Rejects with
+   * GatewayUnavailableError when no connected gateway holds the device or it does not answer within `timeoutMs`.
+   */
+  openTunnel(request: Omit<OpenTunnel, 'tunnelId'>, timeoutMs: number): Promise<DeviceTunnel>;
   /** Sends every gateway the current MetricsSettings (a device's passive logging was switched). Best effort. */
   notifyMetricsSettings(): void;
   /**
@@ -44,4 +55,17 @@ export interface GatewayDirectory {
    * GatewayUnavailableError when no connected gateway reports it or the gateway does not answer in time.
    */
   sendUsbHubCommand(hubSerialNumber: string, action: CommandAction, timeoutMs: number): Promise<CommandResult>;
+}
+
+/** The hub end of a relayed device connection: a gRPC duplex stream of TunnelFrames (raw bytes in `data`). */
+export interface DeviceTunnel {
+  write(frame: TunnelFrame): boolean;
+  end(): void;
+  cancel(): void;
+  on(event: 'data', listener: (frame: TunnelFrame) => void): this;
+  on(event: 'drain' | 'end' | 'close', listener: () => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  once(event: 'drain', listener: () => void): this;
+  pause(): this;
+  resume(): this;
 }

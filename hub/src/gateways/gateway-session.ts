@@ -7,8 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type {
-  CommandAction, CommandResult, DeviceState, GatewayMessage, Hello, HubMessage, MetricsBatch, Retention, UsbHubReport,
+  AccessEndpoint, CommandAction, CommandResult, DeviceAccessEvent, DeviceState, GatewayMessage, Hello, HubMessage, MetricsBatch,
+  OpenTunnel, Retention, UsbHubReport,
 } from '@devicelab/proto';
+import { gatewayRetentions } from '../domain/device-access';
 import { recordUsbHubEvent } from '../domain/usb-hub-events';
 import type { Logger } from '@devicelab/shared';
 import { MetricsReceiver } from '../metrics/link-ingest';
@@ -63,6 +65,9 @@ export class GatewaySession {
   /** Retention changes that arrive before Welcome is written; sent right behind it. */
   private heldRetentions: Retention[] | undefined = [];
   private readonly metricsReceiver: MetricsReceiver | undefined;
+  /** Where each retained device's access endpoint listens, as the gateway last answered a Retention. */
+  private readonly accessEndpoints = new Map<string, AccessEndpoint>();
+  private accessWaiters: { endpoint: Omit<AccessEndpoint, 'port'>; resolve(port: number | undefined): void }[] = [];
 
   constructor(private readonly ctx: GatewaySessionContext) {
     this.metricsReceiver = ctx.metrics && new MetricsReceiver(ctx.db, ctx.metrics, ctx.gateway, ctx.logger);
@@ -146,6 +151,7 @@ export class GatewaySession {
       if (!options.hubStopping) command.reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} disconnected (${reason}).`));
     }
     this.pending.clear();
+    for (const waiter of [...this.accessWaiters]) waiter.resolve(undefined);
     this.ctx.logger.info({ gateway: this.gatewayName, reason }, 'gateway session ended');
     this.closeCall(options.status);
     this.ctx.onEnded(this);
@@ -193,6 +199,10 @@ export class GatewaySession {
       }
       case 'metrics':
         return this.onMetrics(message.metrics);
+      case 'accessEndpoint':
+        return this.onAccessEndpoint(message.accessEndpoint);
+      case 'accessEvent':
+        return this.onAccessEvent(message.accessEvent);
     }
   }
 
@@ -255,12 +265,52 @@ export class GatewaySession {
     else this.write({ body: 'retention', retention });
   }
 
+  /** Asks the gateway to open a relayed connection into a device's access endpoint (it calls Tunnel). */
+  openTunnel(request: OpenTunnel): void {
+    this.write({ body: 'openTunnel', openTunnel: request });
+  }
+
+  /** The port of the device's access endpoint for this retain, once the gateway has said (undefined: none / no answer in time). */
+  accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined> {
+    const known = this.accessEndpoints.get(vendorUniqueIdentifier);
+    if (known?.retainId === retainId) return Promise.resolve(known.port || undefined);
+    if (this.ended) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const waiter = {
+        endpoint: { vendorUniqueIdentifier, retainId },
+        resolve: (port: number | undefined) => {
+          clearTimeout(timer);
+          this.accessWaiters = this.accessWaiters.filter((w) => w !== waiter);
+          resolve(port);
+        },
+      };
+      const timer = setTimeout(() => waiter.resolve(undefined), timeoutMs);
+      this.accessWaiters.push(waiter);
+    });
+  }
+
+  private onAccessEndpoint(endpoint: AccessEndpoint): void {
+    if (endpoint.retainId) this.accessEndpoints.set(endpoint.vendorUniqueIdentifier, endpoint);
+    else this.accessEndpoints.delete(endpoint.vendorUniqueIdentifier);
+    for (const waiter of [...this.accessWaiters]) {
+      if (waiter.endpoint.vendorUniqueIdentifier === endpoint.vendorUniqueIdentifier && waiter.endpoint.retainId === endpoint.retainId) {
+        waiter.resolve(endpoint.port || undefined);
+      }
+    }
+  }
+
+  /** A connection into a device was opened or refused: a Note event on the device (issue 11 part 4). */
+  private onAccessEvent(event: DeviceAccessEvent): void {
+    this.recordWrite(() => recordUsbHubEvent(this.ctx.db, this.ctx.gateway.id, {
+      vendorUniqueIdentifier: event.vendorUniqueIdentifier, eventType: 'Note', message: event.message,
+      detail: event.fingerprint ? `key ${event.fingerprint}` : '', isSuccess: event.accepted, atMs: Number(event.atMs),
+    }));
+  }
+
   /** The retains of this gateway's devices now; none when the records store cannot say (tickets then wait). */
   private async currentRetentions(): Promise<Retention[]> {
     try {
-      const rows = await this.ctx.db.selectFrom('devices').select(['vendor_unique_identifier', 'retain_id'])
-        .where('gateway_id', '=', this.ctx.gateway.id).where('retain_id', 'is not', null).execute();
-      return rows.map((row) => ({ vendorUniqueIdentifier: row.vendor_unique_identifier, retainId: row.retain_id ?? '' }));
+      return await gatewayRetentions(this.ctx.db, this.ctx.gateway.id);
     } catch (err) {
       this.ctx.logger.warn({ gateway: this.gatewayName, err }, 'could not read retains for Welcome');
       return [];

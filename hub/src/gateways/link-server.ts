@@ -12,7 +12,10 @@ import {
   type BlobRequest,
   type CommandAction,
   type CommandResult,
+  type Retention,
+  type TunnelFrame,
 } from '@devicelab/proto';
+import { randomUUID } from 'node:crypto';
 import { createLogger, type Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
 import type { MetricsStore } from '../metrics/metrics-store';
@@ -20,7 +23,9 @@ import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { isDatabaseUnavailable, type Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
 import { resetAllGateways, setGatewayConnected, takeDevicesOffline } from './device-inventory';
-import { GatewayUnavailableError, type ConnectedGateway, type GatewayDirectory } from './gateway-directory';
+import {
+  GatewayUnavailableError, type ConnectedGateway, type DeviceTunnel, type GatewayDirectory,
+} from './gateway-directory';
 import { GatewaySession, type ConnectCall } from './gateway-session';
 import { authenticateGateway } from './gateway-tokens';
 import { InventoryResync } from './inventory-resync';
@@ -156,6 +161,40 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     );
   };
 
+  /** Tunnels asked for (OpenTunnel sent), waiting for their gateway's Tunnel call. */
+  const pendingTunnels = new Map<string, {
+    gatewayName: string; resolve(tunnel: DeviceTunnel): void; reject(err: Error): void; timer: NodeJS.Timeout;
+  }>();
+
+  /** GatewayLink.Tunnel: the gateway's answer to OpenTunnel; its first frame names the tunnel. */
+  const tunnel = (call: grpc.ServerDuplexStream<TunnelFrame, TunnelFrame>): void => {
+    call.on('error', () => undefined);
+    const refuse = (code: grpc.status, details: string) => call.emit('error', { code, details });
+    // Paused at the first frame; the consumer resumes once it listens, so no frame is lost in between.
+    const firstFrame = new Promise<TunnelFrame>((resolve) => call.once('data', (frame: TunnelFrame) => {
+      call.pause();
+      resolve(frame);
+    }));
+    void Promise.all([authenticateCall(db, call.metadata), firstFrame]).then(([gateway, frame]) => {
+      const pending = pendingTunnels.get(frame.tunnelId ?? '');
+      if (!gateway || !pending || pending.gatewayName !== gateway.name) {
+        refuse(grpc.status.PERMISSION_DENIED, 'no such tunnel for this gateway');
+        return;
+      }
+      pendingTunnels.delete(frame.tunnelId ?? '');
+      clearTimeout(pending.timer);
+      if (frame.error) {
+        pending.reject(new GatewayUnavailableError(frame.error));
+        call.end();
+        return;
+      }
+      pending.resolve(call as unknown as DeviceTunnel);
+    }, (err: unknown) => {
+      logger.error({ err }, 'tunnel authentication failed');
+      refuse(grpc.status.UNAVAILABLE, 'hub could not check credentials');
+    });
+  };
+
   const fetchBlob = (call: grpc.ServerWritableStream<BlobRequest, BlobChunk>): void => {
     void serveBlob(db, blobs, call, logger);
   };
@@ -163,7 +202,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   // A full snapshot carries every device's properties (500-1200 getprop keys) and packages: a lab of a few
   // dozen devices passes gRPC's 4 MiB default.
   const server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES });
-  server.addService(gatewayLinkService, { Connect: connect, FetchBlob: fetchBlob });
+  server.addService(gatewayLinkService, { Connect: connect, FetchBlob: fetchBlob, Tunnel: tunnel });
   const credentials = options.tls
     ? grpc.ServerCredentials.createSsl(
         options.tls.ca ?? null,
@@ -193,11 +232,30 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
       }
       return Promise.reject(new GatewayUnavailableError(`No connected gateway reports USB hub ${hubSerialNumber}.`));
     },
-    notifyRetention(vendorUniqueIdentifier: string, retainId: string): void {
+    notifyRetention(retention: Retention): void {
       // Every gateway hears it, not only the one reporting the device now: a reconnected gateway reports its
       // devices a while after Welcome, and a device can move to another gateway. A retain id is no secret (a
-      // ticket also needs the hub's signature).
-      for (const session of sessions.values()) session.sendRetention({ vendorUniqueIdentifier, retainId });
+      // ticket also needs the hub's signature), nor are public keys.
+      for (const session of sessions.values()) session.sendRetention(retention);
+    },
+    async accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined> {
+      const session = [...sessions.values()].find((s) => s.devices.has(vendorUniqueIdentifier));
+      return session?.accessPort(vendorUniqueIdentifier, retainId, timeoutMs);
+    },
+    openTunnel(request, timeoutMs): Promise<DeviceTunnel> {
+      const session = [...sessions.values()].find((s) => s.devices.has(request.vendorUniqueIdentifier));
+      if (!session) {
+        return Promise.reject(new GatewayUnavailableError(`No connected gateway holds device ${request.vendorUniqueIdentifier}.`));
+      }
+      const tunnelId = randomUUID();
+      return new Promise<DeviceTunnel>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          pendingTunnels.delete(tunnelId);
+          reject(new GatewayUnavailableError(`Gateway ${session.gatewayName} did not open the tunnel within ${timeoutMs} ms.`));
+        }, timeoutMs);
+        pendingTunnels.set(tunnelId, { gatewayName: session.gatewayName, resolve, reject, timer });
+        session.openTunnel({ ...request, tunnelId });
+      });
     },
     notifyMetricsSettings(): void {
       for (const session of sessions.values()) void session.sendMetricsSettings();

@@ -191,6 +191,14 @@ export interface EventsTable {
   seq: ColumnType<string, never, never>;
 }
 
+export interface UserAdbKeysTable {
+  user_id: string;
+  fingerprint: string;
+  key: Buffer;
+  comment: Generated<string>;
+  added_at: CreatedAt;
+}
+
 export interface HubSettingsTable {
   key: string;
   value: string;
@@ -207,6 +215,7 @@ export interface Database {
   async_jobs: AsyncJobsTable;
   events: EventsTable;
   hub_settings: HubSettingsTable;
+  user_adb_keys: UserAdbKeysTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -211,7 +211,18 @@ export const ENDPOINTS: EndpointDescription[] = [
       bodyKeys: userFields, response: result },
     { select: 'action=generateToken', summary: 'Issue a new API token for a user (extension).', entitlement: 'UserModify',
       params: [required(p('id', 'guid'))], response: resultOf({ type: 'object', properties: { apiToken: { type: 'string' } } }) },
+    { select: 'action=addAdbKey', summary: 'Register an adb public key (the text of ~/.android/adbkey.pub) for a user (extension).',
+      entitlement: 'UserModify (UserModifySelf for oneself)', body: 'json', bodyKeys: ['key'],
+      params: [required(p('id', 'guid')), p('key', 'string', 'The text of adbkey.pub (or a JSON body {"key": ...}).')],
+      response: resultOf(ref('AdbKey')) },
+    { select: 'action=removeAdbKey', summary: 'Remove one of a user\'s adb public keys (extension).',
+      entitlement: 'UserModify (UserModifySelf for oneself)',
+      params: [required(p('id', 'guid')), required(p('fingerprint', 'string', 'The key\'s fingerprint as GET /User/AdbKey shows it.'))],
+      response: result },
   ] },
+  { method: 'get', path: '/User/AdbKey', operations: [{
+    select: '', summary: 'A user\'s adb public keys (extension): fingerprint, comment, date added.', entitlement: 'UserList (none for oneself)',
+    params: [required(p('id', 'guid'))], response: arrayOf(ref('AdbKey')) }] },
   { method: 'get', path: '/Role', operations: [{
     select: '', summary: 'List roles and their entitlements (extension); without UserRolesModify only the caller\'s roles.', entitlement: 'any authenticated user', response: arrayOf(ref('Role')) }] },
   { method: 'post', path: '/Role', operations: [

@@ -79,6 +79,10 @@ export const SCHEMAS: Record<string, Schema> = {
     authenticator: { ...str, description: 'Ed25519-signed; the device\'s gateway verifies it while the retain lasts.' },
     gatewayAddress: str, gatewayPort: int32, deviceVendorUniqueIdentifier: str, serialNumber: str,
   }),
+  AdbKey: object({
+    fingerprint: { ...str, description: 'MD5 of the key, colon-separated hex (as adbkit and STF show it).' },
+    comment: str, addedAt: dateTime, key: { ...str, description: 'The key as adbkey.pub holds it, without the comment.' },
+  }),
   AsyncResponse: object({ asyncResponseId: guid }),
   AsyncStatus: object({ isComplete: bool, data: { description: 'The operation\'s result; only when isComplete.' } }),
   BuildToolInformation: object({ path: str, versionString: str, version: str, buildVersion: str }),

@@ -1,0 +1,48 @@
+/**
+ * `GET /apiv1/Device/Connect?id=<device>` upgraded to a WebSocket (issue 11 part 2): one WebSocket is one raw
+ * TCP byte stream into the device's access endpoint on its gateway (binary messages both ways; closing either
+ * end closes the other), relayed over the gateway link's Tunnel call. Authenticated by Basic credentials of the
+ * retainer or `Authorization: Bearer <DeviceAccessTicket authenticator>` (README "Device connections").
+ */
+import { ApiFailure, type Logger } from '@devicelab/shared';
+import { authorizeDeviceConnection } from '../domain/device-connection';
+import type { TicketKeys } from '../domain/device-ticket';
+import { GatewayUnavailableError, type GatewayDirectory } from '../gateways/gateway-directory';
+import type { UpgradeDecision, UpgradeRequest, WebSocketRoute } from '../http/websocket-upgrade';
+import type { Db } from '../store/database';
+import { pumpBytes, tunnelEnd, webSocketEnd } from '../tunnel/byte-pump';
+
+export const DEVICE_CONNECT_PATH = '/apiv1/device/connect';
+const TUNNEL_OPEN_TIMEOUT_MS = 10_000;
+
+interface DeviceConnectDeps {
+  db: Db;
+  gateways: GatewayDirectory;
+  ticketKeys: TicketKeys;
+  logger: Logger;
+}
+
+export function deviceConnectSocket(deps: DeviceConnectDeps): WebSocketRoute {
+  return {
+    acceptsBearer: true,
+    async decide(request: UpgradeRequest): Promise<UpgradeDecision> {
+      const params = new Map([...request.url.searchParams].map(([key, value]) => [key.toLowerCase(), value]));
+      const identifier = params.get('id') || params.get('deviceid');
+      if (!identifier) return { status: 400, message: "Parameter 'id' is required." };
+      try {
+        const caller = request.user ? { user: request.user } : { authenticator: request.bearer ?? '' };
+        const grant = await authorizeDeviceConnection(deps.db, deps.ticketKeys, caller, identifier);
+        const tunnel = await deps.gateways.openTunnel({
+          vendorUniqueIdentifier: grant.vendorUniqueIdentifier, remoteAddress: request.clientAddress, userLogin: grant.userLogin,
+        }, TUNNEL_OPEN_TIMEOUT_MS);
+        return {
+          accept: (ws) => pumpBytes(webSocketEnd(ws), tunnelEnd(tunnel)),
+        };
+      } catch (err) {
+        if (err instanceof ApiFailure) return { status: 403, message: err.message };
+        if (err instanceof GatewayUnavailableError) return { status: 503, message: err.message };
+        throw err;
+      }
+    },
+  };
+}

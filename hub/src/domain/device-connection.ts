@@ -1,0 +1,54 @@
+/**
+ * Who may open a relayed connection into a device (issue 11 part 2): the user who retains it right now (with
+ * DeviceConnect), or the holder of the current retain's DeviceAccessTicket authenticator (checked as the
+ * gateway's TicketVerifier checks it: the hub's Ed25519 signature, the device, the current retain id). The
+ * device must be enabled and not deleted. The adb key AUTH at the device's endpoint comes on top of this.
+ */
+import { createPublicKey, verify } from 'node:crypto';
+import { decodeDeviceTicket } from '@devicelab/proto';
+import { ApiFailure } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { requireEntitlement } from '../auth/entitlements';
+import type { Db } from '../store/database';
+import { resolveDevice } from './device-queries';
+import type { TicketKeys } from './device-ticket';
+
+export interface DeviceConnectionGrant {
+  vendorUniqueIdentifier: string;
+  /** The retainer's login, for the access events. */
+  userLogin: string;
+}
+
+type Caller = { user: AuthenticatedUser } | { authenticator: string };
+
+export const NOT_YOUR_RETAIN = (name: string): string =>
+  `Device '${name}' is not retained by you; retain it first (POST /Device?action=retain).`;
+
+export async function authorizeDeviceConnection(
+  db: Db, ticketKeys: TicketKeys, caller: Caller, identifier: string,
+): Promise<DeviceConnectionGrant> {
+  if ('user' in caller) requireEntitlement(caller.user, 'DeviceConnect');
+  const device = await resolveDevice(db, identifier);
+  if (device.deleted) throw new ApiFailure('Device is deleted.');
+  if (!device.enabled) throw new ApiFailure('Device is disabled.');
+  if (!device.retained_by || !device.retain_id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name));
+  if ('user' in caller) {
+    if (device.retained_by !== caller.user.id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name));
+    return { vendorUniqueIdentifier: device.vendor_unique_identifier, userLogin: caller.user.login };
+  }
+  const ticket = decodeDeviceTicket(caller.authenticator);
+  const publicKey = createPublicKey({ key: ticketKeys.publicKeyDer, format: 'der', type: 'spki' });
+  const signed = ticket !== undefined && safeVerify(ticket.signed, publicKey, ticket.signature);
+  if (!ticket || !signed || ticket.claims.device !== device.id || ticket.claims.retain !== device.retain_id) {
+    throw new ApiFailure(`The ticket does not open device '${device.name}' (not its current retain).`);
+  }
+  return { vendorUniqueIdentifier: device.vendor_unique_identifier, userLogin: device.retainer_login ?? device.retained_by };
+}
+
+function safeVerify(data: Buffer, key: ReturnType<typeof createPublicKey>, signature: Buffer): boolean {
+  try {
+    return verify(null, data, key, signature);
+  } catch {
+    return false;
+  }
+}

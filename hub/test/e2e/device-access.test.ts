@@ -1,0 +1,141 @@
+/**
+ * Issue 11: the retain ticket opens the device. Real adb clients (each user its own HOME, key and adb server)
+ * against a labsim device through the gateway's adb endpoint and through the hub-relayed WebSocket tunnel.
+ */
+import { fixture } from '../../../scripts/jest/shared-files';
+import { openDeviceConnection } from '../../src/cli/device-connect';
+import { startAdbClient, type AdbClient } from '../support/adb-client';
+import { startTestLab, waitFor, type TestLab } from '../support/lab';
+
+jest.setTimeout(180_000);
+
+let lab: TestLab;
+let alice: { login: string; token: string; id: string; adb: AdbClient };
+let bob: { login: string; token: string; id: string; adb: AdbClient };
+
+async function json(res: Response): Promise<any> {
+  return res.json();
+}
+
+async function user(login: string) {
+  const credentials = await lab.addUser(login, ['Tester']);
+  const [self] = await json(await lab.api(credentials, '/User'));
+  return { ...credentials, id: self.id as string, adb: await startAdbClient(login.split('@')[0]) };
+}
+
+async function addKey(who: typeof alice, key: string) {
+  return json(await lab.api(who, `/User?action=addAdbKey&id=${who.id}`, {
+    method: 'POST', body: new URLSearchParams({ key }), headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  }));
+}
+
+/** Whether `adb devices` of this client lists the address as a usable device. */
+async function online(client: AdbClient, address: string): Promise<boolean> {
+  const { stdout } = await client.adb(['devices']);
+  return stdout.split('\n').some((line) => line.startsWith(address) && /\tdevice\s*$/.test(line));
+}
+
+beforeAll(async () => {
+  lab = await startTestLab({ androidCount: 1 });
+  alice = await user('alice@lab.test');
+  bob = await user('bob@lab.test');
+});
+
+afterAll(async () => {
+  await alice?.adb.stop();
+  await bob?.adb.stop();
+  await lab?.stop();
+});
+
+test('adb keys: registered strictly, listed to who may see the user, removable', async () => {
+  const added = await addKey(alice, alice.adb.publicKey);
+  expect(added.isSuccess).toBe(true);
+  expect(added.data.fingerprint).toMatch(/^([0-9a-f]{2}:){15}[0-9a-f]{2}$/);
+  const twice = await addKey(alice, alice.adb.publicKey);
+  expect(twice).toEqual({ isSuccess: false, errorMessage: expect.stringContaining('already registered') });
+  const broken = await addKey(alice, alice.adb.publicKey.replace(/^(.{40})./, '$1A'));
+  expect(broken).toEqual({ isSuccess: false, errorMessage: expect.stringContaining('Not an adb public key') });
+  expect((await addKey(alice, 'ssh-rsa AAAA user@host')).isSuccess).toBe(false);
+  // Bob may neither add to nor read Alice's keys.
+  expect((await addKey({ ...bob, id: alice.id }, bob.adb.publicKey)).errorMessage).toContain('UserModify');
+  expect((await json(await lab.api(bob, `/User/AdbKey?id=${alice.id}`))).errorMessage).toContain('UserList');
+  const listed = await json(await lab.api(alice, `/User/AdbKey?id=${alice.id}`));
+  expect(listed).toEqual([expect.objectContaining({ fingerprint: added.data.fingerprint, comment: expect.any(String) })]);
+  const asAdmin = await json(await lab.api(lab.admin, `/User/AdbKey?id=${alice.id}`));
+  expect(asAdmin).toHaveLength(1);
+  const bobs = await addKey(bob, bob.adb.publicKey);
+  expect(bobs.isSuccess).toBe(true);
+  const remove = (fingerprint: string) => lab.api(bob, `/User?action=removeAdbKey&id=${bob.id}&fingerprint=${fingerprint}`, { method: 'POST' });
+  expect((await json(await remove('00:11'))).errorMessage).toContain("no adb key with fingerprint '00:11'");
+  expect(await json(await remove(bobs.data.fingerprint))).toEqual({ isSuccess: true });
+  expect(await json(await lab.api(bob, `/User/AdbKey?id=${bob.id}`))).toEqual([]);
+  expect((await addKey(bob, bob.adb.publicKey)).isSuccess).toBe(true);
+});
+
+test('the retainer reaches the device over adb; another user is refused; release drops it within 1 s', async () => {
+  const serial = lab.devices[0].serial;
+  const retained = await json(await lab.api(alice, `/Device?action=retain&id=${serial}`, { method: 'POST' }));
+  expect(retained.isSuccess).toBe(true);
+  const { gatewayAddress, gatewayPort } = retained.data;
+  expect(gatewayPort).toBeGreaterThanOrEqual(7400);
+  expect(gatewayPort).toBeLessThanOrEqual(7599);
+  const address = `${gatewayAddress}:${gatewayPort}`;
+
+  await alice.adb.adb(['connect', address]);
+  await waitFor(() => online(alice.adb, address), 15_000, 'alice sees the device');
+  const serialno = await alice.adb.adb(['-s', address, 'shell', 'getprop', 'ro.serialno']);
+  expect(serialno.stdout.trim()).toBe(serial);
+
+  const install = await alice.adb.adb(['-s', address, 'install', fixture('ApiDemos-debug.apk')], 120_000);
+  expect(install.stdout).toContain('Success');
+  await waitFor(async () => {
+    const [device] = await json(await lab.api(alice, `/Device?anyId=${serial}&allApplications=true`));
+    return device.installedApplications?.some((a: { applicationIdentifier: string }) =>
+      a.applicationIdentifier === 'io.appium.android.apis');
+  }, 10_000, 'installedApplications shows the app installed over adb');
+
+  await bob.adb.adb(['connect', address]);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect(await online(bob.adb, address)).toBe(false);
+
+  const released = await json(await lab.api(alice, `/Device?action=release&id=${serial}`, { method: 'POST' }));
+  expect(released.isSuccess).toBe(true);
+  await waitFor(async () => !(await online(alice.adb, address)), 1_000, 'the connection dropped within 1 s');
+  const shell = await alice.adb.adb(['-s', address, 'shell', 'echo', 'still-here'], 5_000);
+  expect(shell.stdout).not.toContain('still-here');
+
+  const history = await json(await lab.api(lab.admin, `/Report/History?deviceId=${serial}&take=100`));
+  const notes = history.events.filter((e: { eventType: string }) => e.eventType === 'Note').map((e: { message: string }) => e.message);
+  expect(notes).toEqual(expect.arrayContaining([
+    expect.stringMatching(/^adb connection opened by alice@lab\.test from 127\.0\.0\.1:\d+ with key /),
+    expect.stringMatching(/^adb connection refused from 127\.0\.0\.1:\d+: key .* is not one of alice@lab\.test's adb keys/),
+  ]));
+});
+
+test('through the hub tunnel: devicelab connect gives an adb connection; release drops it', async () => {
+  const serial = lab.devices[0].serial;
+  expect((await json(await lab.api(alice, `/Device?action=retain&id=${serial}`, { method: 'POST' }))).isSuccess).toBe(true);
+  const refusals: string[] = [];
+  const basic = (who: typeof alice) => `Basic ${Buffer.from(`${who.login}:${who.token}`).toString('base64')}`;
+  const tunnel = await openDeviceConnection({ hubUrl: lab.hub.url, authorization: basic(alice), device: serial });
+  const bobTunnel = await openDeviceConnection({
+    hubUrl: lab.hub.url, authorization: basic(bob), device: serial, onRefused: (m) => refusals.push(m),
+  });
+  try {
+    const address = `127.0.0.1:${tunnel.port}`;
+    await alice.adb.adb(['connect', address]);
+    await waitFor(() => online(alice.adb, address), 15_000, 'alice sees the device through the tunnel');
+    const serialno = await alice.adb.adb(['-s', address, 'shell', 'getprop', 'ro.serialno']);
+    expect(serialno.stdout.trim()).toBe(serial);
+
+    await bob.adb.adb(['connect', `127.0.0.1:${bobTunnel.port}`]);
+    await waitFor(async () => refusals.length > 0, 10_000, 'the hub refuses bob');
+    expect(refusals[0]).toContain('not retained by you');
+
+    await lab.api(alice, `/Device?action=release&id=${serial}`, { method: 'POST' });
+    await waitFor(async () => !(await online(alice.adb, address)), 5_000, 'the tunnelled connection dropped');
+  } finally {
+    await tunnel.close();
+    await bobTunnel.close();
+  }
+});

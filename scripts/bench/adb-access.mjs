@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// Benchmark: `adb push` of a BENCH_PUSH_MB (default 50) MB file to a retained simulated device three ways, in one
+// run: straight through the gateway host's adb server (the baseline), through the device's adb endpoint on the
+// gateway (`adb connect <gatewayAddress>:<gatewayPort>` of the retain ticket) and through the hub-relayed tunnel
+// (`devicelab connect <device>`, WebSocket -> hub -> gRPC Tunnel -> gateway). Each way BENCH_REPEATS (default 3)
+// times, interleaved; the median throughput counts. Goals: direct >= 0.8x, tunnel >= 0.5x the baseline.
+// Every adb client here is real; the user's has its own HOME, key and adb server.
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { progress, sleep, startBenchLab } from './bench-lab.mjs';
+import { waitForAvailability } from './plug-measurement.mjs';
+import { printTable } from './statistics.mjs';
+
+const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { defaultAndroidLab } = createRequire(import.meta.url)('../../labsim/dist');
+const megabytes = Number(process.env.BENCH_PUSH_MB || 50);
+const repeats = Number(process.env.BENCH_REPEATS || 3);
+
+const freePort = () => new Promise((resolve) => {
+  const server = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = server.address();
+    server.close(() => resolve(port));
+  });
+});
+
+const lab = await startBenchLab();
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'devicelab-bench-adb-'));
+const userEnv = { ...process.env, HOME: scratch, ANDROID_ADB_SERVER_PORT: String(await freePort()) };
+delete userEnv.ADB_VENDOR_KEYS;
+let tunnelProcess;
+try {
+  const [spec] = defaultAndroidLab(1);
+  await lab.world.addAndroidDevice(spec);
+  await waitForAvailability(lab, spec.serial, 'Online', 50, 60_000);
+  const serial = spec.serial;
+
+  progress('a user adb client with its own key and server');
+  mkdirSync(path.join(scratch, '.android'));
+  await run('adb', ['keygen', path.join(scratch, '.android', 'adbkey')], { env: userEnv });
+  await run('adb', ['start-server'], { env: userEnv });
+  const [admin] = (await lab.get('/User?userName=admin')).body;
+  const added = await fetch(`${lab.url}/apiv1/User?action=addAdbKey&id=${admin.id}`, {
+    method: 'POST', headers: { authorization: lab.authorization },
+    body: new URLSearchParams({ key: readFileSync(path.join(scratch, '.android', 'adbkey.pub'), 'utf8') }),
+  }).then((res) => res.json());
+  if (!added.isSuccess) throw new Error(`addAdbKey: ${added.errorMessage}`);
+  const retained = (await lab.get(`/Device?action=retain&id=${serial}`, { method: 'POST' })).body;
+  if (!retained.isSuccess) throw new Error(`retain: ${retained.errorMessage}`);
+  const direct = `${retained.data.gatewayAddress}:${retained.data.gatewayPort}`;
+
+  progress('the hub tunnel: devicelab connect');
+  const [login, token] = Buffer.from(lab.authorization.slice('Basic '.length), 'base64').toString().split(':');
+  tunnelProcess = spawn(process.execPath, [path.join(root, 'hub/dist/main.js'), 'connect', serial], {
+    env: { ...process.env, DEVICELAB_URL: lab.url, DEVICELAB_LOGIN: login, DEVICELAB_TOKEN: token }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const tunnel = await new Promise((resolve, reject) => {
+    let out = '';
+    tunnelProcess.stdout.on('data', (d) => {
+      out += d;
+      const match = /adb connect (127\.0\.0\.1:\d+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    tunnelProcess.once('exit', (code) => reject(new Error(`devicelab connect exited ${code}`)));
+  });
+
+  for (const address of [direct, tunnel]) {
+    await run('adb', ['connect', address], { env: userEnv });
+    for (let i = 0; ; i++) {
+      const { stdout } = await run('adb', ['devices'], { env: userEnv });
+      if (stdout.split('\n').some((line) => line.startsWith(`${address}\tdevice`))) break;
+      if (i > 100) throw new Error(`${address} never became a device`);
+      await sleep(100);
+    }
+  }
+
+  const file = path.join(scratch, 'payload.bin');
+  writeFileSync(file, randomBytes(megabytes * 1024 * 1024));
+  const ways = [
+    ['gateway host adb server (baseline)', { ...process.env, ...lab.world.env() }, lab.world.device(serial).adbSerial],
+    ['direct endpoint (adb connect gateway:port)', userEnv, direct],
+    ['hub tunnel (devicelab connect)', userEnv, tunnel],
+  ];
+  const seconds = new Map(ways.map(([name]) => [name, []]));
+  for (let r = 0; r < repeats; r++) {
+    for (const [name, env, target] of ways) {
+      const started = process.hrtime.bigint();
+      await run('adb', ['-s', target, 'push', file, `/data/local/tmp/bench-${r}.bin`], { env, maxBuffer: 1 << 20 });
+      const s = Number(process.hrtime.bigint() - started) / 1e9;
+      seconds.get(name).push(s);
+      progress(`${name} push ${r + 1}/${repeats}: ${(megabytes / s).toFixed(1)} MB/s`);
+    }
+  }
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const rate = (name) => megabytes / median(seconds.get(name));
+  const baseline = rate(ways[0][0]);
+  const goals = [undefined, 0.8, 0.5];
+  process.stdout.write(`\nadb push of ${megabytes} MB, median of ${repeats}\n`);
+  printTable(['way', 'MB/s', 'ratio to baseline', 'goal'], ways.map(([name], i) => {
+    const ratio = rate(name) / baseline;
+    return [name, rate(name).toFixed(1), ratio.toFixed(2),
+      goals[i] === undefined ? '' : `>= ${goals[i]} ${ratio >= goals[i] ? 'met' : 'NOT met'}`];
+  }));
+} finally {
+  tunnelProcess?.kill('SIGTERM');
+  await run('adb', ['kill-server'], { env: userEnv }).catch(() => undefined);
+  rmSync(scratch, { recursive: true, force: true });
+  await lab.stop();
+}
