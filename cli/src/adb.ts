@@ -20,13 +20,23 @@ function adb(args: string[], timeoutMs = 30_000): Promise<string> {
   });
 }
 
-/** `adb connect host:port`, then waits until adb reports the device online; adb answers exit 0 even when it failed. */
-export async function adbConnect(address: string): Promise<void> {
-  const answer = await adb(['connect', address]);
-  if (!/connected to/i.test(answer)) {
-    throw new CliError(`adb could not connect through the tunnel (${answer.trim()}). Check that the device is online and retained by you.`, EXIT.apiFailure);
+/**
+ * `adb connect host:port`, then waits until `adb devices` lists it as a usable device (adb answers exit 0 even when
+ * it failed, and may report "failed to authenticate" on a first try it then completes).
+ */
+export async function adbConnect(address: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let answer = await adb(['connect', address]);
+  let state = '';
+  for (let attempt = 1; Date.now() < deadline; attempt++) {
+    const listed = (await adb(['devices'])).split('\n').find((line) => line.startsWith(`${address}\t`));
+    state = listed?.split('\t')[1]?.trim() ?? '';
+    if (state === 'device') return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (!listed && attempt % 4 === 0) answer = await adb(['connect', address]);
   }
-  await adb(['-s', address, 'wait-for-device'], 60_000);
+  throw new CliError(`adb could not connect through the tunnel to ${address} (${state || answer.trim()}). Check that the device is `
+    + 'online and retained by you, and that your adb key is the one in ~/.android/adbkey.pub.', EXIT.apiFailure);
 }
 
 export async function adbDisconnect(address: string): Promise<void> {

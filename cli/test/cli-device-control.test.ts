@@ -11,6 +11,9 @@ import { CLI_MAIN, cliEnvironment, runCli, startCli, type CliUser } from './supp
 
 const exec = promisify(execFile);
 
+// Each test starts several CLI processes on a shared, busy machine.
+jest.setTimeout(180_000);
+
 let lab: TestLab;
 let tester: CliUser;
 let serial: string;

@@ -10,6 +10,9 @@ import path from 'node:path';
 import { startTestLab, type TestLab } from '../../hub/test/support/lab';
 import { cliEnvironment, deviceState, runCli, startCli, type CliUser } from './support/cli-process';
 
+// Each test starts several CLI processes on a shared, busy machine.
+jest.setTimeout(180_000);
+
 let lab: TestLab;
 let tester: CliUser;
 let other: CliUser;

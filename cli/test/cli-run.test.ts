@@ -3,24 +3,40 @@
  * with its code, and the devices are released on every way out: success, failure, SIGINT, SIGTERM, --timeout,
  * a command that cannot start, and an install that fails.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../../hub/test/support/adb-client';
 import { startTestLab, type TestLab } from '../../hub/test/support/lab';
 import { fixture } from '../../scripts/jest/shared-files';
 import { cliEnvironment, deviceState, runCli, startCli, type CliUser } from './support/cli-process';
 
+// Each test starts several CLI processes on a shared, busy machine.
+jest.setTimeout(180_000);
+
 let lab: TestLab;
 let tester: CliUser;
 let scratch: string;
+/** The user's own adb: its own HOME (key pair) and its own adb server port, so no other adb server is touched. */
+let adbEnv: Record<string, string>;
 
 beforeAll(async () => {
   lab = await startTestLab({ androidCount: 2 });
   tester = await lab.addUser('runner@example.com', ['Tester']);
   scratch = mkdtempSync(path.join(os.tmpdir(), 'devicelab-cli-run-'));
+  mkdirSync(path.join(scratch, '.android'));
+  adbEnv = { HOME: scratch, ANDROID_ADB_SERVER_PORT: String(await freePort()) };
 }, 120_000);
 
-afterAll(() => lab?.stop(), 60_000);
+afterAll(async () => {
+  try {
+    execFileSync('adb', ['kill-server'], { env: { ...process.env, ...adbEnv }, timeout: 10_000 });
+  } catch {
+    // never started
+  }
+  await lab?.stop();
+}, 60_000);
 
 const env = () => cliEnvironment(lab, tester);
 
@@ -124,4 +140,36 @@ test('no device matches: exit 3, the command never runs', async () => {
   expect(result.code).toBe(3);
   expect(result.stdout).toBe('');
   expect(result.stderr).toMatch(/No device matches --filter os=ios. `devicelab devices` shows what the lab has/);
+});
+
+test('adb through the hub tunnel: the command reaches its device as ANDROID_SERIAL; adb is disconnected and the device released after', async () => {
+  const result = await runCli(['run', '--filter', 'os=android', '--', 'echo "serial=$ANDROID_SERIAL"; adb -s "$ANDROID_SERIAL" shell getprop ro.serialno'],
+    cliEnvironment(lab, tester, adbEnv));
+  expect(result).toMatchObject({ code: 0 });
+  const [, address] = /^serial=(127\.0\.0\.1:\d+)$/m.exec(result.stdout) ?? [];
+  expect(address).toBeDefined();
+  const serialno = result.stdout.trim().split('\n').pop();
+  expect(lab.devices.map((d) => d.serial)).toContain(serialno);
+  await expectAllReleased();
+  const devices = execFileSync('adb', ['devices'], { env: { ...process.env, ...adbEnv } }).toString();
+  expect(devices).not.toContain(address);
+  // The hub recorded the adb connection with this user's key.
+  const [device] = await (await lab.api(lab.admin, `/Device?AnyId=${serialno}`)).json() as { id: string }[];
+  const history = await (await lab.api(lab.admin, `/Report/History?deviceId=${device.id}&take=50`)).json() as { events: { message: string }[] };
+  expect(history.events.map((e) => e.message)).toContainEqual(expect.stringMatching(/^adb connection opened by runner@example\.com/));
+});
+
+test('connect --adb: a local port into the device until SIGINT, which closes it and releases the device it retained', async () => {
+  const serial = lab.devices[1].serial;
+  const connect = startCli(['connect', serial, '--adb', '--json'], cliEnvironment(lab, tester, adbEnv));
+  await connect.waitFor(/Ctrl-C closes it/, 60_000);
+  const { address, serialNumber } = JSON.parse(connect.output().stdout) as { address: string; serialNumber: string };
+  expect(serialNumber).toBe(serial);
+  const adbEnvironment = { ...process.env, ...adbEnv };
+  expect(execFileSync('adb', ['-s', address, 'shell', 'getprop', 'ro.serialno'], { env: adbEnvironment }).toString().trim()).toBe(serial);
+  expect((await deviceState(lab, serial)).retainedByUserName).toBe(tester.login);
+  connect.child.kill('SIGINT');
+  expect(await connect.done).toMatchObject({ code: 0 });
+  expect((await deviceState(lab, serial)).retainedById).toBeUndefined();
+  expect(execFileSync('adb', ['devices'], { env: adbEnvironment }).toString()).not.toContain(address);
 });

@@ -106,8 +106,8 @@ async function runCommand(ctx: Context, command: string[], opts: RunOptions): Pr
         await probeTunnel(api, device.id);
         const tunnel = await openTunnel(api, device.id, ctx.out);
         tunnels.push(tunnel);
+        adbConnected.push(tunnel.address); // disconnected at the end even when the connect fails half way
         await adbConnect(tunnel.address);
-        adbConnected.push(tunnel.address);
         adbSerials.push(tunnel.address);
         checkInterrupted();
       }

@@ -34,7 +34,7 @@ export async function freePort(): Promise<number> {
 export async function startAdbClient(name: string): Promise<AdbClient> {
   const home = mkdtempSync(path.join(os.tmpdir(), `devicelab-adbuser-${name}-`));
   mkdirSync(path.join(home, '.android'));
-  const env = { ...process.env, HOME: home, ANDROID_ADB_SERVER_PORT: String(await freePort()) };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, ANDROID_ADB_SERVER_PORT: String(await freePort()) };
   delete env.ADB_VENDOR_KEYS;
   await run('adb', ['keygen', path.join(home, '.android', 'adbkey')], { env });
   const adb = async (args: string[], timeoutMs = 30_000) => {
