@@ -13,6 +13,11 @@ function walk(command: Command, path: string[] = []): Node[] {
   return [own, ...command.commands.flatMap((c) => walk(c, [...path, c.name()]))];
 }
 
+/** Shell `case` arms that follow the words typed so far down the command tree into `variable`. */
+function pathArms(nodes: Node[], variable: string): string {
+  return nodes.slice(1).map((n) => `      "${n.path.join(' ')}") ${variable}="${n.path.join(' ')}" ;;`).join('\n');
+}
+
 export function bashCompletion(program: Command): string {
   const nodes = walk(program);
   const globals = nodes[0].options.join(' ');
@@ -25,7 +30,7 @@ _devicelab() {
     w="\${COMP_WORDS[i]}"
     [[ "$w" == -* ]] && continue
     case "\${path:+$path }$w" in
-${nodes.slice(1).map((n) => `      "${n.path.join(' ')}") path="${n.path.join(' ')}" ;;`).join('\n')}
+${pathArms(nodes, 'path')}
     esac
   done
   case "$path" in
@@ -50,7 +55,7 @@ _devicelab() {
   for w in \${words[2,CURRENT-1]}; do
     [[ "$w" == -* ]] && continue
     case "\${cmdpath:+$cmdpath }$w" in
-${nodes.slice(1).map((n) => `      "${n.path.join(' ')}") cmdpath="${n.path.join(' ')}" ;;`).join('\n')}
+${pathArms(nodes, 'cmdpath')}
     esac
   done
   case "$cmdpath" in
