@@ -3,7 +3,8 @@
  * with its code, and the devices are released on every way out: success, failure, SIGINT, SIGTERM, --timeout,
  * a command that cannot start, and an install that fails.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,12 @@ let scratch: string;
 /** The user's own adb: its own HOME (key pair) and its own adb server port, so no other adb server is touched. */
 let adbEnv: Record<string, string>;
 
+/** The user's adb, asynchronously: the hub (and its tunnel) runs in this process and must keep serving meanwhile. */
+async function adb(...args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)('adb', args, { env: { ...process.env, ...adbEnv }, timeout: 30_000 });
+  return stdout;
+}
+
 beforeAll(async () => {
   lab = await startTestLab({ androidCount: 2 });
   tester = await lab.addUser('runner@example.com', ['Tester']);
@@ -30,11 +37,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  try {
-    execFileSync('adb', ['kill-server'], { env: { ...process.env, ...adbEnv }, timeout: 10_000 });
-  } catch {
-    // never started
-  }
+  await adb('kill-server').catch(() => undefined); // only this test's own adb server
   await lab?.stop();
 }, 60_000);
 
@@ -151,8 +154,7 @@ test('adb through the hub tunnel: the command reaches its device as ANDROID_SERI
   const serialno = result.stdout.trim().split('\n').pop();
   expect(lab.devices.map((d) => d.serial)).toContain(serialno);
   await expectAllReleased();
-  const devices = execFileSync('adb', ['devices'], { env: { ...process.env, ...adbEnv } }).toString();
-  expect(devices).not.toContain(address);
+  expect(await adb('devices')).not.toContain(address);
   // The hub recorded the adb connection with this user's key.
   const [device] = await (await lab.api(lab.admin, `/Device?AnyId=${serialno}`)).json() as { id: string }[];
   const history = await (await lab.api(lab.admin, `/Report/History?deviceId=${device.id}&take=50`)).json() as { events: { message: string }[] };
@@ -165,11 +167,10 @@ test('connect --adb: a local port into the device until SIGINT, which closes it 
   await connect.waitFor(/Ctrl-C closes it/, 60_000);
   const { address, serialNumber } = JSON.parse(connect.output().stdout) as { address: string; serialNumber: string };
   expect(serialNumber).toBe(serial);
-  const adbEnvironment = { ...process.env, ...adbEnv };
-  expect(execFileSync('adb', ['-s', address, 'shell', 'getprop', 'ro.serialno'], { env: adbEnvironment }).toString().trim()).toBe(serial);
+  expect((await adb('-s', address, 'shell', 'getprop', 'ro.serialno')).trim()).toBe(serial);
   expect((await deviceState(lab, serial)).retainedByUserName).toBe(tester.login);
   connect.child.kill('SIGINT');
   expect(await connect.done).toMatchObject({ code: 0 });
   expect((await deviceState(lab, serial)).retainedById).toBeUndefined();
-  expect(execFileSync('adb', ['devices'], { env: adbEnvironment }).toString()).not.toContain(address);
+  expect(await adb('devices')).not.toContain(address);
 });

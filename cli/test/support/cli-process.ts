@@ -1,6 +1,7 @@
 /**
- * Runs the built `devicelab` binary (cli/dist/main.js, what `npx devicelab` and a global install run) as a child
- * process against a test lab, with its own config folder, and collects what it printed and how it exited.
+ * Runs the built `devicelab` binary (cli/bin/devicelab.js over cli/dist, what `npx devicelab` and a global install
+ * run) as a child process against a test lab, with its own config folder, and collects what it printed and how it
+ * exited.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -8,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestLab } from '../../../hub/test/support/lab';
 
-export const CLI_MAIN = path.resolve(__dirname, '../../dist/main.js');
+export const CLI_MAIN = path.resolve(__dirname, '../../bin/devicelab.js');
+const BUILT = path.resolve(__dirname, '../../dist/main.js');
 
 export interface CliResult {
   code: number | null;
@@ -24,7 +26,7 @@ export interface CliUser {
 
 /** The environment of a CLI run: the lab's hub, the given user, a private XDG_CONFIG_HOME, no colour hints. */
 export function cliEnvironment(lab: TestLab, user: CliUser | undefined, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: build first (npx tsc -b)`);
+  if (!existsSync(BUILT)) throw new Error(`${BUILT} is missing: build first (npx tsc -b)`);
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: mkdtempSync(path.join(os.tmpdir(), 'devicelab-cli-config-')) };
   for (const key of ['DEVICELAB_URL', 'DEVICELAB_USER', 'DEVICELAB_TOKEN', 'NO_COLOR', 'ANDROID_SERIAL']) delete env[key];
   if (user) Object.assign(env, { DEVICELAB_URL: lab.hub.url, DEVICELAB_USER: user.login, DEVICELAB_TOKEN: user.token });
