@@ -41,7 +41,8 @@ test('apps upload on a terminal: a redrawn progress bar with bytes and rate on s
   expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[#{10,24}\] 100% 3\.0 MB \/ 3\.0 MB {2}[\d.]+ [KMG]?B\/s/);
   expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[-{10,24}\] {3}0% 0 B \/ 3\.0 MB/);
   expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[#+-+\] +[1-9]\d?% [\d.]+ [KM]B \/ 3\.0 MB/); // and between
-  expect(stdout).toMatch(/^[0-9a-f-]{36}\r?$/m);
+  // The id on a line of its own, after the progress line was cleared (stdout and stderr share the terminal).
+  expect(stdout).toMatch(/(^|\r\x1b\[2K)[0-9a-f-]{36}\r?$/m);
 });
 
 test('apps upload in a log (not a terminal): plain progress lines, no terminal codes; NO_COLOR is honoured', async () => {
