@@ -159,14 +159,13 @@ function influxTables(doc: InfluxDocument): string {
 }
 
 /**
- * The lines of `current` that `previous` did not end with: where the last few lines of `previous` occur in `current`,
- * what follows them; all of `current` when they do not (the log moved on by more than a window).
+ * The lines of `current` that `previous` had not shown. Both are windows of the last N lines of one log, so the
+ * window slid on: the longest tail of `previous` that `current` starts with is old, the rest is new (all of it
+ * when the log moved on by more than a window).
  */
 export function newLines(previous: string[], current: string[]): string[] {
-  if (!previous.length) return current;
-  const anchor = previous.slice(-Math.min(5, previous.length));
-  for (let end = current.length; end >= anchor.length; end--) {
-    if (anchor.every((line, i) => current[end - anchor.length + i] === line)) return current.slice(end);
+  for (let k = Math.min(previous.length, current.length); k > 0; k--) {
+    if (current.slice(0, k).every((line, i) => line === previous[previous.length - k + i])) return current.slice(k);
   }
   return current;
 }
