@@ -1,7 +1,7 @@
 // One jest run over every package; tests live in each package's test/ folder as *.test.ts.
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/shared', '<rootDir>/proto', '<rootDir>/labsim', '<rootDir>/gateway', '<rootDir>/hub', '<rootDir>/scripts'],
+  roots: ['<rootDir>/shared', '<rootDir>/proto', '<rootDir>/labsim', '<rootDir>/gateway', '<rootDir>/hub', '<rootDir>/cli', '<rootDir>/scripts'],
   testMatch: ['**/test/**/*.test.ts'],
   transform: {
     // Type checking happens once in `tsc -b` (scripts/test.mjs); jest only transpiles.

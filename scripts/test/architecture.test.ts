@@ -2,7 +2,8 @@
  * Layering rules of the workspace, checked on the source text (the one place where reading source is the test):
  *  - domain, metrics and auth code know nothing of HTTP: no import from `hub/src/http/`;
  *  - configuration is read from the environment by one module per process (hub: `hub/src/config.ts`, gateway:
- *    `gateway/src/main.ts`); everything else receives typed values.
+ *    `gateway/src/main.ts`, client CLI: `cli/src/config.ts`); everything else receives typed values;
+ *  - the client CLI installs on its own: it imports Node's built-ins, commander and ws, never the hub or gateway.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -36,11 +37,18 @@ const ENVIRONMENT_READERS = new Map([
   ['gateway/src/main.ts', 'the gateway\'s configuration (optionsFromEnv)'],
   ['shared/src/logger.ts', 'the log level, needed before any configuration is read'],
   ['hub/src/cli/own-process-group.ts', 'the marker of its own re-executed child, not configuration'],
+  ['cli/src/config.ts', 'the client CLI\'s configuration (hub address, credentials, config file, colour, adb)'],
 ]);
 
 test('only the configuration modules read process.env', () => {
-  const readers = ['hub/src', 'gateway/src', 'shared/src', 'proto/src'].flatMap(sourceFiles)
+  const readers = ['hub/src', 'gateway/src', 'shared/src', 'proto/src', 'cli/src'].flatMap(sourceFiles)
     .filter((file) => /process\.env\b/.test(readFileSync(path.join(root, file), 'utf8')))
     .map((file) => file.split(path.sep).join('/'));
   expect(readers.sort()).toEqual([...ENVIRONMENT_READERS.keys()].sort());
+});
+
+test('the client CLI imports only Node built-ins, commander, ws and its own modules', () => {
+  const allowed = (spec: string) => spec.startsWith('node:') || spec.startsWith('.') || spec === 'commander' || spec === 'ws';
+  const offending = sourceFiles('cli/src').flatMap((file) => importsOf(file).filter((spec) => !allowed(spec)).map((spec) => `${file} imports ${spec}`));
+  expect(offending).toEqual([]);
 });

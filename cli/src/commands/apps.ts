@@ -1,0 +1,123 @@
+/** `apps upload|list`, `install`, `uninstall`, `launch`. */
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { ApiClient } from '../api-client';
+import { action, durationOption, type Context } from '../context';
+import { CliError, EXIT } from '../errors';
+import type { Application } from '../models';
+import { formatBytes, type Output, table } from '../output';
+import { uploadApplication } from '../upload';
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ASYNC_DEADLINE = '20m';
+
+/**
+ * An application by Guid, display name or package/bundle id (the newest upload of it), or a local .apk/.ipa file,
+ * which is uploaded first.
+ */
+export async function resolveApplication(api: ApiClient, out: Output, reference: string, deadlineMs: number): Promise<Application> {
+  if (GUID.test(reference)) return { id: reference };
+  if (existsSync(reference)) return uploadApplication(api, out, reference, deadlineMs);
+  const byName = await api.get<Application[]>('/Application', { params: { IdOrName: reference } });
+  const byPackage = byName.length ? byName : await api.get<Application[]>('/Application', { params: { applicationIdentifier: reference } });
+  const newest = byPackage.sort((a, b) => (b.versionCounter ?? 0) - (a.versionCounter ?? 0)
+    || (b.createdDate ?? '').localeCompare(a.createdDate ?? ''))[0];
+  if (!newest) {
+    throw new CliError(`No application '${reference}' on the hub (not a Guid, display name, package id or local file). `
+      + '`devicelab apps list` shows what is there; `devicelab apps upload <file>` adds one.', EXIT.apiFailure);
+  }
+  return newest;
+}
+
+export async function installOnDevice(ctx: Context, app: Application, device: string, options: { force?: boolean; deadlineMs: number }): Promise<void> {
+  await ctx.api().asyncOperation('/Application', {
+    params: { action: 'install', id: app.id, deviceId: device, force: options.force || undefined },
+    deadlineMs: options.deadlineMs,
+    onPoll: (elapsed) => ctx.out.progress(`installing ${app.displayName ?? app.id} on ${device} (${Math.round(elapsed / 1000)} s)`),
+    hint: 'If the device says the signature changed, install with --force (removes the old copy and its data); '
+      + 'if it is in use, retain it first.',
+  });
+  ctx.out.clearProgress();
+}
+
+function appRow(app: Application): (string | number | undefined)[] {
+  return [app.id, app.displayName, app.applicationIdentifier, app.version, app.operatingSystem,
+    app.fileByteCount === undefined ? undefined : formatBytes(app.fileByteCount), app.createdDate];
+}
+
+export function registerAppCommands(program: Command): void {
+  const apps = program.command('apps').description('Applications stored on the hub.');
+  apps.command('upload')
+    .argument('<file>', '.apk or .ipa file')
+    .description('Upload an application (streamed from disk, with a progress bar) and print its id.')
+    .option('--timeout <duration>', 'how long the hub may take to check the package', ASYNC_DEADLINE)
+    .addHelpText('after', '\nExamples:\n  devicelab apps upload build/app-release.apk\n  APP=$(devicelab apps upload app.ipa)')
+    .action(action(async (ctx: Context, file: string, opts: { timeout: string }) => {
+      const app = await uploadApplication(ctx.api(), ctx.out, file, durationOption(opts.timeout, '--timeout', 0));
+      ctx.out.result(app, () => app.id);
+      if (!ctx.out.json) ctx.out.note(`uploaded ${app.displayName ?? ''} ${app.applicationIdentifier ?? ''} ${app.version ?? ''} as ${app.id}`);
+    }));
+  apps.command('list')
+    .description('List the applications on the hub.')
+    .option('--name <text>', 'only this Guid or display name')
+    .option('--package <id>', 'only this package name / bundle id')
+    .addHelpText('after', '\nExamples:\n  devicelab apps list\n  devicelab apps list --package com.example.app --json')
+    .action(action(async (ctx: Context, opts: { name?: string; package?: string }) => {
+      const list = await ctx.api().get<Application[]>('/Application', { params: { IdOrName: opts.name, applicationIdentifier: opts.package } });
+      ctx.out.result(list, () => (list.length
+        ? table(['ID', 'NAME', 'PACKAGE', 'VERSION', 'OS', 'SIZE', 'UPLOADED'], list.map(appRow)) : 'No applications.\n'));
+    }));
+
+  program.command('install')
+    .argument('<app>', 'application Guid, display name, package id, or a local .apk/.ipa (uploaded first)')
+    .argument('<device>', 'device Guid, serial number or vendor id')
+    .description('Install an application on a device and wait until it is installed.')
+    .option('--force', 'remove an existing copy (and its data) first, e.g. when the signing certificate changed')
+    .option('--timeout <duration>', 'how long to wait for the install', ASYNC_DEADLINE)
+    .addHelpText('after', '\nExamples:\n  devicelab install app-debug.apk 8ABX0001\n  devicelab install com.example.app 8ABX0001 --force')
+    .action(action(async (ctx: Context, appRef: string, device: string, opts: { force?: boolean; timeout: string }) => {
+      const deadlineMs = durationOption(opts.timeout, '--timeout', 0);
+      const app = await resolveApplication(ctx.api(), ctx.out, appRef, deadlineMs);
+      await installOnDevice(ctx, app, device, { force: opts.force, deadlineMs });
+      ctx.out.result({ installed: app.id, device }, () => '');
+      if (!ctx.out.json) ctx.out.note(`installed ${app.displayName ?? app.id} on ${device}`);
+    }));
+
+  program.command('uninstall')
+    .argument('<app>', 'application Guid, display name, or package id / bundle id (also apps the hub did not install)')
+    .argument('<device>', 'device Guid, serial number or vendor id')
+    .description('Remove an application from a device.')
+    .option('--keep-data', 'keep the application\'s data')
+    .addHelpText('after', '\nExamples:\n  devicelab uninstall com.example.app 8ABX0001\n  devicelab uninstall 3f0c2a9e-... 8ABX0001 --keep-data')
+    .action(action(async (ctx: Context, appRef: string, device: string, opts: { keepData?: boolean }) => {
+      const removedata = opts.keepData ? false : undefined;
+      const hint = 'Check that the app is installed (`devicelab devices --filter app=<package>`) and that you hold the device.';
+      if (GUID.test(appRef)) {
+        await ctx.api().result('POST', '/Application', { params: { action: 'uninstall', id: appRef, deviceId: device, removedata }, hint });
+      } else {
+        const [known] = await ctx.api().get<Application[]>('/Application', { params: { IdOrName: appRef } });
+        const bundleId = known?.applicationIdentifier ?? appRef;
+        await ctx.api().result('POST', '/Application', { params: { action: 'uninstallBundle', bundleId, deviceId: device, removedata }, hint });
+      }
+      ctx.out.result({ uninstalled: appRef, device }, () => '');
+      if (!ctx.out.json) ctx.out.note(`uninstalled ${appRef} from ${device}`);
+    }));
+
+  program.command('launch')
+    .argument('<app>', 'application Guid, display name or package id')
+    .argument('<device>', 'device Guid, serial number or vendor id')
+    .description('Start an application on a device.')
+    .option('--args <arguments>', 'arguments for the activity start (Android) or the program (iOS)')
+    .option('--timeout <duration>', 'how long to wait for the launch', '5m')
+    .addHelpText('after', '\nExamples:\n  devicelab launch com.example.app 8ABX0001\n  devicelab launch com.example.app 8ABX0001 --args "--es mode demo"')
+    .action(action(async (ctx: Context, appRef: string, device: string, opts: { args?: string; timeout: string }) => {
+      const deadlineMs = durationOption(opts.timeout, '--timeout', 0);
+      const app = await resolveApplication(ctx.api(), ctx.out, appRef, deadlineMs);
+      await ctx.api().asyncOperation('/Application', {
+        params: { action: 'launch', id: app.id, deviceId: device, arguments: opts.args }, deadlineMs,
+        hint: 'Install it first (`devicelab install <app> <device>`), and retain the device.',
+      });
+      ctx.out.result({ launched: app.id, device }, () => '');
+      if (!ctx.out.json) ctx.out.note(`launched ${app.displayName ?? app.id} on ${device}`);
+    }));
+}
