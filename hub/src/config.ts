@@ -63,6 +63,8 @@ export interface HubConfig {
    * (`DEVICELAB_DATA_PORT_STATE`: `Data`, the default, or `Sync` for the vendor's C# client).
    */
   dataPortState?: DataPortStateName;
+  /** Bearer token a Prometheus scraper presents for `/metrics` (`DEVICELAB_METRICS_TOKEN`); unset: no `/metrics`. */
+  metricsToken?: string;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
@@ -90,6 +92,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     linkTlsKeyFile: env.DEVICELAB_LINK_TLS_KEY || undefined,
     trustProxy: env.DEVICELAB_TRUST_PROXY ? trustedProxies(env.DEVICELAB_TRUST_PROXY) : undefined,
     dataPortState: dataPortState(env.DEVICELAB_DATA_PORT_STATE),
+    metricsToken: env.DEVICELAB_METRICS_TOKEN || undefined,
   };
 }
 

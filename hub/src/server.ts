@@ -25,6 +25,7 @@ import type { GatewayDirectory } from './gateways/gateway-directory';
 import { startLinkServer } from './gateways/link-server';
 import { removeStaleUploads } from './http/upload';
 import { startMetricsMaintenance } from './metrics/maintenance';
+import { hubMetricsRegistry, timedGatewayDirectory } from './observability/hub-metrics';
 import { DEFAULT_RETENTION_DAYS, PostgresMetricsStore } from './metrics/postgres-metrics-store';
 import type { Db } from './store/database';
 import { openRecordsStore } from './store/open-records-store';
@@ -93,10 +94,11 @@ export async function startHub(
     });
     cleanups.push(() => link.stop());
 
+    const gateways = timedGatewayDirectory(link.directory);
     const app = createApiApp({
       db,
       blobs,
-      gateways: link.directory,
+      gateways,
       authenticate: basicAuthMiddleware(db, { logger }),
       trustProxy: config.trustProxy,
       logger,
@@ -108,6 +110,8 @@ export async function startHub(
       metrics,
       serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),
       dataPortState: config.dataPortState,
+      metricsRegistry: hubMetricsRegistry(db, link.directory),
+      metricsToken: config.metricsToken,
     });
     const server = await listen(app, config);
     cleanups.push(() => new Promise<void>((resolve) => {

@@ -53,6 +53,8 @@ export interface TestLabOptions {
   usbHub?: { serial?: string; usbHubs?: Partial<UsbHubsConfig> };
   /** Records on this PostgreSQL (one the test can stop and start) instead of a fresh test database. */
   databaseUrl?: string;
+  /** More hub configuration (e.g. `metricsToken`). */
+  hubConfig?: Partial<HubConfig>;
 }
 
 export async function startTestLab(options: TestLabOptions = {}): Promise<TestLab> {
@@ -60,7 +62,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-lab-'));
   const config: HubConfig = {
     port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: options.databaseUrl ?? database!.url, dataDir,
-    adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024,
+    adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024, ...options.hubConfig,
   };
   let hub = await startHub(config, options.logger);
   const world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
