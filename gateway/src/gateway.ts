@@ -1,4 +1,5 @@
 /** Wires one gateway: its platform drivers (drivers/index.ts), the app cache, the hub link and the metrics samplers. */
+import { gatewayMetricsRegistry, startMetricsServer } from './observability/gateway-metrics';
 import { createLogger, type Logger } from '@devicelab/shared';
 import { AppCache } from './apps/app-cache';
 import type { DeviceDriver, DeviceListener } from './drivers/device-driver';
@@ -32,6 +33,8 @@ export interface GatewayOptions extends PlatformConfig {
   metricsUplink?: Partial<MetricsUplinkOptions>;
   /** USB hubs of this host (Cambrionix, uhubctl), port mapping, battery care, recovery, telemetry. */
   usbHubs?: UsbHubsConfig;
+  /** Serve Prometheus `/metrics` on this address (`DEVICELAB_GATEWAY_METRICS_LISTEN`); absent: not served. */
+  metricsListen?: { host: string; port: number };
 }
 
 export interface RunningGateway {
@@ -44,6 +47,8 @@ export interface RunningGateway {
   readonly samplers?: DeviceSamplers;
   /** Undefined when no USB hubs are configured. */
   readonly usbHubs?: UsbHubs;
+  /** The Prometheus endpoint's URL when `metricsListen` was given. */
+  readonly metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -89,6 +94,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   await usbHubs?.start();
   await drivers.start(listener);
   link.start();
+  const metricsServer = options.metricsListen ? await startMetricsServer(
+    gatewayMetricsRegistry({ drivers: registry, uplink: metrics, samplers, usbHubs: usbHubs?.service }), options.metricsListen, logger,
+  ) : undefined;
   let stopping: Promise<void> | undefined;
   return {
     link,
@@ -96,8 +104,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     metrics,
     samplers,
     usbHubs,
+    metricsUrl: metricsServer?.url,
     stop: () => {
       stopping ??= (async () => {
+        await metricsServer?.stop();
         await samplers?.stop();
         metrics.stop();
         await usbHubs?.stop();

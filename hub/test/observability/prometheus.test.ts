@@ -8,7 +8,10 @@ const TOKEN = 'scrape-token-6f1e';
 let lab: TestLab;
 
 beforeAll(async () => {
-  lab = await startTestLab({ androidCount: 2, hubConfig: { metricsToken: TOKEN } });
+  lab = await startTestLab({
+    androidCount: 2, hubConfig: { metricsToken: TOKEN }, usbHub: {},
+    gatewayOptions: { metricsListen: { host: '127.0.0.1', port: 0 } },
+  });
 }, 90_000);
 afterAll(() => lab?.stop(), 60_000);
 
@@ -75,6 +78,26 @@ it('times REST requests by route template and gateway commands by kind', async (
   expect(commandCount(after) - commandCount(before)).toBe(1);
   expect(after).not.toContain('a1b2c3');
   expect(total(after, 'devicelab_http_request_duration_seconds_count', { route: 'unmatched', status: '404' })).toBeGreaterThan(0);
+});
+
+it('the gateway serves its own devices, hub ports and uplink backlog on its own address', async () => {
+  const res = await fetch(lab.gateway.metricsUrl!);
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  // What the gateway holds is what the hub shows for its Online devices.
+  const devices = await (await lab.api(lab.admin, '/Device')).json() as { availability: string; operatingSystem: string }[];
+  const online = devices.filter((d) => d.availability === 'Online');
+  expect(online).toHaveLength(1); // the other was unplugged above
+  const gatewaySide = samples(text, 'devicelab_gateway_devices').filter((s) => s.value > 0)
+    .map((s) => [s.labels.os, s.labels.readiness, s.value]);
+  // Readiness is not on the wire: the hub's own series (from its records) says it.
+  const hubSide = samples(await (await scrape()).text(), 'devicelab_devices').filter((s) => s.labels.availability === 'Online')
+    .map((s) => s.labels.readiness);
+  expect(gatewaySide).toEqual([[online[0].operatingSystem, hubSide[0], 1]]);
+  expect(hubSide).toEqual(['Ready']);
+  expect(total(text, 'devicelab_gateway_usb_hub_ports', { hub: 'LABHUB01' })).toBe(8);
+  expect(samples(text, 'devicelab_gateway_metrics_buffered_rows')).toHaveLength(1);
+  expect((await fetch(lab.gateway.metricsUrl!.replace('/metrics', '/other'))).status).toBe(404);
 });
 
 async function waitForSeries(name: string, where: Record<string, string>, value: number): Promise<void> {

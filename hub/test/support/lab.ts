@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startGateway, type RunningGateway } from '@devicelab/gateway';
-import type { UsbHubsConfig } from '@devicelab/gateway';
+import type { GatewayOptions, UsbHubsConfig } from '@devicelab/gateway';
 import {
   defaultAndroidLab, defaultIosLab, LabWorld, type AndroidDeviceSpec, type IosDeviceSpec, type SimCambrionixHub,
 } from '@devicelab/labsim';
@@ -55,6 +55,8 @@ export interface TestLabOptions {
   databaseUrl?: string;
   /** More hub configuration (e.g. `metricsToken`). */
   hubConfig?: Partial<HubConfig>;
+  /** More gateway options (e.g. `metricsListen`). */
+  gatewayOptions?: Partial<GatewayOptions>;
 }
 
 export async function startTestLab(options: TestLabOptions = {}): Promise<TestLab> {
@@ -94,6 +96,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     publicAddress: '127.0.0.1', publicPort: 9000,
     backoff: { initialMs: 100, maxMs: 1000 },
     usbHubs,
+    ...options.gatewayOptions,
   });
   let gateway: RunningGateway | undefined = await launchGateway();
   await waitFor(async () => {
