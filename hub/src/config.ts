@@ -7,6 +7,7 @@ import path from 'node:path';
 import { ApiFailure, DataPortStateName, parseEnumValue } from '@devicelab/shared';
 import type { PackageInspectionLimits } from './apps/package-inspector';
 import { DEFAULT_ASYNC_JOB_TIMEOUT_MS } from './domain/async-jobs';
+import type { WebhookDeliveryOptions } from './webhooks/delivery-worker';
 
 const MB = 1024 * 1024;
 
@@ -65,6 +66,8 @@ export interface HubConfig {
   dataPortState?: DataPortStateName;
   /** Bearer token a Prometheus scraper presents for `/metrics` (`DEVICELAB_METRICS_TOKEN`); unset: no `/metrics`. */
   metricsToken?: string;
+  /** Webhook delivery timing (retries, polling); default DEFAULT_WEBHOOK_DELIVERY. Not from the environment. */
+  webhookDelivery?: Partial<WebhookDeliveryOptions>;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {

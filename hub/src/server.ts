@@ -26,6 +26,7 @@ import { startLinkServer } from './gateways/link-server';
 import { removeStaleUploads } from './http/upload';
 import { startMetricsMaintenance } from './metrics/maintenance';
 import { hubMetricsRegistry, timedGatewayDirectory } from './observability/hub-metrics';
+import { startWebhookDelivery } from './webhooks/delivery-worker';
 import { DEFAULT_RETENTION_DAYS, PostgresMetricsStore } from './metrics/postgres-metrics-store';
 import type { Db } from './store/database';
 import { openRecordsStore } from './store/open-records-store';
@@ -94,6 +95,7 @@ export async function startHub(
     });
     cleanups.push(() => link.stop());
 
+    cleanups.push(startWebhookDelivery(db, logger.child({ component: 'webhooks' }), config.webhookDelivery));
     const gateways = timedGatewayDirectory(link.directory);
     const app = createApiApp({
       db,

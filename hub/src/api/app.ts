@@ -32,6 +32,7 @@ import { roleRouter } from './role-routes';
 import { serviceRouter } from './service-routes';
 import { settingsRouter } from './settings-routes';
 import { userRouter } from './user-routes';
+import { webhookRouter } from './webhook-routes';
 
 interface ApiAppOptions {
   db: Db;
@@ -104,6 +105,7 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(settingsRouter(deps));
   api.use(userRouter(deps));
   api.use(roleRouter(deps));
+  api.use(webhookRouter(deps));
   api.use(openApiRouter(options.serviceVersion));
   api.use(notFound());
   app.use('/apiv1', api);

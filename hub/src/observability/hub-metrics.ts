@@ -44,6 +44,13 @@ export const metricsIngestRows = new Counter({
   registers: [events],
 });
 
+export const webhookDeliveries = new Counter({
+  name: 'devicelab_webhook_deliveries_total',
+  help: 'Webhook delivery attempts by outcome (delivered, retry, failed: given up).',
+  labelNames: ['outcome'] as const,
+  registers: [events],
+});
+
 /** The registry `/metrics` serves for one hub: the process-wide instruments plus this hub's scrape-time state. */
 export function hubMetricsRegistry(db: Db, gateways: GatewayDirectory): Registry {
   const state = new Registry();

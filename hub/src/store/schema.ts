@@ -196,6 +196,33 @@ export interface HubSettingsTable {
   value: string;
 }
 
+export interface WebhooksTable {
+  id: Generated<string>;
+  url: string;
+  event_types: string[];
+  /** Kept as given: it signs every delivery, so it must be readable; never returned or logged. */
+  secret: string;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
+export interface WebhookDeliveriesTable {
+  id: ColumnType<string, never, never>;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  /** Deliveries of one key (the device Guid, '' for lab-wide events) go out one at a time, in id order. */
+  order_key: string;
+  status: Generated<string>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  claimed_until: Timestamp | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: CreatedAt;
+  delivered_at: Timestamp | null;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -207,6 +234,8 @@ export interface Database {
   async_jobs: AsyncJobsTable;
   events: EventsTable;
   hub_settings: HubSettingsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -112,6 +112,13 @@ export const SCHEMAS: Record<string, Schema> = {
   }),
   GatewayDescription: object({ name: str, publicAddress: str, publicPort: int32, usbHubList: arrayOf(ref('UsbHub')) }),
   Role: object({ id: guid, name: str, entitlements: arrayOf(str), isBuiltIn: bool }),
+  Webhook: object({ id: guid, url: str, eventTypes: arrayOf(str), hasSecret: bool, createdAt: dateTime },
+    'A webhook endpoint (extension); eventTypes [] receives every event. The secret is write-only.'),
+  WebhookDelivery: object({
+    id: int64, eventId: guid, eventType: str, deviceId: guid,
+    status: { type: 'string', enum: ['pending', 'delivered', 'failed'] }, attempts: int32, lastStatusCode: int32,
+    lastError: str, createdAt: dateTime, nextAttemptAt: dateTime, deliveredAt: dateTime,
+  }, 'One Event for one webhook: pending (retried with exponential backoff), delivered (2xx) or failed (given up).'),
   ResultModel: {
     type: 'object', required: ['isSuccess'], properties: { isSuccess: bool, errorMessage: str },
     description: 'Success: exactly {"isSuccess":true}. Failure (HTTP 200): {"isSuccess":false,"errorMessage":"…"}.',
