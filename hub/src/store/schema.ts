@@ -1,5 +1,6 @@
 /** Kysely table types of the records store. One migration set serves embedded and external PostgreSQL. */
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { UsbHubReport } from '@devicelab/proto';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -57,6 +58,10 @@ export interface GatewaysTable {
   created_at: CreatedAt;
   /** Rows the gateway's metrics buffer dropped since it started, as last reported (migration 009). bigint as text. */
   metrics_dropped_rows: Generated<string>;
+  version: string | null;
+  hub_replica: string | null;
+  /** The gateway's USB hubs as it last reported them (UsbHubReport[]), kept when it disconnects. */
+  last_usb_hubs: Json<UsbHubReport[]> | null;
 }
 
 /** One `getprop` (Android) or lockdown (iOS) value, as the gateway reported it. */

@@ -9,6 +9,7 @@ import * as metrics from './009_metrics';
 import * as metricsBatches from './010_metrics_batches';
 import * as asyncJobIntents from './011_async_job_intents';
 import * as webhooks from './017_webhooks';
+import * as gatewayFleet from './018_gateway_fleet';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '010_metrics_batches': metricsBatches,
   '011_async_job_intents': asyncJobIntents,
   '017_webhooks': webhooks,
+  '018_gateway_fleet': gatewayFleet,
 };
 
 export const migrationProvider: MigrationProvider = {
