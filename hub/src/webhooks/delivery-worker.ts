@@ -45,6 +45,7 @@ export function startWebhookDelivery(db: Db, logger: Logger, overrides: Partial<
   const options = { ...DEFAULT_WEBHOOK_DELIVERY, ...overrides };
   const leaseMs = options.requestTimeoutMs + 30_000;
   let stopped = false;
+  const stopping = new AbortController(); // a stop does not wait for a hanging endpoint: the delivery stays pending
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
 
@@ -74,7 +75,7 @@ export function startWebhookDelivery(db: Db, logger: Logger, overrides: Partial<
     let error: string | null = null;
     try {
       const res = await fetch(hook.url, {
-        method: 'POST', body, redirect: 'manual', signal: AbortSignal.timeout(options.requestTimeoutMs),
+        method: 'POST', body, redirect: 'manual', signal: AbortSignal.any([AbortSignal.timeout(options.requestTimeoutMs), stopping.signal]),
         headers: {
           'content-type': 'application/json', [SIGNATURE_HEADER]: signature(hook.secret, body),
           'X-DeviceLab-Event': event.event_type, 'X-DeviceLab-Delivery': String(delivery.id),
@@ -129,6 +130,7 @@ export function startWebhookDelivery(db: Db, logger: Logger, overrides: Partial<
   return async () => {
     stopped = true;
     clearTimeout(timer);
+    stopping.abort();
     await running;
   };
 }
