@@ -18,7 +18,7 @@ export function requestTiming(): RequestHandler {
     res.once('finish', () => {
       const template = (req as { route?: { path?: unknown } }).route?.path;
       const prefix = req.originalUrl.startsWith('/apiv1/') ? '/apiv1' : '';
-      const route = typeof template === 'string' ? prefix + template : 'unmatched';
+      const route = typeof template === 'string' ? prefix + template : req.path === '/metrics' ? '/metrics' : 'unmatched';
       end({ method: req.method, route, status: String(res.statusCode) });
     });
     next();
