@@ -1,5 +1,6 @@
 /** Wires one gateway: its platform drivers (drivers/index.ts), the app cache, the hub link and the metrics samplers. */
 import Adb from '@devicefarmer/adbkit';
+import { gatewayMetricsRegistry, startMetricsServer } from './observability/gateway-metrics';
 import { createLogger, type Logger } from '@devicelab/shared';
 import { AdbAccessEndpoints, DEFAULT_ADB_ACCESS_PORTS, type PortRange } from './access/adb-access-endpoints';
 import { AppCache } from './apps/app-cache';
@@ -38,6 +39,8 @@ export interface GatewayOptions extends PlatformConfig {
   adbAccessPorts?: PortRange | false;
   /** Address the adb endpoints listen on (default every interface). */
   adbAccessHost?: string;
+  /** Serve Prometheus `/metrics` on this address (`DEVICELAB_GATEWAY_METRICS_LISTEN`); absent: not served. */
+  metricsListen?: { host: string; port: number };
 }
 
 export interface RunningGateway {
@@ -52,6 +55,8 @@ export interface RunningGateway {
   readonly usbHubs?: UsbHubs;
   /** The retainers' adb endpoints; undefined when turned off. */
   readonly adbAccess?: AdbAccessEndpoints;
+  /** The Prometheus endpoint's URL when `metricsListen` was given. */
+  readonly metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -116,6 +121,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   await usbHubs?.start();
   await drivers.start(listener);
   hubLink.start();
+  const metricsServer = options.metricsListen ? await startMetricsServer(
+    gatewayMetricsRegistry({ drivers: registry, uplink: metrics, samplers, usbHubs: usbHubs?.service }), options.metricsListen, logger,
+  ) : undefined;
   let stopping: Promise<void> | undefined;
   return {
     link: hubLink,
@@ -124,8 +132,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     metrics,
     samplers,
     usbHubs,
+    metricsUrl: metricsServer?.url,
     stop: () => {
       stopping ??= (async () => {
+        await metricsServer?.stop();
         await samplers?.stop();
         metrics.stop();
         await usbHubs?.stop();

@@ -21,6 +21,8 @@
  *   DEVICELAB_LOG_LINES_PER_SECOND  device log lines kept per device and second (100; 0 = no `log` rows)
  *   DEVICELAB_METRICS_BUFFER_ROWS   metric rows held while the hub is away; oldest dropped beyond (100000)
  *   DEVICELAB_SAMPLING=off      no device sampling at all
+ *   DEVICELAB_GATEWAY_METRICS_LISTEN  host:port to serve Prometheus `/metrics` on (unset: not served; no token, so
+ *                               bind it where only the scraper reaches, e.g. 127.0.0.1:9464)
  *   DEVICELAB_CAMBRIONIX, DEVICELAB_CAMBRIONIX_SCAN, DEVICELAB_UHUBCTL_HUBS, DEVICELAB_USB_PORT_MAP, ...
  *                               USB hubs, battery care and recovery (usbhubs/usb-hubs-config.ts, README "USB hubs")
  */
@@ -88,6 +90,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     sampling: /^(off|0|false)$/i.test(env.DEVICELAB_SAMPLING?.trim() ?? '') ? false : sampling,
     metricsUplink: bufferRows !== undefined ? { bufferRows: Math.floor(bufferRows) } : undefined,
     usbHubs: usbHubs.cambrionix.length + usbHubs.uhubctl.length > 0 ? usbHubs : undefined,
+    metricsListen: listenAddress(env.DEVICELAB_GATEWAY_METRICS_LISTEN, 'DEVICELAB_GATEWAY_METRICS_LISTEN'),
   };
 }
 
@@ -109,6 +112,15 @@ function portRangeFromEnv(text: string | undefined): PortRange | false | undefin
     throw new Error(`DEVICELAB_GATEWAY_ADB_PORTS must be 'first-last' within 1-65535 (got ${JSON.stringify(value)})`);
   }
   return { first, last };
+}
+
+/** `host:port` (IPv6 as `[::1]:9464`), or undefined when unset; anything else is a clear error. */
+function listenAddress(text: string | undefined, name: string): { host: string; port: number } | undefined {
+  if (!text?.trim()) return undefined;
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text.trim());
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port > 65535) throw new Error(`${name} must be host:port (e.g. 127.0.0.1:9464), got '${text}'`);
+  return { host: match[1] ?? match[2], port };
 }
 
 async function main(): Promise<void> {

@@ -49,6 +49,16 @@ describe('optionsFromEnv', () => {
     expect(() => optionsFromEnv({ ...base, DEVICELAB_SIMULATORS: 'iPhone 15' })).toThrow(/expected a UDID or "<device type>:<runtime>\[\*count\]"/);
     expect(() => optionsFromEnv({ ...base, DEVICELAB_SIMULATORS: 'iPhone 15:iOS-17-5*0' })).toThrow(/count must be 1 to 64/);
   });
+
+  it('reads the Prometheus listen address, and refuses one that is not host:port', () => {
+    const env = { DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't', DEVICELAB_HUB: 'h:1' };
+    expect(optionsFromEnv(env).metricsListen).toBeUndefined();
+    expect(optionsFromEnv({ ...env, DEVICELAB_GATEWAY_METRICS_LISTEN: '127.0.0.1:9464' }).metricsListen).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(optionsFromEnv({ ...env, DEVICELAB_GATEWAY_METRICS_LISTEN: '[::1]:9464' }).metricsListen).toEqual({ host: '::1', port: 9464 });
+    for (const bad of ['9464', 'host:', 'host:99999', 'a:b:1']) {
+      expect(() => optionsFromEnv({ ...env, DEVICELAB_GATEWAY_METRICS_LISTEN: bad })).toThrow(/DEVICELAB_GATEWAY_METRICS_LISTEN must be host:port/);
+    }
+  });
 });
 
 describe('startGateway', () => {

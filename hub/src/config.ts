@@ -7,6 +7,7 @@ import path from 'node:path';
 import { ApiFailure, DataPortStateName, parseEnumValue } from '@devicelab/shared';
 import type { PackageInspectionLimits } from './apps/package-inspector';
 import { DEFAULT_ASYNC_JOB_TIMEOUT_MS } from './domain/async-jobs';
+import type { WebhookDeliveryOptions } from './webhooks/delivery-worker';
 
 const MB = 1024 * 1024;
 
@@ -63,6 +64,10 @@ export interface HubConfig {
    * (`DEVICELAB_DATA_PORT_STATE`: `Data`, the default, or `Sync` for the vendor's C# client).
    */
   dataPortState?: DataPortStateName;
+  /** Bearer token a Prometheus scraper presents for `/metrics` (`DEVICELAB_METRICS_TOKEN`); unset: no `/metrics`. */
+  metricsToken?: string;
+  /** Webhook delivery timing (retries, polling); default DEFAULT_WEBHOOK_DELIVERY. Not from the environment. */
+  webhookDelivery?: Partial<WebhookDeliveryOptions>;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
@@ -90,6 +95,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     linkTlsKeyFile: env.DEVICELAB_LINK_TLS_KEY || undefined,
     trustProxy: env.DEVICELAB_TRUST_PROXY ? trustedProxies(env.DEVICELAB_TRUST_PROXY) : undefined,
     dataPortState: dataPortState(env.DEVICELAB_DATA_PORT_STATE),
+    metricsToken: env.DEVICELAB_METRICS_TOKEN || undefined,
   };
 }
 

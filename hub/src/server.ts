@@ -28,6 +28,8 @@ import type { GatewayDirectory } from './gateways/gateway-directory';
 import { startLinkServer } from './gateways/link-server';
 import { removeStaleUploads } from './http/upload';
 import { startMetricsMaintenance } from './metrics/maintenance';
+import { hubMetricsRegistry, timedGatewayDirectory } from './observability/hub-metrics';
+import { startWebhookDelivery } from './webhooks/delivery-worker';
 import { DEFAULT_RETENTION_DAYS, PostgresMetricsStore } from './metrics/postgres-metrics-store';
 import type { Db } from './store/database';
 import { openRecordsStore } from './store/open-records-store';
@@ -96,12 +98,14 @@ export async function startHub(
     });
     cleanups.push(() => link.stop());
 
+    cleanups.push(startWebhookDelivery(db, logger.child({ component: 'webhooks' }), config.webhookDelivery));
+    const gateways = timedGatewayDirectory(link.directory);
     // One failed-login budget for requests and WebSocket upgrades alike.
     const throttle = new LoginThrottle();
     const app = createApiApp({
       db,
       blobs,
-      gateways: link.directory,
+      gateways,
       authenticate: basicAuthMiddleware(db, { logger, throttle }),
       trustProxy: config.trustProxy,
       logger,
@@ -113,6 +117,8 @@ export async function startHub(
       metrics,
       serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),
       dataPortState: config.dataPortState,
+      metricsRegistry: hubMetricsRegistry(db, link.directory),
+      metricsToken: config.metricsToken,
     });
     const server = await listen(app, config);
     const stopWebSockets = attachWebSocketRoutes(server, {

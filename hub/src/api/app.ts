@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
+import type { Registry } from 'prom-client';
 import type { DataPortStateName, Logger } from '@devicelab/shared';
 import type { BlobStore } from '../apps/blob-store';
 import { PackageInspector } from '../apps/package-inspector';
@@ -16,6 +17,7 @@ import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { textBody } from '../http/body';
 import { errorHandler, notFound, rejectUnknownParameters } from '../http/handler';
+import { metricsEndpoint, requestTiming } from '../http/metrics-endpoint';
 import type { Db } from '../store/database';
 import { applicationRouter } from './application-routes';
 import { asyncRouter } from './async-routes';
@@ -30,6 +32,7 @@ import { roleRouter } from './role-routes';
 import { serviceRouter } from './service-routes';
 import { settingsRouter } from './settings-routes';
 import { userRouter } from './user-routes';
+import { webhookRouter } from './webhook-routes';
 
 interface ApiAppOptions {
   db: Db;
@@ -60,6 +63,9 @@ interface ApiAppOptions {
   trustProxy?: string[] | number;
   /** How /Gateway names a data-mode port's state until /Settings stores a choice; default `Data`. */
   dataPortState?: DataPortStateName;
+  /** What `/metrics` serves (hubMetricsRegistry), to a scraper with `metricsToken`; absent either: no `/metrics`. */
+  metricsRegistry?: Registry;
+  metricsToken?: string;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -83,6 +89,8 @@ export function createApiApp(options: ApiAppOptions): Express {
   app.disable('x-powered-by');
   app.set('query parser', false); // parameters are read by http/params from the raw URL
   app.set('trust proxy', options.trustProxy ?? false); // req.ip: the client address failed logins are throttled by
+  app.use(requestTiming());
+  if (options.metricsRegistry) app.use(metricsEndpoint(options.metricsRegistry, options.metricsToken, options.logger));
   const api = express.Router();
   api.use(options.authenticate);
   api.use(textBody());
@@ -97,6 +105,7 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(settingsRouter(deps));
   api.use(userRouter(deps));
   api.use(roleRouter(deps));
+  api.use(webhookRouter(deps));
   api.use(openApiRouter(options.serviceVersion));
   api.use(notFound());
   app.use('/apiv1', api);

@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import { ApiFailure, createLogger, failure, UNEXPECTED_ERROR_MESSAGE, type Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { asyncJobDuration } from '../observability/hub-metrics';
 import type { Db } from '../store/database';
 import type { JobIntent } from '../store/schema';
 
@@ -74,7 +75,9 @@ export async function startAsyncJob(
     .values({ kind, owner_id: owner.id, last_polled_at: clock(), intent: options.intent ? JSON.stringify(options.intent) : null })
     .returning('id').executeTakeFirstOrThrow();
   const logger = options.logger ?? createLogger('hub.async');
+  const endTimer = asyncJobDuration.startTimer({ kind });
   const done = settle(work, logger, options.timeoutMs).then(async (result) => {
+    endTimer();
     try {
       await db.updateTable('async_jobs')
         .set({ status: 'complete', result: JSON.stringify(result ?? null), completed_at: clock() })

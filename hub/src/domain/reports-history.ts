@@ -27,7 +27,7 @@ export async function eventHistory(db: Db, query: ResolvedReportQuery): Promise<
 }
 
 /** Both spellings of the date and the application id; null keys are dropped by the response writer. */
-function toWireEvent(row: EventRow): Event {
+export function toWireEvent(row: EventRow): Event {
   const date = formatWireDate(row.event_date);
   return {
     id: row.id,

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { formatWireDate, type BuildToolInformation, type DeviceGatewayInformation, type HubInformation } from '@devicelab/shared';
+import { thisReplica } from '../fleet/replica';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 
 interface ServiceIdentity { serviceNodeId: string; serviceVersion: string }
@@ -15,9 +16,13 @@ function formatLocalDateTime(date: Date): string {
     + `${pad(date.getMinutes())}:${pad(date.getSeconds())}${sign}${pad(offset / 60)}:${pad(offset % 60)}`;
 }
 
+/** A hub process serving this lab (extension, issue 16). */
+export interface WireHubReplica { id: string; hostname: string; version: string; startedAt: string }
+
+/** HubInformation plus the replicas (for now this process only: replicas on one PostgreSQL come later). */
 export function describeService(
   gateways: GatewayDirectory, identity: ServiceIdentity, now: Date = new Date(),
-): HubInformation {
+): HubInformation & { hubReplicas: WireHubReplica[] } {
   const gatewayInformation = gateways.connectedGateways().map((g): DeviceGatewayInformation => {
     // No gateway reports build tools or automation servers yet: both lists are empty, under both names.
     const buildTool: BuildToolInformation[] = [];
@@ -45,6 +50,9 @@ export function describeService(
     systemDateTimeUtc: formatWireDate(now),
     deviceGatewayInformation: gatewayInformation,
     gatewayInformation,
+    hubReplicas: [{
+      id: thisReplica.id, hostname: thisReplica.hostname, version: identity.serviceVersion, startedAt: formatWireDate(thisReplica.startedAt),
+    }],
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import type { CommandAction, UsbHubReport } from '@devicelab/proto';
 import {
-  ApiFailure, parseEnumValue, UsbHubDeviceFlags, UsbHubPortState, usbHubPortStateAliases,
+  ApiFailure, formatWireDate, parseEnumValue, UsbHubDeviceFlags, UsbHubPortState, usbHubPortStateAliases,
   type DataPortStateName, type GatewayDescription, type UsbHub,
 } from '@devicelab/shared';
 import { GatewayUnavailableError, type GatewayDirectory } from '../gateways/gateway-directory';
@@ -14,27 +14,51 @@ import type { Db } from '../store/database';
 import { resolveDevice } from './device-queries';
 import { COMMAND_TIMEOUTS_MS, commandFailure } from './gateway-commands';
 
+/** GatewayDescription with the fleet fields (extension, issue 16): clients that do not know them ignore them. */
+export type FleetGatewayDescription = GatewayDescription & {
+  isConnected: boolean;
+  lastSeenAt?: string;
+  version?: string;
+  /** The hub replica the gateway's link last landed on (GET /Service lists replicas). */
+  hubReplica?: string;
+};
+
 /**
- * Every connected gateway with its hubs and every port of each, in a stable order. A port names its device as
+ * Every registered gateway, connected ones with their hubs as reported and disconnected ones with the hubs they
+ * last reported, marked errored; every port of each hub, in a stable order (by name). A port names its device as
  * the hub's records do (device name and serial number), also while the device is off USB and its gateway
  * knows it only by the vendor unique identifier it last saw there. A data-mode port's state is written as
  * `dataPortState` says (`Data` or `Sync`, wire-decisions rule 26).
  */
 export async function listGateways(
   db: Db, gateways: GatewayDirectory, dataPortState: DataPortStateName,
-): Promise<GatewayDescription[]> {
-  const connected = gateways.connectedGateways().sort((a, b) => a.name.localeCompare(b.name));
-  const attached = [...new Set(connected.flatMap((g) => (g.usbHubs ?? []).flatMap((hub) => (hub.ports ?? [])
+): Promise<FleetGatewayDescription[]> {
+  const connected = new Map(gateways.connectedGateways().map((g) => [g.id, g]));
+  const registered = await db.selectFrom('gateways')
+    .select(['id', 'name', 'public_address', 'public_port', 'last_seen_at', 'version', 'hub_replica', 'last_usb_hubs'])
+    .orderBy('name').execute();
+  const listed = registered.map((row) => {
+    const live = connected.get(row.id);
+    const usbHubs = live ? live.usbHubs ?? [] : (row.last_usb_hubs ?? []).map((hub) => ({
+      ...hub, isErrored: true, errorMessage: hub.errorMessage || `Gateway ${row.name} is not connected.`,
+    }));
+    return { row, live, usbHubs };
+  });
+  const attached = [...new Set(listed.flatMap((g) => g.usbHubs.flatMap((hub) => (hub.ports ?? [])
     .map((port) => port.deviceSerialNumber).filter((id): id is string => !!id))))];
   const rows = attached.length === 0 ? [] : await db.selectFrom('devices')
     .select(['vendor_unique_identifier', 'name', 'serial_number'])
     .where('vendor_unique_identifier', 'in', attached).where('deleted', '=', false).execute();
   const records = new Map(rows.map((row) => [row.vendor_unique_identifier, row]));
-  return connected.map((gateway) => ({
-    name: gateway.name,
-    publicAddress: gateway.publicAddress,
-    publicPort: gateway.publicPort,
-    usbHubList: (gateway.usbHubs ?? []).map((hub) => usbHubModel(hub, records, dataPortState)),
+  return listed.map(({ row, live, usbHubs }) => ({
+    name: row.name,
+    publicAddress: live?.publicAddress ?? row.public_address ?? '',
+    publicPort: live?.publicPort ?? row.public_port ?? 0,
+    usbHubList: usbHubs.map((hub) => usbHubModel(hub, records, dataPortState)),
+    isConnected: live !== undefined,
+    lastSeenAt: row.last_seen_at ? formatWireDate(row.last_seen_at) : undefined,
+    version: live?.version || row.version || undefined,
+    hubReplica: row.hub_replica ?? undefined,
   }));
 }
 

@@ -4,8 +4,9 @@
  * Online/Offline flip. Devices are keyed by vendor unique identifier, so a device keeps its Guid across
  * disconnects and even when it moves to another gateway.
  */
+import { thisReplica } from '../fleet/replica';
 import { sql } from 'kysely';
-import type { DeviceState } from '@devicelab/proto';
+import type { DeviceState, UsbHubReport } from '@devicelab/proto';
 import { recordEvent } from '../domain/events';
 import { licensedDeviceLimit } from '../config';
 import { countLicensedDevices, licensedLimitReached, lockLicensedDevices } from '../domain/hub-settings';
@@ -248,12 +249,16 @@ async function recordAvailabilityEvents(trx: Tx, devices: { id: string; name: st
     .execute();
 }
 
-/** Records a gateway's connection state. */
+/**
+ * Records a gateway's connection state; connecting also records its version and this hub replica, and a
+ * disconnect keeps the USB hubs it last reported (GET /Gateway shows them, errored, while it is away).
+ */
 export async function setGatewayConnected(
   db: Db,
   gatewayId: string,
   connected: boolean,
-  address?: { publicAddress: string; publicPort: number },
+  address?: { publicAddress: string; publicPort: number; version?: string },
+  lastUsbHubs?: UsbHubReport[],
 ): Promise<void> {
   await db
     .updateTable('gateways')
@@ -261,6 +266,9 @@ export async function setGatewayConnected(
       connected,
       last_seen_at: sql`now()`,
       ...(address ? { public_address: address.publicAddress || null, public_port: address.publicPort || null } : {}),
+      ...(address?.version !== undefined ? { version: address.version } : {}),
+      ...(connected ? { hub_replica: thisReplica.id } : {}),
+      ...(lastUsbHubs ? { last_usb_hubs: JSON.stringify(lastUsbHubs) } : {}),
     })
     .where('id', '=', gatewayId)
     .execute();

@@ -159,7 +159,7 @@ export class GatewaySession {
       const gatewayId = this.ctx.gateway.id;
       void this.ctx.enqueueWrite(gatewayId, async () => {
         await takeDevicesOffline(this.ctx.db, { gatewayId, detail: `Gateway disconnected: ${reason}` });
-        await setGatewayConnected(this.ctx.db, gatewayId, false);
+        await setGatewayConnected(this.ctx.db, gatewayId, false, undefined, this.usbHubs);
       });
     }
   }
@@ -219,7 +219,8 @@ export class GatewaySession {
     // Established first, so retains committed while the current ones are read are held and sent after Welcome.
     this.ctx.onEstablished(this);
     this.recordWrite(() =>
-      setGatewayConnected(this.ctx.db, gateway.id, true, { publicAddress: hello.publicAddress, publicPort: hello.publicPort }),
+      setGatewayConnected(this.ctx.db, gateway.id, true,
+        { publicAddress: hello.publicAddress, publicPort: hello.publicPort, version: hello.gatewayVersion }),
     );
     void this.currentRetentions().then((retentions) => {
       if (this.ended) return;

@@ -5,6 +5,7 @@
  * (epoch and sequence, see received-batches.ts) is stored at most once: a resend of a stored batch whose ack was
  * lost is acknowledged without storing its rows again.
  */
+import { metricsIngestRows } from '../observability/hub-metrics';
 import type { MetricRow, MetricsBatch, MetricsSettings } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import { isDatabaseUnavailable, type Db } from '../store/database';
@@ -87,6 +88,8 @@ export class MetricsReceiver {
   async receive(batch: MetricsBatch): Promise<number> {
     try {
       const outcome = await ingestMetricsBatch(this.db, this.store, batch, this.gateway.id);
+      metricsIngestRows.inc({ outcome: 'stored' }, outcome.stored);
+      metricsIngestRows.inc({ outcome: 'discarded' }, outcome.discarded);
       if (outcome.duplicate) this.logger.debug({ gateway: this.gateway.name, sequence: batch.sequence }, 'metrics batch stored before; acknowledged again');
       if (outcome.discarded > 0) this.logger.debug({ gateway: this.gateway.name, ...outcome }, 'metrics rows discarded');
       const dropped = Number(batch.droppedRows ?? 0);

@@ -106,6 +106,11 @@ export function createDatabase(url: string, options: CreateDatabaseOptions = {})
 /** The pool under each handle createDatabase made, for runStatementBatch. */
 const pools = new WeakMap<Db, pg.Pool>();
 
+/** The pool under a handle createDatabase made (its counts are the hub's pool-use metrics). */
+export function poolOf(db: Db): pg.Pool | undefined {
+  return pools.get(db);
+}
+
 /**
  * Runs several `;`-separated statements as one simple-protocol message: one round trip, one implicit transaction
  * (so `SET LOCAL` holds for the statements after it), one result per statement. Kysely keeps only a single

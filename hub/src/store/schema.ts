@@ -1,5 +1,6 @@
 /** Kysely table types of the records store. One migration set serves embedded and external PostgreSQL. */
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { UsbHubReport } from '@devicelab/proto';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -57,6 +58,10 @@ export interface GatewaysTable {
   created_at: CreatedAt;
   /** Rows the gateway's metrics buffer dropped since it started, as last reported (migration 009). bigint as text. */
   metrics_dropped_rows: Generated<string>;
+  version: string | null;
+  hub_replica: string | null;
+  /** The gateway's USB hubs as it last reported them (UsbHubReport[]), kept when it disconnects. */
+  last_usb_hubs: Json<UsbHubReport[]> | null;
 }
 
 /** One `getprop` (Android) or lockdown (iOS) value, as the gateway reported it. */
@@ -212,6 +217,33 @@ export interface HubSettingsTable {
   value: string;
 }
 
+export interface WebhooksTable {
+  id: Generated<string>;
+  url: string;
+  event_types: string[];
+  /** Kept as given: it signs every delivery, so it must be readable; never returned or logged. */
+  secret: string;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
+export interface WebhookDeliveriesTable {
+  id: ColumnType<string, never, never>;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  /** Deliveries of one key (the device Guid, '' for lab-wide events) go out one at a time, in id order. */
+  order_key: string;
+  status: Generated<string>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  claimed_until: Timestamp | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: CreatedAt;
+  delivered_at: Timestamp | null;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -224,6 +256,8 @@ export interface Database {
   events: EventsTable;
   hub_settings: HubSettingsTable;
   user_adb_keys: UserAdbKeysTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

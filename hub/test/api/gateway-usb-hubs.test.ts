@@ -34,7 +34,8 @@ const availability = async (serial: string) => (await deviceBySerial(serial))?.a
 describe('GET /Gateway', () => {
   it('lists the gateway with its hub, every port, and the devices on their ports', async () => {
     const [gateway] = await gatewaysNow();
-    expect(Object.keys(gateway)).toEqual(['name', 'publicAddress', 'publicPort', 'usbHubList']);
+    expect(Object.keys(gateway)).toEqual(['name', 'publicAddress', 'publicPort', 'usbHubList',
+      'isConnected', 'lastSeenAt', 'version', 'hubReplica']); // the last four: fleet extension (issue 16)
     expect(gateway).toMatchObject({ name: 'lab-gateway', publicAddress: '127.0.0.1', publicPort: 9000 });
     const [hub] = gateway.usbHubList;
     expect(Object.keys(hub).pop()).toBe('devices');

@@ -63,6 +63,10 @@ export interface TestLabOptions {
   sampling?: GatewayOptions['sampling'];
   /** Records on this PostgreSQL (one the test can stop and start) instead of a fresh test database. */
   databaseUrl?: string;
+  /** More hub configuration (e.g. `metricsToken`). */
+  hubConfig?: Partial<HubConfig>;
+  /** More gateway options (e.g. `metricsListen`). */
+  gatewayOptions?: Partial<GatewayOptions>;
 }
 
 export async function startTestLab(options: TestLabOptions = {}): Promise<TestLab> {
@@ -70,7 +74,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-lab-'));
   const config: HubConfig = {
     port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: options.databaseUrl ?? database!.url, dataDir,
-    adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024,
+    adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024, ...options.hubConfig,
   };
   let hub = await startHub(config, options.logger);
   const world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
@@ -111,6 +115,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     backoff: { initialMs: 100, maxMs: 1000 },
     usbHubs,
     sampling: options.sampling,
+    ...options.gatewayOptions,
   });
   let gateway: RunningGateway | undefined = await launchGateway();
   await waitFor(async () => {

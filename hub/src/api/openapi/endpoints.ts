@@ -240,6 +240,19 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'post', path: '/Settings', operations: [{
     select: 'update', summary: 'Change system-area settings (extension).', entitlement: 'SystemManageSettings', body: 'json',
     bodyKeys: ['resetUninstallAll', 'resetReboot', 'dataPortState'], response: result }] },
+  { method: 'get', path: '/Webhook', operations: [{
+    select: '', summary: 'Webhook endpoints (extension); secrets are never returned.', entitlement: 'SystemManageSettings',
+    response: resultOf(arrayOf(ref('Webhook'))) }] },
+  { method: 'post', path: '/Webhook', operations: [
+    { select: 'add', summary: 'Register an endpoint: every Event (of eventTypes; all when empty) is POSTed to url as JSON, '
+      + 'signed X-DeviceLab-Signature: sha256=<hex HMAC-SHA256 of the body keyed by secret>.', entitlement: 'SystemManageSettings',
+    body: 'json', bodyKeys: ['url', 'eventTypes', 'secret'], response: resultOf(ref('Webhook')) },
+    { select: 'delete', summary: 'Remove an endpoint and its delivery log (also as action=delete).', entitlement: 'SystemManageSettings',
+      params: [required(p('id', 'guid'))], response: result },
+  ] },
+  { method: 'get', path: '/Webhook/Delivery', operations: [{
+    select: '', summary: 'The newest 200 deliveries of one endpoint, newest first.', entitlement: 'SystemManageSettings',
+    params: [required(p('id', 'guid', 'The webhook Guid.'))], response: resultOf(arrayOf(ref('WebhookDelivery'))) }] },
   { method: 'get', path: '/openapi.json', operations: [{
     select: '', summary: 'This document (OpenAPI 3.1).', entitlement: 'any authenticated user', response: { type: 'object' } }] },
 ];

@@ -100,6 +100,8 @@ export const SCHEMAS: Record<string, Schema> = {
     ServiceNodeId: str, ServiceVersion: str, deviceConnectNodeId: str, deviceConnectVersion: str,
     systemDateTime: dateTime, systemDateTimeUtc: dateTime,
     deviceGatewayInformation: arrayOf(ref('DeviceGatewayInformation')),
+    hubReplicas: arrayOf(object({ id: str, hostname: str, version: str, startedAt: dateTime },
+      'A hub process serving this lab (extension); its id changes with every start.')),
     gatewayInformation: arrayOf(ref('DeviceGatewayInformation')),
   }, 'deviceConnectNodeId/Version and gatewayInformation repeat ServiceNodeId/Version and deviceGatewayInformation '
     + 'under the vendor C# client\'s names.'),
@@ -114,8 +116,19 @@ export const SCHEMAS: Record<string, Schema> = {
     uptime: timeSpan, fiveVoltNow: double, fiveVoltMin: double, fiveVoltMax: double, errorMessage: str, isErrored: bool,
     devices: arrayOf(ref('UsbHubDevice')),
   }),
-  GatewayDescription: object({ name: str, publicAddress: str, publicPort: int32, usbHubList: arrayOf(ref('UsbHub')) }),
+  GatewayDescription: object({
+    name: str, publicAddress: str, publicPort: int32, usbHubList: arrayOf(ref('UsbHub')),
+    isConnected: bool, lastSeenAt: dateTime, version: str, hubReplica: str,
+  }, 'Every registered gateway. Extension fields isConnected, lastSeenAt, version, hubReplica (the replica its link '
+    + 'last landed on); a disconnected gateway lists the USB hubs it last reported, isErrored.'),
   Role: object({ id: guid, name: str, entitlements: arrayOf(str), isBuiltIn: bool }),
+  Webhook: object({ id: guid, url: str, eventTypes: arrayOf(str), hasSecret: bool, createdAt: dateTime },
+    'A webhook endpoint (extension); eventTypes [] receives every event. The secret is write-only.'),
+  WebhookDelivery: object({
+    id: int64, eventId: guid, eventType: str, deviceId: guid,
+    status: { type: 'string', enum: ['pending', 'delivered', 'failed'] }, attempts: int32, lastStatusCode: int32,
+    lastError: str, createdAt: dateTime, nextAttemptAt: dateTime, deliveredAt: dateTime,
+  }, 'One Event for one webhook: pending (retried with exponential backoff), delivered (2xx) or failed (given up).'),
   ResultModel: {
     type: 'object', required: ['isSuccess'], properties: { isSuccess: bool, errorMessage: str },
     description: 'Success: exactly {"isSuccess":true}. Failure (HTTP 200): {"isSuccess":false,"errorMessage":"…"}.',

@@ -12,6 +12,8 @@ import * as userAdbKeys from './012_user_adb_keys';
 import * as listChanges from './014_list_changes';
 import * as applicationPlatform from './015_application_platform';
 import * as provisionedDevices from './016_provisioned_devices';
+import * as webhooks from './017_webhooks';
+import * as gatewayFleet from './018_gateway_fleet';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -26,6 +28,8 @@ const migrations: Record<string, Migration> = {
   '014_list_changes': listChanges,
   '015_application_platform': applicationPlatform,
   '016_provisioned_devices': provisionedDevices,
+  '017_webhooks': webhooks,
+  '018_gateway_fleet': gatewayFleet,
 };
 
 export const migrationProvider: MigrationProvider = {

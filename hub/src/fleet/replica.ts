@@ -1,0 +1,15 @@
+/**
+ * This hub process as one replica of the lab (issue 16): an id that changes with every start, when it started
+ * and where it runs. Gateways record the replica their link landed on (`gateways.hub_replica`); GET /Service
+ * lists the replicas (for now only this one: replicas sharing one PostgreSQL come later).
+ */
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+
+export interface HubReplica {
+  id: string;
+  hostname: string;
+  startedAt: Date;
+}
+
+export const thisReplica: HubReplica = { id: randomUUID(), hostname: os.hostname(), startedAt: new Date() };
