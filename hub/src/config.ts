@@ -21,6 +21,9 @@ export const DEFAULT_PACKAGE_INSPECTION: PackageInspectionLimits = {
   workers: 2,
 };
 
+/** The dashboard's build in this checkout (`web/dist`, made by the bootstrap). */
+export const DEFAULT_WEB_DIR = path.resolve(__dirname, '../../web/dist');
+
 export interface HubConfig {
   /** REST API port (`DEVICELAB_PORT`, default 8080; 0 picks a free one). */
   port: number;
@@ -63,6 +66,8 @@ export interface HubConfig {
    * (`DEVICELAB_DATA_PORT_STATE`: `Data`, the default, or `Sync` for the vendor's C# client).
    */
   dataPortState?: DataPortStateName;
+  /** The dashboard's files served at `/` (`DEVICELAB_WEB_DIR`; default DEFAULT_WEB_DIR). */
+  webDir?: string;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
@@ -90,6 +95,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     linkTlsKeyFile: env.DEVICELAB_LINK_TLS_KEY || undefined,
     trustProxy: env.DEVICELAB_TRUST_PROXY ? trustedProxies(env.DEVICELAB_TRUST_PROXY) : undefined,
     dataPortState: dataPortState(env.DEVICELAB_DATA_PORT_STATE),
+    webDir: env.DEVICELAB_WEB_DIR ? path.resolve(env.DEVICELAB_WEB_DIR) : undefined,
   };
 }
 

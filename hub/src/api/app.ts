@@ -15,7 +15,11 @@ import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { textBody } from '../http/body';
+import { eventStreamRouter } from '../http/event-stream';
 import { errorHandler, notFound, rejectUnknownParameters } from '../http/handler';
+import { staticWebRouter } from '../http/static-web';
+import { currentSessionRouter } from '../http/web-session';
+import type { EventPublisher } from '../events/event-publisher';
 import type { Db } from '../store/database';
 import { applicationRouter } from './application-routes';
 import { asyncRouter } from './async-routes';
@@ -60,6 +64,12 @@ interface ApiAppOptions {
   trustProxy?: string[] | number;
   /** How /Gateway names a data-mode port's state until /Settings stores a choice; default `Data`. */
   dataPortState?: DataPortStateName;
+  /** Dashboard sign-in and sign-out (`POST`/`DELETE /apiv1/Session`), mounted before `authenticate`. */
+  signIn?: RequestHandler;
+  /** The live channel `GET /apiv1/Events`; absent: no event stream. */
+  events?: EventPublisher;
+  /** The dashboard's build (`web/dist`), served at `/`; absent: nothing outside /apiv1. */
+  webDir?: string;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -83,6 +93,7 @@ export function createApiApp(options: ApiAppOptions): Express {
   app.disable('x-powered-by');
   app.set('query parser', false); // parameters are read by http/params from the raw URL
   app.set('trust proxy', options.trustProxy ?? false); // req.ip: the client address failed logins are throttled by
+  if (options.signIn) app.use('/apiv1', options.signIn);
   const api = express.Router();
   api.use(options.authenticate);
   api.use(textBody());
@@ -98,8 +109,11 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(userRouter(deps));
   api.use(roleRouter(deps));
   api.use(openApiRouter(options.serviceVersion));
+  api.use(currentSessionRouter());
+  if (options.events) api.use(eventStreamRouter(options.events));
   api.use(notFound());
   app.use('/apiv1', api);
+  if (options.webDir) app.use(staticWebRouter(options.webDir));
   app.use(notFound());
   app.use(errorHandler(options.logger));
   return app;

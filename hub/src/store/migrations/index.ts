@@ -8,6 +8,7 @@ import * as retainIds from './007_retain_ids';
 import * as metrics from './009_metrics';
 import * as metricsBatches from './010_metrics_batches';
 import * as asyncJobIntents from './011_async_job_intents';
+import * as webSessions from './013_web_sessions';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '009_metrics': metrics,
   '010_metrics_batches': metricsBatches,
   '011_async_job_intents': asyncJobIntents,
+  '013_web_sessions': webSessions,
 };
 
 export const migrationProvider: MigrationProvider = {
