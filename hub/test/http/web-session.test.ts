@@ -42,7 +42,7 @@ function cookieOf(res: Response): string {
 it('a sign-in with login and token sets an HTTP-only SameSite=Strict cookie that authenticates API reads', async () => {
   const res = await signIn('admin', ADMIN_TOKEN);
   expect(res.status).toBe(200);
-  const body = await res.json();
+  const body: any = await res.json();
   expect(body).toMatchObject({ isSuccess: true, data: { login: 'admin' } });
   expect(body.data.entitlements).toContain('SystemManageUsbHubs');
   const setCookie = res.headers.get('set-cookie')!;
@@ -50,7 +50,7 @@ it('a sign-in with login and token sets an HTTP-only SameSite=Strict cookie that
   expect(setCookie).not.toContain('Secure'); // plain HTTP here; Secure is set over TLS
 
   const me = await fetch(`${hub.url}/apiv1/Session`, { headers: { cookie: cookieOf(res) } });
-  expect((await me.json()).data.login).toBe('admin');
+  expect(((await me.json()) as any).data.login).toBe('admin');
   const devices = await fetch(`${hub.url}/apiv1/Device`, { headers: { cookie: cookieOf(res) } });
   expect(devices.status).toBe(200);
   expect(await devices.json()).toEqual([]);
@@ -70,7 +70,7 @@ it('a wrong token gets a 401 without a cookie and without a Basic challenge', as
   expect(res.status).toBe(401);
   expect(res.headers.get('set-cookie')).toBeNull();
   expect(res.headers.get('www-authenticate')).toBeNull();
-  expect((await res.json()).isSuccess).toBe(false);
+  expect(((await res.json()) as any).isSuccess).toBe(false);
 });
 
 it('a change with only the cookie must come from the same origin or carry the CSRF header', async () => {
@@ -81,7 +81,7 @@ it('a change with only the cookie must come from the same origin or carry the CS
   expect(bare.status).toBe(403);
   const sameOrigin = await fetch(`${hub.url}/apiv1/Device?action=retain&id=nothing`, { method: 'POST', headers: { cookie, origin: hub.url } });
   expect(sameOrigin.status).toBe(200);
-  expect((await sameOrigin.json()).errorMessage).toMatch(/not found/);
+  expect(((await sameOrigin.json()) as any).errorMessage).toMatch(/not found/);
   const withHeader = await fetch(`${hub.url}/apiv1/Device?action=retain&id=nothing`, { method: 'POST', headers: { cookie, 'x-devicelab-csrf': '1' } });
   expect(withHeader.status).toBe(200);
 });

@@ -62,9 +62,9 @@ export async function call<T = undefined>(method: 'POST' | 'DELETE', path: strin
 /** Polls /Async until the job is complete; its data is a Result (install, launch) or the uploaded Application. */
 export async function awaitJob<T>(asyncResponseId: string, intervalMs = 500): Promise<T> {
   for (;;) {
-    const status = await getJson<Result<AsyncStatus<T>>>(`/Async${query({ id: asyncResponseId })}`);
-    if (!status.isSuccess) throw new ApiError(status.errorMessage ?? 'Job failed', 200);
-    if (status.data?.isComplete) return status.data.data as T;
+    // An AsyncStatus, or a failure Result for an unknown id (getJson throws it).
+    const status = await getJson<AsyncStatus<T>>(`/Async${query({ id: asyncResponseId })}`);
+    if (status.isComplete) return status.data as T;
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

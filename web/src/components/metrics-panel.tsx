@@ -10,6 +10,7 @@ interface Series { name: string; tags?: Record<string, string>; columns: string[
 interface InfluxDocument { results?: { series?: Series[] }[] }
 
 const TABLES = ['sample', 'usb_hub', 'health_check'];
+const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 });
 const RANGES: Record<string, number> = { '15 min': 15 * 60_000, '1 hour': 3_600_000, '24 hours': 86_400_000 };
 
 export function MetricsPanel({ deviceId }: { deviceId: string }) {
@@ -29,22 +30,26 @@ export function MetricsPanel({ deviceId }: { deviceId: string }) {
       ? { id: deviceId, table, marker, markerLimit: 5 }
       : { id: deviceId, table, start: new Date(now - RANGES[range]).toISOString(), end: new Date(now).toISOString() };
     setError('');
-    Promise.all([
-      getText(`/Device/Metrics${query(params)}`),
-      // The session markers in view, for the bands (none is fine).
-      getText(`/Device/Metrics${query({ id: deviceId, table, marker: marker || 'session', markerLimit: 20, fields: 'time' })}`).catch(() => ''),
-    ]).then(([text, markerText]) => {
+    getText(`/Device/Metrics${query(params)}`).then((text) => {
       if (cancelled) return;
       const parsed = JSON.parse(text) as InfluxDocument & { isSuccess?: boolean; errorMessage?: string };
       if (parsed.isSuccess === false) { setDoc([]); setError(parsed.errorMessage ?? 'No metrics'); return; }
       setDoc(parsed.results?.[0]?.series ?? []);
-      setBands(markerBands(markerText));
     }, (err: Error) => !cancelled && setError(err.message));
     return () => { cancelled = true; };
   }, [deviceId, table, range, marker]);
 
   const numericFields = numericColumns(doc);
   const shown = numericFields.includes(field) ? field : numericFields[0] ?? '';
+
+  // The marker periods (the chosen marker, else each retain's `session`), for the bands; none is fine.
+  useEffect(() => {
+    if (!shown) return;
+    let cancelled = false;
+    getText(`/Device/Metrics${query({ id: deviceId, table, marker: marker || 'session', markerLimit: 20, fields: shown })}`)
+      .then((text) => !cancelled && setBands(markerBands(text)), () => !cancelled && setBands([]));
+    return () => { cancelled = true; };
+  }, [deviceId, table, marker, shown, doc]);
 
   useEffect(() => {
     const box = plotBox.current;
@@ -61,7 +66,8 @@ export function MetricsPanel({ deviceId }: { deviceId: string }) {
       plot = new UPlot({
         width: Math.max(320, box.clientWidth), height: 260,
         series: [{}, { label: shown, stroke: accent, width: 2 }],
-        axes: [{ stroke: ink }, { stroke: ink }],
+        scales: { x: { time: true } },
+        axes: [{ stroke: ink }, { stroke: ink, size: 64, values: (_u: unknown, splits: number[]) => splits.map((v) => compact.format(v)) }],
         hooks: {
           drawClear: [(u) => {
             // Marker periods as bands behind the line.
@@ -126,14 +132,14 @@ function pointsOf(series: Series[], field: string): [number[], (number | null)[]
   return [points.map((p) => p[0]), points.map((p) => p[1])];
 }
 
-/** Each series of a marker query is one marker period: its first and last time. */
+/** Each series of a marker query is one marker period, named by its `markerStart`/`markerEnd` tags. */
 function markerBands(text: string): [number, number][] {
   try {
     const doc = JSON.parse(text) as InfluxDocument;
     return (doc.results?.[0]?.series ?? []).map((s) => {
-      const t = s.columns.indexOf('time');
-      const times = s.values.map((row) => Date.parse(String(row[t]))).filter((x) => !Number.isNaN(x));
-      return [Math.min(...times), Math.max(...times)] as [number, number];
+      const from = Date.parse(s.tags?.markerStart ?? '');
+      const to = s.tags?.markerEnd ? Date.parse(s.tags.markerEnd) : Date.now(); // an open marker runs until now
+      return [from, to] as [number, number];
     }).filter(([a, b]) => Number.isFinite(a) && Number.isFinite(b));
   } catch {
     return [];

@@ -66,7 +66,7 @@ export function AppLibrary({ user }: { user: SessionUser }) {
         <tbody>
           {apps.map((app) => (
             <tr key={app.id} data-app-id={app.id}>
-              <td>{app.iconBlob ? <img class="icon" alt="" src={`data:image/png;base64,${app.iconBlob}`} /> : <span class="icon" />}</td>
+              <td>{app.iconBlob ? <img class="icon" alt="" src={app.iconBlob.startsWith('data:') ? app.iconBlob : `data:image/png;base64,${app.iconBlob}`} /> : <span class="icon" />}</td>
               <td><strong>{app.displayName}</strong><br /><small>{app.applicationIdentifier}</small>{app.notes && <><br /><small class="muted">{app.notes}</small></>}</td>
               <td>{app.version ?? '—'} <small>(v{app.versionCounter})</small></td>
               <td>{app.operatingSystem}</td>
