@@ -112,3 +112,6 @@ class LiveStore {
 }
 
 export const live = new LiveStore();
+
+// For the dashboard benchmark (scripts/bench/dashboard.mjs): when the last device event was applied.
+(globalThis as { __devicelabLastEvent?: () => number }).__devicelabLastEvent = () => live.lastEventAt;
