@@ -109,7 +109,7 @@ try {
   const endToEnd = [];
   const clientSide = [];
   for (let i = 0; i < updates; i++) {
-    const want = i % 2 === 0 ? 'Disabled' : 'Available';
+    const want = i % 2 === 0 ? 'Disabled' : 'Offline'; // enabled again, the synthetic device has no gateway: Offline
     const started = Date.now();
     const res = await fetch(`${hub.url}/apiv1/Device?action=${want === 'Disabled' ? 'disable' : 'enable'}&id=${first}`, {
       method: 'POST', headers: { authorization: `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}` },
