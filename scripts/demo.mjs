@@ -99,6 +99,7 @@ try {
   const token = config.adminToken ?? hub.adminToken ?? await rotateUserToken(hub.db, 'admin');
   say('');
   say(`DeviceLab is running: ${hub.url}/apiv1`);
+  say(`  dashboard: ${hub.url}/  (sign in with the login and token below)`);
   say(`  login:  admin`);
   say(`  token:  ${token}`);
   say(`  try:    curl -u admin:${token} ${hub.url}/apiv1/Device`);

@@ -22,6 +22,9 @@ export const DEFAULT_PACKAGE_INSPECTION: PackageInspectionLimits = {
   workers: 2,
 };
 
+/** The dashboard's build in this checkout (`web/dist`, made by the bootstrap). */
+export const DEFAULT_WEB_DIR = path.resolve(__dirname, '../../web/dist');
+
 export interface HubConfig {
   /** REST API port (`DEVICELAB_PORT`, default 8080; 0 picks a free one). */
   port: number;
@@ -68,6 +71,8 @@ export interface HubConfig {
   metricsToken?: string;
   /** Webhook delivery timing (retries, polling); default DEFAULT_WEBHOOK_DELIVERY. Not from the environment. */
   webhookDelivery?: Partial<WebhookDeliveryOptions>;
+  /** The dashboard's files served at `/` (`DEVICELAB_WEB_DIR`; default DEFAULT_WEB_DIR). */
+  webDir?: string;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
@@ -96,6 +101,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     trustProxy: env.DEVICELAB_TRUST_PROXY ? trustedProxies(env.DEVICELAB_TRUST_PROXY) : undefined,
     dataPortState: dataPortState(env.DEVICELAB_DATA_PORT_STATE),
     metricsToken: env.DEVICELAB_METRICS_TOKEN || undefined,
+    webDir: env.DEVICELAB_WEB_DIR ? path.resolve(env.DEVICELAB_WEB_DIR) : undefined,
   };
 }
 

@@ -13,16 +13,18 @@ import { createLogger, type Logger } from '@devicelab/shared';
 import { BlobStore } from './apps/blob-store';
 import { PackageInspector } from './apps/package-inspector';
 import { createApiApp } from './api/app';
-import { basicAuthMiddleware } from './http/basic-auth';
 import { attachWebSocketRoutes } from './http/websocket-upgrade';
 import { DEVICE_CONNECT_PATH, deviceConnectSocket } from './api/device-connect-socket';
 import { LoginThrottle } from './auth/login-throttle';
+import { ChangeFeed } from './events/change-feed';
+import { EventPublisher } from './events/event-publisher';
+import { sessionOrBasicAuth, webSessionRouter } from './http/web-session';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
 import { holdInterruptedJobs } from './domain/interrupted-jobs';
 import { loadTicketKeys } from './domain/device-ticket';
 import { recordServerStart } from './domain/events';
-import { DEFAULT_PACKAGE_INSPECTION, type HubConfig } from './config';
+import { DEFAULT_PACKAGE_INSPECTION, DEFAULT_WEB_DIR, type HubConfig } from './config';
 import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
 import { startLinkServer } from './gateways/link-server';
@@ -100,13 +102,21 @@ export async function startHub(
 
     cleanups.push(startWebhookDelivery(db, logger.child({ component: 'webhooks' }), config.webhookDelivery));
     const gateways = timedGatewayDirectory(link.directory);
-    // One failed-login budget for requests and WebSocket upgrades alike.
+    const feed = new ChangeFeed(db, store.url, logger);
+    await feed.start();
+    cleanups.push(() => feed.stop());
+    const dataPortState = config.dataPortState ?? 'Data';
+    const events = new EventPublisher(feed, { db, gateways: link.directory, dataPortState, logger });
+    // One throttle for Basic auth and the dashboard's sign-in form: guessing through either counts alike.
     const throttle = new LoginThrottle();
     const app = createApiApp({
       db,
       blobs,
       gateways,
-      authenticate: basicAuthMiddleware(db, { logger, throttle }),
+      authenticate: sessionOrBasicAuth(db, { logger, throttle }),
+      signIn: webSessionRouter(db, { logger, throttle }),
+      events,
+      webDir: config.webDir ?? DEFAULT_WEB_DIR,
       trustProxy: config.trustProxy,
       logger,
       uploadLimitBytes: config.uploadLimitBytes,

@@ -16,8 +16,12 @@ import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { textBody } from '../http/body';
+import { eventStreamRouter } from '../http/event-stream';
 import { errorHandler, notFound, rejectUnknownParameters } from '../http/handler';
 import { metricsEndpoint, requestTiming } from '../http/metrics-endpoint';
+import { staticWebRouter } from '../http/static-web';
+import { currentSessionRouter } from '../http/web-session';
+import type { EventPublisher } from '../events/event-publisher';
 import type { Db } from '../store/database';
 import { applicationRouter } from './application-routes';
 import { asyncRouter } from './async-routes';
@@ -66,6 +70,12 @@ interface ApiAppOptions {
   /** What `/metrics` serves (hubMetricsRegistry), to a scraper with `metricsToken`; absent either: no `/metrics`. */
   metricsRegistry?: Registry;
   metricsToken?: string;
+  /** Dashboard sign-in and sign-out (`POST`/`DELETE /apiv1/Session`), mounted before `authenticate`. */
+  signIn?: RequestHandler;
+  /** The live channel `GET /apiv1/Events`; absent: no event stream. */
+  events?: EventPublisher;
+  /** The dashboard's build (`web/dist`), served at `/`; absent: nothing outside /apiv1. */
+  webDir?: string;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -91,6 +101,7 @@ export function createApiApp(options: ApiAppOptions): Express {
   app.set('trust proxy', options.trustProxy ?? false); // req.ip: the client address failed logins are throttled by
   app.use(requestTiming());
   if (options.metricsRegistry) app.use(metricsEndpoint(options.metricsRegistry, options.metricsToken, options.logger));
+  if (options.signIn) app.use('/apiv1', options.signIn);
   const api = express.Router();
   api.use(options.authenticate);
   api.use(textBody());
@@ -107,8 +118,11 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(roleRouter(deps));
   api.use(webhookRouter(deps));
   api.use(openApiRouter(options.serviceVersion));
+  api.use(currentSessionRouter());
+  if (options.events) api.use(eventStreamRouter(options.events));
   api.use(notFound());
   app.use('/apiv1', api);
+  if (options.webDir) app.use(staticWebRouter(options.webDir));
   app.use(notFound());
   app.use(errorHandler(options.logger));
   return app;

@@ -72,6 +72,17 @@ async function listView(db: Db, filters: DeviceFilters, detail: DeviceDetailOpti
   return keptDeviceList(db, { detail, availableOnly }, load);
 }
 
+/**
+ * One device as GET /Device shows it, with no entitlement check: for the event stream, which loads a changed
+ * device once and filters per subscriber. Undefined when there is no such record.
+ */
+export async function readDeviceModel(db: Db, id: string): Promise<Device | undefined> {
+  const guid = parseGuid(id);
+  if (!guid) return undefined;
+  const rows = await queryDevices(db, { id: guid }, {}, false);
+  return (await mapDevices(db, rows, {}))[0];
+}
+
 async function queryDevices(
   db: Db, f: DeviceFilters, options: DeviceDetailOptions, availableOnly: boolean,
 ): Promise<DeviceWithRetainer[]> {

@@ -12,6 +12,7 @@ import type {
 } from '@devicelab/proto';
 import { gatewayRetentions } from '../domain/device-access';
 import { recordUsbHubEvent } from '../domain/usb-hub-events';
+import { noteChange } from '../events/change-feed';
 import type { Logger } from '@devicelab/shared';
 import { MetricsReceiver } from '../metrics/link-ingest';
 import type { MetricsStore } from '../metrics/metrics-store';
@@ -190,9 +191,14 @@ export class GatewaySession {
       }
       case 'commandResult':
         return this.onCommandResult(message.commandResult);
-      case 'usbHubs':
-        this.usbHubs = message.usbHubs.hubs ?? [];
+      case 'usbHubs': {
+        const hubs = message.usbHubs.hubs ?? [];
+        const changed = portStates(hubs) !== portStates(this.usbHubs);
+        this.usbHubs = hubs;
+        // Port states are no table's rows: the event stream hears of them here (telemetry alone is no change).
+        if (changed) return this.recordWrite(() => noteChange(this.ctx.db, 'usbHub', this.ctx.gateway.id));
         return;
+      }
       case 'usbHubEvent': {
         const event = message.usbHubEvent;
         return this.recordWrite(() => recordUsbHubEvent(this.ctx.db, this.ctx.gateway.id, event));
@@ -387,4 +393,10 @@ export class GatewaySession {
       // the transport is already gone
     }
   }
+}
+
+/** What of a USB hub report the dashboard shows as state: which ports, their modes and flags (not currents). */
+function portStates(hubs: UsbHubReport[]): string {
+  return JSON.stringify(hubs.map((hub) => [hub.serialNumber, hub.isErrored,
+    (hub.ports ?? []).map((port) => [port.portNumber, port.state, port.flags, port.deviceSerialNumber])]));
 }

@@ -244,7 +244,25 @@ export interface WebhookDeliveriesTable {
   delivered_at: Timestamp | null;
 }
 
+/** Dashboard sign-ins (migration 013): only the cookie token's SHA-256 is kept. */
+export interface WebSessionsTable {
+  token_sha256: Buffer;
+  user_id: string;
+  created_at: Generated<Date>;
+  expires_at: Date;
+}
+
+/** Written by triggers (migration 013); read by the event stream to replay after Last-Event-ID. bigint as text. */
+export interface ChangeFeedTable {
+  id: ColumnType<string, never, never>;
+  kind: string;
+  object_id: string;
+  changed_at: Generated<Date>;
+}
+
 export interface Database {
+  web_sessions: WebSessionsTable;
+  change_feed: ChangeFeedTable;
   users: UsersTable;
   roles: RolesTable;
   user_roles: UserRolesTable;

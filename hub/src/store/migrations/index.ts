@@ -9,6 +9,7 @@ import * as metrics from './009_metrics';
 import * as metricsBatches from './010_metrics_batches';
 import * as asyncJobIntents from './011_async_job_intents';
 import * as userAdbKeys from './012_user_adb_keys';
+import * as webSessions from './013_web_sessions';
 import * as listChanges from './014_list_changes';
 import * as applicationPlatform from './015_application_platform';
 import * as provisionedDevices from './016_provisioned_devices';
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '010_metrics_batches': metricsBatches,
   '011_async_job_intents': asyncJobIntents,
   '012_user_adb_keys': userAdbKeys,
+  '013_web_sessions': webSessions,
   '014_list_changes': listChanges,
   '015_application_platform': applicationPlatform,
   '016_provisioned_devices': provisionedDevices,

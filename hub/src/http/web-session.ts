@@ -1,0 +1,146 @@
+/**
+ * The dashboard's sign-in over HTTP: `POST /apiv1/Session` (form `login`, `token`) sets an HTTP-only,
+ * SameSite=Strict session cookie (Secure over TLS), `DELETE /apiv1/Session` signs out, `GET /apiv1/Session` says
+ * who is signed in and what they may do. `sessionOrBasicAuth` accepts that cookie next to Basic auth. A request
+ * that changes something on the strength of the cookie alone must come from this origin (its Origin header) or
+ * carry the `X-DeviceLab-CSRF` header, which no other site can send without a CORS preflight we never grant.
+ */
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import { createLogger, successWith, type Logger } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { LoginThrottle } from '../auth/login-throttle';
+import { checkCredentials } from '../auth/users';
+import { createWebSession, deleteWebSession, findWebSessionUser, WEB_SESSION_LIFETIME_MS } from '../auth/web-sessions';
+import type { Db } from '../store/database';
+import { AUTHENTICATION_REQUIRED_BODY, basicAuthMiddleware, sendAuthenticationRequired } from './basic-auth';
+import { textBody } from './body';
+import { handle } from './handler';
+import { prettyRequested, requestParams } from './params';
+import { writeFailure, writeJson } from './respond';
+
+export const SESSION_COOKIE = 'devicelab_session';
+export const CSRF_HEADER = 'x-devicelab-csrf';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const SIGN_IN_FAILED = 'Sign-in failed: check the login and the API token.';
+
+interface WebSessionOptions {
+  logger?: Logger;
+  /** Shared with Basic auth, so that guessing through the sign-in form is throttled alike. */
+  throttle: LoginThrottle;
+}
+
+/** The session cookie's value, when the request carries one. */
+export function sessionCookieOf(req: Request): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** Same origin: the Origin header names this host, or (no Origin) the CSRF header is present. */
+function isSameOriginRequest(req: Request): boolean {
+  if (req.headers[CSRF_HEADER] !== undefined) return true;
+  const origin = req.headers.origin;
+  if (!origin || origin === 'null') return false;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+function cookieAttributes(req: Request, maxAgeSeconds: number): string {
+  const secure = req.secure ? '; Secure' : '';
+  return `Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+/**
+ * Basic auth when an Authorization header is sent, else the session cookie; 401 when neither holds. The
+ * dashboard (it sends the CSRF header) gets its 401 without the Basic challenge, so the browser shows no password
+ * dialog of its own.
+ */
+export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestHandler {
+  const basic = basicAuthMiddleware(db, { logger: options.logger, throttle: options.throttle });
+  return (req, res, next) => {
+    const fromDashboard = req.headers[CSRF_HEADER] !== undefined;
+    const cookie = req.headers.authorization === undefined ? sessionCookieOf(req) : undefined;
+    if (cookie === undefined) {
+      if (req.headers.authorization === undefined && fromDashboard) return sendSignInRequired(res);
+      return basic(req, res, next);
+    }
+    if (!SAFE_METHODS.has(req.method) && !isSameOriginRequest(req)) {
+      return writeFailure(res, 403, 'Cross-site request refused: send it from the dashboard\'s origin or with the X-DeviceLab-CSRF header.',
+        prettyRequested(req));
+    }
+    findWebSessionUser(db, cookie).then((user) => {
+      if (!user) return fromDashboard ? sendSignInRequired(res) : sendAuthenticationRequired(res, prettyRequested(req));
+      (req as Request & { user?: AuthenticatedUser }).user = user;
+      next();
+    }, next);
+  };
+}
+
+function sendSignInRequired(res: Response): void {
+  res.status(401).type('application/json').send(AUTHENTICATION_REQUIRED_BODY);
+}
+
+/** POST and DELETE /Session: mounted before the authentication middleware (they are how one gets a cookie). */
+export function webSessionRouter(db: Db, options: WebSessionOptions): Router {
+  const logger = options.logger ?? createLogger('hub');
+  const router = express.Router();
+  router.post('/Session', textBody(16 * 1024), (req, res, next) => {
+    if (req.headers.origin !== undefined && !isSameOriginRequest(req)) {
+      return writeFailure(res, 403, 'Cross-site sign-in refused.', false);
+    }
+    let login: string | undefined;
+    let token: string | undefined;
+    try {
+      const params = requestParams(req);
+      login = params.string('login');
+      token = params.string('token');
+    } catch {
+      // unreadable parameters are a failed sign-in like any other
+    }
+    const clientAddress = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const attempt = options.throttle.begin(clientAddress, login);
+    if (attempt.waitMs > 0) {
+      res.set('Retry-After', String(Math.max(1, Math.ceil(attempt.waitMs / 1000))));
+      return writeFailure(res, 429, 'Too many failed sign-ins; try again later.', false);
+    }
+    if (!login || !token) return writeFailure(res, 401, SIGN_IN_FAILED, false);
+    checkCredentials(db, login, token).then(async (check) => {
+      if ('failure' in check) {
+        logger.warn({ login: login!.slice(0, 200), clientAddress, reason: check.failure }, 'dashboard sign-in failed');
+        return writeFailure(res, 401, SIGN_IN_FAILED, false);
+      }
+      attempt.succeeded();
+      const session = await createWebSession(db, check.user.id);
+      res.set('Set-Cookie', `${SESSION_COOKIE}=${session.token}; ${cookieAttributes(req, WEB_SESSION_LIFETIME_MS / 1000)}`);
+      writeJson(res, 200, successWith(describeUser(check.user)), false);
+    }, (err: unknown) => {
+      attempt.unchecked();
+      next(err);
+    });
+  });
+  router.delete('/Session', (req, res, next) => {
+    const cookie = sessionCookieOf(req);
+    if (cookie !== undefined && !isSameOriginRequest(req)) return writeFailure(res, 403, 'Cross-site sign-out refused.', false);
+    res.set('Set-Cookie', `${SESSION_COOKIE}=; ${cookieAttributes(req, 0)}`);
+    (cookie ? deleteWebSession(db, cookie) : Promise.resolve()).then(() => writeJson(res, 200, { isSuccess: true }, false), next);
+  });
+  return router;
+}
+
+/** GET /Session behind authentication: who is signed in and what they may do (the dashboard hides the rest). */
+export function currentSessionRouter(): Router {
+  const router = express.Router();
+  router.get('/Session', handle(async ({ user }) => successWith(describeUser(user))));
+  return router;
+}
+
+function describeUser(user: AuthenticatedUser) {
+  return { id: user.id, login: user.login, displayName: user.displayName, roles: user.roles, entitlements: [...user.entitlements].sort() };
+}

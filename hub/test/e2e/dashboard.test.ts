@@ -1,0 +1,138 @@
+/**
+ * The web dashboard in Debian's Chromium against a whole lab (hub serving web/dist, gateway, simulated Android
+ * devices on a simulated Cambrionix hub): what a tester and an operator do, checked on the page. Screenshots of
+ * the grid and the device page go to a temporary folder (DEVICELAB_SCREENSHOTS=<dir> keeps them elsewhere).
+ */
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { DEFAULT_WEB_DIR } from '../../src/config';
+import { fixture } from '../../../scripts/jest/shared-files';
+import { launchBrowser, type TestBrowser } from '../support/browser';
+import { startTestLab, waitFor, type TestLab } from '../support/lab';
+
+let lab: TestLab;
+let browser: TestBrowser;
+let page: Page;
+const shots = process.env.DEVICELAB_SCREENSHOTS ?? mkdtempSync(path.join(os.tmpdir(), 'devicelab-dashboard-shots-'));
+
+beforeAll(async () => {
+  if (!existsSync(path.join(DEFAULT_WEB_DIR, 'index.html'))) throw new Error('web/dist is not built: run node scripts/bootstrap.mjs');
+  mkdirSync(shots, { recursive: true });
+  lab = await startTestLab({ androidCount: 3, usbHub: {} });
+  browser = await launchBrowser();
+  page = await browser.context.newPage();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await lab?.stop();
+}, 60_000);
+
+const row = (name: string) => page.locator('.row.device', { hasText: name });
+
+it('signs in with login and API token and shows every device in the grid', async () => {
+  await page.goto(lab.hub.url);
+  await page.fill('input[name="login"]', 'admin');
+  await page.fill('input[name="token"]', lab.adminToken);
+  await page.click('button[type="submit"]');
+  await page.locator('.row.device').first().waitFor();
+  await page.locator('.live.on').waitFor();
+  expect(await page.locator('.row.device').count()).toBe(3);
+  const names = await page.locator('.row.device .name strong').allTextContents();
+  expect(names).toHaveLength(3);
+  expect(await page.locator('.row.device [data-testid="state"]').allTextContents()).toEqual(['Available', 'Available', 'Available']);
+  // The cookie is HTTP-only: page scripts cannot read it.
+  expect(await page.evaluate('document.cookie')).toBe('');
+  await page.screenshot({ path: path.join(shots, 'grid.png') });
+}, 60_000);
+
+it('a simulated unplug turns the device Offline in the grid without a reload, and a plug brings it back', async () => {
+  const name = (await page.locator('.row.device .name strong').first().textContent())!;
+  const device = await deviceNamed(name);
+  await page.evaluate('window.marker = 1');
+  await lab.world.unplug(serialOf(device));
+  await waitForRowState(name, 'Offline', 10_000);
+  await lab.world.plug(serialOf(device));
+  await waitForRowState(name, 'Available', 20_000);
+  // Same page all along: no reload happened.
+  expect(await page.evaluate('window.marker')).toBe(1);
+}, 60_000);
+
+it('uploads an APK with a progress bar', async () => {
+  await page.click('nav >> text=Apps');
+  await page.setInputFiles('input[type="file"]', fixture('ApiDemos-debug.apk'));
+  const progress = page.locator('.progress.upload');
+  await progress.waitFor();
+  await page.locator('.progress.upload[data-phase="done"]').waitFor({ timeout: 60_000 });
+  expect(await progress.locator('progress').getAttribute('value')).toBe('1');
+  await page.locator('.apps-table tr', { hasText: 'io.appium.android.apis' }).waitFor();
+}, 90_000);
+
+it('on the device page: retain, install from the library, switch the USB port, see a metrics plot', async () => {
+  await page.click('nav >> text=Devices');
+  const target = lab.devices[1];
+  const name = (await deviceBySerial(target.serial)).name;
+  await row(name).click();
+  await page.locator('h1', { hasText: name }).waitFor();
+
+  await page.click('button:has-text("Retain")');
+  await page.locator('[data-testid="device-state"]', { hasText: 'Retained by you' }).waitFor({ timeout: 10_000 });
+  expect((await deviceBySerial(target.serial)).retainedById).toBeDefined();
+
+  const select = page.locator('label:has-text("Install from the library") select');
+  await select.selectOption({ label: await select.locator('option', { hasText: 'API Demos' }).first().textContent() ?? '' });
+  await page.click('button:has-text("Install")');
+  await page.locator('.progress[role="status"]', { hasText: 'Install in progress' }).waitFor();
+  await page.locator('.notice', { hasText: 'Install: done.' }).waitFor({ timeout: 60_000 });
+  await page.locator('.apps li', { hasText: 'io.appium.android.apis' }).waitFor();
+
+  await page.click('fieldset.port button:has-text("Off")');
+  await page.locator('[data-testid="device-state"]', { hasText: 'Offline' }).waitFor({ timeout: 15_000 });
+  await page.click('fieldset.port button:has-text("Data")');
+  await page.locator('[data-testid="device-state"]', { hasText: 'Retained by you' }).waitFor({ timeout: 30_000 });
+
+  // The gateway samples every 10 s: once the hub has samples of this device, the page (reloaded) plots them.
+  const id = (await deviceBySerial(target.serial)).id;
+  await waitFor(async () => {
+    const body: any = await (await lab.api(lab.admin, `/Device/Metrics?id=${id}&table=sample&fields=Used&start=${new Date(Date.now() - 600_000).toISOString()}`)).json();
+    return (body.results?.[0]?.series?.[0]?.values?.length ?? 0) > 0;
+  }, 40_000, 'a memory sample of the device');
+  await page.reload();
+  await page.locator('.plot canvas').waitFor({ timeout: 30_000 });
+  expect(Number(await page.locator('.plot').getAttribute('data-points'))).toBeGreaterThan(0);
+  await page.screenshot({ path: path.join(shots, 'device.png') });
+}, 150_000);
+
+it('signs out: the sign-in form is back and the API no longer accepts the old cookie', async () => {
+  const cookies = await browser.context.cookies();
+  const session = cookies.find((c) => c.name === 'devicelab_session')!;
+  expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+  await page.click('button:has-text("Sign out")');
+  await page.locator('input[name="login"]').waitFor();
+  const res = await fetch(`${lab.hub.url}/apiv1/Device`, { headers: { cookie: `devicelab_session=${session.value}` } });
+  expect(res.status).toBe(401);
+  await page.reload();
+  await page.locator('input[name="token"]').waitFor();
+}, 30_000);
+
+/** Waits, without reloading, until the grid row of `name` shows `state` (the page's own live update). */
+async function waitForRowState(name: string, state: string, timeoutMs: number): Promise<void> {
+  await row(name).locator(`[data-testid="state"]:text-is("${state}")`).waitFor({ timeout: timeoutMs });
+}
+
+interface WireDevice { id: string; name: string; serialNumber: string; vendorUniqueIdentifier: string; retainedById?: string }
+
+async function devices(): Promise<WireDevice[]> {
+  return (await lab.api(lab.admin, '/Device')).json() as Promise<WireDevice[]>;
+}
+async function deviceNamed(name: string): Promise<WireDevice> {
+  return (await devices()).find((d) => d.name === name)!;
+}
+async function deviceBySerial(serial: string): Promise<WireDevice> {
+  return (await devices()).find((d) => d.serialNumber === serial)!;
+}
+/** The labsim serial (adb serial) of a device record. */
+function serialOf(device: WireDevice): string {
+  return lab.devices.find((spec) => spec.serial === device.serialNumber)!.serial;
+}

@@ -1,0 +1,96 @@
+/**
+ * The hub's REST API from the browser: same origin, the session cookie, and the CSRF header on every request (the
+ * hub refuses a state-changing cookie request without it, and answers a 401 without a Basic challenge).
+ */
+import type { AsyncStatus, Result } from './types';
+
+const CSRF = { 'X-DeviceLab-CSRF': '1' };
+
+export class ApiError extends Error {
+  constructor(message: string, readonly status: number) {
+    super(message);
+  }
+}
+
+/** Listeners told when the hub says the session is gone (401): the app shows the sign-in form. */
+const signedOutListeners = new Set<() => void>();
+export const onSignedOut = (listener: () => void) => {
+  signedOutListeners.add(listener);
+  return () => signedOutListeners.delete(listener);
+};
+
+export function query(params: Record<string, string | number | boolean | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(key, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+async function request(method: string, path: string, body?: BodyInit, contentType = 'application/x-www-form-urlencoded'): Promise<Response> {
+  const headers: Record<string, string> = { ...CSRF, Accept: 'application/json' };
+  if (typeof body === 'string') headers['Content-Type'] = contentType;
+  const res = await fetch(`/apiv1${path}`, { method, headers, body, credentials: 'same-origin' });
+  if (res.status === 401) {
+    for (const listener of signedOutListeners) listener();
+    throw new ApiError('Signed out', 401);
+  }
+  return res;
+}
+
+/** GET a JSON body (a list or a model, as the route answers). */
+export async function getJson<T>(path: string): Promise<T> {
+  const res = await request('GET', path);
+  const body = await res.json();
+  if (body && typeof body === 'object' && body.isSuccess === false) throw new ApiError(body.errorMessage ?? 'Request failed', res.status);
+  return body as T;
+}
+
+export async function getText(path: string): Promise<string> {
+  const res = await request('GET', path);
+  return res.text();
+}
+
+/** POST (or DELETE) and read a Result; a failure Result becomes an ApiError with the hub's message. */
+export async function call<T = undefined>(method: 'POST' | 'DELETE', path: string, form?: Record<string, string>, json?: unknown): Promise<T | undefined> {
+  const res = json !== undefined ? await request(method, path, JSON.stringify(json), 'application/json')
+    : await request(method, path, form ? new URLSearchParams(form).toString() : undefined);
+  const body = (await res.json().catch(() => ({ isSuccess: false, errorMessage: `HTTP ${res.status}` }))) as Result<T>;
+  if (!body.isSuccess) throw new ApiError(body.errorMessage ?? `HTTP ${res.status}`, res.status);
+  return body.data;
+}
+
+/** Polls /Async until the job is complete; its data is a Result (install, launch) or the uploaded Application. */
+export async function awaitJob<T>(asyncResponseId: string, intervalMs = 500): Promise<T> {
+  for (;;) {
+    // An AsyncStatus, or a failure Result for an unknown id (getJson throws it).
+    const status = await getJson<AsyncStatus<T>>(`/Async${query({ id: asyncResponseId })}`);
+    if (status.isComplete) return status.data as T;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/**
+ * Uploads a file with XMLHttpRequest, the only browser API that reports upload progress; `onProgress` gets 0..1.
+ * Resolves with the async job id of the hub's package inspection.
+ */
+export function uploadWithProgress(file: File, onProgress: (fraction: number) => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/apiv1/Application?verb=add');
+    xhr.setRequestHeader('X-DeviceLab-CSRF', '1');
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onerror = () => reject(new ApiError('Upload failed: the connection was lost', 0));
+    xhr.onload = () => {
+      try {
+        const body = JSON.parse(xhr.responseText) as Result<{ asyncResponseId: string }>;
+        if (!body.isSuccess || !body.data) reject(new ApiError(body.errorMessage ?? `HTTP ${xhr.status}`, xhr.status));
+        else resolve(body.data.asyncResponseId);
+      } catch {
+        reject(new ApiError(`HTTP ${xhr.status}`, xhr.status));
+      }
+    };
+    const form = new FormData();
+    form.append('file', file, file.name);
+    xhr.send(form);
+  });
+}

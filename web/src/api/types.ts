@@ -1,0 +1,139 @@
+/**
+ * The REST models the dashboard reads, derived by hand from the hub's own OpenAPI document
+ * (`GET /apiv1/openapi.json`, built from hub/src/api/openapi/schemas.ts); only the fields the dashboard uses.
+ * web/test/api-types.test.ts checks every field named here against that document, so a rename fails a test.
+ */
+export type DeviceOperatingSystem = 'Unknown' | 'iOS' | 'Android';
+export type DeviceAvailabilityStatus = 'Offline' | 'Online';
+export type DeviceBatteryStatus = 'Unknown' | 'Charging' | 'Discharging' | 'NotCharging' | 'Full';
+export type UsbHubPortState = 'Unknown' | 'Off' | 'Data' | 'Sync' | 'Charge';
+
+export interface Result<T = undefined> {
+  isSuccess: boolean;
+  errorMessage?: string;
+  data?: T;
+}
+
+export interface DeviceProperty { name: string; value?: string }
+
+export interface Application {
+  id: string;
+  displayName: string;
+  applicationIdentifier: string;
+  version?: string;
+  buildVersion?: string;
+  operatingSystem: DeviceOperatingSystem;
+  fileName: string;
+  versionCounter: number;
+  iconBlob?: string;
+  fileByteCount: number;
+  provisionExpirationDate?: string;
+  provisionsAllDevices: boolean;
+  applicationErrors: string[];
+  enabled: boolean;
+  createdDate: string;
+  notes?: string;
+}
+
+export interface Device {
+  id: string;
+  availability: DeviceAvailabilityStatus;
+  retainedById?: string;
+  retainedByDisplayName?: string;
+  enabled: boolean;
+  batteryStatus: DeviceBatteryStatus;
+  batteryPercentCharged: number;
+  lastDisconnectedAt?: string;
+  deleted: boolean;
+  notes?: string;
+  name: string;
+  model?: string;
+  friendlyModel?: string;
+  manufacturer?: string;
+  operatingSystem: DeviceOperatingSystem;
+  operatingSystemVersion?: string;
+  serialNumber?: string;
+  vendorUniqueIdentifier: string;
+  formFactor: string;
+  usbHubSerialNumber?: string;
+  usbHubPortNumber?: number;
+  properties?: DeviceProperty[];
+  installedApplications?: Application[];
+}
+
+/** A hub port (UsbHubDevice); empty ports have name "" and milliamps 0. */
+export interface UsbHubDevice {
+  name: string;
+  serialNumber?: string;
+  usbHubSerialNumber?: string;
+  usbHubPortNumber: number;
+  milliamps: number;
+  state: UsbHubPortState;
+  /** Comma separated UsbHubDeviceFlags names. */
+  flags?: string;
+}
+
+export interface UsbHub {
+  name?: string;
+  serialNumber: string;
+  model?: string;
+  fiveVoltNow?: number;
+  fiveVoltMin?: number;
+  fiveVoltMax?: number;
+  isErrored?: boolean;
+  errorMessage?: string;
+  devices: UsbHubDevice[];
+}
+
+export interface GatewayDescription {
+  name: string;
+  publicAddress?: string;
+  publicPort?: number;
+  usbHubList: UsbHub[];
+  /** Added by the event stream (not in GET /Gateway). */
+  connected?: boolean;
+  lastSeen?: string;
+}
+
+export interface AsyncStatus<T = unknown> {
+  isComplete: boolean;
+  data?: T;
+}
+
+export interface User {
+  id: string;
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  isActive: boolean;
+  lastLoginDate?: string;
+  roles?: string[];
+}
+
+export interface Role { id: string; name: string; entitlements?: string[] }
+
+/** GET /apiv1/Session (a dashboard extension, not in the spec). */
+export interface SessionUser {
+  id: string;
+  login: string;
+  displayName: string;
+  roles: string[];
+  entitlements: string[];
+}
+
+/** The documented fields of each model above, for the drift test. */
+export const USED_FIELDS: Record<string, readonly string[]> = {
+  Application: ['id', 'displayName', 'applicationIdentifier', 'version', 'buildVersion', 'operatingSystem', 'fileName',
+    'versionCounter', 'iconBlob', 'fileByteCount', 'provisionExpirationDate', 'provisionsAllDevices', 'applicationErrors',
+    'enabled', 'createdDate', 'notes'],
+  Device: ['id', 'availability', 'retainedById', 'retainedByDisplayName', 'enabled', 'batteryStatus',
+    'batteryPercentCharged', 'lastDisconnectedAt', 'deleted', 'notes', 'name', 'model', 'friendlyModel', 'manufacturer',
+    'operatingSystem', 'operatingSystemVersion', 'serialNumber', 'vendorUniqueIdentifier', 'formFactor',
+    'usbHubSerialNumber', 'usbHubPortNumber', 'properties', 'installedApplications'],
+  GatewayDescription: ['name', 'publicAddress', 'publicPort', 'usbHubList'],
+  UsbHub: ['name', 'serialNumber', 'model', 'fiveVoltNow', 'fiveVoltMin', 'fiveVoltMax', 'isErrored', 'errorMessage', 'devices'],
+  UsbHubDevice: ['name', 'serialNumber', 'usbHubSerialNumber', 'usbHubPortNumber', 'milliamps', 'state', 'flags'],
+  User: ['id', 'email', 'firstName', 'lastName', 'isActive', 'lastLoginDate', 'roles'],
+  Role: ['id', 'name', 'entitlements'],
+  AsyncStatus: ['isComplete', 'data'],
+};

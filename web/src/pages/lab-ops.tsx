@@ -1,0 +1,141 @@
+/** Lab operations: gateways and their USB hubs (live), reports with CSV export, users and roles for admins. */
+import { useEffect, useState } from 'preact/hooks';
+import { call, getJson, query } from '../api/client';
+import type { Role, SessionUser, User } from '../api/types';
+import { useLive } from '../live/use-live';
+import { may } from '../session';
+
+export function LabOps({ user }: { user: SessionUser }) {
+  return (
+    <main class="page">
+      <h1>Lab</h1>
+      {may(user, 'SystemViewGateways') ? <Gateways user={user} /> : <p class="muted">Viewing gateways needs SystemViewGateways.</p>}
+      {may(user, 'UserList') && may(user, 'DeviceList') && may(user, 'ApplicationList') && <Reports />}
+      {may(user, 'UserList') && <Users user={user} />}
+    </main>
+  );
+}
+
+function Gateways({ user }: { user: SessionUser }) {
+  const store = useLive();
+  const gateways = [...store.gateways.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const devicesOf = (hubSerials: string[]) => [...store.devices.values()].filter((d) => d.usbHubSerialNumber && hubSerials.includes(d.usbHubSerialNumber)).length;
+  const setPort = (hub: string, port: number, state: string) =>
+    call('POST', `/Gateway/UsbHub${query({ verb: 'update', id: hub, usbHubPort: port, usbHubPortState: state })}`).catch((err: Error) => alert(err.message));
+  return (
+    <section class="card">
+      <h2>Gateways</h2>
+      {gateways.length === 0 && <p class="muted">No gateway connected.</p>}
+      {gateways.map((g) => (
+        <article key={g.name} class="gateway">
+          <h3>{g.name} <small class={`state ${g.connected === false ? 'offline' : 'free'}`}>{g.connected === false ? 'Disconnected' : 'Connected'}</small></h3>
+          <p class="muted">{g.publicAddress}:{g.publicPort} · {devicesOf(g.usbHubList.map((h) => h.serialNumber))} devices on its hubs{g.lastSeen ? ` · last seen ${new Date(g.lastSeen).toLocaleTimeString()}` : ''}</p>
+          {g.usbHubList.map((hub) => (
+            <div key={hub.serialNumber} class="hub">
+              <h4>{hub.name || hub.model} {hub.serialNumber} {hub.isErrored && <span class="error">{hub.errorMessage}</span>}</h4>
+              <p class="muted">5 V now {hub.fiveVoltNow?.toFixed(2) ?? '—'} V (min {hub.fiveVoltMin?.toFixed(2) ?? '—'}, max {hub.fiveVoltMax?.toFixed(2) ?? '—'})</p>
+              <table class="table"><thead><tr><th>Port</th><th>Device</th><th>State</th><th>Current</th><th>Flags</th>{may(user, 'SystemManageUsbHubs') && <th>Switch</th>}</tr></thead>
+                <tbody>{hub.devices.map((port) => (
+                  <tr key={port.usbHubPortNumber} data-port={port.usbHubPortNumber}>
+                    <td>{port.usbHubPortNumber}</td><td>{port.name || '—'}</td><td data-testid="port-state">{port.state}</td>
+                    <td>{port.milliamps} mA</td><td>{port.flags}</td>
+                    {may(user, 'SystemManageUsbHubs') && <td class="buttons">{['Off', 'Data', 'Charge'].map((s) =>
+                      <button type="button" key={s} aria-label={`Port ${port.usbHubPortNumber} ${s}`} onClick={() => setPort(hub.serialNumber, port.usbHubPortNumber, s)}>{s}</button>)}</td>}
+                  </tr>
+                ))}</tbody>
+              </table>
+            </div>
+          ))}
+        </article>
+      ))}
+    </section>
+  );
+}
+
+interface UsageRow { deviceName?: string; reservedByName?: string; performedByName?: string; eventType: string; startDate: string; endDate?: string; duration?: number }
+interface AvailabilityPoint { date: string; online: number; inUse: number }
+
+function toCsv(rows: Record<string, unknown>[]): string {
+  if (rows.length === 0) return '';
+  const columns = Object.keys(rows[0]);
+  const cell = (v: unknown) => { const t = v == null ? '' : String(v); return /[",\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t; };
+  return [columns.join(','), ...rows.map((r) => columns.map((c) => cell(r[c])).join(','))].join('\n');
+}
+
+function download(name: string, rows: Record<string, unknown>[]) {
+  const url = URL.createObjectURL(new Blob([toCsv(rows)], { type: 'text/csv' }));
+  const a = Object.assign(document.createElement('a'), { href: url, download: name });
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+function Reports() {
+  const [days, setDays] = useState(7);
+  const [usage, setUsage] = useState<UsageRow[]>([]);
+  const [availability, setAvailability] = useState<AvailabilityPoint[]>([]);
+  useEffect(() => {
+    getJson<{ deviceUsage: UsageRow[] }>(`/Report/Usage${query({ days, take: 500 })}`).then((r) => setUsage(r.deviceUsage ?? []), () => setUsage([]));
+    getJson<AvailabilityPoint[] | { data?: AvailabilityPoint[] }>(`/Report/Availability${query({ days })}`)
+      .then((r) => setAvailability(Array.isArray(r) ? r : r.data ?? []), () => setAvailability([]));
+  }, [days]);
+  const perDevice = new Map<string, number>();
+  const perUser = new Map<string, number>();
+  for (const row of usage) {
+    const seconds = row.duration ?? 0;
+    if (row.deviceName) perDevice.set(row.deviceName, (perDevice.get(row.deviceName) ?? 0) + seconds);
+    const who = row.reservedByName ?? row.performedByName;
+    if (who) perUser.set(who, (perUser.get(who) ?? 0) + seconds);
+  }
+  const max = Math.max(1, ...perDevice.values());
+  return (
+    <section class="card">
+      <h2>Reports</h2>
+      <label>Days<select value={days} onChange={(e) => setDays(Number((e.target as HTMLSelectElement).value))}>
+        {[1, 7, 30].map((d) => <option key={d} value={d}>{d}</option>)}</select></label>
+      <div class="cols">
+        <div>
+          <h3>Usage per device <button type="button" onClick={() => download('usage-per-device.csv', [...perDevice].map(([device, seconds]) => ({ device, hours: (seconds / 3600).toFixed(2) })))}>CSV</button></h3>
+          <table class="table"><tbody>{[...perDevice].map(([name, seconds]) => (
+            <tr key={name}><td>{name}</td><td class="bar"><span style={{ width: `${(100 * seconds) / max}%` }} /></td><td>{(seconds / 3600).toFixed(2)} h</td></tr>))}</tbody></table>
+        </div>
+        <div>
+          <h3>Usage per user <button type="button" onClick={() => download('usage-per-user.csv', [...perUser].map(([user, seconds]) => ({ user, hours: (seconds / 3600).toFixed(2) })))}>CSV</button></h3>
+          <table class="table"><tbody>{[...perUser].map(([name, seconds]) => <tr key={name}><td>{name}</td><td>{(seconds / 3600).toFixed(2)} h</td></tr>)}</tbody></table>
+        </div>
+      </div>
+      <h3>Availability <button type="button" onClick={() => download('availability.csv', availability as unknown as Record<string, unknown>[])}>CSV</button></h3>
+      <table class="table"><thead><tr><th>Date</th><th>Online</th><th>In use</th></tr></thead>
+        <tbody>{availability.slice(-48).map((p) => <tr key={p.date}><td>{new Date(p.date).toLocaleString()}</td><td>{p.online}</td><td>{p.inUse}</td></tr>)}</tbody></table>
+    </section>
+  );
+}
+
+function Users({ user }: { user: SessionUser }) {
+  const [users, setUsers] = useState<User[]>([]);
+  const [roles, setRoles] = useState<Role[]>([]);
+  const [error, setError] = useState('');
+  const load = () => {
+    getJson<User[]>('/User').then(setUsers, (err: Error) => setError(err.message));
+    getJson<Role[]>('/Role').then(setRoles, () => setRoles([]));
+  };
+  useEffect(load, []);
+  const modify = may(user, 'UserModify');
+  const setActive = (u: User) => call('POST', `/User${query({ verb: 'update', id: u.id })}`, undefined, { isActive: !u.isActive })
+    .then(load, (err: Error) => setError(err.message));
+  return (
+    <section class="card">
+      <h2>Users</h2>
+      {error && <p class="error" role="alert">{error}</p>}
+      <table class="table"><thead><tr><th>User</th><th>Roles</th><th>Last login</th><th>Active</th></tr></thead>
+        <tbody>{users.map((u) => (
+          <tr key={u.id}><td>{[u.firstName, u.lastName].filter(Boolean).join(' ') || u.email || u.id}</td><td>{(u.roles ?? []).join(', ')}</td>
+            <td>{u.lastLoginDate ? new Date(u.lastLoginDate).toLocaleString() : '—'}</td>
+            <td>{modify && u.id !== user.id ? <input type="checkbox" aria-label="Active" checked={u.isActive} onChange={() => setActive(u)} /> : u.isActive ? 'yes' : 'no'}</td></tr>
+        ))}</tbody>
+      </table>
+      <h3>Roles</h3>
+      <table class="table"><thead><tr><th>Role</th><th>Entitlements</th></tr></thead>
+        <tbody>{roles.map((r) => <tr key={r.id}><td>{r.name}</td><td><small>{(r.entitlements ?? []).join(', ')}</small></td></tr>)}</tbody></table>
+    </section>
+  );
+}
