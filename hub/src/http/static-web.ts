@@ -1,7 +1,8 @@
 /**
  * Serves the dashboard (the `web` package's build, `web/dist`) at `/`: hashed files under `/assets/` are cached
- * for a year, `index.html` is revalidated every time, and any other GET for a page (a client route such as
- * `/devices/<id>`) gets `index.html`. Mounted after `/apiv1`, so it never answers an API path.
+ * for a year, `index.html` is revalidated every time, and a GET for one of the dashboard's own pages (`/`,
+ * `/devices/<id>`, `/apps`, `/lab`) gets `index.html`; any other path stays a 404. Mounted after `/apiv1`, so it
+ * never answers an API path.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +10,9 @@ import express, { type Router } from 'express';
 
 const NOT_BUILT = '<!doctype html><title>DeviceLab</title><p>The dashboard is not built: run <code>npm run demo</code> or '
   + '<code>node scripts/bootstrap.mjs</code> (it builds <code>web/dist</code>). The REST API is at <a href="/apiv1/Service">/apiv1</a>.';
+
+/** The client routes of `web/src/app.tsx`. */
+const DASHBOARD_PAGES = /^\/(devices\/[^/]+|apps|lab)?\/?$/;
 
 export function staticWebRouter(distDir: string): Router {
   const router = express.Router();
@@ -22,7 +26,7 @@ export function staticWebRouter(distDir: string): Router {
       res.set('X-Content-Type-Options', 'nosniff');
     },
   }));
-  router.get(/^\/(?!apiv1(\/|$)|assets\/).*/, (req, res, next) => {
+  router.get(DASHBOARD_PAGES, (req, res, next) => {
     if (!req.accepts('html')) return next();
     res.set('Cache-Control', 'no-cache');
     res.set('X-Content-Type-Options', 'nosniff');

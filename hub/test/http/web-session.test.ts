@@ -125,6 +125,7 @@ it('the dashboard is served at / with an SPA fallback that never shadows /apiv1'
   expect(page.status).toBe(200);
   expect(page.headers.get('content-type')).toMatch(/text\/html/);
   expect(page.headers.get('cache-control')).toBe('no-cache');
+  expect((await fetch(`${hub.url}/no-such-page`, { headers: { accept: 'text/html' } })).status).toBe(404);
   const api = await fetch(`${hub.url}/apiv1/NoSuchThing`, { headers: { accept: 'text/html' } });
   expect(api.status).toBe(401);
   expect(api.headers.get('content-type')).toMatch(/json/);

@@ -250,6 +250,9 @@ export const ENDPOINTS: EndpointDescription[] = [
     { select: 'delete', summary: 'Remove an endpoint and its delivery log (also as action=delete).', entitlement: 'SystemManageSettings',
       params: [required(p('id', 'guid'))], response: result },
   ] },
+  { method: 'get', path: '/Session', operations: [{
+    select: '', summary: 'Who is signed in (dashboard session cookie or Basic auth) and their entitlements (extension).',
+    entitlement: 'none', response: resultOf({ type: 'object' }) }] },
   { method: 'get', path: '/Webhook/Delivery', operations: [{
     select: '', summary: 'The newest 200 deliveries of one endpoint, newest first.', entitlement: 'SystemManageSettings',
     params: [required(p('id', 'guid', 'The webhook Guid.'))], response: resultOf(arrayOf(ref('WebhookDelivery'))) }] },
