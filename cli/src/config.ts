@@ -107,6 +107,25 @@ export function resolveCredentials(flags: GlobalOptions, env: NodeJS.ProcessEnv 
   };
 }
 
+/** A retain ticket's hub and authenticator (`connect --ticket`, else DEVICELAB_TICKET); undefined without one. */
+export interface TicketAccess {
+  apiBase: string;
+  authenticator: string;
+}
+
+export function resolveTicket(flags: GlobalOptions & { ticket?: string }, env: NodeJS.ProcessEnv = process.env): TicketAccess | undefined {
+  const authenticator = flags.ticket || env.DEVICELAB_TICKET?.trim();
+  if (!authenticator) return undefined;
+  const file = configFilePath(env);
+  const url = flags.url ? { value: flags.url, source: '--url' }
+    : env.DEVICELAB_URL ? { value: env.DEVICELAB_URL, source: 'DEVICELAB_URL' }
+      : { value: readConfigFile(file).url, source: file };
+  if (!url.value) {
+    throw new CliError('A ticket needs the hub address: set DEVICELAB_URL or pass --url (or run `devicelab login` once).', EXIT.usage);
+  }
+  return { apiBase: apiBaseOf(url.value, url.source), authenticator };
+}
+
 /** Colour and live progress only on a terminal, and never with NO_COLOR (https://no-color.org). */
 export function stderrStyle(env: NodeJS.ProcessEnv = process.env): { tty: boolean; colour: boolean } {
   const tty = Boolean(process.stderr.isTTY);

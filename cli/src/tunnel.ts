@@ -1,8 +1,10 @@
 /**
  * The device access tunnel through the hub: a local TCP port whose every accepted connection becomes one
- * WebSocket to `/apiv1/Device/Connect?id=<device>` (Basic auth of the retainer), carrying the raw byte stream
- * into the device's adb endpoint both ways. Closing either side closes the other.
+ * WebSocket to `/apiv1/Device/Connect?id=<device>` (Basic auth of the retainer, or `Bearer <authenticator>` of
+ * its retain ticket), carrying the raw byte stream into the device's adb endpoint both ways. Closing either side
+ * closes the other; `pipe` gives backpressure both ways (a paused WebSocket stream stops reading the socket).
  */
+import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import WebSocket, { createWebSocketStream } from 'ws';
 import type { ApiClient } from './api-client';
@@ -17,19 +19,55 @@ export interface Tunnel {
   close(): Promise<void>;
 }
 
-export function tunnelUrl(api: ApiClient, deviceId: string): string {
-  return api.url('/Device/Connect', { id: deviceId }).replace(/^http/, 'ws');
+/** Where one device's tunnel is and who opens it. */
+export interface TunnelTarget {
+  /** `ws(s)://<hub>/apiv1/Device/Connect?id=<device>`. */
+  url: string;
+  /** `Basic <login:token>` of the retainer, or `Bearer <authenticator>` of the retain ticket. */
+  authorization: string;
 }
 
-function openSocket(api: ApiClient, deviceId: string): WebSocket {
+export function tunnelUrl(apiBase: string, deviceId: string): string {
+  return `${apiBase}/Device/Connect?id=${encodeURIComponent(deviceId)}`.replace(/^http/, 'ws');
+}
+
+/** The tunnel as the logged-in user (Basic credentials). */
+export function userTunnel(api: ApiClient, deviceId: string): TunnelTarget {
   const auth = Buffer.from(`${api.credentials.user}:${api.credentials.token}`).toString('base64');
-  return new WebSocket(tunnelUrl(api, deviceId), { headers: { authorization: `Basic ${auth}` }, perMessageDeflate: false });
+  return { url: tunnelUrl(api.credentials.apiBase, deviceId), authorization: `Basic ${auth}` };
+}
+
+/** The tunnel opened by a retain ticket's authenticator: no login needed, only the hub's API base. */
+export function ticketTunnel(apiBase: string, authenticator: string, deviceId: string): TunnelTarget {
+  return { url: tunnelUrl(apiBase, deviceId), authorization: `Bearer ${authenticator}` };
+}
+
+function openSocket(target: TunnelTarget): WebSocket {
+  return new WebSocket(target.url, { headers: { authorization: target.authorization }, perMessageDeflate: false });
+}
+
+/** The hub's answer to a refused upgrade: its status and the Result's errorMessage (or the start of the body). */
+function readRefusal(res: IncomingMessage, done: (status: number, message: string) => void): void {
+  let body = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => { if (body.length < 4096) body += chunk; });
+  const finish = () => {
+    let message: string;
+    try {
+      message = (JSON.parse(body) as { errorMessage?: string }).errorMessage ?? '';
+    } catch {
+      message = body.slice(0, 200);
+    }
+    done(res.statusCode ?? 0, message);
+  };
+  res.once('end', finish);
+  res.once('error', finish);
 }
 
 /** Opens one WebSocket and closes it: fails early, with what to do, when the hub will not tunnel to the device. */
-export function probeTunnel(api: ApiClient, deviceId: string, timeoutMs = 15_000): Promise<void> {
+export function probeTunnel(target: TunnelTarget, timeoutMs = 15_000): Promise<void> {
   return new Promise((resolve, reject) => {
-    const ws = openSocket(api, deviceId);
+    const ws = openSocket(target);
     const timer = setTimeout(() => {
       ws.terminate();
       reject(new CliError(`The hub did not open the device tunnel within ${timeoutMs / 1000} s. Check that the device's gateway is connected (\`devicelab gateways\`).`, EXIT.timeout));
@@ -41,10 +79,7 @@ export function probeTunnel(api: ApiClient, deviceId: string, timeoutMs = 15_000
     });
     ws.once('unexpected-response', (_req, res) => {
       clearTimeout(timer);
-      let body = '';
-      res.on('data', (chunk: Buffer) => { body += chunk.toString(); });
-      res.on('end', () => reject(refusal(res.statusCode ?? 0, body)));
-      res.on('error', () => reject(refusal(res.statusCode ?? 0, body)));
+      readRefusal(res, (status, message) => reject(refusal(status, message, target)));
     });
     ws.once('error', (err) => {
       clearTimeout(timer);
@@ -53,14 +88,13 @@ export function probeTunnel(api: ApiClient, deviceId: string, timeoutMs = 15_000
   });
 }
 
-function refusal(status: number, body: string): CliError {
-  let message = '';
-  try {
-    message = (JSON.parse(body) as { errorMessage?: string }).errorMessage ?? '';
-  } catch {
-    message = body.slice(0, 200);
+function refusal(status: number, message: string, target: TunnelTarget): CliError {
+  const byTicket = target.authorization.startsWith('Bearer ');
+  if (status === 401) {
+    return new CliError(byTicket
+      ? `The hub refused the tunnel: the ticket is not valid (HTTP 401${message ? `: ${message}` : ''}). Retain the device again for a new ticket.`
+      : `The hub refused the tunnel: wrong login or token (HTTP 401${message ? `: ${message}` : ''}). Run \`devicelab login\` again.`, EXIT.notAuthorised);
   }
-  if (status === 401) return new CliError('The hub refused the tunnel: wrong login or token (HTTP 401). Run `devicelab login` again.', EXIT.notAuthorised);
   if (status === 404) {
     return new CliError('The hub has no device tunnel (HTTP 404 on /Device/Connect): it is older than this CLI. Update the hub, '
       + 'or use `devicelab run --no-adb`.', EXIT.apiFailure);
@@ -69,14 +103,24 @@ function refusal(status: number, body: string): CliError {
     + '(`devicelab retain <device>`) and check that it is online.', status === 403 ? EXIT.notAuthorised : EXIT.apiFailure);
 }
 
+export interface TunnelOptions {
+  /** Local port; 0 (default) picks a free one. */
+  port?: number;
+  host?: string;
+  /** Told about each connection the hub refused: `<status>: <errorMessage>` (default: a warning on stderr). */
+  onRefused?: (message: string) => void;
+}
+
 /** Listens on `host:port` (0: any free port) and relays each connection through its own WebSocket. */
-export async function openTunnel(api: ApiClient, deviceId: string, out: Output, options: { port?: number; host?: string } = {}): Promise<Tunnel> {
+export async function openTunnel(target: TunnelTarget, out: Output, options: TunnelOptions = {}): Promise<Tunnel> {
   const host = options.host ?? '127.0.0.1';
+  const onRefused = options.onRefused
+    ?? ((message: string) => out.warn(`the hub refused a tunnel connection (HTTP ${message}); is the device still retained by you?`));
   const relays = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     relays.add(socket);
     socket.setNoDelay(true);
-    const ws = openSocket(api, deviceId);
+    const ws = openSocket(target);
     const stream = createWebSocketStream(ws);
     const finish = (err?: Error) => {
       if (err && !/closed|ECONNRESET|EPIPE/i.test(err.message)) out.warn(`tunnel connection to the device ended: ${err.message}`);
@@ -84,11 +128,10 @@ export async function openTunnel(api: ApiClient, deviceId: string, out: Output, 
       stream.destroy();
       relays.delete(socket);
     };
-    ws.once('unexpected-response', (_req, res) => {
-      out.warn(`the hub refused a tunnel connection (HTTP ${res.statusCode}); is the device still retained by you?`);
-      res.resume();
+    ws.once('unexpected-response', (_req, res) => readRefusal(res, (status, message) => {
+      onRefused(message ? `${status}: ${message}` : `${status}`);
       finish();
-    });
+    }));
     socket.on('error', finish);
     stream.on('error', finish);
     socket.on('close', () => finish());

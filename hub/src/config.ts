@@ -185,19 +185,3 @@ function integer(text: string | undefined, fallback: number, name: string): numb
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got '${text}'`);
   return value;
 }
-
-/** What `devicelab connect` needs: where the hub is and who the caller is (DEVICELAB_URL, DEVICELAB_LOGIN + DEVICELAB_TOKEN, or DEVICELAB_TICKET). */
-export interface ClientConfig {
-  hubUrl: string;
-  /** The Authorization header value; undefined when neither credentials nor a ticket are set. */
-  authorization?: string;
-}
-
-export function clientConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ClientConfig {
-  const login = env.DEVICELAB_LOGIN?.trim();
-  const token = env.DEVICELAB_TOKEN?.trim();
-  const ticket = env.DEVICELAB_TICKET?.trim();
-  const authorization = login && token ? `Basic ${Buffer.from(`${login}:${token}`).toString('base64')}`
-    : ticket ? `Bearer ${ticket}` : undefined;
-  return { hubUrl: (env.DEVICELAB_URL?.trim() || 'http://127.0.0.1:8080').replace(/\/+(apiv1\/?)?$/i, ''), authorization };
-}

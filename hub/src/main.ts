@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** `devicelab` command line entry: `serve` runs the hub until SIGINT/SIGTERM; the rest are admin commands. */
+/** `devicelab-hub` command line entry: `serve` runs the hub until SIGINT/SIGTERM; the rest are admin commands. */
 import { createLogger } from '@devicelab/shared';
 import { runCli } from './cli/devicelab';
 import { inOwnProcessGroup } from './cli/own-process-group';
@@ -23,7 +23,7 @@ async function serve(): Promise<void> {
 runCli(process.argv.slice(2), { serve }).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`devicelab: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`devicelab-hub: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   },
 );

@@ -58,8 +58,9 @@ try {
 
   progress('the hub tunnel: devicelab connect');
   const [login, token] = Buffer.from(lab.authorization.slice('Basic '.length), 'base64').toString().split(':');
-  tunnelProcess = spawn(process.execPath, [path.join(root, 'hub/dist/main.js'), 'connect', serial], {
-    env: { ...process.env, DEVICELAB_URL: lab.url, DEVICELAB_LOGIN: login, DEVICELAB_TOKEN: token }, stdio: ['ignore', 'pipe', 'inherit'],
+  tunnelProcess = spawn(process.execPath, [path.join(root, 'cli/bin/devicelab.js'), 'connect', serial], {
+    env: { ...process.env, XDG_CONFIG_HOME: scratch, DEVICELAB_URL: lab.url, DEVICELAB_USER: login, DEVICELAB_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
   const tunnel = await new Promise((resolve, reject) => {
     let out = '';

@@ -1,10 +1,11 @@
 /** `connect`: the device's adb endpoint on a local port, through the hub, until Ctrl-C. */
 import type { Command } from 'commander';
 import { adbConnect, adbDisconnect, registerAdbKey } from '../adb';
+import { resolveTicket } from '../config';
 import { action, type Context } from '../context';
 import { usageError } from '../errors';
 import { label, Retainer } from '../retainer';
-import { openTunnel, probeTunnel } from '../tunnel';
+import { openTunnel, probeTunnel, ticketTunnel, userTunnel, type TunnelTarget } from '../tunnel';
 
 export function registerConnectCommand(program: Command): void {
   program.command('connect')
@@ -12,16 +13,30 @@ export function registerConnectCommand(program: Command): void {
     .description('Open a tunnel to the device\'s adb endpoint on a local port (retaining the device if you do not hold it) until Ctrl-C or SIGTERM (exit 0).')
     .option('-p, --port <port>', 'local port (default: a free one)')
     .option('--adb', 'also run `adb connect` (and `adb disconnect` at the end)')
+    .option('--ticket <authenticator>', 'open the tunnel with a retain ticket\'s authenticator instead of your login '
+      + '(default: DEVICELAB_TICKET); the device must already be retained with it, and only the hub address is needed')
     .addHelpText('after', '\nExamples:\n  devicelab connect 8ABX0001            # prints: adb connect 127.0.0.1:<port>\n'
-      + '  devicelab connect 8ABX0001 --adb --port 15037 &\n  adb -s 127.0.0.1:15037 shell')
-    .action(action(async (ctx: Context, device: string, opts: { port?: string; adb?: boolean }) => {
+      + '  devicelab connect 8ABX0001 --adb --port 15037 &\n  adb -s 127.0.0.1:15037 shell\n'
+      + '  DEVICELAB_TICKET=<authenticator> devicelab connect 8ABX0001 --url https://devicelab.example')
+    .action(action(async (ctx: Context, device: string, opts: { port?: string; adb?: boolean; ticket?: string }) => {
       const port = opts.port === undefined ? 0 : Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--port ${opts.port}: give a port number (1-65535).`);
-      const api = ctx.api();
       const controller = new AbortController();
       const stop = (signal: NodeJS.Signals) => controller.abort(signal);
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
+      const ticket = resolveTicket({ ...ctx.globals, ticket: opts.ticket });
+      if (ticket) {
+        // The ticket already holds the device: nothing to retain, release or register, and no login needed.
+        try {
+          await serve(ctx, ticketTunnel(ticket.apiBase, ticket.authenticator, device), { device, port, adb: opts.adb }, controller.signal, device);
+        } finally {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+        }
+        return;
+      }
+      const api = ctx.api();
       const retainer = new Retainer(api, ctx.out, controller.signal);
       try {
         const [{ device: target }] = await retainer.retain({ devices: [device], count: 1, waitMs: 0 });
@@ -37,20 +52,29 @@ export function registerConnectCommand(program: Command): void {
         } else {
           ctx.out.warn('the tunnel carries the device\'s own endpoint; adb commands only work with Android devices');
         }
-        await probeTunnel(api, target.id);
-        const tunnel = await openTunnel(api, target.id, ctx.out, { port });
-        if (opts.adb) await adbConnect(tunnel.address);
-        ctx.out.result({ deviceId: target.id, serialNumber: target.serialNumber, address: tunnel.address, port: tunnel.port },
-          () => `adb connect ${tunnel.address}`);
-        ctx.out.note(`tunnel to ${label(target)} open on ${tunnel.address}${opts.adb ? ' (adb connected)' : ''}; Ctrl-C closes it`
-          + `${mine ? '' : ' and releases the device'}`);
-        if (!controller.signal.aborted) await new Promise((resolve) => controller.signal.addEventListener('abort', resolve, { once: true }));
-        if (opts.adb) await adbDisconnect(tunnel.address);
-        await tunnel.close();
+        await serve(ctx, userTunnel(api, target.id), { device: target.id, serialNumber: target.serialNumber, port, adb: opts.adb },
+          controller.signal, `${label(target)}`, mine ? '' : ' and releases the device');
       } finally {
         await retainer.releaseAll();
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
       }
     }));
+}
+
+/** Probes the tunnel, listens, prints the `adb connect` line and relays until the signal. */
+async function serve(ctx: Context, target: TunnelTarget, options: { device: string; serialNumber?: string; port: number; adb?: boolean },
+  signal: AbortSignal, name: string, onClose = ''): Promise<void> {
+  await probeTunnel(target);
+  const tunnel = await openTunnel(target, ctx.out, { port: options.port });
+  try {
+    if (options.adb) await adbConnect(tunnel.address);
+    ctx.out.result({ deviceId: options.device, serialNumber: options.serialNumber, address: tunnel.address, port: tunnel.port },
+      () => `adb connect ${tunnel.address}`);
+    ctx.out.note(`tunnel to ${name} open on ${tunnel.address}${options.adb ? ' (adb connected)' : ''}; Ctrl-C closes it${onClose}`);
+    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    if (options.adb) await adbDisconnect(tunnel.address);
+  } finally {
+    await tunnel.close();
+  }
 }

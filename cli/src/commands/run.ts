@@ -12,7 +12,7 @@ import { action, durationOption, positiveInt, type Context } from '../context';
 import { FILTER_KEYS, parseFilter } from '../device-filter';
 import { CliError, EXIT, usageError } from '../errors';
 import { interrupted, label, Retainer } from '../retainer';
-import { openTunnel, probeTunnel, type Tunnel } from '../tunnel';
+import { openTunnel, probeTunnel, userTunnel, type Tunnel } from '../tunnel';
 import { installOnDevice, resolveApplication } from './apps';
 import { collect } from './devices';
 
@@ -103,8 +103,8 @@ async function runCommand(ctx: Context, command: string[], opts: RunOptions): Pr
     if (opts.adb && android.length) {
       await registerAdbKey(api); // the devices' adb endpoints let in only their retainer's keys
       for (const { device } of android) {
-        await probeTunnel(api, device.id);
-        const tunnel = await openTunnel(api, device.id, ctx.out);
+        await probeTunnel(userTunnel(api, device.id));
+        const tunnel = await openTunnel(userTunnel(api, device.id), ctx.out);
         tunnels.push(tunnel);
         adbConnected.push(tunnel.address); // disconnected at the end even when the connect fails half way
         await adbConnect(tunnel.address);

@@ -28,7 +28,7 @@ export interface CliUser {
 export function cliEnvironment(lab: TestLab, user: CliUser | undefined, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   if (!existsSync(BUILT)) throw new Error(`${BUILT} is missing: build first (npx tsc -b)`);
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: mkdtempSync(path.join(os.tmpdir(), 'devicelab-cli-config-')) };
-  for (const key of ['DEVICELAB_URL', 'DEVICELAB_USER', 'DEVICELAB_TOKEN', 'NO_COLOR', 'ANDROID_SERIAL']) delete env[key];
+  for (const key of ['DEVICELAB_URL', 'DEVICELAB_USER', 'DEVICELAB_TOKEN', 'DEVICELAB_TICKET', 'NO_COLOR', 'ANDROID_SERIAL']) delete env[key];
   if (user) Object.assign(env, { DEVICELAB_URL: lab.hub.url, DEVICELAB_USER: user.login, DEVICELAB_TOKEN: user.token });
   return { ...env, ...extra };
 }

@@ -1,30 +1,28 @@
 /**
- * The `devicelab` command line. Administrative commands open the records store exactly as the hub does
- * (DATABASE_URL, else the embedded PostgreSQL under DEVICELAB_DATA_DIR; while the hub runs on that data dir they
- * use its server). `serve` is passed in by the composition root, so this file does not depend on the HTTP app.
+ * The `devicelab-hub` command line (the hub's operator commands; the client's `devicelab` is the cli/ package).
+ * Administrative commands open the records store exactly as the hub does (DATABASE_URL, else the embedded
+ * PostgreSQL under DEVICELAB_DATA_DIR; while the hub runs on that data dir they use its server). `serve` is passed in by the composition root, so this file does not depend on the HTTP app.
  */
 import { rotateUserToken, UserNotFoundError } from '../auth/users';
 import { InvalidGatewayNameError, registerGateway } from '../gateways/gateway-tokens';
 import { DataDirLockedError } from '../store/data-dir-lock';
 import type { Db } from '../store/database';
-import { clientConfigFromEnv, hubConfigFromEnv } from '../config';
-import { openDeviceConnection } from './device-connect';
+import { hubConfigFromEnv } from '../config';
 import { openRecordsStore, type RecordsStore, type RecordsStoreConfig } from '../store/open-records-store';
 
-export const USAGE = `Usage: devicelab <command>
+export const USAGE = `Usage: devicelab-hub <command>
 
 Commands:
   serve                      Run the hub (REST API and gateway link).
   token rotate <login>       Give a user a new API token and print it. The old token stops working.
   gateway add <name>         Register a gateway (or give it a new token) and print its token.
-  connect <device> [port]    Open a local port relayed through the hub to a device you retain (adb connect to it).
   help                       Show this text.
 
 Environment:
   DATABASE_URL               External PostgreSQL (postgres://user:password@host:port/database).
   DEVICELAB_DATA_DIR         Data directory of the embedded PostgreSQL when DATABASE_URL is unset (default ./data).
-  DEVICELAB_URL              connect: the hub (default http://127.0.0.1:8080).
-  DEVICELAB_LOGIN, DEVICELAB_TOKEN   connect: your login and API token; or DEVICELAB_TICKET: the retain's authenticator.
+
+To reach a device you retain (adb through the hub), use the client: npx devicelab connect <device>.
 `;
 
 interface CliDeps {
@@ -34,8 +32,6 @@ interface CliDeps {
   env?: NodeJS.ProcessEnv;
   stdout?: (text: string) => void;
   stderr?: (text: string) => void;
-  /** `connect` runs until this resolves (default: SIGINT or SIGTERM). */
-  untilStopped?: () => Promise<void>;
   /** For tests: how the records store is opened. */
   openStore?: (config: RecordsStoreConfig) => Promise<RecordsStore>;
 }
@@ -55,27 +51,11 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
       stdout(`${await action(store.db)}\n`);
       return 0;
     } catch (err) {
-      stderr(`devicelab: ${describeFailure(err)}\n`);
+      stderr(`devicelab-hub: ${describeFailure(err)}\n`);
       return 1;
     } finally {
       await store?.stop();
     }
-  };
-
-  const connect = async (device: string, port: number): Promise<number> => {
-    const client = clientConfigFromEnv(deps.env);
-    if (!client.authorization) {
-      stderr('devicelab: set DEVICELAB_LOGIN and DEVICELAB_TOKEN (or DEVICELAB_TICKET) to connect.\n');
-      return 2;
-    }
-    const connection = await openDeviceConnection({
-      hubUrl: client.hubUrl, authorization: client.authorization, device, port,
-      onRefused: (message) => stderr(`devicelab: the hub refused the connection: ${message}\n`),
-    });
-    stdout(`adb connect 127.0.0.1:${connection.port}\n`);
-    await (deps.untilStopped ?? untilSignal)();
-    await connection.close();
-    return 0;
   };
 
   switch (command) {
@@ -87,9 +67,6 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
       break;
     case 'gateway':
       if (args[0] === 'add' && args.length === 2) return withStore((db) => registerGateway(db, args[1]));
-      break;
-    case 'connect':
-      if (args.length === 1 || (args.length === 2 && /^\d{1,5}$/.test(args[1]))) return connect(args[0], Number(args[1] ?? 0));
       break;
     case 'help':
     case '--help':
@@ -107,11 +84,4 @@ function describeFailure(err: unknown): string {
     return err.message;
   }
   return err instanceof Error ? err.message : String(err);
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
 }

@@ -1,4 +1,4 @@
-/** `devicelab token rotate` and `devicelab gateway add`, against an external database and the embedded one. */
+/** `devicelab-hub token rotate` and `devicelab-hub gateway add`, against an external database and the embedded one. */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
@@ -31,7 +31,7 @@ async function cli(argv: string[]) {
   return { code, stdout: out.join(''), stderr: err.join(''), serve };
 }
 
-describe('devicelab CLI (DATABASE_URL)', () => {
+describe('devicelab-hub CLI (DATABASE_URL)', () => {
   it('gateway add prints a token the link accepts', async () => {
     const { code, stdout } = await cli(['gateway', 'add', 'bench-1']);
     expect(code).toBe(0);
@@ -49,7 +49,7 @@ describe('devicelab CLI (DATABASE_URL)', () => {
   it('reports failures and usage errors with exit codes', async () => {
     await expect(cli(['token', 'rotate', 'nobody@example.com'])).resolves.toMatchObject({
       code: 1,
-      stderr: "devicelab: No user with login 'nobody@example.com'.\n",
+      stderr: "devicelab-hub: No user with login 'nobody@example.com'.\n",
     });
     await expect(cli(['gateway', 'add', 'bad name'])).resolves.toMatchObject({ code: 1, stderr: expect.stringMatching(/Invalid gateway name/) });
     await expect(cli(['gateway', 'remove', 'x'])).resolves.toMatchObject({ code: 2, stderr: expect.stringContaining(USAGE) });
@@ -64,7 +64,7 @@ describe('devicelab CLI (DATABASE_URL)', () => {
   });
 });
 
-describe('devicelab CLI (embedded PostgreSQL under DEVICELAB_DATA_DIR)', () => {
+describe('devicelab-hub CLI (embedded PostgreSQL under DEVICELAB_DATA_DIR)', () => {
   let dataDir: string;
   let holder: ChildProcess | undefined;
 

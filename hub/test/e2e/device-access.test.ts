@@ -3,7 +3,9 @@
  * against a labsim device through the gateway's adb endpoint and through the hub-relayed WebSocket tunnel.
  */
 import { fixture } from '../../../scripts/jest/shared-files';
-import { openDeviceConnection } from '../../src/cli/device-connect';
+import { cliEnvironment, startCli } from '../../../cli/test/support/cli-process';
+import { Output } from '../../../cli/src/output';
+import { openTunnel, tunnelUrl, type TunnelTarget } from '../../../cli/src/tunnel';
 import { startAdbClient, type AdbClient } from '../support/adb-client';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
@@ -117,41 +119,42 @@ test('through the hub tunnel: devicelab connect gives an adb connection; release
   const serial = lab.devices[0].serial;
   const retained = await json(await lab.api(alice, `/Device?action=retain&id=${serial}`, { method: 'POST' }));
   expect(retained.isSuccess).toBe(true);
-  const refusals: string[] = [];
-  const basic = (who: typeof alice) => `Basic ${Buffer.from(`${who.login}:${who.token}`).toString('base64')}`;
-  // Unauthenticated: refused before the upgrade.
-  const strangerRefusals: string[] = [];
-  const stranger = await openDeviceConnection({
-    hubUrl: lab.hub.url, authorization: basic({ ...alice, token: 'wrong' }), device: serial,
-    onRefused: (m) => strangerRefusals.push(m),
+  const apiBase = `${lab.hub.url}/apiv1`;
+  const basic = (who: { login: string; token: string }): TunnelTarget => ({
+    url: tunnelUrl(apiBase, serial), authorization: `Basic ${Buffer.from(`${who.login}:${who.token}`).toString('base64')}`,
   });
-  await alice.adb.adb(['connect', `127.0.0.1:${stranger.port}`], 10_000);
+  const out = new Output(false, { tty: false, colour: false });
+  // Unauthenticated: refused before the upgrade, with the hub's failure text.
+  const strangerRefusals: string[] = [];
+  const stranger = await openTunnel(basic({ ...alice, token: 'wrong' }), out, { onRefused: (m) => strangerRefusals.push(m) });
+  await alice.adb.adb(['connect', stranger.address], 10_000);
   await waitFor(async () => strangerRefusals.length > 0, 10_000, 'the hub refuses wrong credentials');
   expect(strangerRefusals[0]).toBe('401: Authentication required.');
   await stranger.close();
-  await alice.adb.adb(['disconnect', `127.0.0.1:${stranger.port}`]);
-  // The ticket's authenticator opens it as the retainer's Basic credentials do.
-  const tunnel = await openDeviceConnection({
-    hubUrl: lab.hub.url, authorization: `Bearer ${retained.data.authenticator}`, device: serial,
-  });
-  const bobTunnel = await openDeviceConnection({
-    hubUrl: lab.hub.url, authorization: basic(bob), device: serial, onRefused: (m) => refusals.push(m),
-  });
+  await alice.adb.adb(['disconnect', stranger.address]);
+  // What a CI job does: `devicelab connect <device>` with the ticket's authenticator, reading the adb connect line.
+  const cli = startCli(['connect', serial], cliEnvironment(lab, undefined, {
+    DEVICELAB_URL: lab.hub.url, DEVICELAB_TICKET: retained.data.authenticator,
+  }));
+  const bobRefusals: string[] = [];
+  const bobTunnel = await openTunnel(basic(bob), out, { onRefused: (m) => bobRefusals.push(m) });
   try {
-    const address = `127.0.0.1:${tunnel.port}`;
+    await cli.waitFor(/adb connect 127\.0\.0\.1:\d+/);
+    const address = /adb connect (127\.0\.0\.1:\d+)/.exec(cli.output().stdout)![1];
     await alice.adb.adb(['connect', address]);
     await waitFor(() => online(alice.adb, address), 15_000, 'alice sees the device through the tunnel');
     const serialno = await alice.adb.adb(['-s', address, 'shell', 'getprop', 'ro.serialno']);
     expect(serialno.stdout.trim()).toBe(serial);
 
-    await bob.adb.adb(['connect', `127.0.0.1:${bobTunnel.port}`]);
-    await waitFor(async () => refusals.length > 0, 10_000, 'the hub refuses bob');
-    expect(refusals[0]).toContain('not retained by you');
+    await bob.adb.adb(['connect', bobTunnel.address]);
+    await waitFor(async () => bobRefusals.length > 0, 10_000, 'the hub refuses bob');
+    expect(bobRefusals[0]).toMatch(/^403: .*not retained by you/);
 
     await lab.api(alice, `/Device?action=release&id=${serial}`, { method: 'POST' });
-    await waitFor(async () => !(await online(alice.adb, address)), 5_000, 'the tunnelled connection dropped');
+    await waitFor(async () => !(await online(alice.adb, address)), 1_000, 'the tunnelled connection dropped within 1 s');
   } finally {
-    await tunnel.close();
+    cli.child.kill('SIGTERM');
+    expect((await cli.done).code).toBe(0);
     await bobTunnel.close();
   }
 });
