@@ -40,7 +40,8 @@ test('apps upload on a terminal: a redrawn progress bar with bytes and rate on s
   const { stdout } = await exec('script', ['-qfec', command, '/dev/null'], { env: env() });
   expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[#{10,24}\] 100% 3\.0 MB \/ 3\.0 MB {2}[\d.]+ [KMG]?B\/s/);
   expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[-{10,24}\] {3}0% 0 B \/ 3\.0 MB/);
-  expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[#+-+\] +[1-9]\d?% [\d.]+ [KM]B \/ 3\.0 MB/); // and between
+  // Frames between 0% and 100% depend on how fast loopback carries 3 MB (none when it all goes in one redraw
+  // interval), so they are not asserted here.
   // The id on a line of its own, after the progress line was cleared (stdout and stderr share the terminal).
   expect(stdout).toMatch(/(^|\r\x1b\[2K)[0-9a-f-]{36}\r?$/m);
 });
