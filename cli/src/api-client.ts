@@ -14,9 +14,12 @@ export interface RequestOptions {
   /** Milliseconds the whole call may take (default 60 s). */
   timeoutMs?: number;
   /** What to do next when the hub answers a failure Result for this call. */
-  hint?: string;
+  hint?: FailureHint;
   signal?: AbortSignal;
 }
+
+/** The advice appended to a failure: fixed, or chosen from the hub's failure text. */
+export type FailureHint = string | ((failureMessage: string) => string);
 
 interface ResultEnvelope<T> {
   isSuccess: boolean;
@@ -93,7 +96,7 @@ export class ApiClient {
   }
 
   async awaitAsync<T>(id: string, path: string, started: number, options: {
-    deadlineMs: number; onPoll?: (elapsedMs: number) => void; pollIntervalMs?: number; hint?: string;
+    deadlineMs: number; onPoll?: (elapsedMs: number) => void; pollIntervalMs?: number; hint?: FailureHint;
   }): Promise<T> {
     for (let interval = 250; ; interval = Math.min(interval * 2, options.pollIntervalMs ?? 2000)) {
       const status = await this.get<{ isComplete: boolean; data?: unknown }>('/Async', { params: { id } });
@@ -124,8 +127,9 @@ export class ApiClient {
     }
   }
 
-  failure(message: string | undefined, call: string, hint?: string): CliError {
+  failure(message: string | undefined, call: string, failureHint?: FailureHint): CliError {
     const text = message ?? 'failed without a message';
+    const hint = typeof failureHint === 'function' ? failureHint(text) : failureHint;
     if (text.startsWith(ENTITLEMENT_PREFIX)) {
       return new CliError(`${text} (${call}, as '${this.credentials.user}'). Ask your lab admin for a role with that `
         + 'entitlement, or use a login that has it.', EXIT.notAuthorised);

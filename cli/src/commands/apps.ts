@@ -34,10 +34,22 @@ export async function installOnDevice(ctx: Context, app: Application, device: st
     params: { action: 'install', id: app.id, deviceId: device, force: options.force || undefined },
     deadlineMs: options.deadlineMs,
     onPoll: (elapsed) => ctx.out.progress(`installing ${app.displayName ?? app.id} on ${device} (${Math.round(elapsed / 1000)} s)`),
-    hint: 'If the device says the signature changed, install with --force (removes the old copy and its data); '
-      + 'if it is in use, retain it first.',
+    hint: installFailureHint,
   });
   ctx.out.clearProgress();
+}
+
+/** What to do after a failed install, by what the hub said went wrong. */
+export function installFailureHint(failure: string): string {
+  if (/provisioning profile|MinimumOSVersion/.test(failure)) {
+    return 'Upload a build whose provisioning profile lists this device\'s UDID, has not expired and allows its iOS '
+      + 'version, or pick another device (`devicelab devices --filter os=ios`).';
+  }
+  if (/built for iOS devices|built for an? iOS Simulator|iphonesimulator/i.test(failure)) {
+    return 'Upload the build for that kind of device: a simulator build (zipped .app) for simulators, a device IPA for phones.';
+  }
+  if (/in use|retain/i.test(failure)) return 'Retain the device first (`devicelab retain <device>`), or pick a free one.';
+  return 'If the device says the signature changed, install with --force (removes the old copy and its data).';
 }
 
 function appRow(app: Application): (string | number | undefined)[] {
