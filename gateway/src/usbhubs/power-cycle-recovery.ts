@@ -60,10 +60,11 @@ export class PowerCycleRecovery extends HubPortLoop {
         await controller.setPortMode(port, 'Data');
         this.hubs.emitEvent(device,
           `Recovery: ${where} power-cycled (attempt ${trouble.attempts}): device ${readiness} while attached`,
-          `unusable for ${Math.round((now - trouble.since) / 1000)} s; next attempt in ${Math.round((trouble.nextAt - now) / 1000)} s if still stuck`);
+          `unusable for ${Math.round((now - trouble.since) / 1000)} s; next attempt in ${Math.round((trouble.nextAt - now) / 1000)} s if still stuck`,
+          true, now); // stamped when the attempt began, the moment the growing pauses are counted from
       } catch (err) {
         this.hubs.emitEvent(device, `Recovery: power-cycling ${where} failed (attempt ${trouble.attempts})`,
-          err instanceof Error ? err.message : String(err), false);
+          err instanceof Error ? err.message : String(err), false, now);
       }
     }
   }

@@ -101,9 +101,9 @@ export class UsbHubService {
     this.scheduleReport(0);
   }
 
-  /** Records something the gateway did to a device's port as an Event at the hub. */
-  emitEvent(vendorUniqueIdentifier: string, message: string, detail = '', isSuccess = true): void {
-    const event: UsbHubEvent = { vendorUniqueIdentifier, eventType: 'Note', message, detail, isSuccess, atMs: Date.now() };
+  /** Records something the gateway did to a device's port as an Event at the hub (at `atMs`, default now). */
+  emitEvent(vendorUniqueIdentifier: string, message: string, detail = '', isSuccess = true, atMs = Date.now()): void {
+    const event: UsbHubEvent = { vendorUniqueIdentifier, eventType: 'Note', message, detail, isSuccess, atMs };
     this.logger.info({ device: vendorUniqueIdentifier, message }, 'USB hub event');
     const delivered = this.listeners.map((listener) => listener.event(event));
     if (delivered.length > 0 && !delivered.some(Boolean)) {
