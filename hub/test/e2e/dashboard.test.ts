@@ -104,6 +104,22 @@ it('on the device page: retain, install from the library, switch the USB port, s
   await page.screenshot({ path: path.join(shots, 'device.png') });
 }, 150_000);
 
+it('the Lab page shows the gateway connected with its version, then disconnected with last seen and its hub errored', async () => {
+  await page.click('nav >> text=Lab');
+  const gateway = page.locator('article.gateway', { hasText: 'lab-gateway' });
+  await gateway.locator('[data-testid="gateway-state"]:text-is("Connected")').waitFor({ timeout: 10_000 });
+  const listed = await (await lab.api(lab.admin, '/Gateway')).json() as { name: string; version?: string }[];
+  const version = listed.find((g) => g.name === 'lab-gateway')?.version;
+  expect(version).toBeTruthy();
+  expect(await gateway.locator('[data-testid="gateway-version"]').textContent()).toBe(version);
+
+  await lab.stopGateway();
+  // Live, without a reload: the page keeps the stopped gateway, disconnected, with the hub it last reported.
+  await gateway.locator('[data-testid="gateway-state"]:text-is("Disconnected")').waitFor({ timeout: 15_000 });
+  expect(await gateway.locator('[data-testid="gateway-last-seen"]').textContent()).not.toBe('—');
+  await gateway.locator('.hub .error').first().waitFor({ timeout: 10_000 });
+}, 60_000);
+
 it('signs out: the sign-in form is back and the API no longer accepts the old cookie', async () => {
   const cookies = await browser.context.cookies();
   const session = cookies.find((c) => c.name === 'devicelab_session')!;

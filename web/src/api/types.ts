@@ -90,7 +90,12 @@ export interface GatewayDescription {
   publicAddress?: string;
   publicPort?: number;
   usbHubList: UsbHub[];
-  /** Added by the event stream (not in GET /Gateway). */
+  /** Fleet extension fields of GET /Gateway (and the event stream): disconnected gateways are listed too. */
+  isConnected?: boolean;
+  lastSeenAt?: string;
+  version?: string;
+  hubReplica?: string;
+  /** Older names the event stream also sends. */
   connected?: boolean;
   lastSeen?: string;
 }
@@ -130,7 +135,7 @@ export const USED_FIELDS: Record<string, readonly string[]> = {
     'batteryPercentCharged', 'lastDisconnectedAt', 'deleted', 'notes', 'name', 'model', 'friendlyModel', 'manufacturer',
     'operatingSystem', 'operatingSystemVersion', 'serialNumber', 'vendorUniqueIdentifier', 'formFactor',
     'usbHubSerialNumber', 'usbHubPortNumber', 'properties', 'installedApplications'],
-  GatewayDescription: ['name', 'publicAddress', 'publicPort', 'usbHubList'],
+  GatewayDescription: ['name', 'publicAddress', 'publicPort', 'usbHubList', 'isConnected', 'lastSeenAt', 'version', 'hubReplica'],
   UsbHub: ['name', 'serialNumber', 'model', 'fiveVoltNow', 'fiveVoltMin', 'fiveVoltMax', 'isErrored', 'errorMessage', 'devices'],
   UsbHubDevice: ['name', 'serialNumber', 'usbHubSerialNumber', 'usbHubPortNumber', 'milliamps', 'state', 'flags'],
   User: ['id', 'email', 'firstName', 'lastName', 'isActive', 'lastLoginDate', 'roles'],
