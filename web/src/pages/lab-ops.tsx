@@ -16,8 +16,8 @@ export function LabOps({ user }: { user: SessionUser }) {
   );
 }
 
-const isConnected = (g: GatewayDescription): boolean => g.isConnected ?? g.connected ?? true;
-const lastSeen = (g: GatewayDescription): string | undefined => g.lastSeenAt ?? g.lastSeen;
+const isConnected = (g: GatewayDescription): boolean => g.isConnected ?? true;
+const lastSeen = (g: GatewayDescription): string | undefined => g.lastSeenAt;
 
 function Gateways({ user }: { user: SessionUser }) {
   const store = useLive();
