@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { DEFAULT_WEB_DIR } from '../../src/config';
 import { fixture } from '../../../scripts/jest/shared-files';
 import { launchBrowser, type TestBrowser } from '../support/browser';
@@ -104,6 +104,23 @@ it('on the device page: retain, install from the library, switch the USB port, s
   await page.screenshot({ path: path.join(shots, 'device.png') });
 }, 150_000);
 
+it('the Lab page shows the gateway connected with its version, then disconnected with last seen and its hub errored', async () => {
+  await page.click('nav >> text=Lab');
+  const gateway = page.locator('article.gateway', { hasText: 'lab-gateway' });
+  await gateway.locator('[data-testid="gateway-state"]:text-is("Connected")').waitFor({ timeout: 10_000 });
+  const listed = await (await lab.api(lab.admin, '/Gateway')).json() as { name: string; version?: string }[];
+  const version = listed.find((g) => g.name === 'lab-gateway')?.version;
+  expect(version).toBeTruthy();
+  expect(await gateway.locator('[data-testid="gateway-version"]').textContent()).toBe(version);
+
+  await lab.stopGateway();
+  // Live, without a reload: the page keeps the stopped gateway, disconnected, with the hub it last reported.
+  await gateway.locator('[data-testid="gateway-state"]:text-is("Disconnected")').waitFor({ timeout: 15_000 });
+  expect(await gateway.locator('[data-testid="gateway-last-seen"]').textContent()).not.toBe('—');
+  await gateway.locator('.hub .error').first().waitFor({ timeout: 10_000 });
+  await lab.restartGateway();
+}, 60_000);
+
 it('signs out: the sign-in form is back and the API no longer accepts the old cookie', async () => {
   const cookies = await browser.context.cookies();
   const session = cookies.find((c) => c.name === 'devicelab_session')!;
@@ -115,6 +132,34 @@ it('signs out: the sign-in form is back and the API no longer accepts the old co
   await page.reload();
   await page.locator('input[name="token"]').waitFor();
 }, 30_000);
+
+it('keyboard only: signs in through labelled inputs, opens a device page and retains the device', async () => {
+  await page.goto(lab.hub.url);
+  await page.getByLabel('Login').waitFor();
+  await page.getByLabel('API token').waitFor();
+  await page.getByLabel('Login').focus();
+  await page.keyboard.type('admin');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(lab.adminToken);
+  await page.keyboard.press('Enter');
+  const name = (await deviceBySerial(lab.devices[0].serial)).name;
+  await waitForRowState(name, 'Available', 30_000);
+  await tabUntil(page.locator('.row.device:focus', { hasText: name }));
+  await page.keyboard.press('Enter');
+  await page.locator('h1', { hasText: name }).waitFor();
+  await tabUntil(page.locator('button:focus', { hasText: /^Retain$/ }));
+  await page.keyboard.press('Enter');
+  await page.locator('[data-testid="device-state"]', { hasText: 'Retained by you' }).waitFor({ timeout: 10_000 });
+}, 60_000);
+
+/** Presses Tab until `focused` (a `:focus` locator) matches (at most 60 times), as a keyboard user moves on. */
+async function tabUntil(focused: Locator): Promise<void> {
+  for (let i = 0; i < 60; i += 1) {
+    await page.keyboard.press('Tab');
+    if (await focused.count() > 0) return;
+  }
+  throw new Error('Tab never reached the element');
+}
 
 /** Waits, without reloading, until the grid row of `name` shows `state` (the page's own live update). */
 async function waitForRowState(name: string, state: string, timeoutMs: number): Promise<void> {

@@ -90,9 +90,11 @@ export interface GatewayDescription {
   publicAddress?: string;
   publicPort?: number;
   usbHubList: UsbHub[];
-  /** Added by the event stream (not in GET /Gateway). */
-  connected?: boolean;
-  lastSeen?: string;
+  /** Fleet extension fields of GET /Gateway (and the event stream): disconnected gateways are listed too. */
+  isConnected?: boolean;
+  lastSeenAt?: string;
+  version?: string;
+  hubReplica?: string;
 }
 
 export interface AsyncStatus<T = unknown> {
@@ -120,20 +122,3 @@ export interface SessionUser {
   roles: string[];
   entitlements: string[];
 }
-
-/** The documented fields of each model above, for the drift test. */
-export const USED_FIELDS: Record<string, readonly string[]> = {
-  Application: ['id', 'displayName', 'applicationIdentifier', 'version', 'buildVersion', 'operatingSystem', 'fileName',
-    'versionCounter', 'iconBlob', 'fileByteCount', 'provisionExpirationDate', 'provisionsAllDevices', 'applicationErrors',
-    'enabled', 'createdDate', 'notes'],
-  Device: ['id', 'availability', 'retainedById', 'retainedByDisplayName', 'enabled', 'batteryStatus',
-    'batteryPercentCharged', 'lastDisconnectedAt', 'deleted', 'notes', 'name', 'model', 'friendlyModel', 'manufacturer',
-    'operatingSystem', 'operatingSystemVersion', 'serialNumber', 'vendorUniqueIdentifier', 'formFactor',
-    'usbHubSerialNumber', 'usbHubPortNumber', 'properties', 'installedApplications'],
-  GatewayDescription: ['name', 'publicAddress', 'publicPort', 'usbHubList'],
-  UsbHub: ['name', 'serialNumber', 'model', 'fiveVoltNow', 'fiveVoltMin', 'fiveVoltMax', 'isErrored', 'errorMessage', 'devices'],
-  UsbHubDevice: ['name', 'serialNumber', 'usbHubSerialNumber', 'usbHubPortNumber', 'milliamps', 'state', 'flags'],
-  User: ['id', 'email', 'firstName', 'lastName', 'isActive', 'lastLoginDate', 'roles'],
-  Role: ['id', 'name', 'entitlements'],
-  AsyncStatus: ['isComplete', 'data'],
-};

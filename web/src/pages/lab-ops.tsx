@@ -1,7 +1,7 @@
 /** Lab operations: gateways and their USB hubs (live), reports with CSV export, users and roles for admins. */
 import { useEffect, useState } from 'preact/hooks';
 import { call, getJson, query } from '../api/client';
-import type { Role, SessionUser, User } from '../api/types';
+import type { GatewayDescription, Role, SessionUser, User } from '../api/types';
 import { useLive } from '../live/use-live';
 import { may } from '../session';
 
@@ -16,6 +16,9 @@ export function LabOps({ user }: { user: SessionUser }) {
   );
 }
 
+const isConnected = (g: GatewayDescription): boolean => g.isConnected ?? true;
+const lastSeen = (g: GatewayDescription): string | undefined => g.lastSeenAt;
+
 function Gateways({ user }: { user: SessionUser }) {
   const store = useLive();
   const gateways = [...store.gateways.values()].sort((a, b) => a.name.localeCompare(b.name));
@@ -25,11 +28,16 @@ function Gateways({ user }: { user: SessionUser }) {
   return (
     <section class="card">
       <h2>Gateways</h2>
-      {gateways.length === 0 && <p class="muted">No gateway connected.</p>}
+      {gateways.length === 0 && <p class="muted">No gateway registered.</p>}
       {gateways.map((g) => (
         <article key={g.name} class="gateway">
-          <h3>{g.name} <small class={`state ${g.connected === false ? 'offline' : 'free'}`}>{g.connected === false ? 'Disconnected' : 'Connected'}</small></h3>
-          <p class="muted">{g.publicAddress}:{g.publicPort} · {devicesOf(g.usbHubList.map((h) => h.serialNumber))} devices on its hubs{g.lastSeen ? ` · last seen ${new Date(g.lastSeen).toLocaleTimeString()}` : ''}</p>
+          <h3>{g.name} <small class={`state ${isConnected(g) ? 'free' : 'offline'}`} data-testid="gateway-state">{isConnected(g) ? 'Connected' : 'Disconnected'}</small></h3>
+          <p class="muted">{g.publicAddress}:{g.publicPort} · {devicesOf(g.usbHubList.map((h) => h.serialNumber))} devices on its hubs</p>
+          <dl class="facts">
+            <dt>Last seen</dt><dd data-testid="gateway-last-seen">{lastSeen(g) ? new Date(lastSeen(g)!).toLocaleString() : '—'}</dd>
+            <dt>Version</dt><dd data-testid="gateway-version">{g.version ?? '—'}</dd>
+            {g.hubReplica && <><dt>Hub replica</dt><dd>{g.hubReplica}</dd></>}
+          </dl>
           {g.usbHubList.map((hub) => (
             <div key={hub.serialNumber} class="hub">
               <h4>{hub.name || hub.model} {hub.serialNumber} {hub.isErrored && <span class="error">{hub.errorMessage}</span>}</h4>
