@@ -2,7 +2,7 @@
  * Issue 11 part 3: a retained iPhone's holder gets a usbmux endpoint through the hub tunnel that lists only that
  * device. Debian's libimobiledevice tools (unchanged) run against `devicelab connect`'s local port.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { cliEnvironment, startCli } from '../../../cli/test/support/cli-process';
 import { Output } from '../../../cli/src/output';
 import { openTunnel, tunnelUrl } from '../../../cli/src/tunnel';
@@ -54,6 +54,13 @@ test('devicelab connect of a retained iPhone: idevice tools see only that device
     expect(other.code).not.toBe(0);
     expect(other.stdout).not.toContain(b.productVersion);
 
+    // A long-lived connection: the device's syslog streams through the tunnel until the release.
+    const syslog = spawn('idevicesyslog', ['-u', a.udid], { env: { ...process.env, USBMUXD_SOCKET_ADDRESS: address } });
+    const exited = new Promise((resolve) => syslog.once('exit', resolve));
+    let syslogText = '';
+    syslog.stdout.on('data', (d: Buffer) => { syslogText += d.toString(); });
+    await waitFor(async () => syslogText.split('\n').length > 3, 15_000, 'idevicesyslog streams the device log');
+
     // Bob does not hold the device (alice does): his CLI gets no tunnel, nor does his own WebSocket.
     const refusals: string[] = [];
     const bobTunnel = await openTunnel({
@@ -69,6 +76,13 @@ test('devicelab connect of a retained iPhone: idevice tools see only that device
     expect((await (await lab.api(alice, `/Device?action=release&id=${a.udid}`, { method: 'POST' })).json() as { isSuccess: boolean }).isSuccess).toBe(true);
     await waitFor(async () => (await idevice(address, 'ideviceinfo', '-u', a.udid, '-k', 'ProductVersion')).code !== 0,
       5_000, 'the tools fail after release');
+    // The open syslog connection was dropped: no line arrives after the release (the device logs about once a second).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const streamed = syslogText.length;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(syslogText.length).toBe(streamed);
+    syslog.kill();
+    await exited;
     const after = await idevice(address, 'idevice_id', '-l');
     expect(after.stdout).not.toContain(a.udid);
   } finally {
