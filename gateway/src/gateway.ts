@@ -15,6 +15,8 @@ import { DEFAULT_SAMPLING, type SamplingOptions } from './samplers/sampling-opti
 import { withUsbPorts } from './usbhubs/port-mapped-driver';
 import { createUsbHubs, type UsbHubs } from './usbhubs/usb-hubs';
 import type { UsbHubsConfig } from './usbhubs/usb-hubs-config';
+import { UsbmuxAccess } from './access/usbmux-filter';
+import { UsbmuxClient } from './drivers/ios/usbmux';
 
 export interface GatewayOptions extends PlatformConfig {
   name: string;
@@ -100,6 +102,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     metrics,
     usbHubs: usbHubs?.service,
     adbAccess,
+    usbmuxAccess: options.usbmuxdAddress ? {
+      access: new UsbmuxAccess(new UsbmuxClient(options.usbmuxdAddress), logger.child({ component: 'usbmux-access' })),
+      isIos: (id) => registry.platformOf(id) === 'iOS',
+    } : undefined,
   });
   const hubLink = link;
   if (samplers) link.on('metricsSettings', (settings) => samplers.applySettings(settings));

@@ -1,4 +1,4 @@
-/** `connect`: the device's adb endpoint on a local port, through the hub, until Ctrl-C. */
+/** `connect`: the device's adb endpoint (iOS: its usbmux endpoint) on a local port, through the hub, until Ctrl-C. */
 import type { Command } from 'commander';
 import { adbConnect, adbDisconnect, registerAdbKey } from '../adb';
 import { resolveTicket } from '../config';
@@ -49,10 +49,11 @@ export function registerConnectCommand(program: Command): void {
             if (opts.adb) throw err;
             ctx.out.warn(`${err.message} Until your adb key is registered, adb cannot authenticate through the tunnel.`);
           });
-        } else {
+        } else if (target.operatingSystem !== 'iOS' || opts.adb) {
           ctx.out.warn('the tunnel carries the device\'s own endpoint; adb commands only work with Android devices');
         }
-        await serve(ctx, userTunnel(api, target.id), { device: target.id, serialNumber: target.serialNumber, port, adb: opts.adb },
+        const usbmux = target.operatingSystem === 'iOS';
+        await serve(ctx, userTunnel(api, target.id), { device: target.id, serialNumber: target.serialNumber, port, adb: opts.adb && !usbmux, usbmux },
           controller.signal, `${label(target)}`, mine ? '' : ' and releases the device');
       } finally {
         await retainer.releaseAll();
@@ -63,14 +64,15 @@ export function registerConnectCommand(program: Command): void {
 }
 
 /** Probes the tunnel, listens, prints the `adb connect` line and relays until the signal. */
-async function serve(ctx: Context, target: TunnelTarget, options: { device: string; serialNumber?: string; port: number; adb?: boolean },
+async function serve(ctx: Context, target: TunnelTarget, options: { device: string; serialNumber?: string; port: number; adb?: boolean; usbmux?: boolean },
   signal: AbortSignal, name: string, onClose = ''): Promise<void> {
   await probeTunnel(target);
   const tunnel = await openTunnel(target, ctx.out, { port: options.port });
   try {
     if (options.adb) await adbConnect(tunnel.address);
     ctx.out.result({ deviceId: options.device, serialNumber: options.serialNumber, address: tunnel.address, port: tunnel.port },
-      () => `adb connect ${tunnel.address}`);
+      // An iOS device's tunnel is a usbmuxd that lists only that device, for libimobiledevice's tools.
+      () => options.usbmux ? `export USBMUXD_SOCKET_ADDRESS=${tunnel.address}` : `adb connect ${tunnel.address}`);
     ctx.out.note(`tunnel to ${name} open on ${tunnel.address}${options.adb ? ' (adb connected)' : ''}; Ctrl-C closes it${onClose}`);
     if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
     if (options.adb) await adbDisconnect(tunnel.address);

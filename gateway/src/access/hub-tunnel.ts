@@ -10,11 +10,20 @@ import type { OpenTunnel, TunnelFrame } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { TicketVerifier } from '../tickets/ticket-verifier';
 import type { AdbAccessEndpoints } from './adb-access-endpoints';
+import type { UsbmuxAccess } from './usbmux-filter';
+
+/** iOS devices: a tunnel is one usbmux client connection to the filtering proxy (usbmux-filter.ts). */
+export interface IosTunnels {
+  access: UsbmuxAccess;
+  isIos(vendorUniqueIdentifier: string): boolean;
+  isRetained(vendorUniqueIdentifier: string): boolean;
+}
 
 export type TunnelCall = grpc.ClientDuplexStream<TunnelFrame, TunnelFrame>;
 
 export function relayTunnel(
-  request: OpenTunnel, openCall: () => TunnelCall, endpoints: AdbAccessEndpoints, tickets: TicketVerifier, logger: Logger,
+  request: OpenTunnel, openCall: () => TunnelCall, endpoints: AdbAccessEndpoints | undefined, tickets: TicketVerifier,
+  logger: Logger, ios?: IosTunnels,
 ): void {
   const call = openCall();
   call.on('error', () => undefined); // the hub ended it; the socket is closed below
@@ -22,12 +31,17 @@ export function relayTunnel(
     call.write({ tunnelId: request.tunnelId, error });
     call.end();
   };
-  const port = endpoints.portOf(request.vendorUniqueIdentifier);
-  if (port === undefined) return refuse('The device has no access endpoint on its gateway (not retained, or not served).');
   if (request.authenticator) {
     const verdict = tickets.verifyDeviceTicket(request.authenticator, request.vendorUniqueIdentifier);
     if (!verdict.valid) return refuse(`The gateway refuses the ticket: ${verdict.reason}.`);
   }
+  if (ios?.isIos(request.vendorUniqueIdentifier)) {
+    if (!ios.isRetained(request.vendorUniqueIdentifier)) return refuse('The device is not retained.');
+    call.write({ tunnelId: request.tunnelId });
+    return serveUsbmux(request, call, ios.access);
+  }
+  const port = endpoints?.portOf(request.vendorUniqueIdentifier);
+  if (!endpoints || port === undefined) return refuse('The device has no access endpoint on its gateway (not retained, or not served).');
   call.write({ tunnelId: request.tunnelId });
   const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
   socket.setNoDelay(true);
@@ -64,4 +78,23 @@ export function relayTunnel(
   });
   call.on('end', () => socket.end());
   call.on('error', finish);
+}
+
+function serveUsbmux(request: OpenTunnel, call: TunnelCall, access: UsbmuxAccess): void {
+  const client = access.serve(request.vendorUniqueIdentifier, {
+    write: (data) => call.write({ data }),
+    onDrain: (resume) => call.once('drain', resume),
+    pause: () => call.pause(),
+    resume: () => call.resume(),
+    end: () => {
+      call.end();
+      // A dropped connection must not linger half-open at the hub.
+      setTimeout(() => call.cancel(), 200).unref();
+    },
+  });
+  call.on('data', (frame: TunnelFrame) => {
+    if (frame.data && frame.data.length > 0) client.data(frame.data);
+  });
+  call.on('end', () => client.end());
+  call.on('error', () => client.end());
 }

@@ -15,6 +15,7 @@ import {
 import type { Logger } from '@devicelab/shared';
 import type { AdbAccessEndpoints } from '../access/adb-access-endpoints';
 import { relayTunnel } from '../access/hub-tunnel';
+import type { UsbmuxAccess } from '../access/usbmux-filter';
 import type { AppCache } from '../apps/app-cache';
 import type { DeviceListener } from '../drivers/device-driver';
 import type { DriverRegistry } from '../drivers/registry';
@@ -59,6 +60,8 @@ export interface HubLinkOptions {
   usbHubs?: UsbHubService;
   /** The retainers' adb endpoints: opened and closed by Retention, the target of hub tunnels. */
   adbAccess?: AdbAccessEndpoints;
+  /** iOS devices: hub tunnels reach a usbmux proxy that shows only the retained device. */
+  usbmuxAccess?: { access: UsbmuxAccess; isIos(vendorUniqueIdentifier: string): boolean };
 }
 
 interface LinkClient extends grpc.Client {
@@ -274,14 +277,21 @@ export class HubLink extends EventEmitter implements DeviceListener {
       case 'command':
         void this.runCommand(session, message.command);
         return;
-      case 'retention':
+      case 'retention': {
+        const vuid = message.retention.vendorUniqueIdentifier;
+        const before = this.tickets.retainOf(vuid);
         this.tickets.apply(message.retention);
+        if (before && before !== message.retention.retainId) this.options.usbmuxAccess?.access.drop(vuid);
         this.applyAccess(session, message.retention);
         return;
+      }
       case 'openTunnel': {
-        const access = this.options.adbAccess;
-        if (!access) return;
-        relayTunnel(message.openTunnel, () => this.client.Tunnel(this.metadata()), access, this.tickets, this.logger);
+        const usbmux = this.options.usbmuxAccess;
+        const ios = usbmux && {
+          ...usbmux, isRetained: (id: string) => this.tickets.retainOf(id) !== undefined,
+        };
+        if (!this.options.adbAccess && !ios) return;
+        relayTunnel(message.openTunnel, () => this.client.Tunnel(this.metadata()), this.options.adbAccess, this.tickets, this.logger, ios);
         return;
       }
       case 'inventoryRequest':

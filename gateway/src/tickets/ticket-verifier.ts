@@ -33,6 +33,11 @@ export class TicketVerifier {
     else this.retains.delete(retention.vendorUniqueIdentifier);
   }
 
+  /** The device's current retain id, if it is retained. */
+  retainOf(vendorUniqueIdentifier: string): string | undefined {
+    return this.retains.get(vendorUniqueIdentifier);
+  }
+
   /** Whether `authenticator` opens the device `vendorUniqueIdentifier` right now. */
   verifyDeviceTicket(authenticator: string, vendorUniqueIdentifier: string): TicketVerdict {
     if (!this.publicKey) return { valid: false, reason: 'no ticket key from the hub yet' };

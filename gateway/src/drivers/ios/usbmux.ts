@@ -8,6 +8,8 @@ import { type PlistDict, decodePlistDict, encodePlist } from '@devicelab/shared'
 
 const HEADER = 16;
 const MAX_MESSAGE = 16 * 1024 * 1024;
+export const USBMUX_HEADER = HEADER;
+export const USBMUX_MAX_MESSAGE = MAX_MESSAGE;
 export const DEFAULT_USBMUXD_ADDRESS = 'UNIX:/var/run/usbmuxd';
 
 /** `UNIX:/path`, `/path` or `host:port` (libusbmuxd's USBMUXD_SOCKET_ADDRESS forms). */
@@ -18,7 +20,7 @@ function usbmuxdEndpoint(address: string): net.NetConnectOpts {
   return { host: address.slice(0, at) || '127.0.0.1', port: Number(address.slice(at + 1)) };
 }
 
-class UsbmuxError extends Error {
+export class UsbmuxError extends Error {
   constructor(message: string, readonly resultNumber?: number) {
     super(message);
     this.name = 'UsbmuxError';
@@ -26,7 +28,12 @@ class UsbmuxError extends Error {
 }
 
 function frame(message: PlistDict, tag: number): Buffer {
-  const body = encodePlist({ ClientVersionString: 'devicelab-gateway', ProgName: 'devicelab-gateway', ...message });
+  return encodeUsbmuxMessage({ ClientVersionString: 'devicelab-gateway', ProgName: 'devicelab-gateway', ...message }, tag);
+}
+
+/** One plist-protocol usbmux message (version 1, type 8) with `tag`. */
+export function encodeUsbmuxMessage(message: PlistDict, tag: number): Buffer {
+  const body = encodePlist(message);
   const header = Buffer.alloc(HEADER);
   header.writeUInt32LE(HEADER + body.length, 0);
   header.writeUInt32LE(1, 4);
