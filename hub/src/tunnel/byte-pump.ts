@@ -1,10 +1,8 @@
 /**
- * Joins two byte streams both ways with backpressure (issue 11 part 2), for the device tunnel's three kinds of
- * ends: a TCP socket (the CLI's local port), a WebSocket (binary messages) and the gateway link's Tunnel call
- * (TunnelFrames). When one side will not take more, the other is paused until it drains; nothing buffers
- * without bound. Either side ending ends the other; an error tears both down.
+ * Joins two byte streams both ways with backpressure (issue 11 part 2), for the device tunnel's two kinds of
+ * ends on the hub: the client's WebSocket (binary messages) and the gateway link's Tunnel call (TunnelFrames).
+ * When one side will not take more, the other is paused until it drains; nothing buffers without bound. Either side ending ends the other; an error tears both down.
  */
-import type net from 'node:net';
 import type WebSocket from 'ws';
 import type { DeviceTunnel } from '../gateways/gateway-directory';
 
@@ -70,19 +68,6 @@ export function webSocketEnd(ws: WebSocket): ByteEnd {
     },
     destroy: () => ws.terminate(),
     onClosed: (listener) => onFirst(ws, ['close', 'error'], listener),
-  };
-}
-
-export function socketEnd(socket: net.Socket): ByteEnd {
-  return {
-    write: (data) => socket.write(data),
-    onData: (listener) => socket.on('data', listener),
-    onceDrained: (listener) => socket.once('drain', listener),
-    pause: () => socket.pause(),
-    resume: () => socket.resume(),
-    end: () => socket.end(),
-    destroy: () => socket.destroy(),
-    onClosed: (listener) => onFirst(socket, ['end', 'close', 'error'], listener),
   };
 }
 
