@@ -1,7 +1,8 @@
 /**
  * Joins two byte streams both ways with backpressure (issue 11 part 2), for the device tunnel's two kinds of
  * ends on the hub: the client's WebSocket (binary messages) and the gateway link's Tunnel call (TunnelFrames).
- * When one side will not take more, the other is paused until it drains; nothing buffers without bound. Either side ending ends the other; an error tears both down.
+ * When one side will not take more, the other is paused until it drains; nothing buffers without bound. Either
+ * side ending ends the other; an error tears both down.
  */
 import type WebSocket from 'ws';
 import type { DeviceTunnel } from '../gateways/gateway-directory';
