@@ -76,8 +76,7 @@ describe('startGateway', () => {
     process.env.HOME = world.env().HOME;
     t = await createTestDatabase({ maxConnections: 4 });
     dir = await mkdtemp(path.join(os.tmpdir(), 'gw-e2e-'));
-    blobs = new BlobStore(path.join(dir, 'blobs'));
-    await blobs.init();
+    blobs = new BlobStore(t.db);
     hub = await startLinkServer({ db: t.db, blobs, port: 0, host: '127.0.0.1', heartbeatIntervalMs: 500, logger });
   });
 
