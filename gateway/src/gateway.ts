@@ -109,8 +109,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const hubLink = link;
   if (samplers) link.on('metricsSettings', (settings) => samplers.applySettings(settings));
-  // Device changes go to the hub and to the samplers (which sample Ready devices of drivers that can sample).
-  // Device changes go to the hub, the samplers and the adb endpoints (a device that left drops its connections).
+  // Device changes go to the hub, the samplers (Ready devices of drivers that can sample) and the adb endpoints
+  // (a device that left drops its connections).
   const listener: DeviceListener = {
     deviceChanged: (state) => {
       hubLink.deviceChanged(state);

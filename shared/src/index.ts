@@ -9,3 +9,4 @@ export * from './shell-words';
 export * from './plist';
 export * from './adb-public-key';
 export * from './adb-packets';
+export * from './byte-pump';
