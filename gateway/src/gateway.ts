@@ -115,6 +115,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     deviceChanged: (state) => {
       hubLink.deviceChanged(state);
       if (state.readiness !== 'Ready') adbAccess?.deviceGone(state.vendorUniqueIdentifier);
+      else adbAccess?.deviceReady(state.vendorUniqueIdentifier);
       if (samplers && drivers.canSample(state.vendorUniqueIdentifier)) samplers.deviceChanged(state);
     },
     deviceRemoved: (id) => {

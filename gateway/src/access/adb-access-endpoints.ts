@@ -66,8 +66,10 @@ interface Endpoint {
   port: number;
   grant: Grant;
   connections: Set<net.Socket>;
-  /** The device's CNXN banner, read once per endpoint. */
+  /** The device's CNXN banner, read once while the device is here. */
   banner?: Promise<string>;
+  /** The device left this host (port Off, unplugged, not Ready): connections are refused until it is back. */
+  absent: boolean;
 }
 
 export class AdbAccessEndpoints {
@@ -119,11 +121,22 @@ export class AdbAccessEndpoints {
     return answers;
   }
 
-  /** The device left this host (unplugged, USB port off): its connections drop; the endpoint stays for its return. */
+  /**
+   * The device left this host (unplugged, USB port off, not Ready): its connections drop, and the reconnects adb
+   * clients attempt are refused; the endpoint stays for its return.
+   */
   deviceGone(vendorUniqueIdentifier: string): void {
     const endpoint = this.endpoints.get(vendorUniqueIdentifier);
     if (!endpoint) return;
+    endpoint.absent = true;
+    endpoint.banner = undefined;
     for (const socket of endpoint.connections) socket.destroy();
+  }
+
+  /** The device is Ready on this host again: its endpoint takes connections. */
+  deviceReady(vendorUniqueIdentifier: string): void {
+    const endpoint = this.endpoints.get(vendorUniqueIdentifier);
+    if (endpoint) endpoint.absent = false;
   }
 
   /** The endpoint's port while the device is retained and served here. */
@@ -158,7 +171,7 @@ export class AdbAccessEndpoints {
         server.close(); // stopped, or another retention got there first while this one was binding
         return this.endpoints.get(vuid);
       }
-      const endpoint: Endpoint = { vendorUniqueIdentifier: vuid, server, port, grant, connections: new Set() };
+      const endpoint: Endpoint = { vendorUniqueIdentifier: vuid, server, port, grant, connections: new Set(), absent: false };
       server.on('connection', (socket) => this.accept(endpoint, socket));
       server.on('error', (err) => this.options.logger.warn({ err, device: vuid }, 'adb access endpoint failed'));
       this.endpoints.set(vuid, endpoint);
@@ -170,6 +183,7 @@ export class AdbAccessEndpoints {
   }
 
   private accept(endpoint: Endpoint, socket: net.Socket): void {
+    if (endpoint.absent) return void socket.destroy();
     endpoint.connections.add(socket);
     socket.on('close', () => endpoint.connections.delete(socket));
     socket.on('error', () => socket.destroy());
