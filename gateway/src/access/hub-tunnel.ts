@@ -65,6 +65,7 @@ export function relayTunnel(request: OpenTunnel, options: TunnelRelayOptions): v
         setTimeout(() => call.cancel(), 200).unref();
       },
       connected: (port) => report(true, `usbmux connection to device port ${port} opened by ${who}`),
+      refused: (what) => report(false, `usbmux connection of ${who} refused: ${what}`),
     });
     return;
   }

@@ -22,6 +22,8 @@ const RESULT = { ok: 0, badCommand: 1, badDevice: 2, connectionRefused: 3, badVe
 export interface UsbmuxPeer extends ByteEnd {
   /** The client reached a service of the device (usbmux Connect to `port`, e.g. 62078 lockdownd). */
   connected?(port: number): void;
+  /** The client asked for another device than the retained one (its Connect or pair record was refused). */
+  refused?(what: string): void;
 }
 
 /** One device's open connections and the retain they were opened under. */
@@ -156,7 +158,10 @@ class FilteredConnection {
       case 'ReadBUID':
         return this.reply(await this.usbmux.request({ MessageType: 'ReadBUID' }), tag);
       case 'ReadPairRecord':
-        if (message.PairRecordID !== this.udid) return this.result(RESULT.badDevice, tag);
+        if (message.PairRecordID !== this.udid) {
+          this.peer.refused?.(`the pair record of ${String(message.PairRecordID).slice(0, 64)}, not the retained device`);
+          return this.result(RESULT.badDevice, tag);
+        }
         return this.reply(await this.usbmux.request({ MessageType: 'ReadPairRecord', PairRecordID: this.udid }), tag);
       case 'Connect':
         return this.connect(message, tag);
@@ -172,7 +177,10 @@ class FilteredConnection {
     const deviceId = Number(message.DeviceID);
     const swapped = Number(message.PortNumber);
     if (!this.deviceIds.has(deviceId)) await this.ownEntries();
-    if (!this.deviceIds.has(deviceId) || !Number.isInteger(swapped)) return this.result(RESULT.badDevice, tag);
+    if (!this.deviceIds.has(deviceId) || !Number.isInteger(swapped)) {
+      this.peer.refused?.(`Connect to usbmux device ${deviceId}, not the retained device`);
+      return this.result(RESULT.badDevice, tag);
+    }
     const port = ((swapped & 0xff) << 8) | ((swapped >> 8) & 0xff);
     let socket: net.Socket;
     try {

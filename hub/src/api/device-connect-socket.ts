@@ -14,6 +14,8 @@ import { webSocketEnd } from '../tunnel/websocket-end';
 
 export const DEVICE_CONNECT_PATH = '/apiv1/device/connect';
 const TUNNEL_OPEN_TIMEOUT_MS = 10_000;
+/** Names what the tunnel carries: `adb` or `usbmux`. */
+export const ENDPOINT_HEADER = 'DeviceLab-Endpoint';
 
 interface DeviceConnectDeps {
   db: Db;
@@ -37,6 +39,8 @@ export function deviceConnectSocket(deps: DeviceConnectDeps): WebSocketRoute {
           authenticator: request.user ? '' : request.bearer ?? '',
         }, TUNNEL_OPEN_TIMEOUT_MS);
         return {
+          // The client prints `adb connect` or USBMUXD_SOCKET_ADDRESS by it (a ticket holder knows no more).
+          headers: { [ENDPOINT_HEADER]: grant.endpoint },
           accept: (ws) => pumpBytes(webSocketEnd(ws), frameStreamEnd(tunnel, () => tunnel.cancel())),
         };
       } catch (err) {
