@@ -187,7 +187,8 @@ export class AdbAccessEndpoints {
     endpoint.connections.add(socket);
     socket.on('close', () => endpoint.connections.delete(socket));
     socket.on('error', () => socket.destroy());
-    const from = this.describePeer(socket);
+    // Read when reported: a hub tunnel's socket is marked once its own 'connect' fired, which may follow ours.
+    const from = () => this.describePeer(socket);
     // After a stream that may change packages, they are read again once the connection has been quiet a while.
     let packagesTimer: NodeJS.Timeout | undefined;
     let packagesDirty = false;
@@ -209,12 +210,12 @@ export class AdbAccessEndpoints {
       authenticate: (token, signature) => {
         if (!endpoint.connections.has(socket)) return false; // released meanwhile
         const signer = endpoint.grant.verifiers.find(({ key }) => signatureMatches(key, token, signature));
-        if (signer) this.reportOpened(endpoint, from, signer.fingerprint, '');
+        if (signer) this.reportOpened(endpoint, from(), signer.fingerprint, '');
         return signer !== undefined;
       },
       // Out of keys, the client offers its public key (a real device would ask its user): refused and reported.
       offerKey: (text, token, signatures) => {
-        this.refuseOffered(endpoint, from, text, token, signatures);
+        this.refuseOffered(endpoint, from(), text, token, signatures);
         return false;
       },
       serviceOpened: (service) => {

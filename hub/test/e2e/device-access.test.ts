@@ -154,6 +154,10 @@ test('through the hub tunnel: devicelab connect gives an adb connection; release
 
     await lab.api(alice, `/Device?action=release&id=${serial}`, { method: 'POST' });
     await waitFor(async () => !(await online(alice.adb, address)), 1_000, 'the tunnelled connection dropped within 1 s');
+    // The endpoint's event names the hub's client, not the gateway-local socket the tunnel arrived on.
+    const history = await json(await lab.api(lab.admin, `/Report/History?deviceId=${serial}&take=100`));
+    expect(history.events.map((e: { message: string }) => e.message)).toContainEqual(expect.stringMatching(
+      /^adb connection opened by alice@lab\.test from 127\.0\.0\.1 \(alice@lab\.test, through the hub\) with key /));
   } finally {
     cli.child.kill('SIGTERM');
     expect((await cli.done).code).toBe(0);
