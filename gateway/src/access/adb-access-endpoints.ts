@@ -228,16 +228,37 @@ export class AdbAccessEndpoints {
     this.guardUnauthenticated(socket, () => bridge.isAuthenticated);
   }
 
-  /** `device::` with the properties a real adbd names itself by (what `adb devices -l` shows). */
+  /**
+   * `device::` with the properties a real adbd names itself by (what `adb devices -l` shows) and the device's adb
+   * features, so the client uses what the device speaks (shell_v2 exit codes, streamed installs, stat_v2 ...):
+   * they name services, which pass through the bridge as they are. Not `delayed_ack`, which changes how packets
+   * are acknowledged on this transport and which the bridge does not speak.
+   */
   private bannerOf(endpoint: Endpoint): Promise<string> {
     if (endpoint.banner) return endpoint.banner;
-    const banner = Promise.resolve(this.options.adb.getDevice(endpoint.vendorUniqueIdentifier).getProperties()).then((properties: Record<string, string>) => {
-      const names = ['ro.product.name', 'ro.product.model', 'ro.product.device'];
-      return `device::${names.map((name) => `${name}=${properties[name] ?? ''};`).join('')}`;
-    });
+    const device = this.options.adb.getDevice(endpoint.vendorUniqueIdentifier);
+    const banner = Promise.all([Promise.resolve(device.getProperties()), this.adbFeaturesOf(endpoint.vendorUniqueIdentifier)])
+      .then(([properties, features]: [Record<string, string>, string[]]) => {
+        const names = ['ro.product.name', 'ro.product.model', 'ro.product.device'];
+        const passed = features.filter((feature) => feature !== 'delayed_ack');
+        return `device::${names.map((name) => `${name}=${properties[name] ?? ''};`).join('')}features=${passed.join(',')}`;
+      });
     endpoint.banner = banner;
     banner.catch(() => { endpoint.banner = undefined; }); // read again by the next connection
     return banner;
+  }
+
+  /** The adb server's `host-serial:<serial>:features`: the features the device's adbd announced. */
+  private async adbFeaturesOf(serial: string): Promise<string[]> {
+    const connection = await this.options.adb.connection();
+    try {
+      const request = Buffer.from(`host-serial:${serial}:features`);
+      connection.write(Buffer.concat([Buffer.from(request.length.toString(16).padStart(4, '0')), request]));
+      if (await connection.parser.readAscii(4) !== 'OKAY') return [];
+      return (await connection.parser.readValue()).toString().split(',').filter(Boolean);
+    } finally {
+      connection.end();
+    }
   }
 
   /**

@@ -152,7 +152,8 @@ export class AdbBridge {
     this.held = [];
     this.options.banner().then((banner) => {
       this.reader.maxPayload = this.maxPayload;
-      this.send(A_CNXN, this.version, this.maxPayload, Buffer.from(`${banner}\0`));
+      // No NUL at the end, as adbd sends it: adb reads the banner's last feature up to the packet's end.
+      this.send(A_CNXN, this.version, this.maxPayload, Buffer.from(banner));
       const held = this.held ?? [];
       this.held = undefined;
       for (const packet of held) if (!this.closed) this.handle(packet);

@@ -114,7 +114,8 @@ test('the retainer\'s signature opens it: CNXN with the device banner and maxdat
   const connected = await client.authenticate(retainer);
   expect(connected.command).toBe(A_CNXN);
   expect(connected.arg1).toBe(1 << 20);
-  expect(connected.data.toString()).toMatch(/^device::ro\.product\.name=[^;]+;ro\.product\.model=[^;]+;ro\.product\.device=[^;]+;\0$/);
+  // The device's own features (labsim's Pixel 7 announces shell_v2, cmd, stat_v2, ...), so the client uses them.
+  expect(connected.data.toString()).toMatch(/^device::ro\.product\.name=[^;]+;ro\.product\.model=[^;]+;ro\.product\.device=[^;]+;features=\S*shell_v2\S*$/);
 
   client.send(A_OPEN, 5, 0, Buffer.from('shell:getprop ro.serialno\0'));
   const okay = await client.next();

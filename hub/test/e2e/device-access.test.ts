@@ -90,6 +90,9 @@ test('the retainer reaches the device over adb; another user is refused; release
   await waitFor(() => online(alice.adb, address), 15_000, 'alice sees the device');
   const serialno = await alice.adb.adb(['-s', address, 'shell', 'getprop', 'ro.serialno']);
   expect(serialno.stdout.trim()).toBe(serial);
+  // The endpoint passes the device's adb features on: with shell_v2 a failing command fails `adb shell` too.
+  expect((await alice.adb.adb(['-s', address, 'shell', 'false'])).ok).toBe(false);
+  expect((await alice.adb.adb(['-s', address, 'shell', 'true'])).ok).toBe(true);
 
   const install = await alice.adb.adb(['-s', address, 'install', fixture('ApiDemos-debug.apk')], 120_000);
   expect(install.stdout).toContain('Success');
