@@ -91,7 +91,7 @@ export class AdbBridge {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const stream of [...this.streams.values()]) stream.close(false);
+    for (const stream of [...this.streams.values()]) stream.close(false, true);
     this.streams.clear();
     this.socket.destroy();
   }
@@ -229,14 +229,15 @@ class BridgedStream {
     this.flush();
   }
 
-  close(notifyClient: boolean): void {
+  /** `cut`: the whole connection dropped (release, error), so the device side is cut rather than ended. */
+  close(notifyClient: boolean, cut = false): void {
     if (this.closed) return;
     this.closed = true;
     this.bridge.forget(this.localId);
     if (notifyClient) this.bridge.send(A_CLSE, this.localId, this.remoteId);
     this.readAhead.clear();
-    // The client closed: what it wrote still reaches the device (end, not destroy); a dropped bridge cuts it.
-    if (this.transport && !notifyClient) this.transport.end();
+    // The client closed: what it wrote still reaches the device (end, not destroy).
+    if (this.transport && !notifyClient && !cut) this.transport.end();
     else this.transport?.destroy();
   }
 
