@@ -83,8 +83,6 @@ interface Session {
 
 const DEFAULT_HEARTBEAT_MS = 10_000;
 
-const TUNNEL_FLOW_CONTROL_WINDOW_BYTES = 2 * 1024 * 1024;
-
 export class HubLink extends EventEmitter implements DeviceListener {
   private readonly client: LinkClient;
   private readonly backoff: Backoff;
@@ -110,9 +108,6 @@ export class HubLink extends EventEmitter implements DeviceListener {
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.initial_reconnect_backoff_ms': 250,
       'grpc.max_reconnect_backoff_ms': 10_000,
-      // What the hub may send per stream before the gateway consumed it: a whole 1 MiB adb packet of a device
-      // tunnel in one window, instead of 16 round trips of HTTP/2's default 64 KiB.
-      'grpc-node.flow_control_window': TUNNEL_FLOW_CONTROL_WINDOW_BYTES,
       ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName } : {}),
     }) as unknown as LinkClient;
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
