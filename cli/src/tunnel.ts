@@ -64,10 +64,20 @@ function readRefusal(res: IncomingMessage, done: (status: number, message: strin
   res.once('error', finish);
 }
 
-/** Opens one WebSocket and closes it: fails early, with what to do, when the hub will not tunnel to the device. */
-export function probeTunnel(target: TunnelTarget, timeoutMs = 15_000): Promise<void> {
+/** What a device tunnel carries: the device's adb endpoint, or (iOS) a usbmux endpoint listing only the device. */
+export type TunnelEndpoint = 'adb' | 'usbmux';
+
+/**
+ * Opens one WebSocket and closes it: fails early, with what to do, when the hub will not tunnel to the device;
+ * answers what the tunnel carries (the hub's `DeviceLab-Endpoint` header; hubs without it carry adb).
+ */
+export function probeTunnel(target: TunnelTarget, timeoutMs = 15_000): Promise<TunnelEndpoint> {
   return new Promise((resolve, reject) => {
     const ws = openSocket(target);
+    let endpoint: TunnelEndpoint = 'adb';
+    ws.once('upgrade', (res) => {
+      if (res.headers['devicelab-endpoint'] === 'usbmux') endpoint = 'usbmux';
+    });
     const timer = setTimeout(() => {
       ws.terminate();
       reject(new CliError(`The hub did not open the device tunnel within ${timeoutMs / 1000} s. Check that the device's gateway is connected (\`devicelab gateways\`).`, EXIT.timeout));
@@ -75,7 +85,7 @@ export function probeTunnel(target: TunnelTarget, timeoutMs = 15_000): Promise<v
     ws.once('open', () => {
       clearTimeout(timer);
       ws.close();
-      resolve();
+      resolve(endpoint);
     });
     ws.once('unexpected-response', (_req, res) => {
       clearTimeout(timer);

@@ -109,12 +109,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const hubLink = link;
   if (samplers) link.on('metricsSettings', (settings) => samplers.applySettings(settings));
-  // Device changes go to the hub and to the samplers (which sample Ready devices of drivers that can sample).
-  // Device changes go to the hub, the samplers and the adb endpoints (a device that left drops its connections).
+  // Device changes go to the hub, the samplers (Ready devices of drivers that can sample) and the adb endpoints
+  // (a device that left drops its connections).
   const listener: DeviceListener = {
     deviceChanged: (state) => {
       hubLink.deviceChanged(state);
       if (state.readiness !== 'Ready') adbAccess?.deviceGone(state.vendorUniqueIdentifier);
+      else adbAccess?.deviceReady(state.vendorUniqueIdentifier);
       if (samplers && drivers.canSample(state.vendorUniqueIdentifier)) samplers.deviceChanged(state);
     },
     deviceRemoved: (id) => {

@@ -8,3 +8,5 @@ export * from './logger';
 export * from './shell-words';
 export * from './plist';
 export * from './adb-public-key';
+export * from './adb-packets';
+export * from './byte-pump';

@@ -52,8 +52,7 @@ export function registerConnectCommand(program: Command): void {
         } else if (target.operatingSystem !== 'iOS' || opts.adb) {
           ctx.out.warn('the tunnel carries the device\'s own endpoint; adb commands only work with Android devices');
         }
-        const usbmux = target.operatingSystem === 'iOS';
-        await serve(ctx, userTunnel(api, target.id), { device: target.id, serialNumber: target.serialNumber, port, adb: opts.adb && !usbmux, usbmux },
+        await serve(ctx, userTunnel(api, target.id), { device: target.id, serialNumber: target.serialNumber, port, adb: opts.adb },
           controller.signal, `${label(target)}`, mine ? '' : ' and releases the device');
       } finally {
         await retainer.releaseAll();
@@ -63,19 +62,23 @@ export function registerConnectCommand(program: Command): void {
     }));
 }
 
-/** Probes the tunnel, listens, prints the `adb connect` line and relays until the signal. */
-async function serve(ctx: Context, target: TunnelTarget, options: { device: string; serialNumber?: string; port: number; adb?: boolean; usbmux?: boolean },
+/**
+ * Probes the tunnel, listens, prints the `adb connect` line (iOS: the USBMUXD_SOCKET_ADDRESS one, as the hub says
+ * what the tunnel carries) and relays until the signal.
+ */
+async function serve(ctx: Context, target: TunnelTarget, options: { device: string; serialNumber?: string; port: number; adb?: boolean },
   signal: AbortSignal, name: string, onClose = ''): Promise<void> {
-  await probeTunnel(target);
+  const usbmux = await probeTunnel(target) === 'usbmux';
+  const adb = options.adb && !usbmux;
   const tunnel = await openTunnel(target, ctx.out, { port: options.port });
   try {
-    if (options.adb) await adbConnect(tunnel.address);
+    if (adb) await adbConnect(tunnel.address);
     ctx.out.result({ deviceId: options.device, serialNumber: options.serialNumber, address: tunnel.address, port: tunnel.port },
       // An iOS device's tunnel is a usbmuxd that lists only that device, for libimobiledevice's tools.
-      () => options.usbmux ? `export USBMUXD_SOCKET_ADDRESS=${tunnel.address}` : `adb connect ${tunnel.address}`);
-    ctx.out.note(`tunnel to ${name} open on ${tunnel.address}${options.adb ? ' (adb connected)' : ''}; Ctrl-C closes it${onClose}`);
+      () => usbmux ? `export USBMUXD_SOCKET_ADDRESS=${tunnel.address}` : `adb connect ${tunnel.address}`);
+    ctx.out.note(`tunnel to ${name} open on ${tunnel.address}${adb ? ' (adb connected)' : ''}; Ctrl-C closes it${onClose}`);
     if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-    if (options.adb) await adbDisconnect(tunnel.address);
+    if (adb) await adbDisconnect(tunnel.address);
   } finally {
     await tunnel.close();
   }

@@ -2,19 +2,18 @@
  * Remote adb for the retainer (issue 11): while an Android device is retained, a TCP port of this gateway speaks
  * the adbd protocol for it, so `adb connect <gateway>:<port>` on the user's machine gives a real adb transport.
  *
- * The adbd side is adbkit's TCP/USB bridge socket (`tcpusb/socket`, what STF runs): it answers CNXN with an
- * AUTH challenge, verifies the client's signature, and forwards every stream the client opens to the device
- * through this host's adb server. We run our own listener around it rather than `createTcpUsbBridge` so that
- * each connection's `auth` callback knows where the connection comes from (for the access events) and so that
- * a release can drop every connection at once. The `auth` callback is where "only the current retainer's keys"
- * is decided: the key the client proves it holds must be one the hub sent in the device's Retention.
+ * Each connection is our adb bridge (`adb-bridge.ts`: the adbd protocol, every stream carried through this host's
+ * adb server, bounded buffering). This module owns the listeners, decides who gets in and reports it: a client
+ * gets in when it signs the AUTH token with one of the keys the hub sent in the device's Retention (the current
+ * retainer's, read at that moment); a key it offers otherwise is refused and the refusal reported with its
+ * fingerprint. A release closes the listener and drops every connection at once.
  */
 import { constants, createPublicKey, publicDecrypt, type KeyObject } from 'node:crypto';
 import net from 'node:net';
 import type { Client } from '@devicefarmer/adbkit';
-import AdbTcpUsbSocket from '@devicefarmer/adbkit/dist/src/adb/tcpusb/socket';
 import type { AccessEndpoint, DeviceAccessEvent, Retention } from '@devicelab/proto';
-import { readAdbPublicKeyStruct, type Logger } from '@devicelab/shared';
+import { parseAdbPublicKey, readAdbPublicKeyStruct, type Logger } from '@devicelab/shared';
+import { AdbBridge } from './adb-bridge';
 
 export interface PortRange {
   first: number;
@@ -22,16 +21,13 @@ export interface PortRange {
 }
 
 /**
- * Largest adb packet payload offered to clients. adbkit's bridge caps it at 64 KiB (adb's old limit); adb since
- * 7.0 takes up to 1 MiB, and a push pays one round trip per packet, so larger packets carry more per trip.
+ * Largest adb packet payload offered to clients (adbd's MAX_PAYLOAD since Android 7.0; older clients ask for
+ * less). A push pays one round trip per packet per stream, so larger packets carry more per trip.
  */
-const MAX_PAYLOAD_BYTES = 256 * 1024;
+const MAX_PAYLOAD_BYTES = 1024 * 1024;
 /** Before a client has authenticated it may send this much (CNXN and AUTH packets are about 1 KiB), for this long. */
 const UNAUTHENTICATED_BYTES = 64 * 1024;
 const AUTH_DEADLINE_MS = 10_000;
-
-/** adb's A_OPEN packet command ('OPEN' little-endian). */
-const A_OPEN = 0x4e45504f;
 
 export const DEFAULT_ADB_ACCESS_PORTS: PortRange = { first: 7400, last: 7599 };
 
@@ -54,12 +50,10 @@ const PACKAGE_SERVICES = /\b(pm|install|uninstall|install-multiple|package)\b/;
 /** Packages are read again once the connection has been quiet this long after such a stream. */
 const PACKAGE_SETTLE_MS = 500;
 
-/** The retainer's keys, by modulus (what a client's key is compared on), with their fingerprints. */
+/** The retainer's keys, to check a client's AUTH signature against. */
 interface Grant {
   retainId: string;
   userLogin: string;
-  keys: Map<string, string>;
-  /** The same keys, to check a client's AUTH signature directly (no public key round, no "failed to authenticate"). */
   verifiers: { fingerprint: string; key: KeyObject }[];
 }
 
@@ -72,13 +66,10 @@ interface Endpoint {
   port: number;
   grant: Grant;
   connections: Set<net.Socket>;
-}
-
-/** What adbkit's bridge hands the `auth` callback: a node-forge RSA key with its fingerprint. */
-interface OfferedKey {
-  n: { toString(radix: number): string };
-  fingerprint?: string;
-  comment?: string;
+  /** The device's CNXN banner, read once while the device is here. */
+  banner?: Promise<string>;
+  /** The device left this host (port Off, unplugged, not Ready): connections are refused until it is back. */
+  absent: boolean;
 }
 
 export class AdbAccessEndpoints {
@@ -130,11 +121,22 @@ export class AdbAccessEndpoints {
     return answers;
   }
 
-  /** The device left this host (unplugged, USB port off): its connections drop; the endpoint stays for its return. */
+  /**
+   * The device left this host (unplugged, USB port off, not Ready): its connections drop, and the reconnects adb
+   * clients attempt are refused; the endpoint stays for its return.
+   */
   deviceGone(vendorUniqueIdentifier: string): void {
     const endpoint = this.endpoints.get(vendorUniqueIdentifier);
     if (!endpoint) return;
+    endpoint.absent = true;
+    endpoint.banner = undefined;
     for (const socket of endpoint.connections) socket.destroy();
+  }
+
+  /** The device is Ready on this host again: its endpoint takes connections. */
+  deviceReady(vendorUniqueIdentifier: string): void {
+    const endpoint = this.endpoints.get(vendorUniqueIdentifier);
+    if (endpoint) endpoint.absent = false;
   }
 
   /** The endpoint's port while the device is retained and served here. */
@@ -169,7 +171,7 @@ export class AdbAccessEndpoints {
         server.close(); // stopped, or another retention got there first while this one was binding
         return this.endpoints.get(vuid);
       }
-      const endpoint: Endpoint = { vendorUniqueIdentifier: vuid, server, port, grant, connections: new Set() };
+      const endpoint: Endpoint = { vendorUniqueIdentifier: vuid, server, port, grant, connections: new Set(), absent: false };
       server.on('connection', (socket) => this.accept(endpoint, socket));
       server.on('error', (err) => this.options.logger.warn({ err, device: vuid }, 'adb access endpoint failed'));
       this.endpoints.set(vuid, endpoint);
@@ -181,47 +183,87 @@ export class AdbAccessEndpoints {
   }
 
   private accept(endpoint: Endpoint, socket: net.Socket): void {
+    if (endpoint.absent) return void socket.destroy();
     endpoint.connections.add(socket);
     socket.on('close', () => endpoint.connections.delete(socket));
     socket.on('error', () => socket.destroy());
-    const from = this.describePeer(socket);
-    let authenticated = false;
-    // A client signs the token with each of its keys in turn; a signature by one of the retainer's keys opens
-    // the connection at once. Otherwise the client sends its public key and `auth` refuses it (or, for a key
-    // registered since, accepts it).
-    const knownPublicKeys = endpoint.grant.verifiers.map(({ fingerprint, key }) => ({
-      verify: (token: string, signature: string) => {
-        if (!signatureMatches(key, Buffer.from(token, 'binary'), Buffer.from(signature, 'binary'))) return false;
-        authenticated = true;
-        this.reportOpened(endpoint, from, fingerprint, '');
-        return true;
-      },
-    }));
-    const bridge = new AdbTcpUsbSocket(this.options.adb, endpoint.vendorUniqueIdentifier, socket, {
-      knownPublicKeys,
-      auth: (key: OfferedKey) => this.authorize(endpoint, key, from, socket).then(() => {
-        authenticated = true;
-      }),
-    } as never);
-    this.guardUnauthenticated(socket, () => authenticated);
-    allowLargerPackets(bridge);
+    // Read when reported: a hub tunnel's socket is marked once its own 'connect' fired, which may follow ours.
+    const from = () => this.describePeer(socket);
+    // After a stream that may change packages, they are read again once the connection has been quiet a while.
     let packagesTimer: NodeJS.Timeout | undefined;
     let packagesDirty = false;
-    bridge.on('userActivity', (packet: { command: number; data?: Buffer }) => {
-      if (packet.command === A_OPEN && packet.data && PACKAGE_SERVICES.test(packet.data.toString('latin1'))) packagesDirty = true;
+    const settle = () => {
       if (!packagesDirty) return;
       clearTimeout(packagesTimer);
       packagesTimer = setTimeout(() => {
         packagesDirty = false;
         this.options.packagesChanged(endpoint.vendorUniqueIdentifier);
       }, PACKAGE_SETTLE_MS);
+    };
+    socket.on('data', settle);
+    const bridge = new AdbBridge(socket, {
+      adb: this.options.adb,
+      serial: endpoint.vendorUniqueIdentifier,
+      maxPayload: MAX_PAYLOAD_BYTES,
+      banner: () => this.bannerOf(endpoint),
+      // A client signs the token with each of its keys in turn; one of the retainer's keys opens the connection.
+      authenticate: (token, signature) => {
+        if (!endpoint.connections.has(socket)) return false; // released meanwhile
+        const signer = endpoint.grant.verifiers.find(({ key }) => signatureMatches(key, token, signature));
+        if (signer) this.reportOpened(endpoint, from(), signer.fingerprint, '');
+        return signer !== undefined;
+      },
+      // Out of keys, the client offers its public key (a real device would ask its user): refused and reported.
+      offerKey: (text, token, signatures) => {
+        this.refuseOffered(endpoint, from(), text, token, signatures);
+        return false;
+      },
+      serviceOpened: (service) => {
+        if (!PACKAGE_SERVICES.test(service)) return;
+        packagesDirty = true;
+        settle();
+      },
+      failed: (err) => this.options.logger.debug({ err, device: endpoint.vendorUniqueIdentifier }, 'adb access connection error'),
     });
-    bridge.on('error', (err: Error) => this.options.logger.debug({ err, device: endpoint.vendorUniqueIdentifier }, 'adb access connection error'));
+    this.guardUnauthenticated(socket, () => bridge.isAuthenticated);
   }
 
   /**
-   * adbkit's packet reader buffers whatever length a packet header announces: until the client has proven its
-   * key, it may send only a little, and only for a while, or the connection is dropped.
+   * `device::` with the properties a real adbd names itself by (what `adb devices -l` shows) and the device's adb
+   * features, so the client uses what the device speaks (shell_v2 exit codes, streamed installs, stat_v2 ...):
+   * they name services, which pass through the bridge as they are. Not `delayed_ack`, which changes how packets
+   * are acknowledged on this transport and which the bridge does not speak.
+   */
+  private bannerOf(endpoint: Endpoint): Promise<string> {
+    if (endpoint.banner) return endpoint.banner;
+    const device = this.options.adb.getDevice(endpoint.vendorUniqueIdentifier);
+    const banner = Promise.all([Promise.resolve(device.getProperties()), this.adbFeaturesOf(endpoint.vendorUniqueIdentifier)])
+      .then(([properties, features]: [Record<string, string>, string[]]) => {
+        const names = ['ro.product.name', 'ro.product.model', 'ro.product.device'];
+        const passed = features.filter((feature) => feature !== 'delayed_ack');
+        return `device::${names.map((name) => `${name}=${properties[name] ?? ''};`).join('')}features=${passed.join(',')}`;
+      });
+    endpoint.banner = banner;
+    banner.catch(() => { endpoint.banner = undefined; }); // read again by the next connection
+    return banner;
+  }
+
+  /** The adb server's `host-serial:<serial>:features`: the features the device's adbd announced. */
+  private async adbFeaturesOf(serial: string): Promise<string[]> {
+    const connection = await this.options.adb.connection();
+    try {
+      const request = Buffer.from(`host-serial:${serial}:features`);
+      connection.write(Buffer.concat([Buffer.from(request.length.toString(16).padStart(4, '0')), request]));
+      if (await connection.parser.readAscii(4) !== 'OKAY') return [];
+      return (await connection.parser.readValue()).toString().split(',').filter(Boolean);
+    } finally {
+      connection.end();
+    }
+  }
+
+  /**
+   * Until the client has proven its key, it may send only a little, and only for a while, or the connection is
+   * dropped.
    */
   private guardUnauthenticated(socket: net.Socket, authenticated: () => boolean): void {
     const started = Date.now();
@@ -236,26 +278,26 @@ export class AdbAccessEndpoints {
     socket.once('close', () => clearInterval(timer));
   }
 
-  /** adbkit calls this once the client proved it holds `key`: resolves to accept, rejects to refuse. */
-  private authorize(endpoint: Endpoint, key: OfferedKey, from: string, socket: net.Socket): Promise<void> {
-    const { grant } = endpoint;
-    const fingerprint = key.fingerprint ?? '';
-    const accepted = grant.keys.has(key.n.toString(16)) && endpoint.connections.has(socket);
-    const comment = key.comment ? ` (${key.comment})` : '';
-    if (accepted) {
-      this.reportOpened(endpoint, from, fingerprint, comment);
-      return Promise.resolve();
+  /** Reports the key a client offered after none of its signatures opened the endpoint (when it proved holding it). */
+  private refuseOffered(endpoint: Endpoint, from: string, text: string, token: Buffer, signatures: readonly Buffer[]): void {
+    let offered: ReturnType<typeof parseAdbPublicKey>;
+    try {
+      offered = parseAdbPublicKey(text);
+    } catch {
+      return;
     }
+    const key = rsaKeyOf(offered.modulusHex, offered.exponent);
+    if (!signatures.some((signature) => signatureMatches(key, token, signature))) return;
+    const comment = offered.comment ? ` (${offered.comment})` : '';
     this.options.report({
       vendorUniqueIdentifier: endpoint.vendorUniqueIdentifier,
       accepted: false,
-      message: `adb connection refused from ${from}: key ${fingerprint}${comment} is not one of ${grant.userLogin}'s adb keys`,
+      message: `adb connection refused from ${from}: key ${offered.fingerprint}${comment} is not one of ${endpoint.grant.userLogin}'s adb keys`,
       remoteAddress: from,
-      fingerprint,
+      fingerprint: offered.fingerprint,
       userLogin: '',
       atMs: Date.now(),
     });
-    return Promise.reject(new Error('not a key of the retainer'));
   }
 
   private reportOpened(endpoint: Endpoint, from: string, fingerprint: string, comment: string): void {
@@ -285,36 +327,24 @@ export class AdbAccessEndpoints {
   }
 }
 
-/** Lets the bridge agree on packets up to MAX_PAYLOAD_BYTES when the client offers them (its CNXN maxdata). */
-function allowLargerPackets(bridge: AdbTcpUsbSocket): void {
-  const internals = bridge as unknown as { _handleConnectionPacket(packet: { arg1: number }): unknown; maxPayload: number };
-  const handleConnection = internals._handleConnectionPacket.bind(bridge);
-  internals._handleConnectionPacket = (packet) => {
-    const result = handleConnection(packet); // sets maxPayload (capped at 64 KiB) before it answers
-    internals.maxPayload = Math.max(internals.maxPayload, Math.min(MAX_PAYLOAD_BYTES, packet.arg1));
-    return result;
-  };
-}
-
 function grantOf(retention: Retention, logger: Logger): Grant {
-  const keys = new Map<string, string>();
   const verifiers: Grant['verifiers'] = [];
   for (const key of retention.adbKeys ?? []) {
     try {
       const parsed = readAdbPublicKeyStruct(Buffer.from(key.key));
-      keys.set(parsed.modulusHex, key.fingerprint);
-      const n = Buffer.from(parsed.modulusHex.padStart(parsed.modulusHex.length + (parsed.modulusHex.length % 2), '0'), 'hex');
-      const e = Buffer.alloc(4);
-      e.writeUInt32BE(parsed.exponent);
-      verifiers.push({
-        fingerprint: key.fingerprint,
-        key: createPublicKey({ key: { kty: 'RSA', n: n.toString('base64url'), e: stripZeros(e).toString('base64url') }, format: 'jwk' }),
-      });
+      verifiers.push({ fingerprint: key.fingerprint, key: rsaKeyOf(parsed.modulusHex, parsed.exponent) });
     } catch (err) {
       logger.warn({ err, fingerprint: key.fingerprint }, 'the hub sent an adb key that does not parse; ignored');
     }
   }
-  return { retainId: retention.retainId, userLogin: retention.userLogin || retention.userId || '?', keys, verifiers };
+  return { retainId: retention.retainId, userLogin: retention.userLogin || retention.userId || '?', verifiers };
+}
+
+function rsaKeyOf(modulusHex: string, exponent: number): KeyObject {
+  const n = Buffer.from(modulusHex.padStart(modulusHex.length + (modulusHex.length % 2), '0'), 'hex');
+  const e = Buffer.alloc(4);
+  e.writeUInt32BE(exponent);
+  return createPublicKey({ key: { kty: 'RSA', n: n.toString('base64url'), e: stripZeros(e).toString('base64url') }, format: 'jwk' });
 }
 
 function stripZeros(bytes: Buffer): Buffer {

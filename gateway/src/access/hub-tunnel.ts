@@ -1,13 +1,15 @@
 /**
  * The gateway end of a hub-relayed device connection (issue 11 part 2): the hub asked for it with OpenTunnel;
- * this calls `GatewayLink.Tunnel`, names the tunnel in the first frame, and joins the call to a local TCP
- * connection into the device's access endpoint, which authenticates the client exactly as a direct connection.
- * Backpressure both ways: a full socket pauses the call, a call that will not take more pauses the socket.
+ * this calls `GatewayLink.Tunnel`, names the tunnel in the first frame, and joins the call (with the shared byte
+ * pump, backpressure both ways) to the device's access endpoint: for Android a local TCP connection into its
+ * adb endpoint, which authenticates the client exactly as a direct connection; for iOS one usbmux client
+ * connection to the filtering proxy (usbmux-filter.ts). Refusals here, and iOS connections (usbmux has no key
+ * of its own to report), become access events.
  */
 import net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
-import type { OpenTunnel, TunnelFrame } from '@devicelab/proto';
-import type { Logger } from '@devicelab/shared';
+import type { DeviceAccessEvent, OpenTunnel, TunnelFrame } from '@devicelab/proto';
+import { frameStreamEnd, pumpBytes, socketEnd, type Logger } from '@devicelab/shared';
 import type { TicketVerifier } from '../tickets/ticket-verifier';
 import type { AdbAccessEndpoints } from './adb-access-endpoints';
 import type { UsbmuxAccess } from './usbmux-filter';
@@ -16,85 +18,74 @@ import type { UsbmuxAccess } from './usbmux-filter';
 export interface IosTunnels {
   access: UsbmuxAccess;
   isIos(vendorUniqueIdentifier: string): boolean;
-  isRetained(vendorUniqueIdentifier: string): boolean;
 }
 
 export type TunnelCall = grpc.ClientDuplexStream<TunnelFrame, TunnelFrame>;
 
-export function relayTunnel(
-  request: OpenTunnel, openCall: () => TunnelCall, endpoints: AdbAccessEndpoints | undefined, tickets: TicketVerifier,
-  logger: Logger, ios?: IosTunnels,
-): void {
-  const call = openCall();
-  call.on('error', () => undefined); // the hub ended it; the socket is closed below
-  const refuse = (error: string) => {
-    call.write({ tunnelId: request.tunnelId, error });
+export interface TunnelRelayOptions {
+  openCall(): TunnelCall;
+  endpoints?: AdbAccessEndpoints;
+  tickets: TicketVerifier;
+  ios?: IosTunnels;
+  /** Becomes a Note event on the device at the hub. */
+  report(event: DeviceAccessEvent): void;
+  logger: Logger;
+}
+
+export function relayTunnel(request: OpenTunnel, options: TunnelRelayOptions): void {
+  const { tickets, ios, endpoints } = options;
+  const vuid = request.vendorUniqueIdentifier;
+  const call = options.openCall();
+  call.on('error', () => undefined); // the hub ended it; the far end is closed by the pump
+  const kind = ios?.isIos(vuid) ? 'usbmux' : 'adb';
+  const who = `${request.userLogin || '?'} from ${request.remoteAddress} (through the hub)`;
+  const report = (accepted: boolean, message: string) => options.report({
+    vendorUniqueIdentifier: vuid, accepted, message, remoteAddress: request.remoteAddress, fingerprint: '',
+    userLogin: accepted ? request.userLogin : '', atMs: Date.now(),
+  });
+  const refuse = (reason: string) => {
+    report(false, `${kind} connection of ${who} refused: ${reason}`);
+    call.write({ tunnelId: request.tunnelId, error: `The gateway refuses the connection: ${reason}.` });
     call.end();
   };
   if (request.authenticator) {
-    const verdict = tickets.verifyDeviceTicket(request.authenticator, request.vendorUniqueIdentifier);
-    if (!verdict.valid) return refuse(`The gateway refuses the ticket: ${verdict.reason}.`);
+    const verdict = tickets.verifyDeviceTicket(request.authenticator, vuid);
+    if (!verdict.valid) return refuse(`the ticket does not open the device (${verdict.reason})`);
   }
-  if (ios?.isIos(request.vendorUniqueIdentifier)) {
-    if (!ios.isRetained(request.vendorUniqueIdentifier)) return refuse('The device is not retained.');
+  if (ios && kind === 'usbmux') {
+    const retainId = tickets.retainOf(vuid);
+    if (!retainId) return refuse('the device is not retained');
     call.write({ tunnelId: request.tunnelId });
-    return serveUsbmux(request, call, ios.access);
+    const client = frameStreamEnd(call, () => call.cancel());
+    ios.access.serve(vuid, retainId, {
+      ...client,
+      end: () => {
+        call.end();
+        // A dropped connection must not linger half-open at the hub.
+        setTimeout(() => call.cancel(), 200).unref();
+      },
+      connected: (port) => report(true, `usbmux connection to device port ${port} opened by ${who}`),
+      refused: (what) => report(false, `usbmux connection of ${who} refused: ${what}`),
+    });
+    return;
   }
-  const port = endpoints?.portOf(request.vendorUniqueIdentifier);
-  if (!endpoints || port === undefined) return refuse('The device has no access endpoint on its gateway (not retained, or not served).');
+  const port = endpoints?.portOf(vuid);
+  if (!endpoints || port === undefined) return refuse('the device has no adb endpoint on its gateway (not retained, or not served)');
   call.write({ tunnelId: request.tunnelId });
   const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
   socket.setNoDelay(true);
   let forget = (): void => undefined;
   socket.once('connect', () => {
+    // The endpoint reports the connection (opened or refused at AUTH) as coming from the hub's client.
     forget = endpoints.markTunnelPeer(socket.localAddress ?? '127.0.0.1', socket.localPort ?? 0,
       `${request.remoteAddress} (${request.userLogin}, through the hub)`);
   });
-  const finish = () => {
+  socket.on('error', (err) => {
+    options.logger.debug({ err, tunnel: request.tunnelId }, 'tunnel socket failed');
     forget();
     socket.destroy();
     call.cancel();
-  };
-  socket.on('data', (data: Buffer) => {
-    if (!call.write({ data })) {
-      socket.pause();
-      call.once('drain', () => socket.resume());
-    }
   });
-  socket.on('end', () => call.end());
-  socket.on('error', (err) => {
-    logger.debug({ err, tunnel: request.tunnelId }, 'tunnel socket failed');
-    finish();
-  });
-  socket.on('close', () => {
-    forget();
-    call.end();
-  });
-  call.on('data', (frame: TunnelFrame) => {
-    if (frame.data && frame.data.length > 0 && !socket.write(frame.data)) {
-      call.pause();
-      socket.once('drain', () => call.resume());
-    }
-  });
-  call.on('end', () => socket.end());
-  call.on('error', finish);
-}
-
-function serveUsbmux(request: OpenTunnel, call: TunnelCall, access: UsbmuxAccess): void {
-  const client = access.serve(request.vendorUniqueIdentifier, {
-    write: (data) => call.write({ data }),
-    onDrain: (resume) => call.once('drain', resume),
-    pause: () => call.pause(),
-    resume: () => call.resume(),
-    end: () => {
-      call.end();
-      // A dropped connection must not linger half-open at the hub.
-      setTimeout(() => call.cancel(), 200).unref();
-    },
-  });
-  call.on('data', (frame: TunnelFrame) => {
-    if (frame.data && frame.data.length > 0) client.data(frame.data);
-  });
-  call.on('end', () => client.end());
-  call.on('error', () => client.end());
+  socket.on('close', () => forget());
+  pumpBytes(socketEnd(socket), frameStreamEnd(call, () => call.cancel()));
 }

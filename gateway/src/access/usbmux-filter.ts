@@ -4,11 +4,13 @@
  * authentication, so it is served only through the tunnel (authenticated at the hub as the retainer), and it
  * shows only the retained device: ListDevices and Listen answer with that device alone, Connect reaches only its
  * DeviceID, ReadPairRecord only its UDID. After a successful Connect the connection is a raw pipe to the device,
- * as usbmuxd makes it. A release drops every connection of the device.
+ * as usbmuxd makes it. A release drops every connection of the device, and so does a Welcome (the hub's whole
+ * retention set after the link was down) in which the device is no longer retained under the same retain.
  */
 import type * as net from 'node:net';
-import { type PlistDict, type PlistValue, decodePlistDict, isDict } from '@devicelab/shared';
-import type { Logger } from '@devicelab/shared';
+import {
+  type ByteEnd, type Logger, type PlistDict, type PlistValue, decodePlistDict, isDict, pumpBytes, socketEnd,
+} from '@devicelab/shared';
 import {
   USBMUX_HEADER, USBMUX_MAX_MESSAGE, type UsbmuxClient, UsbmuxError, encodeUsbmuxMessage,
 } from '../drivers/ios/usbmux';
@@ -16,35 +18,52 @@ import {
 /** usbmuxd's result numbers. */
 const RESULT = { ok: 0, badCommand: 1, badDevice: 2, connectionRefused: 3, badVersion: 6 } as const;
 
-/** The client side of one connection: bytes to the user's tool, and how to end it. */
-export interface UsbmuxPeer {
-  /** False when the peer will not take more now; `onDrain` then says when it will. */
-  write(data: Buffer): boolean;
-  onDrain(resume: () => void): void;
-  pause(): void;
-  resume(): void;
-  end(): void;
+/** The client side of one connection (the hub tunnel): bytes to and from the user's tool. */
+export interface UsbmuxPeer extends ByteEnd {
+  /** The client reached a service of the device (usbmux Connect to `port`, e.g. 62078 lockdownd). */
+  connected?(port: number): void;
+  /** The client asked for another device than the retained one (its Connect or pair record was refused). */
+  refused?(what: string): void;
+}
+
+/** One device's open connections and the retain they were opened under. */
+interface OpenConnections {
+  retainId: string;
+  closers: Set<() => void>;
 }
 
 export class UsbmuxAccess {
-  private readonly open = new Map<string, Set<() => void>>();
+  private readonly open = new Map<string, OpenConnections>();
 
   constructor(private readonly usbmux: UsbmuxClient, private readonly logger: Logger) {}
 
-  /** Serves one client connection for `udid`; returns the sink for the client's bytes and its end. */
-  serve(udid: string, peer: UsbmuxPeer): { data(chunk: Buffer): void; end(): void } {
+  /** Serves one client connection for `udid` under the retain `retainId`. */
+  serve(udid: string, retainId: string, peer: UsbmuxPeer): void {
+    const current = this.open.get(udid);
+    if (current && current.retainId !== retainId) this.drop(udid);
     const connection = new FilteredConnection(udid, this.usbmux, peer, this.logger);
-    let set = this.open.get(udid);
-    if (!set) this.open.set(udid, set = new Set());
+    let entry = this.open.get(udid);
+    if (!entry) this.open.set(udid, entry = { retainId, closers: new Set() });
+    const { closers } = entry;
     const close = () => connection.close();
-    set.add(close);
-    connection.onClose = () => set.delete(close);
-    return { data: (chunk) => connection.fromClient(chunk), end: () => connection.clientEnded() };
+    closers.add(close);
+    connection.onClose = () => closers.delete(close);
   }
 
-  /** The retain ended (or changed hands): every open connection to the device drops. */
-  drop(udid: string): void {
-    for (const close of [...this.open.get(udid) ?? []]) close();
+  /** The device's retain is now `retainId` ('' or undefined: released): connections of another retain drop. */
+  retained(udid: string, retainId: string | undefined): void {
+    const current = this.open.get(udid);
+    if (current && current.retainId !== retainId) this.drop(udid);
+  }
+
+  /** Welcome: the hub's whole retention set; connections of devices not retained under the same retain drop. */
+  keepOnly(retentions: readonly { vendorUniqueIdentifier: string; retainId: string }[]): void {
+    const retains = new Map(retentions.filter((r) => r.retainId).map((r) => [r.vendorUniqueIdentifier, r.retainId]));
+    for (const udid of [...this.open.keys()]) this.retained(udid, retains.get(udid));
+  }
+
+  private drop(udid: string): void {
+    for (const close of [...this.open.get(udid)?.closers ?? []]) close();
     this.open.delete(udid);
   }
 }
@@ -69,18 +88,17 @@ class FilteredConnection {
   constructor(
     private readonly udid: string, private readonly usbmux: UsbmuxClient, private readonly peer: UsbmuxPeer,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    peer.onData((chunk) => this.fromClient(chunk));
+    peer.onClosed(() => {
+      if (!this.upstream || this.listening) this.close(); // after Connect the pump ends the device side
+    });
+    peer.resume();
+  }
 
-  fromClient(chunk: Buffer): void {
-    if (this.closed) return;
-    if (this.listening) return;
-    if (this.upstream) {
-      if (!this.upstream.write(chunk)) {
-        this.peer.pause();
-        this.upstream.once('drain', () => this.peer.resume());
-      }
-      return;
-    }
+  /** The request phase; after Connect the pump carries the client's bytes, after Listen they go nowhere. */
+  private fromClient(chunk: Buffer): void {
+    if (this.closed || this.upstream) return;
     this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
     while (this.pending.length >= USBMUX_HEADER) {
       const length = this.pending.readUInt32LE(0);
@@ -106,11 +124,6 @@ class FilteredConnection {
         this.close();
       });
     }
-  }
-
-  clientEnded(): void {
-    if (this.upstream) this.upstream.end();
-    else this.close();
   }
 
   close(): void {
@@ -145,7 +158,10 @@ class FilteredConnection {
       case 'ReadBUID':
         return this.reply(await this.usbmux.request({ MessageType: 'ReadBUID' }), tag);
       case 'ReadPairRecord':
-        if (message.PairRecordID !== this.udid) return this.result(RESULT.badDevice, tag);
+        if (message.PairRecordID !== this.udid) {
+          this.peer.refused?.(`the pair record of ${String(message.PairRecordID).slice(0, 64)}, not the retained device`);
+          return this.result(RESULT.badDevice, tag);
+        }
         return this.reply(await this.usbmux.request({ MessageType: 'ReadPairRecord', PairRecordID: this.udid }), tag);
       case 'Connect':
         return this.connect(message, tag);
@@ -161,7 +177,10 @@ class FilteredConnection {
     const deviceId = Number(message.DeviceID);
     const swapped = Number(message.PortNumber);
     if (!this.deviceIds.has(deviceId)) await this.ownEntries();
-    if (!this.deviceIds.has(deviceId) || !Number.isInteger(swapped)) return this.result(RESULT.badDevice, tag);
+    if (!this.deviceIds.has(deviceId) || !Number.isInteger(swapped)) {
+      this.peer.refused?.(`Connect to usbmux device ${deviceId}, not the retained device`);
+      return this.result(RESULT.badDevice, tag);
+    }
     const port = ((swapped & 0xff) << 8) | ((swapped >> 8) & 0xff);
     let socket: net.Socket;
     try {
@@ -172,10 +191,14 @@ class FilteredConnection {
     }
     if (this.closed) return void socket.destroy();
     this.result(RESULT.ok, tag);
-    this.pipe(socket);
-    const early = this.pending;
+    this.peer.connected?.(port);
+    this.upstream = socket;
+    socket.setTimeout(0);
+    // Bytes the client sent right behind its Connect belong to the device already.
+    if (this.pending.length) socket.write(this.pending);
     this.pending = Buffer.alloc(0);
-    if (early.length) this.fromClient(early);
+    socket.on('close', () => this.close());
+    pumpBytes(this.peer, socketEnd(socket));
   }
 
   private async listen(tag: number): Promise<void> {
@@ -203,19 +226,5 @@ class FilteredConnection {
     } else if (event.MessageType === 'Detached' && own.has(Number(event.DeviceID))) {
       this.reply(event, 0);
     }
-  }
-
-  /** After Connect: bytes both ways, with backpressure. */
-  private pipe(socket: net.Socket): void {
-    this.upstream = socket;
-    socket.setTimeout(0);
-    socket.on('data', (data: Buffer) => {
-      if (!this.peer.write(data)) {
-        socket.pause();
-        this.peer.onDrain(() => socket.resume());
-      }
-    });
-    socket.on('error', () => this.close());
-    socket.on('close', () => this.close());
   }
 }

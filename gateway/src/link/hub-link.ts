@@ -267,6 +267,8 @@ export class HubLink extends EventEmitter implements DeviceListener {
       session.verified = true;
       clearTimeout(session.welcomeTimer);
       this.tickets.welcome(message.welcome.ticketPublicKey, message.welcome.retentions ?? []);
+      // Retains that ended while the link was down end their iOS connections too (the adb endpoints: replaceAll).
+      this.options.usbmuxAccess?.access.keepOnly(message.welcome.retentions ?? []);
       const access = this.options.adbAccess;
       if (access) {
         void access.replaceAll(message.welcome.retentions ?? []).then((answers) => {
@@ -295,19 +297,17 @@ export class HubLink extends EventEmitter implements DeviceListener {
         return;
       case 'retention': {
         const vuid = message.retention.vendorUniqueIdentifier;
-        const before = this.tickets.retainOf(vuid);
         this.tickets.apply(message.retention);
-        if (before && before !== message.retention.retainId) this.options.usbmuxAccess?.access.drop(vuid);
+        this.options.usbmuxAccess?.access.retained(vuid, message.retention.retainId || undefined);
         this.applyAccess(session, message.retention);
         return;
       }
       case 'openTunnel': {
-        const usbmux = this.options.usbmuxAccess;
-        const ios = usbmux && {
-          ...usbmux, isRetained: (id: string) => this.tickets.retainOf(id) !== undefined,
-        };
-        if (!this.options.adbAccess && !ios) return;
-        relayTunnel(message.openTunnel, () => session.hub.client.Tunnel(this.metadata()), this.options.adbAccess, this.tickets, this.logger, ios);
+        if (!this.options.adbAccess && !this.options.usbmuxAccess) return;
+        relayTunnel(message.openTunnel, {
+          openCall: () => session.hub.client.Tunnel(this.metadata()), endpoints: this.options.adbAccess, tickets: this.tickets,
+          ios: this.options.usbmuxAccess, report: (accessEvent) => this.accessEvent(accessEvent), logger: this.logger,
+        });
         return;
       }
       case 'inventoryRequest':

@@ -4,16 +4,18 @@
  * end closes the other), relayed over the gateway link's Tunnel call. Authenticated by Basic credentials of the
  * retainer or `Authorization: Bearer <DeviceAccessTicket authenticator>` (README "Device connections").
  */
-import { ApiFailure, type Logger } from '@devicelab/shared';
+import { ApiFailure, frameStreamEnd, pumpBytes, type Logger } from '@devicelab/shared';
 import { authorizeDeviceConnection } from '../domain/device-connection';
 import type { TicketKeys } from '../domain/device-ticket';
 import { GatewayUnavailableError, type GatewayDirectory } from '../gateways/gateway-directory';
 import type { UpgradeDecision, UpgradeRequest, WebSocketRoute } from '../http/websocket-upgrade';
 import type { Db } from '../store/database';
-import { pumpBytes, tunnelEnd, webSocketEnd } from '../tunnel/byte-pump';
+import { webSocketEnd } from '../tunnel/websocket-end';
 
 export const DEVICE_CONNECT_PATH = '/apiv1/device/connect';
 const TUNNEL_OPEN_TIMEOUT_MS = 10_000;
+/** Names what the tunnel carries: `adb` or `usbmux`. */
+export const ENDPOINT_HEADER = 'DeviceLab-Endpoint';
 
 interface DeviceConnectDeps {
   db: Db;
@@ -37,7 +39,9 @@ export function deviceConnectSocket(deps: DeviceConnectDeps): WebSocketRoute {
           authenticator: request.user ? '' : request.bearer ?? '',
         }, TUNNEL_OPEN_TIMEOUT_MS);
         return {
-          accept: (ws) => pumpBytes(webSocketEnd(ws), tunnelEnd(tunnel)),
+          // The client prints `adb connect` or USBMUXD_SOCKET_ADDRESS by it (a ticket holder knows no more).
+          headers: { [ENDPOINT_HEADER]: grant.endpoint },
+          accept: (ws) => pumpBytes(webSocketEnd(ws), frameStreamEnd(tunnel, () => tunnel.cancel())),
         };
       } catch (err) {
         if (err instanceof ApiFailure) return { status: 403, message: err.message };

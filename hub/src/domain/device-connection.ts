@@ -17,6 +17,8 @@ export interface DeviceConnectionGrant {
   vendorUniqueIdentifier: string;
   /** The retainer's login, for the access events. */
   userLogin: string;
+  /** What the tunnel carries: the device's adb endpoint, or (iOS) a usbmux endpoint listing only the device. */
+  endpoint: 'adb' | 'usbmux';
 }
 
 type Caller = { user: AuthenticatedUser } | { authenticator: string };
@@ -34,7 +36,7 @@ export async function authorizeDeviceConnection(
   if (!device.retained_by || !device.retain_id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name));
   if ('user' in caller) {
     if (device.retained_by !== caller.user.id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name));
-    return { vendorUniqueIdentifier: device.vendor_unique_identifier, userLogin: caller.user.login };
+    return { vendorUniqueIdentifier: device.vendor_unique_identifier, userLogin: caller.user.login, endpoint: endpointOf(device) };
   }
   const ticket = decodeDeviceTicket(caller.authenticator);
   const publicKey = createPublicKey({ key: ticketKeys.publicKeyDer, format: 'der', type: 'spki' });
@@ -42,7 +44,13 @@ export async function authorizeDeviceConnection(
   if (!ticket || !signed || ticket.claims.device !== device.id || ticket.claims.retain !== device.retain_id) {
     throw new ApiFailure(`The ticket does not open device '${device.name}' (not its current retain).`);
   }
-  return { vendorUniqueIdentifier: device.vendor_unique_identifier, userLogin: device.retainer_login ?? device.retained_by };
+  return {
+    vendorUniqueIdentifier: device.vendor_unique_identifier, userLogin: device.retainer_login ?? device.retained_by, endpoint: endpointOf(device),
+  };
+}
+
+function endpointOf(device: { operating_system: string | null }): DeviceConnectionGrant['endpoint'] {
+  return device.operating_system === 'iOS' ? 'usbmux' : 'adb';
 }
 
 function safeVerify(data: Buffer, key: ReturnType<typeof createPublicKey>, signature: Buffer): boolean {

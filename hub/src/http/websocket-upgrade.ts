@@ -26,7 +26,7 @@ export interface UpgradeRequest {
 }
 
 export type UpgradeDecision =
-  | { accept(ws: WebSocket): void }
+  | { accept(ws: WebSocket): void; /** Added to the 101 answer. */ headers?: Record<string, string> }
   | { status: number; message: string };
 
 export interface WebSocketRoute {
@@ -51,10 +51,15 @@ const REASONS: Record<number, string> = {
 /** Serves the routes' upgrades on `server`; answers any other upgrade 404. Returns a stop function. */
 export function attachWebSocketRoutes(server: http.Server, options: UpgradeOptions): () => void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  const extraHeaders = new WeakMap<http.IncomingMessage, Record<string, string>>();
+  wss.on('headers', (headers: string[], req: http.IncomingMessage) => {
+    for (const [name, value] of Object.entries(extraHeaders.get(req) ?? {})) headers.push(`${name}: ${value}`);
+  });
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     decideUpgrade(req, options).then((decision) => {
       if ('status' in decision) return refuse(socket, decision.status, decision.message);
+      if (decision.headers) extraHeaders.set(req, decision.headers);
       wss.handleUpgrade(req, socket, head, (ws) => decision.accept(ws));
     }, (err: unknown) => {
       options.logger.error({ err }, 'WebSocket upgrade failed');

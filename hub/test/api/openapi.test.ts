@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { createLogger } from '@devicelab/shared';
 import { createApiApp } from '../../src/api/app';
-import { describedRoutes } from '../../src/api/openapi/document';
+import { describedRoutes, describedWebSocketPaths } from '../../src/api/openapi/document';
+import { DEVICE_CONNECT_PATH } from '../../src/api/device-connect-socket';
 import { ENDPOINTS } from '../../src/api/openapi/endpoints';
 import { BlobStore } from '../../src/apps/blob-store';
 import { basicAuthMiddleware } from '../../src/http/basic-auth';
@@ -91,7 +92,12 @@ test('GET /apiv1/openapi.json is OpenAPI 3.1 with every path, its parameters and
   expect(doc.servers).toEqual([{ url: '/apiv1' }]);
   const documented = Object.entries(doc.paths)
     .flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`)).sort();
-  expect(documented).toEqual(mountedRoutes(app));
+  // The express routes, and the WebSocket endpoints the upgrade router serves (as GETs with an extension).
+  expect(describedWebSocketPaths().map((p) => `/apiv1${p}`.toLowerCase())).toEqual([DEVICE_CONNECT_PATH]);
+  expect(documented).toEqual([...mountedRoutes(app), ...describedWebSocketPaths().map((p) => `GET ${p}`)].sort());
+  const connect = doc.paths['/Device/Connect'].get as unknown as { 'x-devicelab-websocket': unknown; responses: Record<string, unknown> };
+  expect(connect['x-devicelab-websocket']).toBeDefined();
+  expect(Object.keys(connect.responses)).toEqual(expect.arrayContaining(['101', '401', '403']));
   const postDevice = doc.paths['/Device'].post;
   expect(postDevice.parameters.find((x) => x.name === 'action')?.schema.enum)
     .toEqual(expect.arrayContaining(['retain', 'release', 'reboot']));

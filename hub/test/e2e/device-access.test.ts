@@ -90,6 +90,9 @@ test('the retainer reaches the device over adb; another user is refused; release
   await waitFor(() => online(alice.adb, address), 15_000, 'alice sees the device');
   const serialno = await alice.adb.adb(['-s', address, 'shell', 'getprop', 'ro.serialno']);
   expect(serialno.stdout.trim()).toBe(serial);
+  // The endpoint passes the device's adb features on: with shell_v2 a failing command fails `adb shell` too.
+  expect((await alice.adb.adb(['-s', address, 'shell', 'false'])).ok).toBe(false);
+  expect((await alice.adb.adb(['-s', address, 'shell', 'true'])).ok).toBe(true);
 
   const install = await alice.adb.adb(['-s', address, 'install', fixture('ApiDemos-debug.apk')], 120_000);
   expect(install.stdout).toContain('Success');
@@ -154,6 +157,10 @@ test('through the hub tunnel: devicelab connect gives an adb connection; release
 
     await lab.api(alice, `/Device?action=release&id=${serial}`, { method: 'POST' });
     await waitFor(async () => !(await online(alice.adb, address)), 1_000, 'the tunnelled connection dropped within 1 s');
+    // The endpoint's event names the hub's client, not the gateway-local socket the tunnel arrived on.
+    const history = await json(await lab.api(lab.admin, `/Report/History?deviceId=${serial}&take=100`));
+    expect(history.events.map((e: { message: string }) => e.message)).toContainEqual(expect.stringMatching(
+      /^adb connection opened by alice@lab\.test from 127\.0\.0\.1 \(alice@lab\.test, through the hub\) with key /));
   } finally {
     cli.child.kill('SIGTERM');
     expect((await cli.done).code).toBe(0);

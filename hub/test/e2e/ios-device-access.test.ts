@@ -91,3 +91,39 @@ test('devicelab connect of a retained iPhone: idevice tools see only that device
     await cli.done;
   }
 });
+
+test('devicelab connect --ticket of an iPhone prints the usbmux line; its connections are Note events in the history', async () => {
+  const [a] = lab.iosDevices;
+  const carol = await lab.addUser('carol@lab.test', ['Tester']);
+  const retained = await (await lab.api(carol, `/Device?action=retain&id=${a.udid}`, { method: 'POST' })).json() as
+    { isSuccess: boolean; data: { authenticator: string } };
+  expect(retained.isSuccess).toBe(true);
+  // A CI job with only the ticket: no login, so the CLI learns from the hub what the tunnel carries.
+  const cli = startCli(['connect', a.udid, '--ticket', retained.data.authenticator], cliEnvironment(lab, undefined, { DEVICELAB_URL: lab.hub.url }));
+  try {
+    await cli.waitFor(/USBMUXD_SOCKET_ADDRESS=127\.0\.0\.1:\d+/);
+    expect(cli.output().stdout).toMatch(/^export USBMUXD_SOCKET_ADDRESS=127\.0\.0\.1:\d+$/m);
+    expect(cli.output().stdout).not.toMatch(/adb connect/);
+    const address = /USBMUXD_SOCKET_ADDRESS=(127\.0\.0\.1:\d+)/.exec(cli.output().stdout)![1];
+    const version = await idevice(address, 'ideviceinfo', '-u', a.udid, '-k', 'ProductVersion');
+    expect(version).toMatchObject({ code: 0 });
+    expect(version.stdout.trim()).toBe(a.productVersion);
+  } finally {
+    cli.child.kill('SIGTERM');
+    expect((await cli.done).code).toBe(0);
+  }
+  await lab.api(carol, `/Device?action=release&id=${a.udid}`, { method: 'POST' });
+
+  const notes = async () => {
+    const history = await (await lab.api(lab.admin, `/Report/History?deviceId=${a.udid}&take=200`)).json() as
+      { events: { eventType: string; message: string }[] };
+    return history.events.filter((e) => e.eventType === 'Note').map((e) => e.message);
+  };
+  const expected = [
+    expect.stringMatching(/^usbmux connection to device port 62078 opened by carol@lab\.test from 127\.0\.0\.1 \(through the hub\)$/),
+    expect.stringMatching(/^usbmux connection to device port 62078 opened by alice@lab\.test from 127\.0\.0\.1 \(through the hub\)$/),
+  ];
+  await waitFor(async () => expect.arrayContaining(expected).asymmetricMatch(await notes()), 10_000, 'the usbmux connections are Note events')
+    .catch(() => undefined);
+  expect(await notes()).toEqual(expect.arrayContaining(expected));
+});

@@ -7,15 +7,18 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import {
-  A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_VERSION, A_WRTE, AUTH_RSAPUBLICKEY, AUTH_SIGNATURE, AUTH_TOKEN,
-  MAX_PAYLOAD, AdbPacket, PacketParser, encodePacket,
-} from './packets';
+  A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_VERSION_SKIP_CHECKSUM as A_VERSION, A_WRTE, AUTH_RSAPUBLICKEY,
+  AUTH_SIGNATURE, AUTH_TOKEN, type AdbPacket, AdbPacketReader, adbPacketHeader,
+} from '@devicelab/shared';
 import { AdbStream, StreamSink } from './stream';
 import type { DevicePort, DropFault } from './device-port';
 import { openService } from './services';
 
+/** Largest payload we accept from the host (the real adbd's MAX_PAYLOAD). */
+const MAX_PAYLOAD = 1024 * 1024;
+
 export class AdbdConnection implements StreamSink {
-  private readonly parser = new PacketParser();
+  private readonly parser = new AdbPacketReader(MAX_PAYLOAD);
   private readonly streams = new Map<number, AdbStream>();
   private nextLocalId = 1;
   private online = false;
@@ -48,8 +51,13 @@ export class AdbdConnection implements StreamSink {
     this.send(A_CLSE, localId, remoteId);
   }
 
+  /** Always with a correct data check: older hosts verify it. */
   private send(command: number, arg0: number, arg1: number, data?: Buffer): void {
-    if (!this.socket.destroyed) this.socket.write(encodePacket(command, arg0, arg1, data));
+    if (this.socket.destroyed) return;
+    this.socket.cork();
+    this.socket.write(adbPacketHeader(command, arg0, arg1, data, true));
+    if (data?.length) this.socket.write(data);
+    this.socket.uncork();
   }
 
   private onData(chunk: Buffer): void {

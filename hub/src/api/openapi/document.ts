@@ -78,12 +78,50 @@ function operationObject(method: string, path: string, operations: OperationDesc
   };
 }
 
+/**
+ * The WebSocket endpoints (served on the HTTP server's upgrades by `http/websocket-upgrade.ts`, not by the express
+ * routes): described as GETs with an `x-devicelab-websocket` extension, since OpenAPI has no WebSocket operations.
+ */
+const WEBSOCKET_PATHS: Record<string, Json> = {
+  '/Device/Connect': {
+    get: {
+      operationId: 'get_Device_Connect',
+      summary: 'Relayed device connection (extension): a WebSocket carrying one raw TCP byte stream into the device\'s '
+        + 'access endpoint on its gateway.',
+      description: 'Upgrade with `Connection: Upgrade`, `Upgrade: websocket`. Binary messages both ways are the bytes of '
+        + 'one connection into the device\'s adb endpoint (Android: the client speaks the adb transport protocol, its '
+        + 'adb key is checked at AUTH as on the gateway\'s port) or, for iOS, into a usbmuxd that lists only this device; '
+        + 'text messages are ignored; closing either end closes the other; a release, disable, delete or USB port Off '
+        + 'ends it. The 101 answer names what it carries in `DeviceLab-Endpoint: adb|usbmux`. Authenticated by Basic '
+        + 'credentials of the user who retains the device (entitlement DeviceConnect) or `Authorization: Bearer '
+        + '<authenticator>` of the current retain\'s DeviceAccessTicket. `devicelab connect <device>` is its client.',
+      security: [{ basic: [] }, { deviceTicket: [] }],
+      parameters: [
+        { name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'The device Guid, serial number or vendor unique identifier.' },
+        { name: 'deviceId', in: 'query', required: false, schema: { type: 'string' }, description: 'Another name of id.' },
+      ],
+      'x-devicelab-websocket': { subprotocol: null, messages: 'binary', endpointHeader: 'DeviceLab-Endpoint' },
+      responses: {
+        101: { description: 'Switching Protocols: the WebSocket is open and joined to the device.',
+          headers: { 'DeviceLab-Endpoint': { schema: { type: 'string', enum: ['adb', 'usbmux'] } } } },
+        400: { description: 'No id.', content: { 'application/json': { schema: ref('ResultModel') } } },
+        401: { description: 'Missing or wrong credentials (WWW-Authenticate: Basic).' },
+        403: { description: 'Not retained by the caller, the ticket is not the current retain\'s, or the device is disabled or deleted.',
+          content: { 'application/json': { schema: ref('ResultModel') } } },
+        503: { description: 'The device\'s gateway is not connected or did not open the tunnel in time.',
+          content: { 'application/json': { schema: ref('ResultModel') } } },
+      },
+    },
+  },
+};
+
 export function buildOpenApiDocument(version = '1'): Json {
   const paths: Record<string, Json> = {};
   for (const endpoint of ENDPOINTS) {
     paths[endpoint.path] ??= {};
     paths[endpoint.path][endpoint.method] = operationObject(endpoint.method, endpoint.path, endpoint.operations);
   }
+  for (const [path, methods] of Object.entries(WEBSOCKET_PATHS)) paths[path] = { ...paths[path], ...methods };
   return {
     openapi: '3.1.0',
     info: { title: 'DeviceLab API', version, description:
@@ -93,12 +131,19 @@ export function buildOpenApiDocument(version = '1'): Json {
     servers: [{ url: '/apiv1' }],
     security: [{ basic: [] }],
     paths,
-    components: { schemas: SCHEMAS, securitySchemes: { basic: { type: 'http', scheme: 'basic',
-      description: '<login>:<API token>' } } },
+    components: { schemas: SCHEMAS, securitySchemes: {
+      basic: { type: 'http', scheme: 'basic', description: '<login>:<API token>' },
+      deviceTicket: { type: 'http', scheme: 'bearer', description: 'A DeviceAccessTicket authenticator (/Device/Connect only).' },
+    } },
   };
 }
 
-/** Every described route as `METHOD /path` (for the drift test). */
+/** Every described express route as `METHOD /path` (for the drift test). */
 export function describedRoutes(): string[] {
   return ENDPOINTS.map((e) => `${e.method.toUpperCase()} ${e.path}`);
+}
+
+/** The described WebSocket paths, e.g. `/Device/Connect`. */
+export function describedWebSocketPaths(): string[] {
+  return Object.keys(WEBSOCKET_PATHS);
 }

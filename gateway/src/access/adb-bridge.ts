@@ -1,0 +1,280 @@
+/**
+ * The adbd side of one client connection to a device's adb endpoint (issue 11): speaks the adb transport
+ * protocol (AOSP `protocol.txt`) to the user's adb server and carries every stream the client opens to the device
+ * through this host's adb server (`host:transport:<serial>` + the service), as STF's bridge (adbkit `tcpusb`) does.
+ *
+ * Our own rather than adbkit's `tcpusb` socket because a push must not be buffered without bound: adbkit
+ * acknowledges a client's WRTE as soon as it handed the bytes to the adb server socket, whatever that socket holds
+ * (a 1 GB push to a slow USB device would sit in the gateway's memory), re-concatenates a packet's buffer per TCP
+ * chunk and sums every outgoing byte in JavaScript. Here a WRTE is acknowledged when its bytes left for the adb
+ * server (the client keeps one packet in flight per stream, so each stream holds at most one packet), a device's
+ * bytes are read ahead by at most one packet while the previous WRTE awaits its OKAY, payloads are copied once,
+ * and no data check is computed for clients at protocol version >= 0x01000001 (adb since 7.0).
+ * Who may connect is not decided here: `authenticate` and `offerKey` are the endpoint's.
+ */
+import { randomBytes } from 'node:crypto';
+import type net from 'node:net';
+import type { Client } from '@devicefarmer/adbkit';
+import {
+  A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_VERSION_SKIP_CHECKSUM, A_WRTE, AUTH_RSAPUBLICKEY, AUTH_SIGNATURE,
+  AUTH_TOKEN, AdbPacketReader, ByteQueue, adbPacketHeader, type AdbPacket,
+} from '@devicelab/shared';
+
+/** CNXN, AUTH signatures (256 bytes) and public keys (about 720) are small; nothing larger before AUTH. */
+const UNAUTHENTICATED_MAX_PAYLOAD = 8 * 1024;
+/** A client signs once per key it holds; more rounds than this is not a client looking for its key. */
+const MAX_AUTH_ROUNDS = 16;
+/** Streams open at once per connection (each is a connection to the adb server). */
+const MAX_STREAMS = 256;
+
+export interface AdbBridgeOptions {
+  adb: Client;
+  serial: string;
+  /** Largest payload offered to the client (it may ask for less in its CNXN). */
+  maxPayload: number;
+  /** The CNXN banner, `device::<properties>;`. */
+  banner(): Promise<string>;
+  /** Whether `signature` (AUTH_SIGNATURE) signs `token` with a key allowed in: opens the connection. */
+  authenticate(token: Buffer, signature: Buffer): boolean;
+  /** The client ran out of keys and offers this one (adbkey.pub text); `signatures` are what it sent for `token`. */
+  offerKey(keyText: string, token: Buffer, signatures: readonly Buffer[]): boolean;
+  /** A stream was opened (e.g. `shell:pm install ...`). */
+  serviceOpened(service: string): void;
+  failed(err: Error): void;
+}
+
+export class AdbBridge {
+  private readonly reader = new AdbPacketReader(UNAUTHENTICATED_MAX_PAYLOAD);
+  private readonly token = randomBytes(20);
+  private readonly signatures: Buffer[] = [];
+  private readonly streams = new Map<number, BridgedStream>();
+  private version = A_VERSION_SKIP_CHECKSUM;
+  private maxPayload = 4096;
+  private authenticated = false;
+  /** Packets that came while the CNXN answer was being prepared. */
+  private held: AdbPacket[] | undefined;
+  private nextLocalId = 1;
+  private closed = false;
+
+  constructor(private readonly socket: net.Socket, readonly options: AdbBridgeOptions) {
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.received(chunk));
+    socket.on('end', () => this.close());
+    socket.on('close', () => this.close());
+  }
+
+  get isAuthenticated(): boolean {
+    return this.authenticated;
+  }
+
+  get payloadLimit(): number {
+    return this.maxPayload;
+  }
+
+  send(command: number, arg0: number, arg1: number, data?: Buffer): void {
+    if (this.closed) return;
+    const header = adbPacketHeader(command, arg0, arg1, data, this.version < A_VERSION_SKIP_CHECKSUM);
+    if (!data || data.length === 0) {
+      this.socket.write(header);
+      return;
+    }
+    this.socket.cork();
+    this.socket.write(header);
+    this.socket.write(data);
+    this.socket.uncork();
+  }
+
+  forget(localId: number): void {
+    this.streams.delete(localId);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stream of [...this.streams.values()]) stream.close(false, true);
+    this.streams.clear();
+    this.socket.destroy();
+  }
+
+  private received(chunk: Buffer): void {
+    let packets: AdbPacket[];
+    try {
+      packets = this.reader.push(chunk);
+    } catch (err) {
+      this.options.failed(err as Error);
+      return this.close();
+    }
+    for (const packet of packets) {
+      if (this.closed) return;
+      if (this.held) this.held.push(packet);
+      else this.handle(packet);
+    }
+  }
+
+  private handle(packet: AdbPacket): void {
+    if (packet.command === A_CNXN) return this.connectRequest(packet);
+    if (packet.command === A_AUTH) return this.authPacket(packet);
+    if (!this.authenticated) return this.close();
+    const stream = this.streams.get(packet.arg1);
+    switch (packet.command) {
+      case A_OPEN: return this.openStream(packet);
+      case A_OKAY: return stream?.acknowledged();
+      case A_WRTE: return stream ? stream.fromClient(packet.data) : this.send(A_CLSE, 0, packet.arg0);
+      case A_CLSE: return stream?.close(false);
+      default: return undefined; // SYNC, STLS and the unknown are ignored, as adbd does with what it did not offer
+    }
+  }
+
+  private connectRequest(packet: AdbPacket): void {
+    if (this.authenticated) return this.close(); // a second CNXN would reset the transport; adb reconnects instead
+    this.version = Math.min(packet.arg0, A_VERSION_SKIP_CHECKSUM);
+    this.maxPayload = Math.max(4096, Math.min(packet.arg1, this.options.maxPayload));
+    this.send(A_AUTH, AUTH_TOKEN, 0, this.token);
+  }
+
+  private authPacket(packet: AdbPacket): void {
+    if (this.authenticated) return undefined;
+    if (packet.arg0 === AUTH_SIGNATURE) {
+      if (this.signatures.length >= MAX_AUTH_ROUNDS) return this.close();
+      this.signatures.push(packet.data);
+      if (this.options.authenticate(this.token, packet.data)) return this.accept();
+      return this.send(A_AUTH, AUTH_TOKEN, 0, this.token); // try the next key
+    }
+    if (packet.arg0 === AUTH_RSAPUBLICKEY && this.signatures.length > 0) {
+      const text = packet.data.toString('latin1').replace(/\0+$/, '');
+      if (this.options.offerKey(text, this.token, this.signatures)) return this.accept();
+    }
+    return this.close();
+  }
+
+  private accept(): void {
+    this.authenticated = true;
+    this.held = [];
+    this.options.banner().then((banner) => {
+      this.reader.maxPayload = this.maxPayload;
+      // No NUL at the end, as adbd sends it: adb reads the banner's last feature up to the packet's end.
+      this.send(A_CNXN, this.version, this.maxPayload, Buffer.from(banner));
+      const held = this.held ?? [];
+      this.held = undefined;
+      for (const packet of held) if (!this.closed) this.handle(packet);
+    }, (err: Error) => {
+      this.options.failed(err);
+      this.close();
+    });
+  }
+
+  private openStream(packet: AdbPacket): void {
+    const remoteId = packet.arg0;
+    if (this.streams.size >= MAX_STREAMS || packet.data.length < 2) return this.send(A_CLSE, 0, remoteId);
+    const service = packet.data.toString('utf8').replace(/\0+$/, '');
+    const stream = new BridgedStream(this, this.nextLocalId, remoteId);
+    this.nextLocalId = this.nextLocalId >= 0x7fffffff ? 1 : this.nextLocalId + 1;
+    this.streams.set(stream.localId, stream);
+    this.options.serviceOpened(service);
+    void stream.open(service);
+  }
+}
+
+/** One adb stream: the client's end is (localId, remoteId) on the bridge, the device's a socket to the adb server. */
+class BridgedStream {
+  private transport: net.Socket | undefined;
+  private readonly readAhead = new ByteQueue();
+  private awaitingAck = false;
+  /** The adb server socket has not taken the client's last WRTE yet (its OKAY waits for 'drain'). */
+  private writing = false;
+  private deviceEnded = false;
+  private closed = false;
+
+  constructor(private readonly bridge: AdbBridge, readonly localId: number, private readonly remoteId: number) {}
+
+  async open(service: string): Promise<void> {
+    const { adb, serial } = this.bridge.options;
+    let socket: net.Socket;
+    try {
+      socket = await openService(adb, serial, service);
+    } catch {
+      if (!this.closed) {
+        this.closed = true;
+        this.bridge.forget(this.localId);
+        this.bridge.send(A_CLSE, 0, this.remoteId); // a failed open: adbd answers CLSE with local id 0
+      }
+      return;
+    }
+    if (this.closed) return void socket.destroy();
+    this.transport = socket;
+    socket.setNoDelay(true);
+    socket.setTimeout(0);
+    this.bridge.send(A_OKAY, this.localId, this.remoteId);
+    socket.on('data', (chunk: Buffer) => this.fromDevice(chunk));
+    socket.on('end', () => this.deviceFinished());
+    socket.on('close', () => this.deviceFinished());
+    socket.on('error', () => this.close(true));
+  }
+
+  /** The client's WRTE: acknowledged once the adb server socket took it. */
+  fromClient(data: Buffer): void {
+    if (this.closed) return;
+    // One packet in flight per stream is the protocol: a client that sends more before its OKAY is cut off.
+    if (!this.transport || this.writing) return this.bridge.close();
+    if (this.transport.write(data)) return this.bridge.send(A_OKAY, this.localId, this.remoteId);
+    this.writing = true;
+    this.transport.once('drain', () => {
+      this.writing = false;
+      if (!this.closed) this.bridge.send(A_OKAY, this.localId, this.remoteId);
+    });
+  }
+
+  acknowledged(): void {
+    this.awaitingAck = false;
+    this.flush();
+  }
+
+  /** `cut`: the whole connection dropped (release, error), so the device side is cut rather than ended. */
+  close(notifyClient: boolean, cut = false): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.bridge.forget(this.localId);
+    if (notifyClient) this.bridge.send(A_CLSE, this.localId, this.remoteId);
+    this.readAhead.clear();
+    // The client closed: what it wrote still reaches the device (end, not destroy).
+    if (this.transport && !notifyClient && !cut) this.transport.end();
+    else this.transport?.destroy();
+  }
+
+  private fromDevice(chunk: Buffer): void {
+    if (this.closed) return;
+    this.readAhead.push(chunk);
+    if (this.readAhead.length >= this.bridge.payloadLimit) this.transport?.pause();
+    this.flush();
+  }
+
+  private deviceFinished(): void {
+    this.deviceEnded = true;
+    this.flush();
+  }
+
+  private flush(): void {
+    if (this.closed) return;
+    if (!this.awaitingAck && this.readAhead.length > 0) {
+      this.bridge.send(A_WRTE, this.localId, this.remoteId, this.readAhead.take(Math.min(this.readAhead.length, this.bridge.payloadLimit)));
+      this.awaitingAck = true;
+      if (this.readAhead.length < this.bridge.payloadLimit) this.transport?.resume();
+    }
+    if (this.deviceEnded && this.readAhead.length === 0 && !this.awaitingAck) this.close(true);
+  }
+}
+
+/** A socket to the adb server carrying `service` on the device (`host:transport:<serial>`, then the service). */
+async function openService(adb: Client, serial: string, service: string): Promise<net.Socket> {
+  const connection = await adb.getDevice(serial).transport();
+  try {
+    const request = Buffer.from(service, 'utf8');
+    connection.write(Buffer.concat([Buffer.from(request.length.toString(16).padStart(4, '0'), 'ascii'), request]));
+    const reply = await connection.parser.readAscii(4);
+    if (reply !== 'OKAY') throw new Error(`the adb server answered ${reply} to ${service.slice(0, 40)}`);
+    return connection.socket;
+  } catch (err) {
+    connection.socket.destroy();
+    throw err;
+  }
+}
