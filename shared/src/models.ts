@@ -2,6 +2,7 @@
  * API models of spec 2.3 in wire form: camelCase keys, enums as strings, DateTime as `yyyy-mm-ddThh:mm:ssZ`
  * strings, TimeSpan as seconds. Optional keys are omitted when null (wire-decisions rule 10).
  */
+import type { DeviceReadinessState } from './readiness';
 import type {
   ApplicationFormFactor, DeviceAvailabilityStatus, DeviceBatteryStatus, DeviceFormFactor, DeviceOperatingSystem,
   EventType, UsbHubPortState,
@@ -76,6 +77,10 @@ export interface Device {
   usbHubPortNumber?: number;
   usbLocation?: string;
   bluetoothAddress?: string;
+  /** Extension: why the device is or is not usable (`Ready` only when Online); clients of the spec ignore it. */
+  readiness: DeviceReadinessState;
+  /** Extension: the gateway's words for a readiness other than Ready (e.g. how to authorize USB debugging). */
+  readinessReason?: string;
   properties?: DeviceProperty[];
   installedApplications?: Application[];
 }

@@ -59,6 +59,29 @@ it('a simulated unplug turns the device Offline in the grid without a reload, an
   expect(await page.evaluate('window.marker')).toBe(1);
 }, 60_000);
 
+it('an unauthorized device reads Unauthorized, with the gateway\'s reason, in the API, the grid and the device page', async () => {
+  const target = lab.devices[2];
+  const name = (await deviceBySerial(target.serial)).name;
+  await lab.world.setUnauthorized(target.serial, true);
+  try {
+    // adb says "authorizing" for a moment before "unauthorized": wait for the settled reason.
+    await waitFor(async () => /USB debugging is not authorized/.test((await deviceBySerial(target.serial)).readinessReason ?? ''),
+      15_000, 'the unauthorized reason in GET /Device');
+    expect(await deviceBySerial(target.serial)).toMatchObject({ availability: 'Offline', readiness: 'Unauthorized' });
+    await waitForRowState(name, 'Unauthorized', 10_000);
+    await row(name).locator('[data-testid="state-reason"]', { hasText: 'USB debugging is not authorized' }).waitFor();
+    await row(name).click();
+    await page.locator('[data-testid="device-state"]:text-is("Unauthorized")').waitFor();
+    await page.locator('[data-testid="device-state-reason"]', { hasText: 'accept the prompt on the device' }).waitFor();
+  } finally {
+    await lab.world.setUnauthorized(target.serial, false);
+  }
+  await page.click('nav >> text=Devices');
+  await waitForRowState(name, 'Available', 20_000);
+  expect(await deviceBySerial(target.serial)).toMatchObject({ readiness: 'Ready' });
+  expect((await deviceBySerial(target.serial)).readinessReason).toBeUndefined();
+}, 60_000);
+
 it('uploads an APK with a progress bar', async () => {
   await page.click('nav >> text=Apps');
   await page.setInputFiles('input[type="file"]', fixture('ApiDemos-debug.apk'));
@@ -166,7 +189,10 @@ async function waitForRowState(name: string, state: string, timeoutMs: number): 
   await row(name).locator(`[data-testid="state"]:text-is("${state}")`).waitFor({ timeout: timeoutMs });
 }
 
-interface WireDevice { id: string; name: string; serialNumber: string; vendorUniqueIdentifier: string; retainedById?: string }
+interface WireDevice {
+  id: string; name: string; serialNumber: string; vendorUniqueIdentifier: string; retainedById?: string;
+  availability: string; readiness: string; readinessReason?: string;
+}
 
 async function devices(): Promise<WireDevice[]> {
   return (await lab.api(lab.admin, '/Device')).json() as Promise<WireDevice[]>;

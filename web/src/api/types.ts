@@ -6,6 +6,8 @@
 export type DeviceOperatingSystem = 'Unknown' | 'iOS' | 'Android';
 export type DeviceAvailabilityStatus = 'Offline' | 'Online';
 export type DeviceBatteryStatus = 'Unknown' | 'Charging' | 'Discharging' | 'NotCharging' | 'Full';
+/** Hub extension on Device: only Ready is Online; Rebooting is the hub's own, from a reboot until Ready. */
+export type DeviceReadiness = 'Ready' | 'Unauthorized' | 'Offline' | 'Booting' | 'Detached' | 'Rebooting';
 export type UsbHubPortState = 'Unknown' | 'Off' | 'Data' | 'Sync' | 'Charge';
 
 export interface Result<T = undefined> {
@@ -40,6 +42,11 @@ export interface Device {
   availability: DeviceAvailabilityStatus;
   retainedById?: string;
   retainedByDisplayName?: string;
+  /** Spec fields, set while someone holds a reservation of the device. */
+  reservedById?: string;
+  reservedByDisplayName?: string;
+  readiness?: DeviceReadiness;
+  readinessReason?: string;
   enabled: boolean;
   batteryStatus: DeviceBatteryStatus;
   batteryPercentCharged: number;

@@ -89,7 +89,10 @@ function DeviceRow({ device, user, gateway }: { device: Device; user: SessionUse
     <a class="row device" href={href} onClick={(e) => linkClick(e, href)} data-device-id={device.id} data-state={state.kind}>
       <span class="name"><strong>{device.name}</strong><small>{device.friendlyModel ?? device.model ?? ''}</small></span>
       <span>{device.operatingSystem} {device.operatingSystemVersion ?? ''}</span>
-      <span class={`state ${state.kind}`} data-testid="state">{state.text}</span>
+      <span class="state-cell" title={state.reason}>
+        <span class={`state ${state.kind}`} data-testid="state">{state.text}</span>
+        {state.reason && <small data-testid="state-reason">{state.reason}</small>}
+      </span>
       <span>{batteryText(device)}</span>
       <span class="muted">{[gateway, portText(device)].filter((x) => x && x !== '—').join(' · ') || '—'}</span>
     </a>

@@ -53,6 +53,7 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
       <header class="device-head">
         <h1>{device.name}</h1>
         <span class={`state ${state.kind}`} data-testid="device-state">{state.text}</span>
+        {state.reason && <span class="muted" data-testid="device-state-reason">{state.reason}</span>}
       </header>
       <div class="actions" role="group" aria-label="Device actions">
         {may(user, 'DeviceConnect') && !device.retainedById && <button type="button" disabled={!!busy} onClick={() => deviceAction('retain', 'Retained.')}>Retain</button>}
@@ -84,6 +85,9 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
             <dt>Battery</dt><dd>{batteryText(device)} ({device.batteryStatus})</dd>
             <dt>USB</dt><dd>{portText(device)}</dd>
             <dt>Form factor</dt><dd>{device.formFactor}</dd>
+            <dt>Readiness</dt><dd data-testid="readiness">{device.readiness ?? '—'}</dd>
+            {device.retainedById && <><dt>In use by</dt><dd>{device.retainedByDisplayName ?? device.retainedById}</dd></>}
+            {device.reservedById && <><dt>Reserved by</dt><dd>{device.reservedByDisplayName ?? device.reservedById}</dd></>}
           </dl>
           {device.properties && device.properties.length > 0 && (
             <details><summary>Properties ({device.properties.length})</summary>
