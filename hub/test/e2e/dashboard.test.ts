@@ -92,6 +92,20 @@ it('uploads an APK with a progress bar', async () => {
   await page.locator('.apps-table tr', { hasText: 'io.appium.android.apis' }).waitFor();
 }, 90_000);
 
+it('the library disables an app (the hub then refuses to install it) and enables it again', async () => {
+  const appRow = page.locator('.apps-table tr', { hasText: 'io.appium.android.apis' }).first();
+  const id = (await appRow.getAttribute('data-app-id'))!;
+  const enabledOf = async () => ((await (await lab.api(lab.admin, `/Application?id=${id}`)).json()) as { enabled: boolean }[])[0].enabled;
+  await appRow.locator('button:text-is("Disable")').click();
+  await appRow.locator('[data-testid="app-enabled"]:text-is("no")').waitFor();
+  expect(await enabledOf()).toBe(false);
+  const refused = await (await lab.api(lab.admin, `/Application?action=install&id=${id}&deviceId=${lab.devices[0].serial}&wait=true`, { method: 'POST' })).json();
+  expect(refused).toEqual({ isSuccess: false, errorMessage: expect.stringMatching(/is disabled/) });
+  await appRow.locator('button:text-is("Enable")').click();
+  await appRow.locator('[data-testid="app-enabled"]:text-is("yes")').waitFor();
+  expect(await enabledOf()).toBe(true);
+}, 30_000);
+
 it('on the device page: retain, install from the library, switch the USB port, see a metrics plot', async () => {
   await page.click('nav >> text=Devices');
   const target = lab.devices[1];

@@ -59,12 +59,16 @@ export async function call<T = undefined>(method: 'POST' | 'DELETE', path: strin
   return body.data;
 }
 
-/** Polls /Async until the job is complete; its data is a Result (install, launch) or the uploaded Application. */
-export async function awaitJob<T>(asyncResponseId: string, intervalMs = 500): Promise<T> {
+/**
+ * Polls /Async until the job is complete; its data is a Result (install, launch) or the uploaded Application.
+ * `onProgress` hears the percent a running job reports (installs).
+ */
+export async function awaitJob<T>(asyncResponseId: string, onProgress?: (percent: number) => void, intervalMs = 500): Promise<T> {
   for (;;) {
     // An AsyncStatus, or a failure Result for an unknown id (getJson throws it).
     const status = await getJson<AsyncStatus<T>>(`/Async${query({ id: asyncResponseId })}`);
     if (status.isComplete) return status.data as T;
+    if (status.progress !== undefined) onProgress?.(status.progress);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -107,6 +107,8 @@ export interface GatewayDescription {
 export interface AsyncStatus<T = unknown> {
   isComplete: boolean;
   data?: T;
+  /** Hub extension: percent done while running, once the work reported one (installs). */
+  progress?: number;
 }
 
 export interface User {

@@ -109,7 +109,8 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
 function AppsPanel({ device, user, onChanged }: { device: Device; user: SessionUser; onChanged: () => void }) {
   const [library, setLibrary] = useState<Application[]>([]);
   const [choice, setChoice] = useState('');
-  const [progress, setProgress] = useState<{ label: string; started: number } | undefined>();
+  /** The running action; `percent` once the hub reported how far it is (installs). */
+  const [progress, setProgress] = useState<{ label: string; percent?: number } | undefined>();
   const [message, setMessage] = useState('');
   const manage = may(user, 'DeviceApplicationManagement');
   useEffect(() => {
@@ -118,12 +119,12 @@ function AppsPanel({ device, user, onChanged }: { device: Device; user: SessionU
     }
   }, [device.id]);
   const run = async (label: string, action: string, appId: string, asyncJob: boolean) => {
-    setProgress({ label, started: Date.now() });
+    setProgress({ label });
     setMessage('');
     try {
       const reply = await call<{ asyncResponseId: string }>('POST', `/Application${query({ action, id: appId, deviceId: device.id })}`);
       if (asyncJob && reply?.asyncResponseId) {
-        const outcome = await awaitJob<Result>(reply.asyncResponseId);
+        const outcome = await awaitJob<Result>(reply.asyncResponseId, (percent) => setProgress({ label, percent }));
         if (outcome && outcome.isSuccess === false) throw new Error(outcome.errorMessage ?? `${label} failed`);
       }
       setMessage(`${label}: done.`);
@@ -150,9 +151,9 @@ function AppsPanel({ device, user, onChanged }: { device: Device; user: SessionU
         </form>
       )}
       {progress && (
-        <div class="progress" role="status">
-          <span>{progress.label} in progress…</span>
-          <progress aria-label={`${progress.label} progress`} />
+        <div class="progress" role="status" data-percent={progress.percent}>
+          <span>{progress.label} in progress{progress.percent === undefined ? '…' : `: ${progress.percent}%`}</span>
+          <progress aria-label={`${progress.label} progress`} max={100} value={progress.percent} />
         </div>
       )}
       {message && <p class={message.includes('failed') ? 'error' : 'notice'} role="status">{message}</p>}

@@ -88,7 +88,8 @@ export const SCHEMAS: Record<string, Schema> = {
     comment: str, addedAt: dateTime, key: { ...str, description: 'The key as adbkey.pub holds it, without the comment.' },
   }),
   AsyncResponse: object({ asyncResponseId: guid }),
-  AsyncStatus: object({ isComplete: bool, data: { description: 'The operation\'s result; only when isComplete.' } }),
+  AsyncStatus: object({ isComplete: bool, data: { description: 'The operation\'s result; only when isComplete.' },
+    progress: { ...int32, description: 'Extension: percent done while running (installs), once the gateway reported one.' } }),
   BuildToolInformation: object({ path: str, versionString: str, version: str, buildVersion: str }),
   AutomationInformation: object({ path: str, version: str, pathHash: str }),
   DeviceGatewayInformation: object({
