@@ -119,9 +119,18 @@ it('on the device page: retain, install from the library, switch the USB port, s
 
   const select = page.locator('label:has-text("Install from the library") select');
   await select.selectOption({ label: await select.locator('option', { hasText: 'API Demos' }).first().textContent() ?? '' });
+  // The package manager takes its time once the bytes are in, so the page sees the install running with a percent.
+  await lab.world.setInstallDelay(target.serial, 3000);
   await page.click('button:has-text("Install")');
-  await page.locator('.progress[role="status"]', { hasText: 'Install in progress' }).waitFor();
+  const bar = page.locator('.progress[role="status"][data-percent]');
+  await bar.waitFor({ timeout: 30_000 });
+  const percent = Number(await bar.getAttribute('data-percent'));
+  expect(percent).toBeGreaterThanOrEqual(0);
+  expect(percent).toBeLessThan(100);
+  expect(await bar.locator('progress').getAttribute('value')).toBe(String(percent));
+  expect(await bar.textContent()).toContain(`Install in progress: ${percent}%`);
   await page.locator('.notice', { hasText: 'Install: done.' }).waitFor({ timeout: 60_000 });
+  await lab.world.setInstallDelay(target.serial, 0);
   await page.locator('.apps li', { hasText: 'io.appium.android.apis' }).waitFor();
 
   await page.click('fieldset.port button:has-text("Off")');
