@@ -159,6 +159,11 @@ it('the Lab page shows the gateway connected with its version, then disconnected
   expect(version).toBeTruthy();
   expect(await gateway.locator('[data-testid="gateway-version"]').textContent()).toBe(version);
 
+  // Reports: the availability report drawn as a chart beside its table (the lab has been online for a while).
+  const chart = page.locator('.report-chart[aria-label="Devices online and in use over time"]');
+  await chart.locator('canvas').waitFor({ timeout: 10_000 });
+  expect(Number(await chart.getAttribute('data-points'))).toBeGreaterThan(0);
+
   await lab.stopGateway();
   // Live, without a reload: the page keeps the stopped gateway, disconnected, with the hub it last reported.
   await gateway.locator('[data-testid="gateway-state"]:text-is("Disconnected")').waitFor({ timeout: 15_000 });

@@ -45,6 +45,20 @@ export async function getJson<T>(path: string): Promise<T> {
   return body as T;
 }
 
+/**
+ * GET a JSON body before the session is known (page load): undefined when signed out or failing, and no sign-out
+ * is signalled (the session check says that).
+ */
+export async function getJsonIfSignedIn<T>(path: string): Promise<T | undefined> {
+  try {
+    const res = await fetch(`/apiv1${path}`, { headers: { ...CSRF, Accept: 'application/json' }, credentials: 'same-origin' });
+    const body = res.ok ? await res.json() as T & { isSuccess?: boolean } : undefined;
+    return body && body.isSuccess !== false ? body : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function getText(path: string): Promise<string> {
   const res = await request('GET', path);
   return res.text();
