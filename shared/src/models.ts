@@ -52,6 +52,9 @@ export interface Device {
   diskSpace: number;
   diskSpaceUsed: number;
   slotNumber?: number;
+  /** Spec fields of a device reservation; this hub keeps no reservations yet, so they are never set. */
+  reservedById?: string;
+  reservedByDisplayName?: string;
   lastInuseAt?: string;
   lastDisconnectedAt?: string;
   lastConnectedAt?: string;
@@ -158,6 +161,15 @@ export interface GatewayDescription {
   publicPort: number;
   usbHubList: UsbHub[];
 }
+
+/** GatewayDescription with the fleet fields (extension, issue 16): clients that do not know them ignore them. */
+export type FleetGatewayDescription = GatewayDescription & {
+  isConnected: boolean;
+  lastSeenAt?: string;
+  version?: string;
+  /** The hub replica the gateway's link last landed on (GET /Service lists replicas). */
+  hubReplica?: string;
+};
 
 /** GET /Service, with the vendor C# client's names beside the spec's (wire-decisions rule 25). */
 export interface HubInformation {

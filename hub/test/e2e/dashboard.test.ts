@@ -44,7 +44,6 @@ it('signs in with login and API token and shows every device in the grid', async
   expect(await page.locator('.row.device [data-testid="state"]').allTextContents()).toEqual(['Available', 'Available', 'Available']);
   // The cookie is HTTP-only: page scripts cannot read it.
   expect(await page.evaluate('document.cookie')).toBe('');
-  await page.screenshot({ path: path.join(shots, 'grid.png') });
 }, 60_000);
 
 it('a simulated unplug turns the device Offline in the grid without a reload, and a plug brings it back', async () => {
@@ -68,8 +67,10 @@ it('an unauthorized device reads Unauthorized, with the gateway\'s reason, in th
     await waitFor(async () => /USB debugging is not authorized/.test((await deviceBySerial(target.serial)).readinessReason ?? ''),
       15_000, 'the unauthorized reason in GET /Device');
     expect(await deviceBySerial(target.serial)).toMatchObject({ availability: 'Offline', readiness: 'Unauthorized' });
-    await waitForRowState(name, 'Unauthorized', 10_000);
+    await waitForRowState(name, 'Unauthorized', 20_000);
     await row(name).locator('[data-testid="state-reason"]', { hasText: 'USB debugging is not authorized' }).waitFor();
+    // The README's grid picture: a free device, and one that says why it cannot be used.
+    await page.screenshot({ path: path.join(shots, 'grid.png') });
     await row(name).click();
     await page.locator('[data-testid="device-state"]:text-is("Unauthorized")').waitFor();
     await page.locator('[data-testid="device-state-reason"]', { hasText: 'accept the prompt on the device' }).waitFor();
