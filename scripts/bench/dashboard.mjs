@@ -116,7 +116,7 @@ try {
       const r = await fetch('/apiv1/Device', { headers: { 'X-DeviceLab-CSRF': '1' } }); await r.json(); return performance.now() - t; })()`));
   }
   const rows = await page.locator('.row.device').count();
-  if (process.env.BENCH_PROFILE) await profileOneLoad(page, allShown, process.env.BENCH_PROFILE);
+  if (process.env.BENCH_PROFILE) await profileOneLoad(page, allShown, process.env.BENCH_PROFILE, hub.url);
 
   // Live updates: disable/enable the first device in view; time API call -> DOM, and event -> DOM in the page.
   const first = await page.locator('.row.device').first().getAttribute('data-device-id');
@@ -167,8 +167,8 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** One load under Chromium's tracing (CDP Tracing domain), saved as a DevTools trace; prints its request waterfall. */
-async function profileOneLoad(page, allShown, file) {
+/** One fresh load (from about:blank) under Chromium's tracing (CDP Tracing domain), saved as a DevTools trace; prints its request waterfall. */
+async function profileOneLoad(page, allShown, file, hubUrl) {
   const cdp = await page.context().newCDPSession(page);
   const chunks = [];
   cdp.on('Tracing.dataCollected', ({ value }) => chunks.push(...value));
@@ -177,7 +177,8 @@ async function profileOneLoad(page, allShown, file) {
     transferMode: 'ReportEvents',
     traceConfig: { includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing', 'loading', 'disabled-by-default-v8.cpu_profiler'] },
   });
-  await page.reload();
+  await page.goto('about:blank');
+  await page.goto(hubUrl);
   await page.locator('.count', { hasText: allShown }).waitFor({ timeout: 30_000 });
   const shownAt = await page.evaluate('performance.now()');
   await cdp.send('Tracing.end');

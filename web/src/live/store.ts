@@ -19,6 +19,8 @@ class LiveStore {
   gateways = new Map<string, GatewayDescription>();
   /** Bumped on every change; components re-render when it moves. */
   version = 0;
+  /** Bumped when the device list changes, so the grid re-sorts for devices only (not for a gateway or the badge). */
+  devicesVersion = 0;
   connected = false;
   loaded = false;
   private loading = false;
@@ -77,6 +79,7 @@ class LiveStore {
     this.source = undefined;
     this.early = undefined;
     this.devices.clear();
+    this.devicesVersion += 1;
     this.gateways.clear();
     this.loaded = false;
     this.changed();
@@ -91,6 +94,7 @@ class LiveStore {
     try {
       const devices = (early && await early) ?? await getJson<Device[]>('/Device');
       this.devices = new Map(devices.map((d) => [d.id, d]));
+      this.devicesVersion += 1;
       this.loaded = true;
     } finally {
       this.loading = false;
@@ -111,6 +115,7 @@ class LiveStore {
         const device = data.object as Device | null;
         if (device && !device.deleted) this.devices.set(device.id, device);
         else this.devices.delete(data.id);
+        this.devicesVersion += 1;
         this.lastEventAt = performance.now();
         break;
       }

@@ -57,9 +57,9 @@ export function DeviceGrid({ user }: { user: SessionUser }) {
       const y = k(b);
       return typeof x === 'number' && typeof y === 'number' ? x - y : collator.compare(String(x), String(y)) || collator.compare(a.name, b.name);
     });
-  }, [store.version, os, availability, freeOnly, text, sort]);
+  }, [store.devicesVersion, os, availability, freeOnly, text, sort]);
 
-  const online = [...store.devices.values()].filter((d) => d.availability === 'Online').length;
+  const online = useMemo(() => [...store.devices.values()].filter((d) => d.availability === 'Online').length, [store.devicesVersion]);
   // When the first full grid is on screen (effects run after the paint): the dashboard benchmark reads this mark.
   useEffect(() => {
     if (store.loaded && performance.getEntriesByName(GRID_SHOWN).length === 0) performance.mark(GRID_SHOWN);
