@@ -75,6 +75,9 @@ export interface CommandResult {
   commandId: string; ok: boolean; errorMessage: string; text: string; errorCode: string; device?: DeviceState | null;
 }
 
+/** How far a running command is: percent 0..99, rising; its CommandResult ends it. */
+export interface CommandProgress { commandId: string; percent: number }
+
 export type GatewayMessage =
   | { body: 'hello'; hello: Hello }
   | { body: 'heartbeat'; heartbeat: Heartbeat }
@@ -82,6 +85,7 @@ export type GatewayMessage =
   | { body: 'deviceUpdate'; deviceUpdate: DeviceState }
   | { body: 'deviceRemoved'; deviceRemoved: { vendorUniqueIdentifier: string } }
   | { body: 'commandResult'; commandResult: CommandResult }
+  | { body: 'commandProgress'; commandProgress: CommandProgress }
   | { body: 'usbHubs'; usbHubs: UsbHubsReport }
   | { body: 'usbHubEvent'; usbHubEvent: UsbHubEvent }
   | { body: 'metrics'; metrics: MetricsBatch }

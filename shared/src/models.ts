@@ -2,6 +2,7 @@
  * API models of spec 2.3 in wire form: camelCase keys, enums as strings, DateTime as `yyyy-mm-ddThh:mm:ssZ`
  * strings, TimeSpan as seconds. Optional keys are omitted when null (wire-decisions rule 10).
  */
+import type { DeviceReadinessState } from './readiness';
 import type {
   ApplicationFormFactor, DeviceAvailabilityStatus, DeviceBatteryStatus, DeviceFormFactor, DeviceOperatingSystem,
   EventType, UsbHubPortState,
@@ -51,6 +52,9 @@ export interface Device {
   diskSpace: number;
   diskSpaceUsed: number;
   slotNumber?: number;
+  /** Spec fields of a device reservation; this hub keeps no reservations yet, so they are never set. */
+  reservedById?: string;
+  reservedByDisplayName?: string;
   lastInuseAt?: string;
   lastDisconnectedAt?: string;
   lastConnectedAt?: string;
@@ -76,6 +80,10 @@ export interface Device {
   usbHubPortNumber?: number;
   usbLocation?: string;
   bluetoothAddress?: string;
+  /** Extension: why the device is or is not usable (`Ready` only when Online); clients of the spec ignore it. */
+  readiness: DeviceReadinessState;
+  /** Extension: the gateway's words for a readiness other than Ready (e.g. how to authorize USB debugging). */
+  readinessReason?: string;
   properties?: DeviceProperty[];
   installedApplications?: Application[];
 }
@@ -153,6 +161,15 @@ export interface GatewayDescription {
   publicPort: number;
   usbHubList: UsbHub[];
 }
+
+/** GatewayDescription with the fleet fields (extension, issue 16): clients that do not know them ignore them. */
+export type FleetGatewayDescription = GatewayDescription & {
+  isConnected: boolean;
+  lastSeenAt?: string;
+  version?: string;
+  /** The hub replica the gateway's link last landed on (GET /Service lists replicas). */
+  hubReplica?: string;
+};
 
 /** GET /Service, with the vendor C# client's names beside the spec's (wire-decisions rule 25). */
 export interface HubInformation {

@@ -18,6 +18,8 @@ export interface InstallOptions {
   force?: boolean;
   /** The package / bundle id inside the binary, when known (required for `force`). */
   packageId?: string;
+  /** Told how far the install is, in percent (0..99; the install's end is 100): bytes sent, or the device's count. */
+  onProgress?: (percent: number) => void;
 }
 
 export interface UninstallOptions {

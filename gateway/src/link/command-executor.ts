@@ -25,7 +25,8 @@ export class CommandExecutor {
     private readonly usbHubs?: UsbHubService,
   ) {}
 
-  async execute(command: Command): Promise<CommandResult> {
+  /** `onProgress` hears how far an install is (percent, each value once and rising) while it runs. */
+  async execute(command: Command, onProgress?: (percent: number) => void): Promise<CommandResult> {
     const failed = (errorMessage: string, errorCode: string): CommandResult =>
       ({ commandId: command.commandId, ok: false, errorMessage, errorCode, text: '' });
     const deadline = command.deadlineMs > 0 ? command.deadlineMs : undefined;
@@ -37,7 +38,7 @@ export class CommandExecutor {
       if (deadline === undefined) return;
       timer = setTimeout(() => resolve(failed('The device did not finish the command in time', 'COMMAND_TIMEOUT')), deadline - Date.now());
     });
-    const work = this.run(command).then(
+    const work = this.run(command, onProgress && risingOnly(onProgress)).then(
       (outcome): CommandResult => ({ commandId: command.commandId, ok: true, errorMessage: '', errorCode: '', text: '', ...outcome }),
       (err: unknown) => {
         if (err instanceof DeviceCommandError || err instanceof UsbHubError) return failed(err.message, err.code ?? '');
@@ -57,7 +58,7 @@ export class CommandExecutor {
   }
 
   /** The command's outcome: a text (ReadLog, launch output) or the device's state after the change. */
-  private async run(command: Command): Promise<{ text?: string; device?: DeviceState }> {
+  private async run(command: Command, onProgress?: (percent: number) => void): Promise<{ text?: string; device?: DeviceState }> {
     const id = command.vendorUniqueIdentifier;
     switch (command.action) {
       case 'install': {
@@ -68,7 +69,7 @@ export class CommandExecutor {
           throw new DeviceCommandError(
             `The gateway could not get the application binary from the hub: ${err instanceof Error ? err.message : String(err)}`, 'APP_FETCH_FAILED');
         });
-        return { device: await this.drivers.install(id, file, { force, packageId: applicationIdentifier || undefined }) };
+        return { device: await this.drivers.install(id, file, { force, packageId: applicationIdentifier || undefined, onProgress }) };
       }
       case 'uninstall':
         return { device: await this.drivers.uninstall(id, command.uninstall.applicationIdentifier, { keepData: command.uninstall.keepData }) };
@@ -100,4 +101,14 @@ export class CommandExecutor {
     if (!this.usbHubs) throw new UsbHubError('This gateway has no USB hubs configured');
     return this.usbHubs;
   }
+}
+
+/** Passes on a percent only when it rose: a driver may repeat one (a chunk smaller than 1 %) or start over. */
+function risingOnly(onProgress: (percent: number) => void): (percent: number) => void {
+  let last = -1;
+  return (percent) => {
+    if (!(percent > last)) return;
+    last = percent;
+    onProgress(percent);
+  };
 }

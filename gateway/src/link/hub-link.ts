@@ -350,7 +350,8 @@ export class HubLink extends EventEmitter implements DeviceListener {
   }
 
   private async runCommand(session: Session, command: Command): Promise<void> {
-    const result = await this.executor.execute(command);
+    const result = await this.executor.execute(command, (percent) =>
+      this.send({ body: 'commandProgress', commandProgress: { commandId: command.commandId, percent } }, session));
     if (!this.send({ body: 'commandResult', commandResult: result }, session)) {
       this.logger.warn({ command: command.commandId }, 'command finished after the link was lost; result dropped');
       // The device changed all the same: a later session (a restarted hub) records its new state.

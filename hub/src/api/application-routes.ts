@@ -36,8 +36,8 @@ export function applicationRouter(deps: ApiDependencies): Router {
         const options = { force: params.bool('force') };
         params.bool('nativeAutomation'); // checked (the C# client sends it), but an Android install has no use for it
         const deadline = new Date(Date.now() + COMMAND_TIMEOUTS_MS.install).toISOString();
-        return asyncReply(ctx, deps, 'install', async () => {
-          await installApplication(db, gateways, user, appId, deviceId, options);
+        return asyncReply(ctx, deps, 'install', async (progress) => {
+          await installApplication(db, gateways, user, appId, deviceId, { ...options, onProgress: progress });
           return success();
         }, { intent: { action: 'install', applicationId: appId, deviceIdentifier: deviceId, deadline } });
       }

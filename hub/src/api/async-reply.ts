@@ -3,7 +3,7 @@
  * `wait=true` the outcome itself once the work is done; either way within the job deadline (async-jobs.ts).
  */
 import { successWith } from '@devicelab/shared';
-import { startAsyncJob, withDeadline } from '../domain/async-jobs';
+import { ignoreProgress, startAsyncJob, withDeadline, type JobWork } from '../domain/async-jobs';
 import type { RequestContext } from '../http/handler';
 import type { JobIntent } from '../store/schema';
 import type { ApiDependencies } from './context';
@@ -12,8 +12,8 @@ export async function asyncReply(
   ctx: RequestContext,
   deps: ApiDependencies,
   kind: string,
-  /** Produces the value stored for /Async (a Result, or the Application of an upload). */
-  work: () => Promise<unknown>,
+  /** Produces the value stored for /Async (a Result, or the Application of an upload); may report progress. */
+  work: JobWork,
   options: {
     /** Turns that value into the `wait=true` reply (default: the value itself). */
     waitReply?: (value: unknown) => unknown;
@@ -23,7 +23,7 @@ export async function asyncReply(
 ): Promise<unknown> {
   // A plain request then: its errors take the same way as every other request's (handler.ts).
   if (ctx.params.wait()) {
-    const value = await withDeadline(work, deps.asyncJobTimeoutMs);
+    const value = await withDeadline(() => work(ignoreProgress), deps.asyncJobTimeoutMs);
     return options.waitReply ? options.waitReply(value) : value;
   }
   const job = await startAsyncJob(deps.db, ctx.user, kind, work,

@@ -10,9 +10,14 @@ import { readDeferred, type Deferred } from './deferred-input';
 /** Legacy text of the vendor server for a delete of an unknown id (wire-contract 5; real newline). */
 export const APPLICATION_NOT_FOUND_FOR_DELETE = 'Application not found.\nParameter name: application';
 
-/** Spec 2.4: displayName is the only Application property with use "update". */
+/**
+ * Spec 2.4: displayName is the Application property with use "update"; enabled and notes are extensions (a
+ * disabled application is kept and listed but refuses installs). `notes: null` clears them.
+ */
 export interface ApplicationChanges {
   displayName?: string;
+  enabled?: boolean;
+  notes?: string | null;
 }
 
 /**
@@ -24,11 +29,16 @@ export async function modifyApplication(
 ): Promise<void> {
   requireEntitlement(user, 'ApplicationModify');
   const id = readDeferred(applicationId);
-  const { displayName } = readDeferred(changes);
+  const { displayName, enabled, notes } = readDeferred(changes);
   const found = await db.selectFrom('applications').select('id').where('id', '=', id).executeTakeFirst();
   if (!found) throw new ApiFailure(applicationNotFound(id));
-  if (displayName === undefined) return; // `{}` is a valid, empty change
-  await db.updateTable('applications').set({ display_name: displayName }).where('id', '=', id).execute();
+  const set = {
+    ...(displayName !== undefined ? { display_name: displayName } : {}),
+    ...(enabled !== undefined ? { enabled } : {}),
+    ...(notes !== undefined ? { notes } : {}),
+  };
+  if (Object.keys(set).length === 0) return; // `{}` is a valid, empty change
+  await db.updateTable('applications').set(set).where('id', '=', id).execute();
 }
 
 /**

@@ -13,6 +13,8 @@ import { assertInstallable } from './ios-provisioning';
 import { runDeviceCommand } from './gateway-commands';
 
 export const applicationNotFound = (id: string): string => `Application '${id}' not found.`;
+export const applicationDisabled = (name: string): string =>
+  `Application '${name}' is disabled: enable it in the library before installing it.`;
 
 async function target(
   db: Db, user: AuthenticatedUser, applicationId: string, deviceIdentifier: string,
@@ -27,7 +29,11 @@ async function target(
   return { app, device };
 }
 
-export interface InstallOptions { force?: boolean }
+export interface InstallOptions {
+  force?: boolean;
+  /** Hears the percent the gateway reports while the binary goes onto the device. */
+  onProgress?: (percent: number) => void;
+}
 
 export async function installApplication(
   db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, applicationId: string, deviceIdentifier: string,
@@ -35,6 +41,8 @@ export async function installApplication(
 ): Promise<void> {
   requireEntitlement(user, 'DeviceApplicationManagement');
   const { app, device } = await target(db, user, applicationId, deviceIdentifier);
+  // A disabled application stays in the library (and on devices that have it) but goes on no further device.
+  if (!app.enabled) throw new ApiFailure(applicationDisabled(app.display_name));
   assertPlatformFits(app, device);
   assertInstallable(app, device);
   await runDeviceCommand(gateways, device, {
@@ -42,7 +50,7 @@ export async function installApplication(
     install: {
       blobSha256: app.blob_sha256, applicationIdentifier: app.application_identifier, force: options.force ?? false,
     },
-  });
+  }, options.onProgress);
   await withTx(db, (trx) => recordEvent(trx, {
     eventType: 'ApplicationInstall', message: 'Application Installed', boolValue: true, deviceId: device.id, deviceName: device.name,
     performedById: user.id, performedByName: user.displayName, applicationId: app.id,

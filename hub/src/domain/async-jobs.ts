@@ -2,7 +2,8 @@
  * Async operations (spec 4.7, wire-decisions rule 14) as rows in `async_jobs`, so `/Async` survives a hub restart
  * and could be answered by another replica. Status: running → complete → delivered (returned once, then invalid).
  * An id not polled for 5 minutes is invalid. Every job ends within its deadline: one that takes longer completes
- * with a failure Result saying it timed out (its work is abandoned, its outcome no longer reported).
+ * with a failure Result saying it timed out (its work is abandoned, its outcome no longer reported). Work that can
+ * tell how far it is (an install) reports a percent, kept on the row for `/Async` and the event stream.
  */
 import { sql } from 'kysely';
 import { ApiFailure, createLogger, failure, UNEXPECTED_ERROR_MESSAGE, type Logger } from '@devicelab/shared';
@@ -26,6 +27,13 @@ interface AsyncJobOptions {
   /** Deadline of the work (default DEFAULT_ASYNC_JOB_TIMEOUT_MS). */
   timeoutMs?: number;
 }
+
+/** Tells the job how far its work is, in percent (0..99); lower or repeated values are ignored. */
+export type ReportProgress = (percent: number) => void;
+export const ignoreProgress: ReportProgress = () => undefined;
+
+/** The work of a job; it may report its progress. */
+export type JobWork = (progress: ReportProgress) => Promise<unknown>;
 
 interface StartedJob {
   id: string;
@@ -68,7 +76,7 @@ async function settle(work: () => Promise<unknown>, logger: Logger, timeoutMs?: 
 }
 
 export async function startAsyncJob(
-  db: Db, owner: AuthenticatedUser, kind: string, work: () => Promise<unknown>, options: AsyncJobOptions = {},
+  db: Db, owner: AuthenticatedUser, kind: string, work: JobWork, options: AsyncJobOptions = {},
 ): Promise<StartedJob> {
   const clock = options.clock ?? (() => new Date());
   const { id } = await db.insertInto('async_jobs')
@@ -76,11 +84,16 @@ export async function startAsyncJob(
     .returning('id').executeTakeFirstOrThrow();
   const logger = options.logger ?? createLogger('hub.async');
   const endTimer = asyncJobDuration.startTimer({ kind });
-  const done = settle(work, logger, options.timeoutMs).then(async (result) => {
+  const progress = progressRecorder(db, id, logger);
+  const done = settle(() => work(progress.report), logger, options.timeoutMs).then(async (result) => {
     endTimer();
+    // Work that reported progress ends at 100 when it succeeded; a failure keeps where it stopped.
+    const succeeded = !(result && typeof result === 'object' && (result as { isSuccess?: unknown }).isSuccess === false);
     try {
+      await progress.settled();
       await db.updateTable('async_jobs')
-        .set({ status: 'complete', result: JSON.stringify(result ?? null), completed_at: clock() })
+        .set({ status: 'complete', result: JSON.stringify(result ?? null), completed_at: clock(),
+          ...(progress.reported() && succeeded ? { progress: 100 } : {}) })
         .where('id', '=', id).where('status', '=', 'running').execute();
     } catch (err) {
       logger.error({ err, id }, 'could not store the result of an async operation');
@@ -90,13 +103,51 @@ export async function startAsyncJob(
   return { id, done };
 }
 
+/**
+ * Stores a running job's progress: one write at a time, each with the latest percent (values reported meanwhile
+ * are skipped), never lowering the stored value and never touching a job that is no longer running.
+ */
+function progressRecorder(db: Db, id: string, logger: Logger) {
+  let latest = -1;
+  let stored = -1;
+  let writing: Promise<void> | undefined;
+  const write = async () => {
+    while (latest > stored) {
+      const value = latest;
+      try {
+        await db.updateTable('async_jobs').set({ progress: value })
+          .where('id', '=', id).where('status', '=', 'running')
+          .where((eb) => eb.or([eb('progress', 'is', null), eb('progress', '<', value)]))
+          .execute();
+      } catch (err) {
+        logger.warn({ err, id }, 'could not store the progress of an async operation');
+      }
+      stored = value;
+    }
+    writing = undefined;
+  };
+  return {
+    report(percent: number): void {
+      if (!Number.isFinite(percent)) return;
+      const value = Math.min(99, Math.max(0, Math.floor(percent)));
+      if (value <= latest) return;
+      latest = value;
+      writing ??= write();
+    },
+    reported: () => latest >= 0,
+    /** Resolves once no progress write is in flight (so the completion is the row's last change). */
+    settled: async () => { await writing; },
+  };
+}
+
 /** The 5-minute clock restarts with every poll and when the result becomes available. */
 const lastActivity = sql<Date>`greatest(last_polled_at, coalesce(completed_at, last_polled_at))`;
 
-type AsyncPoll = { isComplete: false } | { isComplete: true; data: unknown };
+type AsyncPoll = { isComplete: false; progress?: number } | { isComplete: true; data: unknown };
 
 /**
- * `{isComplete:false}` while running; `{isComplete:true,data}` exactly once; afterwards, for another user's id, an
+ * `{isComplete:false}` while running (with `progress`, an extension, once the work reported one);
+ * `{isComplete:true,data}` exactly once; afterwards, for another user's id, an
  * unknown id or one unpolled for 5 minutes: ApiFailure.
  */
 export async function pollAsyncJob(
@@ -118,8 +169,8 @@ export async function pollAsyncJob(
     .set({ last_polled_at: now })
     .where('id', '=', id).where('owner_id', '=', user.id).where('status', '=', 'running')
     .where(lastActivity, '>=', expiredBefore)
-    .returning('id').executeTakeFirst();
-  if (running) return { isComplete: false };
+    .returning('progress').executeTakeFirst();
+  if (running) return running.progress === null ? { isComplete: false } : { isComplete: false, progress: running.progress };
   throw new ApiFailure(INVALID_ASYNC_ID);
 }
 

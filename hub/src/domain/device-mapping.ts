@@ -1,6 +1,7 @@
 /** Device rows → wire Device model (spec 2.3); null keys are dropped later by the response writer. */
 import { formatWireDate, type Application, type Device, type DeviceAvailabilityStatus, type DeviceBatteryStatus,
-  type DeviceFormFactor, type DeviceOperatingSystem } from '@devicelab/shared';
+  type DeviceFormFactor, type DeviceOperatingSystem,
+  type DeviceReadinessState } from '@devicelab/shared';
 import type { ApplicationRow } from '../store/schema';
 import { matchManagedApplication, toApplicationModel, unmanagedApplication } from './application-mapping';
 import { retainerDisplayName, type DeviceWithRetainer } from './device-queries';
@@ -57,6 +58,8 @@ export function toDeviceModel(
     usbHubPortNumber: opt(row.usb_hub_port_number),
     usbLocation: opt(row.usb_location),
     bluetoothAddress: opt(row.bluetooth_address),
+    readiness: row.readiness as DeviceReadinessState,
+    readinessReason: opt(row.readiness_detail),
   };
   if (options.properties) {
     device.properties = row.properties.map((p) => ({ name: p.name, value: p.value, type: 'System' as const }));

@@ -14,15 +14,16 @@ export const COMMAND_TIMEOUTS_MS = {
   rebootUsbHub: 15_000,
 } as const;
 
-/** Runs the command; rejects with ApiFailure when no gateway holds the device or the gateway reports failure. */
+/** Runs the command (`onProgress` hears an install's percent); rejects with ApiFailure when no gateway holds the device or the gateway reports failure. */
 export async function runDeviceCommand(
   gateways: GatewayDirectory,
   device: { vendor_unique_identifier: string; name: string },
   action: CommandAction,
+  onProgress?: (percent: number) => void,
 ): Promise<CommandResult> {
   let result: CommandResult;
   try {
-    result = await gateways.sendCommand(device.vendor_unique_identifier, action, COMMAND_TIMEOUTS_MS[action.action]);
+    result = await gateways.sendCommand(device.vendor_unique_identifier, action, COMMAND_TIMEOUTS_MS[action.action], onProgress);
   } catch (err) {
     if (err instanceof GatewayUnavailableError) {
       throw new ApiFailure(`Device '${device.name}' is not reachable: ${err.message}`);

@@ -7,21 +7,12 @@
 import type { CommandAction, UsbHubReport } from '@devicelab/proto';
 import {
   ApiFailure, formatWireDate, parseEnumValue, UsbHubDeviceFlags, UsbHubPortState, usbHubPortStateAliases,
-  type DataPortStateName, type GatewayDescription, type UsbHub,
+  type DataPortStateName, type FleetGatewayDescription, type UsbHub,
 } from '@devicelab/shared';
 import { GatewayUnavailableError, type GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
 import { resolveDevice } from './device-queries';
 import { COMMAND_TIMEOUTS_MS, commandFailure } from './gateway-commands';
-
-/** GatewayDescription with the fleet fields (extension, issue 16): clients that do not know them ignore them. */
-export type FleetGatewayDescription = GatewayDescription & {
-  isConnected: boolean;
-  lastSeenAt?: string;
-  version?: string;
-  /** The hub replica the gateway's link last landed on (GET /Service lists replicas). */
-  hubReplica?: string;
-};
 
 /**
  * Every registered gateway, connected ones with their hubs as reported and disconnected ones with the hubs they

@@ -66,12 +66,15 @@ export async function loadEvent(sources: EventSources, change: Change): Promise<
       };
     }
     case 'job': {
-      const job = await db.selectFrom('async_jobs').select(['id', 'kind', 'status', 'owner_id', 'result', 'completed_at'])
+      const job = await db.selectFrom('async_jobs').select(['id', 'kind', 'status', 'owner_id', 'result', 'completed_at', 'progress'])
         .where('id', '=', change.objectId).executeTakeFirst().catch(() => undefined);
       if (!job) return undefined;
       return {
         id: change.seq, type: 'job', objectId: job.id, ownerId: job.owner_id,
-        object: { id: job.id, kind: job.kind, status: job.status, result: job.result ?? undefined, completedAt: job.completed_at?.toISOString() },
+        object: {
+          id: job.id, kind: job.kind, status: job.status, progress: job.progress ?? undefined, result: job.result ?? undefined,
+          completedAt: job.completed_at?.toISOString(),
+        },
       };
     }
   }

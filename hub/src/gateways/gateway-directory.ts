@@ -27,9 +27,11 @@ export interface GatewayDirectory {
   /**
    * Sends a command to the gateway that currently holds the device and waits for its result.
    * Rejects with GatewayUnavailableError when no connected gateway holds the device, the stream is lost
-   * before the result arrives, or `timeoutMs` passes.
+   * before the result arrives, or `timeoutMs` passes. `onProgress` hears the percent the gateway reports while
+   * the command runs (installs).
    */
-  sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult>;
+  sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number,
+    onProgress?: (percent: number) => void): Promise<CommandResult>;
   connectedGateways(): ConnectedGateway[];
   /**
    * Tells the connected gateways that the device's current retain or access changed (a retain id with the

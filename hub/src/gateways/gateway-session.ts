@@ -48,6 +48,7 @@ interface PendingCommand {
   resolve(result: CommandResult): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
+  onProgress?: (percent: number) => void;
 }
 
 export class GatewaySession {
@@ -119,7 +120,8 @@ export class GatewaySession {
     return this.usbHubs.some((hub) => hub.serialNumber === serialNumber);
   }
 
-  sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
+  sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number,
+    onProgress?: (percent: number) => void): Promise<CommandResult> {
     if (this.ended) return Promise.reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} is not connected.`));
     const commandId = randomUUID();
     return new Promise<CommandResult>((resolve, reject) => {
@@ -127,7 +129,7 @@ export class GatewaySession {
         this.pending.delete(commandId);
         reject(new GatewayUnavailableError(`Gateway ${this.gatewayName} did not answer within ${timeoutMs} ms.`));
       }, timeoutMs);
-      this.pending.set(commandId, { resolve, reject, timer });
+      this.pending.set(commandId, { resolve, reject, timer, onProgress });
       this.write({
         body: 'command',
         command: { commandId, vendorUniqueIdentifier, deadlineMs: Date.now() + timeoutMs, ...action },
@@ -191,6 +193,12 @@ export class GatewaySession {
       }
       case 'commandResult':
         return this.onCommandResult(message.commandResult);
+      case 'commandProgress': {
+        const { commandId, percent } = message.commandProgress;
+        // Only a percent the contract allows reaches the job: a gateway's bug cannot move a bar backwards or past 99.
+        if (Number.isInteger(percent) && percent >= 0 && percent <= 99) this.pending.get(commandId)?.onProgress?.(percent);
+        return;
+      }
       case 'usbHubs': {
         const hubs = message.usbHubs.hubs ?? [];
         const changed = portStates(hubs) !== portStates(this.usbHubs);

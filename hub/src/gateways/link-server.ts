@@ -222,9 +222,9 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   });
 
   const directory: GatewayDirectory = {
-    sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
+    sendCommand(vendorUniqueIdentifier, action, timeoutMs, onProgress): Promise<CommandResult> {
       for (const session of sessions.values()) {
-        if (session.devices.has(vendorUniqueIdentifier)) return session.sendCommand(vendorUniqueIdentifier, action, timeoutMs);
+        if (session.devices.has(vendorUniqueIdentifier)) return session.sendCommand(vendorUniqueIdentifier, action, timeoutMs, onProgress);
       }
       return Promise.reject(new GatewayUnavailableError(`No connected gateway holds device ${vendorUniqueIdentifier}.`));
     },

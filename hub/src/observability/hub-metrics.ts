@@ -145,8 +145,8 @@ export function timedGatewayDirectory(directory: GatewayDirectory): GatewayDirec
       throw err;
     }
   };
-  const sendCommand: GatewayDirectory['sendCommand'] = (id, action, timeoutMs) =>
-    timed(action.action, () => directory.sendCommand(id, action, timeoutMs));
+  const sendCommand: GatewayDirectory['sendCommand'] = (id, action, timeoutMs, onProgress) =>
+    timed(action.action, () => directory.sendCommand(id, action, timeoutMs, onProgress));
   const sendUsbHubCommand: GatewayDirectory['sendUsbHubCommand'] = (serial, action, timeoutMs) =>
     timed(action.action, () => directory.sendUsbHubCommand(serial, action, timeoutMs));
   return new Proxy(directory, {

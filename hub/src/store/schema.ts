@@ -172,6 +172,8 @@ export interface AsyncJobsTable {
   intent: Json<JobIntent> | null;
   /** Set by a hub start that found the job still running and reconciles it. */
   interrupted_at: Timestamp | null;
+  /** Percent done as the work reports it (installs; migration 024); 100 once it succeeded; null: not reported. */
+  progress: number | null;
 }
 
 /** An install of an uploaded application on a device (as the request named it), until `deadline` (ISO time). */

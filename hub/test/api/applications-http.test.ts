@@ -54,8 +54,12 @@ describe('POST /Application?update', () => {
 
   it('unknown keys, bad JSON, bad id and missing entitlement fail and change nothing', async () => {
     const app = await upload('ContactManager.apk');
-    expect(await call('POST', `/Application?update&id=${app.id}`, { body: '{displayName:"x", enabled:false}', json: true }))
-      .toBe(failure("Property 'enabled' cannot be updated. Updatable properties: displayName."));
+    expect(await call('POST', `/Application?update&id=${app.id}`, { body: '{displayName:"x", version:"9"}', json: true }))
+      .toBe(failure("Property 'version' cannot be updated. Updatable properties: displayName, enabled, notes."));
+    expect(await call('POST', `/Application?update&id=${app.id}`, { body: '{displayName:"x", enabled:"maybe"}', json: true }))
+      .toBe(failure('Value is not equivalent to either TrueString or FalseString.'));
+    expect(await call('POST', `/Application?update&id=${app.id}`, { body: JSON.stringify({ notes: 'n'.repeat(4001) }), json: true }))
+      .toBe(failure('notes must be at most 4000 characters.'));
     expect(JSON.parse(await call('POST', `/Application?update&id=${app.id}`, { body: '{displayName:', json: true })).errorMessage)
       .toMatch(/^Invalid JSON body/);
     expect(await call('POST', '/Application?update&id=not-a-guid', { body: '{displayName:"x"}', json: true }))
@@ -64,6 +68,25 @@ describe('POST /Application?update', () => {
       .toBe(failure('User does not have required entitlement: ApplicationModify'));
     expect(JSON.parse(await call('GET', `/Application?id=${app.id}`))).toEqual([app]);
   });
+});
+
+describe('POST /Application?update: enabled and notes (extension)', () => {
+  it('a disabled application is listed as disabled and refuses installs with a clear Result; enabled again it installs', async () => {
+    const app = await upload('ContactManager.apk');
+    const serial = lab.devices[0].serial;
+    expect(await call('POST', `/Application?update&id=${app.id}`, { body: '{"Enabled":"False","notes":"broken build"}', json: true }))
+      .toBe('{"isSuccess":true}');
+    const [disabled] = JSON.parse(await call('GET', `/Application?id=${app.id}`));
+    expect(disabled).toEqual({ ...app, enabled: false, notes: 'broken build' });
+    expect(await call('POST', `/Application?action=install&id=${app.id}&deviceId=${serial}&wait=true`))
+      .toBe(failure(`Application '${app.displayName}' is disabled: enable it in the library before installing it.`));
+    expect(await call('GET', `/Device?anyId=${serial}&applications=true`)).not.toContain(app.id);
+
+    expect(await call('POST', `/Application?update&id=${app.id}`, { body: '{enabled:true, notes:""}', json: true })).toBe('{"isSuccess":true}');
+    expect(JSON.parse(await call('GET', `/Application?id=${app.id}`))).toEqual([app]);
+    expect(await call('POST', `/Application?action=install&id=${app.id}&deviceId=${serial}&wait=true`)).toBe('{"isSuccess":true}');
+    expect(await call('POST', `/Application?action=uninstall&id=${app.id}&deviceId=${serial}`)).toBe('{"isSuccess":true}');
+  }, 60_000);
 });
 
 describe('POST /Application?delete', () => {

@@ -47,7 +47,7 @@ describe('modifyApplication', () => {
     const admin = await createUser(t.db, 'mod2@example.com');
     const app = await upload('ContactManager.apk');
     await expect(modifyApplication(t.db, admin, app.id, applicationChanges('{"displayName":"X","version":"9.9"}')))
-      .rejects.toThrow(new ApiFailure("Property 'version' cannot be updated. Updatable properties: displayName."));
+      .rejects.toThrow(new ApiFailure("Property 'version' cannot be updated. Updatable properties: displayName, enabled, notes."));
     await expect(modifyApplication(t.db, admin, app.id, applicationChanges('{"displayName":""}')))
       .rejects.toThrow(new ApiFailure('displayName must not be empty.'));
     expect(() => JsonBody.parse('{"displayName":')).toThrow(/^Invalid JSON body/);

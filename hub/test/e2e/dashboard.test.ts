@@ -44,7 +44,6 @@ it('signs in with login and API token and shows every device in the grid', async
   expect(await page.locator('.row.device [data-testid="state"]').allTextContents()).toEqual(['Available', 'Available', 'Available']);
   // The cookie is HTTP-only: page scripts cannot read it.
   expect(await page.evaluate('document.cookie')).toBe('');
-  await page.screenshot({ path: path.join(shots, 'grid.png') });
 }, 60_000);
 
 it('a simulated unplug turns the device Offline in the grid without a reload, and a plug brings it back', async () => {
@@ -59,6 +58,31 @@ it('a simulated unplug turns the device Offline in the grid without a reload, an
   expect(await page.evaluate('window.marker')).toBe(1);
 }, 60_000);
 
+it('an unauthorized device reads Unauthorized, with the gateway\'s reason, in the API, the grid and the device page', async () => {
+  const target = lab.devices[2];
+  const name = (await deviceBySerial(target.serial)).name;
+  await lab.world.setUnauthorized(target.serial, true);
+  try {
+    // adb says "authorizing" for a moment before "unauthorized": wait for the settled reason.
+    await waitFor(async () => /USB debugging is not authorized/.test((await deviceBySerial(target.serial)).readinessReason ?? ''),
+      15_000, 'the unauthorized reason in GET /Device');
+    expect(await deviceBySerial(target.serial)).toMatchObject({ availability: 'Offline', readiness: 'Unauthorized' });
+    await waitForRowState(name, 'Unauthorized', 20_000);
+    await row(name).locator('[data-testid="state-reason"]', { hasText: 'USB debugging is not authorized' }).waitFor();
+    // The README's grid picture: a free device, and one that says why it cannot be used.
+    await page.screenshot({ path: path.join(shots, 'grid.png') });
+    await row(name).click();
+    await page.locator('[data-testid="device-state"]:text-is("Unauthorized")').waitFor();
+    await page.locator('[data-testid="device-state-reason"]', { hasText: 'accept the prompt on the device' }).waitFor();
+  } finally {
+    await lab.world.setUnauthorized(target.serial, false);
+  }
+  await page.click('nav >> text=Devices');
+  await waitForRowState(name, 'Available', 20_000);
+  expect(await deviceBySerial(target.serial)).toMatchObject({ readiness: 'Ready' });
+  expect((await deviceBySerial(target.serial)).readinessReason).toBeUndefined();
+}, 60_000);
+
 it('uploads an APK with a progress bar', async () => {
   await page.click('nav >> text=Apps');
   await page.setInputFiles('input[type="file"]', fixture('ApiDemos-debug.apk'));
@@ -68,6 +92,20 @@ it('uploads an APK with a progress bar', async () => {
   expect(await progress.locator('progress').getAttribute('value')).toBe('1');
   await page.locator('.apps-table tr', { hasText: 'io.appium.android.apis' }).waitFor();
 }, 90_000);
+
+it('the library disables an app (the hub then refuses to install it) and enables it again', async () => {
+  const appRow = page.locator('.apps-table tr', { hasText: 'io.appium.android.apis' }).first();
+  const id = (await appRow.getAttribute('data-app-id'))!;
+  const enabledOf = async () => ((await (await lab.api(lab.admin, `/Application?id=${id}`)).json()) as { enabled: boolean }[])[0].enabled;
+  await appRow.locator('button:text-is("Disable")').click();
+  await appRow.locator('[data-testid="app-enabled"]:text-is("no")').waitFor();
+  expect(await enabledOf()).toBe(false);
+  const refused = await (await lab.api(lab.admin, `/Application?action=install&id=${id}&deviceId=${lab.devices[0].serial}&wait=true`, { method: 'POST' })).json();
+  expect(refused).toEqual({ isSuccess: false, errorMessage: expect.stringMatching(/is disabled/) });
+  await appRow.locator('button:text-is("Enable")').click();
+  await appRow.locator('[data-testid="app-enabled"]:text-is("yes")').waitFor();
+  expect(await enabledOf()).toBe(true);
+}, 30_000);
 
 it('on the device page: retain, install from the library, switch the USB port, see a metrics plot', async () => {
   await page.click('nav >> text=Devices');
@@ -82,9 +120,18 @@ it('on the device page: retain, install from the library, switch the USB port, s
 
   const select = page.locator('label:has-text("Install from the library") select');
   await select.selectOption({ label: await select.locator('option', { hasText: 'API Demos' }).first().textContent() ?? '' });
+  // The package manager takes its time once the bytes are in, so the page sees the install running with a percent.
+  await lab.world.setInstallDelay(target.serial, 3000);
   await page.click('button:has-text("Install")');
-  await page.locator('.progress[role="status"]', { hasText: 'Install in progress' }).waitFor();
+  const bar = page.locator('.progress[role="status"][data-percent]');
+  await bar.waitFor({ timeout: 30_000 });
+  const percent = Number(await bar.getAttribute('data-percent'));
+  expect(percent).toBeGreaterThanOrEqual(0);
+  expect(percent).toBeLessThan(100);
+  expect(await bar.locator('progress').getAttribute('value')).toBe(String(percent));
+  expect(await bar.textContent()).toContain(`Install in progress: ${percent}%`);
   await page.locator('.notice', { hasText: 'Install: done.' }).waitFor({ timeout: 60_000 });
+  await lab.world.setInstallDelay(target.serial, 0);
   await page.locator('.apps li', { hasText: 'io.appium.android.apis' }).waitFor();
 
   await page.click('fieldset.port button:has-text("Off")');
@@ -112,6 +159,11 @@ it('the Lab page shows the gateway connected with its version, then disconnected
   const version = listed.find((g) => g.name === 'lab-gateway')?.version;
   expect(version).toBeTruthy();
   expect(await gateway.locator('[data-testid="gateway-version"]').textContent()).toBe(version);
+
+  // Reports: the availability report drawn as a chart beside its table (the lab has been online for a while).
+  const chart = page.locator('.report-chart[aria-label="Devices online and in use over time"]');
+  await chart.locator('canvas').waitFor({ timeout: 10_000 });
+  expect(Number(await chart.getAttribute('data-points'))).toBeGreaterThan(0);
 
   await lab.stopGateway();
   // Live, without a reload: the page keeps the stopped gateway, disconnected, with the hub it last reported.
@@ -166,7 +218,10 @@ async function waitForRowState(name: string, state: string, timeoutMs: number): 
   await row(name).locator(`[data-testid="state"]:text-is("${state}")`).waitFor({ timeout: timeoutMs });
 }
 
-interface WireDevice { id: string; name: string; serialNumber: string; vendorUniqueIdentifier: string; retainedById?: string }
+interface WireDevice {
+  id: string; name: string; serialNumber: string; vendorUniqueIdentifier: string; retainedById?: string;
+  availability: string; readiness: string; readinessReason?: string;
+}
 
 async function devices(): Promise<WireDevice[]> {
   return (await lab.api(lab.admin, '/Device')).json() as Promise<WireDevice[]>;

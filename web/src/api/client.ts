@@ -45,6 +45,20 @@ export async function getJson<T>(path: string): Promise<T> {
   return body as T;
 }
 
+/**
+ * GET a JSON body before the session is known (page load): undefined when signed out or failing, and no sign-out
+ * is signalled (the session check says that).
+ */
+export async function getJsonIfSignedIn<T>(path: string): Promise<T | undefined> {
+  try {
+    const res = await fetch(`/apiv1${path}`, { headers: { ...CSRF, Accept: 'application/json' }, credentials: 'same-origin' });
+    const body = res.ok ? await res.json() as T & { isSuccess?: boolean } : undefined;
+    return body && body.isSuccess !== false ? body : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function getText(path: string): Promise<string> {
   const res = await request('GET', path);
   return res.text();
@@ -59,12 +73,16 @@ export async function call<T = undefined>(method: 'POST' | 'DELETE', path: strin
   return body.data;
 }
 
-/** Polls /Async until the job is complete; its data is a Result (install, launch) or the uploaded Application. */
-export async function awaitJob<T>(asyncResponseId: string, intervalMs = 500): Promise<T> {
+/**
+ * Polls /Async until the job is complete; its data is a Result (install, launch) or the uploaded Application.
+ * `onProgress` hears the percent a running job reports (installs).
+ */
+export async function awaitJob<T>(asyncResponseId: string, onProgress?: (percent: number) => void, intervalMs = 500): Promise<T> {
   for (;;) {
     // An AsyncStatus, or a failure Result for an unknown id (getJson throws it).
     const status = await getJson<AsyncStatus<T>>(`/Async${query({ id: asyncResponseId })}`);
     if (status.isComplete) return status.data as T;
+    if (status.progress !== undefined) onProgress?.(status.progress);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -1,118 +1,27 @@
 /**
- * The REST models the dashboard reads, derived by hand from the hub's own OpenAPI document
- * (`GET /apiv1/openapi.json`, built from hub/src/api/openapi/schemas.ts); only the fields the dashboard uses.
- * web/test/api-types.test.ts checks every field named here against that document, so a rename fails a test.
+ * The REST models the dashboard reads are the hub's own wire models (shared/src/models.ts), imported type-only:
+ * they vanish at build time, nothing of the shared package goes into the bundle, and a field renamed on the hub
+ * fails the dashboard's type check (`npx tsc -p web`). Declared here: what the browser alone needs (the
+ * `/Session` user, the Result and /Async envelopes as the client reads them).
  */
-export type DeviceOperatingSystem = 'Unknown' | 'iOS' | 'Android';
-export type DeviceAvailabilityStatus = 'Offline' | 'Online';
-export type DeviceBatteryStatus = 'Unknown' | 'Charging' | 'Discharging' | 'NotCharging' | 'Full';
-export type UsbHubPortState = 'Unknown' | 'Off' | 'Data' | 'Sync' | 'Charge';
+export type {
+  Application, Device, DeviceProperty, FleetGatewayDescription as GatewayDescription, Role, UsbHub, UsbHubDevice, User,
+} from '../../../shared/src/models';
+export type { DeviceReadinessState as DeviceReadiness } from '../../../shared/src/readiness';
 
+/** A Result as the client reads it (`data` on success, `errorMessage` on failure). */
 export interface Result<T = undefined> {
   isSuccess: boolean;
   errorMessage?: string;
   data?: T;
 }
 
-export interface DeviceProperty { name: string; value?: string }
-
-export interface Application {
-  id: string;
-  displayName: string;
-  applicationIdentifier: string;
-  version?: string;
-  buildVersion?: string;
-  operatingSystem: DeviceOperatingSystem;
-  fileName: string;
-  versionCounter: number;
-  iconBlob?: string;
-  fileByteCount: number;
-  provisionExpirationDate?: string;
-  provisionsAllDevices: boolean;
-  applicationErrors: string[];
-  enabled: boolean;
-  createdDate: string;
-  notes?: string;
-}
-
-export interface Device {
-  id: string;
-  availability: DeviceAvailabilityStatus;
-  retainedById?: string;
-  retainedByDisplayName?: string;
-  enabled: boolean;
-  batteryStatus: DeviceBatteryStatus;
-  batteryPercentCharged: number;
-  lastDisconnectedAt?: string;
-  deleted: boolean;
-  notes?: string;
-  name: string;
-  model?: string;
-  friendlyModel?: string;
-  manufacturer?: string;
-  operatingSystem: DeviceOperatingSystem;
-  operatingSystemVersion?: string;
-  serialNumber?: string;
-  vendorUniqueIdentifier: string;
-  formFactor: string;
-  usbHubSerialNumber?: string;
-  usbHubPortNumber?: number;
-  properties?: DeviceProperty[];
-  installedApplications?: Application[];
-}
-
-/** A hub port (UsbHubDevice); empty ports have name "" and milliamps 0. */
-export interface UsbHubDevice {
-  name: string;
-  serialNumber?: string;
-  usbHubSerialNumber?: string;
-  usbHubPortNumber: number;
-  milliamps: number;
-  state: UsbHubPortState;
-  /** Comma separated UsbHubDeviceFlags names. */
-  flags?: string;
-}
-
-export interface UsbHub {
-  name?: string;
-  serialNumber: string;
-  model?: string;
-  fiveVoltNow?: number;
-  fiveVoltMin?: number;
-  fiveVoltMax?: number;
-  isErrored?: boolean;
-  errorMessage?: string;
-  devices: UsbHubDevice[];
-}
-
-export interface GatewayDescription {
-  name: string;
-  publicAddress?: string;
-  publicPort?: number;
-  usbHubList: UsbHub[];
-  /** Fleet extension fields of GET /Gateway (and the event stream): disconnected gateways are listed too. */
-  isConnected?: boolean;
-  lastSeenAt?: string;
-  version?: string;
-  hubReplica?: string;
-}
-
 export interface AsyncStatus<T = unknown> {
   isComplete: boolean;
   data?: T;
+  /** Hub extension: percent done while running, once the work reported one (installs). */
+  progress?: number;
 }
-
-export interface User {
-  id: string;
-  email?: string;
-  firstName?: string;
-  lastName?: string;
-  isActive: boolean;
-  lastLoginDate?: string;
-  roles?: string[];
-}
-
-export interface Role { id: string; name: string; entitlements?: string[] }
 
 /** GET /apiv1/Session (a dashboard extension, not in the spec). */
 export interface SessionUser {

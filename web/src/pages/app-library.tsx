@@ -37,6 +37,8 @@ export function AppLibrary({ user }: { user: SessionUser }) {
     }
   };
   const files = (list: FileList | null | undefined) => { for (const f of Array.from(list ?? [])) void upload(f); };
+  const update = (app: Application, changes: { displayName?: string; enabled?: boolean; notes?: string }) =>
+    call('POST', `/Application${query({ verb: 'update', id: app.id })}`, undefined, changes);
   const change = async (app: Application, work: () => Promise<unknown>) => {
     setError('');
     try { await work(); await load(); } catch (err) { setError(`${app.displayName}: ${(err as Error).message}`); }
@@ -71,12 +73,19 @@ export function AppLibrary({ user }: { user: SessionUser }) {
               <td>{app.version ?? '—'} <small>(v{app.versionCounter})</small></td>
               <td>{app.operatingSystem}</td>
               <td>{warnings(app).map((w) => <div class="warn" key={w}>{w}</div>)}</td>
-              <td>{app.enabled ? 'yes' : 'no'}</td>
+              <td data-testid="app-enabled">{app.enabled ? 'yes' : 'no'}</td>
               <td class="buttons">
-                {may(user, 'ApplicationModify') && <button type="button" onClick={() => {
-                  const displayName = prompt('Display name', app.displayName);
-                  if (displayName) void change(app, () => call('POST', `/Application${query({ verb: 'update', id: app.id })}`, undefined, { displayName }));
-                }}>Edit</button>}
+                {may(user, 'ApplicationModify') && <>
+                  <button type="button" onClick={() => void change(app, () => update(app, { enabled: !app.enabled }))}>
+                    {app.enabled ? 'Disable' : 'Enable'}</button>
+                  <button type="button" onClick={() => {
+                    const displayName = prompt('Display name', app.displayName);
+                    if (displayName === null) return;
+                    const notes = prompt('Notes (empty clears them)', app.notes ?? '');
+                    if (notes === null) return;
+                    void change(app, () => update(app, { displayName, notes }));
+                  }}>Edit</button>
+                </>}
                 {may(user, 'ApplicationDelete') && <button type="button" onClick={() =>
                   confirm(`Delete ${app.displayName} v${app.versionCounter}?`) && change(app, () => call('POST', `/Application${query({ verb: 'delete', id: app.id })}`))}>Delete</button>}
               </td>

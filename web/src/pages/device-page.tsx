@@ -53,6 +53,7 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
       <header class="device-head">
         <h1>{device.name}</h1>
         <span class={`state ${state.kind}`} data-testid="device-state">{state.text}</span>
+        {state.reason && <span class="muted" data-testid="device-state-reason">{state.reason}</span>}
       </header>
       <div class="actions" role="group" aria-label="Device actions">
         {may(user, 'DeviceConnect') && !device.retainedById && <button type="button" disabled={!!busy} onClick={() => deviceAction('retain', 'Retained.')}>Retain</button>}
@@ -84,6 +85,9 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
             <dt>Battery</dt><dd>{batteryText(device)} ({device.batteryStatus})</dd>
             <dt>USB</dt><dd>{portText(device)}</dd>
             <dt>Form factor</dt><dd>{device.formFactor}</dd>
+            <dt>Readiness</dt><dd data-testid="readiness">{device.readiness ?? '—'}</dd>
+            {device.retainedById && <><dt>In use by</dt><dd>{device.retainedByDisplayName ?? device.retainedById}</dd></>}
+            {device.reservedById && <><dt>Reserved by</dt><dd>{device.reservedByDisplayName ?? device.reservedById}</dd></>}
           </dl>
           {device.properties && device.properties.length > 0 && (
             <details><summary>Properties ({device.properties.length})</summary>
@@ -105,7 +109,8 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
 function AppsPanel({ device, user, onChanged }: { device: Device; user: SessionUser; onChanged: () => void }) {
   const [library, setLibrary] = useState<Application[]>([]);
   const [choice, setChoice] = useState('');
-  const [progress, setProgress] = useState<{ label: string; started: number } | undefined>();
+  /** The running action; `percent` once the hub reported how far it is (installs). */
+  const [progress, setProgress] = useState<{ label: string; percent?: number } | undefined>();
   const [message, setMessage] = useState('');
   const manage = may(user, 'DeviceApplicationManagement');
   useEffect(() => {
@@ -114,12 +119,12 @@ function AppsPanel({ device, user, onChanged }: { device: Device; user: SessionU
     }
   }, [device.id]);
   const run = async (label: string, action: string, appId: string, asyncJob: boolean) => {
-    setProgress({ label, started: Date.now() });
+    setProgress({ label });
     setMessage('');
     try {
       const reply = await call<{ asyncResponseId: string }>('POST', `/Application${query({ action, id: appId, deviceId: device.id })}`);
       if (asyncJob && reply?.asyncResponseId) {
-        const outcome = await awaitJob<Result>(reply.asyncResponseId);
+        const outcome = await awaitJob<Result>(reply.asyncResponseId, (percent) => setProgress({ label, percent }));
         if (outcome && outcome.isSuccess === false) throw new Error(outcome.errorMessage ?? `${label} failed`);
       }
       setMessage(`${label}: done.`);
@@ -146,9 +151,9 @@ function AppsPanel({ device, user, onChanged }: { device: Device; user: SessionU
         </form>
       )}
       {progress && (
-        <div class="progress" role="status">
-          <span>{progress.label} in progress…</span>
-          <progress aria-label={`${progress.label} progress`} />
+        <div class="progress" role="status" data-percent={progress.percent}>
+          <span>{progress.label} in progress{progress.percent === undefined ? '…' : `: ${progress.percent}%`}</span>
+          <progress aria-label={`${progress.label} progress`} max={100} value={progress.percent} />
         </div>
       )}
       {message && <p class={message.includes('failed') ? 'error' : 'notice'} role="status">{message}</p>}

@@ -1,6 +1,7 @@
-/** Lab operations: gateways and their USB hubs (live), reports with CSV export, users and roles for admins. */
-import { useEffect, useState } from 'preact/hooks';
+/** Lab operations: gateways and their USB hubs (live), reports as tables and charts with CSV export, users and roles for admins. */
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { call, getJson, query } from '../api/client';
+import { ReportChart, type ReportChartData } from '../components/report-chart';
 import type { GatewayDescription, Role, SessionUser, User } from '../api/types';
 import { useLive } from '../live/use-live';
 import { may } from '../session';
@@ -95,6 +96,15 @@ function Reports() {
     if (who) perUser.set(who, (perUser.get(who) ?? 0) + seconds);
   }
   const max = Math.max(1, ...perDevice.values());
+  const hours = (totals: Map<string, number>) => [...totals.values()].map((seconds) => Number((seconds / 3600).toFixed(2)));
+  const charts = useMemo(() => ({
+    perDevice: { kind: 'bars', names: [...perDevice.keys()], label: 'hours', values: hours(perDevice) } as ReportChartData,
+    perUser: { kind: 'bars', names: [...perUser.keys()], label: 'hours', values: hours(perUser) } as ReportChartData,
+    availability: {
+      kind: 'time', times: availability.map((p) => Date.parse(p.date) / 1000),
+      series: [{ label: 'online', values: availability.map((p) => p.online) }, { label: 'in use', values: availability.map((p) => p.inUse) }],
+    } as ReportChartData,
+  }), [usage, availability]);
   return (
     <section class="card">
       <h2>Reports</h2>
@@ -103,15 +113,18 @@ function Reports() {
       <div class="cols">
         <div>
           <h3>Usage per device <button type="button" onClick={() => download('usage-per-device.csv', [...perDevice].map(([device, seconds]) => ({ device, hours: (seconds / 3600).toFixed(2) })))}>CSV</button></h3>
+          <ReportChart data={charts.perDevice} title="Usage hours per device" />
           <table class="table"><tbody>{[...perDevice].map(([name, seconds]) => (
             <tr key={name}><td>{name}</td><td class="bar"><span style={{ width: `${(100 * seconds) / max}%` }} /></td><td>{(seconds / 3600).toFixed(2)} h</td></tr>))}</tbody></table>
         </div>
         <div>
           <h3>Usage per user <button type="button" onClick={() => download('usage-per-user.csv', [...perUser].map(([user, seconds]) => ({ user, hours: (seconds / 3600).toFixed(2) })))}>CSV</button></h3>
+          <ReportChart data={charts.perUser} title="Usage hours per user" />
           <table class="table"><tbody>{[...perUser].map(([name, seconds]) => <tr key={name}><td>{name}</td><td>{(seconds / 3600).toFixed(2)} h</td></tr>)}</tbody></table>
         </div>
       </div>
       <h3>Availability <button type="button" onClick={() => download('availability.csv', availability as unknown as Record<string, unknown>[])}>CSV</button></h3>
+      <ReportChart data={charts.availability} title="Devices online and in use over time" />
       <table class="table"><thead><tr><th>Date</th><th>Online</th><th>In use</th></tr></thead>
         <tbody>{availability.slice(-48).map((p) => <tr key={p.date}><td>{new Date(p.date).toLocaleString()}</td><td>{p.online}</td><td>{p.inUse}</td></tr>)}</tbody></table>
     </section>

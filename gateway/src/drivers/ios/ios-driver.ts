@@ -257,7 +257,10 @@ export class IosDriver implements DeviceDriver {
       await afc.close();
     }
     await withPlistService(link, 'com.apple.mobile.installation_proxy', 5 * 60_000, (connection) =>
-      installPackage(connection, staged, (percent) => this.logger.debug({ udid: id, percent }, 'install progress')));
+      installPackage(connection, staged, (percent) => {
+        this.logger.debug({ udid: id, percent }, 'install progress');
+        options?.onProgress?.(Math.min(99, Math.max(0, Math.floor(percent))));
+      }));
     return this.readPackages(id);
   }
 

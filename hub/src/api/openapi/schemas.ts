@@ -1,4 +1,5 @@
 /** JSON Schemas (OpenAPI 3.1 = JSON Schema 2020-12) of the spec's models (section 2.3), keyed by model name. */
+import { DeviceReadinessState } from '@devicelab/shared';
 
 type Schema = Record<string, unknown>;
 
@@ -26,6 +27,7 @@ export const SCHEMAS: Record<string, Schema> = {
   DeviceOperatingSystem: enumOf('Unknown', 'iOS', 'Android'),
   DeviceFormFactor: enumOf('Unknown', 'Phone', 'Tablet'),
   DevicePropertyType: enumOf('System'),
+  DeviceReadiness: enumOf(...DeviceReadinessState),
   UsbHubPortState: { ...enumOf('Unknown', 'Off', 'Data', 'Sync', 'Charge'),
     description: 'Requests also accept Sync for Data. Responses write Data, or Sync when the dataPortState setting says so.' },
   Application: object({
@@ -50,6 +52,8 @@ export const SCHEMAS: Record<string, Schema> = {
     vendorUniqueIdentifier: str, vendorDeviceName: str, deviceClass: str, formFactor: ref('DeviceFormFactor'),
     productType: str, isAudioEnabled: bool, hardwareModel: str, usbHubSerialNumber: str, usbHubPortNumber: int32,
     usbLocation: str, bluetoothAddress: str,
+    readiness: { ...ref('DeviceReadiness'), description: 'Extension: why the device is or is not usable; only Ready is Online.' },
+    readinessReason: { ...str, description: 'Extension: the gateway\'s explanation of a readiness other than Ready.' },
     properties: { ...arrayOf(ref('DeviceProperty')), description: 'Only with properties=true.' },
     installedApplications: { ...arrayOf(ref('Application')), description: 'Only with applications=true or allApplications=true.' },
   }, 'Keys whose value is null are omitted.'),
@@ -84,7 +88,8 @@ export const SCHEMAS: Record<string, Schema> = {
     comment: str, addedAt: dateTime, key: { ...str, description: 'The key as adbkey.pub holds it, without the comment.' },
   }),
   AsyncResponse: object({ asyncResponseId: guid }),
-  AsyncStatus: object({ isComplete: bool, data: { description: 'The operation\'s result; only when isComplete.' } }),
+  AsyncStatus: object({ isComplete: bool, data: { description: 'The operation\'s result; only when isComplete.' },
+    progress: { ...int32, description: 'Extension: percent done while running (installs), once the gateway reported one.' } }),
   BuildToolInformation: object({ path: str, versionString: str, version: str, buildVersion: str }),
   AutomationInformation: object({ path: str, version: str, pathHash: str }),
   DeviceGatewayInformation: object({

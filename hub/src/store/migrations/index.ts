@@ -16,6 +16,7 @@ import * as provisionedDevices from './016_provisioned_devices';
 import * as webhooks from './017_webhooks';
 import * as gatewayFleet from './018_gateway_fleet';
 import * as blobs from './020_blobs';
+import * as jobProgress from './024_job_progress';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '017_webhooks': webhooks,
   '018_gateway_fleet': gatewayFleet,
   '020_blobs': blobs,
+  '024_job_progress': jobProgress,
 };
 
 export const migrationProvider: MigrationProvider = {
