@@ -70,7 +70,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       refusal text;
     BEGIN
       device := device_named(identifier, guid);
-      IF device.id IS NULL THEN RETURN ROW('not_found')::device_retain_outcome; END IF;
+      IF device.id IS NULL THEN RETURN retain_outcome('not_found', NULL); END IF;
       refusal := retain_refusal(device, retainer);
       IF refusal IS NOT NULL THEN RETURN retain_outcome(refusal, device); END IF;
       SELECT * INTO device FROM devices WHERE id = device.id FOR UPDATE;
@@ -98,7 +98,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       retainer uuid;
     BEGIN
       device := device_named(identifier, guid);
-      IF device.id IS NULL THEN RETURN ROW('not_found')::device_retain_outcome; END IF;
+      IF device.id IS NULL THEN RETURN retain_outcome('not_found', NULL); END IF;
       SELECT * INTO device FROM devices WHERE id = device.id FOR UPDATE;
       IF device.retained_by IS NULL THEN RETURN retain_outcome('unchanged', device); END IF;
       IF device.retained_by <> releaser AND NOT may_release_any THEN RETURN retain_outcome('in_use', device); END IF;
