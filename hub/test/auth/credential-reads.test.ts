@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import { CredentialReads } from '../../src/auth/credential-reads';
 import { checkCredentials, createUser, rotateUserToken } from '../../src/auth/users';
+import { createDatabase, withTx } from '../../src/store/database';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
 let t: TestDatabase;
@@ -51,3 +52,31 @@ test('a list request gets stamps that show a change committed before its check',
   const plain = await checkCredentials(t.db, user.login, token, { reads, withListStamps: false });
   expect('user' in plain && plain.listStamps).toBeUndefined();
 });
+
+test('many requests of one user after a quiet minute: one notes it, the others do not queue on the user row', async () => {
+  const { user, token } = await createUser(t.db, { login: 'herd@example.com', roles: [] });
+  await t.db.updateTable('users').set({ last_seen_at: new Date(Date.now() - 2 * 60_000) }).where('id', '=', user.id).execute();
+  const reads = new CredentialReads(t.db);
+  const other = createDatabase(t.url, { maxConnections: 1 });
+  let unlock!: () => void;
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => { locked = resolve; });
+  // Another session holds the user's row, as a slow first note would.
+  const holder = withTx(other, async (trx) => {
+    await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
+    locked();
+    await new Promise<void>((resolve) => { unlock = resolve; });
+  });
+  await isLocked;
+  let done = 0;
+  const checks = Array.from({ length: 10 }, () => checkCredentials(t.db, user.login, token, { reads, withListStamps: false })
+    .then((check) => { done++; return check; }));
+  // Nine finish while the row is still held (before the fix all ten waited for it); the jest timeout fails this otherwise.
+  while (done < 9) await new Promise((resolve) => setTimeout(resolve, 20));
+  unlock();
+  await holder;
+  expect((await Promise.all(checks)).every((check) => 'user' in check)).toBe(true);
+  const seen = await t.db.selectFrom('users').select('last_seen_at').where('id', '=', user.id).executeTakeFirstOrThrow();
+  expect(Date.now() - seen.last_seen_at!.getTime()).toBeLessThan(60_000);
+  await other.destroy();
+}, 30_000);
