@@ -46,7 +46,7 @@ export async function retainDevice(
     ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz)`, identifier);
   if (device.outcome !== 'retained' && device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device));
   const retainId = device.retain_id ?? '';
-  if (device.outcome === 'retained') announceRetention(options.gateways, device);
+  announceRetention(options.gateways, device); // also for a repeated retain, as a gateway that missed it would need
   const accessTicket: DeviceAccessTicket = {
     authenticator: signDeviceTicket(options.ticketKeys, {
       vendorUniqueIdentifier: device.vendor_unique_identifier, deviceId: device.id, userId: user.id,

@@ -131,7 +131,7 @@ describe('retain and release', () => {
     expect(await message(retainDevice(t.db, user, deleted.id, { ticketKeys: KEYS }))).toBe('Device is deleted.');
   });
 
-  it('names an unknown device in one statement, and tells the gateway the retain and the release with the retainer\'s keys', async () => {
+  it('names an unknown device in one statement, and tells the gateway each retain and the release with the retainer\'s keys', async () => {
     const user = await createUser(t.db, 'keys@example.com');
     expect(await message(retainDevice(t.db, user, ' no-such-device ', { ticketKeys: KEYS }))).toBe("Device 'no-such-device' not found.");
     expect(await message(releaseDevice(t.db, user, 'no-such-device'))).toBe("Device 'no-such-device' not found.");
@@ -142,13 +142,12 @@ describe('retain and release', () => {
     const gateways = { notifyRetention: (r: unknown) => told.push(r), accessPort: async () => undefined };
     await retainDevice(t.db, user, d.id, { ticketKeys: KEYS, gateways });
     const { retain_id: retainId } = await t.db.selectFrom('devices').select('retain_id').where('id', '=', d.id).executeTakeFirstOrThrow();
-    await retainDevice(t.db, user, d.id, { ticketKeys: KEYS, gateways }); // unchanged: nothing to tell
+    await retainDevice(t.db, user, d.id, { ticketKeys: KEYS, gateways }); // the same retain, told again
     await releaseDevice(t.db, user, d.id, gateways);
-    expect(told).toEqual([
-      { vendorUniqueIdentifier: d.vendor_unique_identifier, retainId, userId: user.id, userLogin: 'keys@example.com',
-        adbKeys: [{ key: Buffer.from('public key bytes'), fingerprint: 'fp-1', comment: 'laptop' }] },
-      { vendorUniqueIdentifier: d.vendor_unique_identifier, retainId: '' },
-    ]);
+    await releaseDevice(t.db, user, d.id, gateways); // nobody retains it: nothing to tell
+    const retained = { vendorUniqueIdentifier: d.vendor_unique_identifier, retainId, userId: user.id, userLogin: 'keys@example.com',
+      adbKeys: [{ key: Buffer.from('public key bytes'), fingerprint: 'fp-1', comment: 'laptop' }] };
+    expect(told).toEqual([retained, retained, { vendorUniqueIdentifier: d.vendor_unique_identifier, retainId: '' }]);
     const markers = await t.db.selectFrom('metrics.markers' as never).selectAll().where('device_id' as never, '=', d.id as never)
       .execute() as unknown as { name: string; started_by: string; stopped_at: Date | null }[];
     expect(markers).toEqual([expect.objectContaining({ name: 'session', started_by: user.id, stopped_at: expect.any(Date) })]);
