@@ -71,7 +71,9 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
     }
 
     progress('starting the hub process');
-    const hub = spawnDaemon('hub', [path.join(root, 'hub/dist/main.js'), 'serve'], hubEnv);
+    // BENCH_HUB_NODE_ARGS: node flags for the hub process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+    const hubNodeArgs = (process.env.BENCH_HUB_NODE_ARGS || '').split(' ').filter(Boolean);
+    const hub = spawnDaemon('hub', [...hubNodeArgs, path.join(root, 'hub/dist/main.js'), 'serve'], hubEnv);
     stops.push(() => hub.stop());
     const [, url, linkPort] = await hub.waitForLine(/DeviceLab hub: (\S+)\/apiv1 \(gateway link on port (\d+)\)/, 120_000);
 

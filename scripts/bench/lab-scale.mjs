@@ -132,6 +132,10 @@ try {
 process.stdout.write(`\nLab-scale benchmark: ${deviceCount} devices, ${seconds} s per measurement, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 printTable(['path', 'DeviceLab', 'baseline (same run)', 'ratio', 'goal'], rows);
 
+function p50(values) {
+  return values.length ? percentile([...values].sort((a, b) => a - b), 50).toFixed(1) : '-';
+}
+
 async function retainRace() {
   const auth = { authorization: hub.authorization };
   progress(`creating ${raceUsers} users for the retain race`);
@@ -171,7 +175,8 @@ async function retainRace() {
   const sortedRetain = race.retainMs.sort((a, b) => a - b);
   rows.push([`retain+release, ${raceUsers} users racing for ${raceDevices} devices`,
     `${(race.pairs / race.elapsed).toFixed(0)} pairs/s (${raceRate.toFixed(0)} req/s), retain p50 ${percentile(sortedRetain, 50).toFixed(1)} ms, `
-      + `p99 ${percentile(sortedRetain, 99).toFixed(1)} ms; ${race.lost} lost, ${race.failures} failed ${JSON.stringify(race.failedStatuses)}, ${race.doubleRetains} double retains`,
+      + `p99 ${percentile(sortedRetain, 99).toFixed(1)} ms (won p50 ${p50(race.wonMs)} ms, lost p50 ${p50(race.lostMs)} ms, release p50 ${p50(race.releaseMs)} ms); `
+      + `${race.lost} lost, ${race.failures} failed ${JSON.stringify(race.failedStatuses)}, ${race.doubleRetains} double retains`,
     `GET /Service, ${raceUsers} clients: ${fmt(service)}`, `${(raceRate / service.rate).toFixed(3)}x`, '>= 0.5x, p50 < 100 ms']);
   if (race.doubleRetains > 0) process.exitCode = 1;
 }

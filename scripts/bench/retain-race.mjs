@@ -34,6 +34,9 @@ function post(agent, authorization, query) {
 const holders = new Map();
 const retainMs = [];
 const releaseMs = [];
+/** The retains that lost (the device was held) and those that won, apart. */
+const lostMs = [];
+const wonMs = [];
 let pairs = 0;
 let lost = 0;
 let failures = 0;
@@ -48,9 +51,11 @@ async function user({ login, token }) {
     const device = devices[Math.floor(Math.random() * devices.length)];
     const started = performance.now();
     const retained = await post(agent, authorization, `action=retain&id=${device}`);
-    retainMs.push(performance.now() - started);
+    const took = performance.now() - started;
+    retainMs.push(took);
     if (retained.status !== 200) { failures++; failedStatuses[retained.status] = (failedStatuses[retained.status] ?? 0) + 1; continue; }
-    if (!retained.body.isSuccess) { lost++; continue; }
+    if (!retained.body.isSuccess) { lost++; lostMs.push(took); continue; }
+    wonMs.push(took);
     if (holders.has(device) && holders.get(device) !== login) doubleRetains++;
     holders.set(device, login);
     // Held for a moment (at least one turn of the event loop), so other users' answers can arrive while it is.
@@ -67,4 +72,4 @@ async function user({ login, token }) {
 const started = performance.now();
 await Promise.all(users.map(user));
 const elapsed = (performance.now() - started) / 1000;
-process.stdout.write(`${JSON.stringify({ elapsed, pairs, lost, failures, failedStatuses, doubleRetains, retainMs, releaseMs })}\n`);
+process.stdout.write(`${JSON.stringify({ elapsed, pairs, lost, failures, failedStatuses, doubleRetains, retainMs, releaseMs, lostMs, wonMs })}\n`);

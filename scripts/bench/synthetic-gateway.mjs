@@ -4,7 +4,9 @@
 // BENCH_PACKAGES installed packages. For lab-scale benchmarks of the hub, where simulating the devices' own
 // protocols would only load the machine. Environment as the real gateway (DEVICELAB_GATEWAY_NAME,
 // DEVICELAB_GATEWAY_TOKEN, DEVICELAB_HUB, DEVICELAB_GATEWAY_CACHE). Prints `synthetic gateway: connected` once
-// its session with the hub is verified.
+// its session with the hub is verified. Retains get the gateway's real adb access endpoints (a listener per
+// retained device, on ports BENCH_ACCESS_PORTS, default 47400-47999), as a real gateway answers every retain with
+// its endpoint (the hub waits for that answer); nothing connects to them here, so no adb server is needed.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { AppCache, DriverRegistry, HubLink } = require(path.join(root, 'gateway/dist'));
+const { AdbAccessEndpoints } = require(path.join(root, 'gateway/dist/access/adb-access-endpoints.js'));
+const Adb = require(require.resolve('@devicefarmer/adbkit', { paths: [path.join(root, 'gateway')] })).default;
 const { createLogger } = require(path.join(root, 'shared/dist'));
 
 const count = Number(process.env.BENCH_DEVICES || 1000);
@@ -57,10 +61,17 @@ class SyntheticDriver {
 
 const env = process.env;
 const drivers = new DriverRegistry([new SyntheticDriver()]);
-const link = new HubLink({
+const logger = createLogger('synthetic-gateway', env.DEVICELAB_LOG_LEVEL || 'warn');
+const [firstPort, lastPort] = (env.BENCH_ACCESS_PORTS || '47400-47999').split('-').map(Number);
+let link;
+const adbAccess = new AdbAccessEndpoints({
+  adb: Adb.createClient({ port: 1 }), ports: { first: firstPort, last: lastPort }, host: '127.0.0.1', logger,
+  ownsAndroidDevice: () => true, report: (event) => link?.accessEvent(event), packagesChanged: () => undefined,
+});
+link = new HubLink({
   name: env.DEVICELAB_GATEWAY_NAME, token: env.DEVICELAB_GATEWAY_TOKEN, hubAddress: env.DEVICELAB_HUB,
   publicAddress: '127.0.0.1', publicPort: 0, drivers, appCache: new AppCache(env.DEVICELAB_GATEWAY_CACHE || '/tmp'),
-  logger: createLogger('synthetic-gateway', env.DEVICELAB_LOG_LEVEL || 'warn'),
+  logger, adbAccess,
 });
 await drivers.start(link);
 link.on('connected', () => process.stdout.write(`synthetic gateway: connected (${count} devices)\n`));

@@ -17,14 +17,14 @@ export function deviceRouter(deps: ApiDependencies): Router {
   const router = Router();
 
   // Filters are read only once DeviceList is checked: a lister without it gets [] whatever it sent.
-  router.get('/Device', handle(async ({ req, res, params, user }) => {
-    const devices = await listDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params));
+  router.get('/Device', handle(async ({ req, res, params, user, listStamps }) => {
+    const devices = await listDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params), listStamps);
     await writeKeptJson(req, res, devices, params.pretty());
     return NO_REPLY;
   }));
 
-  router.get('/Device/Available', handle(async ({ req, res, params, user }) => {
-    const devices = await listAvailableDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params));
+  router.get('/Device/Available', handle(async ({ req, res, params, user, listStamps }) => {
+    const devices = await listAvailableDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params), listStamps);
     await writeKeptJson(req, res, devices, params.pretty());
     return NO_REPLY;
   }));

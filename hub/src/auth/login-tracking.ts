@@ -13,8 +13,25 @@ import { displayNameOf } from './authenticated-user';
 const LOGIN_IDLE_MINUTES = 30;
 const SEEN_RESOLUTION_MS = 60_000;
 
+/**
+ * Users whose authentication this process is noting right now. Their other requests meanwhile skip the note:
+ * 200 concurrent requests of one user after a quiet minute all read a stale `last_seen_at`, and each used to
+ * queue on the user's row lock for the same write (seconds under load, for every request of that user).
+ */
+const notingNow = new Set<string>();
+
 export async function noteAuthentication(db: Db, row: UserRow): Promise<void> {
   if (row.last_seen_at && Date.now() - new Date(row.last_seen_at).getTime() < SEEN_RESOLUTION_MS) return;
+  if (notingNow.has(row.id)) return;
+  notingNow.add(row.id);
+  try {
+    await noteNow(db, row);
+  } finally {
+    notingNow.delete(row.id);
+  }
+}
+
+async function noteNow(db: Db, row: UserRow): Promise<void> {
   await withTx(db, async (trx) => {
     // The WHERE is re-checked on the locked row, so of two concurrent first requests only one becomes the login.
     const login = await trx

@@ -9,6 +9,8 @@ import type { UserRow } from '../store/schema';
 import { generateApiToken, hashToken, isWellFormedApiToken, tokenMatchesHash } from './api-tokens';
 import { displayNameOf, type AuthenticatedUser } from './authenticated-user';
 import { noteAuthentication } from './login-tracking';
+import { readUsers, type CredentialReads, type RoleGrant } from './credential-reads';
+import type { ListStamps } from '../domain/device-list-cache';
 
 export const ADMIN_LOGIN = 'admin';
 
@@ -173,37 +175,34 @@ export async function rotateUserToken(db: Db, login: string): Promise<string> {
 
 /** What a credential check found; the reason of a failure is for the log only, never for the client. */
 type CredentialCheck =
-  | { user: AuthenticatedUser }
+  | { user: AuthenticatedUser; listStamps?: ListStamps }
   | { failure: 'unknown login' | 'inactive user' | 'wrong token' };
+
+/** Where a check reads the user: batched with other requests' checks, and whether it wants the list stamps too. */
+interface CheckRead {
+  reads: CredentialReads;
+  withListStamps: boolean;
+}
 
 /**
  * The Basic-auth check: the user with this login (case-insensitive), active, whose token hash matches in
  * constant time. A successful check after a pause counts as a login (auth/login-tracking.ts).
  */
-export async function checkCredentials(db: Db, login: string, token: string): Promise<CredentialCheck> {
+export async function checkCredentials(db: Db, login: string, token: string, via?: CheckRead): Promise<CredentialCheck> {
   // One round trip: the user row with its roles (every request authenticates, so this is the hot path).
-  const found = await db.selectFrom('users').selectAll()
-    .select(sql<RoleGrant[]>`coalesce((select json_agg(json_build_object('name', roles.name, 'entitlements', roles.entitlements)
-      order by roles.name) from user_roles join roles on roles.id = user_roles.role_id where user_roles.user_id = users.id), '[]')`
-      .as('granted_roles'))
-    .where(sql<boolean>`lower(login) = lower(${login})`).executeTakeFirst();
-  if (!found) return { failure: 'unknown login' };
-  const { granted_roles: roles, ...row } = found;
+  const read = via ? await via.reads.read(login, via.withListStamps) : { user: (await readUsers(db, [login], false)).users.get(login) };
+  if (!read.user) return { failure: 'unknown login' };
+  const { granted_roles: roles, ...row } = read.user;
   if (!tokenMatchesHash(token, row.token_sha256)) return { failure: 'wrong token' };
   if (!row.is_active) return { failure: 'inactive user' };
   await noteAuthentication(db, row);
-  return { user: authenticatedUser(row, roles) };
+  return { user: authenticatedUser(row, roles), listStamps: read.listStamps };
 }
 
 /** The user these credentials authenticate, or undefined, without saying which part was wrong. */
 export async function findUserByCredentials(db: Db, login: string, token: string): Promise<AuthenticatedUser | undefined> {
   const check = await checkCredentials(db, login, token);
   return 'user' in check ? check.user : undefined;
-}
-
-interface RoleGrant {
-  name: string;
-  entitlements: string[];
 }
 
 /** The AuthenticatedUser of a user row: its roles and the union of their entitlements. */

@@ -4,13 +4,13 @@
  * disabled, deleted) is an empty retain id, which closes the device's access endpoint and voids its tickets.
  * Told after every change that affects it; a gateway that misses one gets the whole set in its next Welcome.
  */
-import type { Retention } from '@devicelab/proto';
+import type { AdbPublicKey, Retention } from '@devicelab/proto';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db, Tx } from '../store/database';
 
 type AccessNotifier = Pick<GatewayDirectory, 'notifyRetention'>;
 
-interface AccessRow {
+export interface AccessRow {
   vendor_unique_identifier: string;
   retain_id: string | null;
   retained_by: string | null;
@@ -26,21 +26,24 @@ function accessQuery(db: Db | Tx) {
 }
 
 async function retentionsOf(db: Db | Tx, rows: AccessRow[]): Promise<Retention[]> {
-  const open = rows.filter((row) => row.retain_id && row.retained_by && row.enabled && !row.deleted);
-  const userIds = [...new Set(open.map((row) => row.retained_by as string))];
+  const userIds = [...new Set(rows.filter(isOpenForAccess).map((row) => row.retained_by as string))];
   const keys = userIds.length === 0 ? [] : await db.selectFrom('user_adb_keys')
     .select(['user_id', 'key', 'fingerprint', 'comment']).where('user_id', 'in', userIds).orderBy('added_at').execute();
-  return rows.map((row) => {
-    if (!open.includes(row)) return { vendorUniqueIdentifier: row.vendor_unique_identifier, retainId: '' };
-    return {
-      vendorUniqueIdentifier: row.vendor_unique_identifier,
-      retainId: row.retain_id as string,
-      userId: row.retained_by as string,
-      userLogin: row.login ?? '',
-      adbKeys: keys.filter((k) => k.user_id === row.retained_by)
-        .map((k) => ({ key: k.key, fingerprint: k.fingerprint, comment: k.comment })),
-    };
-  });
+  return rows.map((row) => retentionOf(row, keys.filter((k) => k.user_id === row.retained_by)));
+}
+
+const isOpenForAccess = (row: AccessRow): boolean => !!(row.retain_id && row.retained_by && row.enabled && !row.deleted);
+
+/** The Retention message of one device, given its retainer's adb keys (oldest first). */
+export function retentionOf(row: AccessRow, retainerKeys: readonly AdbPublicKey[]): Retention {
+  if (!isOpenForAccess(row)) return { vendorUniqueIdentifier: row.vendor_unique_identifier, retainId: '' };
+  return {
+    vendorUniqueIdentifier: row.vendor_unique_identifier,
+    retainId: row.retain_id as string,
+    userId: row.retained_by as string,
+    userLogin: row.login ?? '',
+    adbKeys: retainerKeys.map((k) => ({ key: k.key, fingerprint: k.fingerprint, comment: k.comment })),
+  };
 }
 
 /** Every retained device of a gateway, for its Welcome (devices closed to access come as released). */

@@ -1,13 +1,13 @@
 /** Retain, release, reboot and log of one device (spec 3, 4.2); every change and its event in one transaction. */
-import { ApiFailure, type DeviceAccessTicket } from '@devicelab/shared';
+import { sql, type RawBuilder } from 'kysely';
+import { ApiFailure, parseGuid, type DeviceAccessTicket } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
-import { closeSessionMarker, openSessionMarker } from '../metrics/markers';
-import { withTx, type Db, type Tx } from '../store/database';
+import { withTx, type Db } from '../store/database';
 import { signDeviceTicket, type TicketKeys } from './device-ticket';
-import { inUseBy, lockDevice, lockDeviceByIdentifier, resolveDevice, type DeviceWithRetainer } from './device-queries';
-import { announceDeviceAccess } from './device-access';
+import { deviceNotFound, inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
+import { retentionOf } from './device-access';
 import { recordEvent } from './events';
 import { runDeviceCommand } from './gateway-commands';
 
@@ -24,7 +24,10 @@ interface RetainOptions {
 /** How long a retain waits for the gateway to open the device's adb endpoint before answering without it. */
 const ACCESS_ENDPOINT_WAIT_MS = 3_000;
 
-/** Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online). */
+/**
+ * Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online).
+ * retain_device (migration 022) applies the same rules inside the database.
+ */
 export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
   if (device.deleted) throw new ApiFailure('Device is deleted.');
   if (!device.enabled) throw new ApiFailure('Device is disabled.');
@@ -36,43 +39,24 @@ export async function retainDevice(
   db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
-  // Losers fail fast: a device someone else holds (or one unusable for any other reason) is refused from its
-  // committed state, without a transaction or a wait on the row lock; only a possible winner takes the lock.
-  assertUsableBy(await resolveDevice(db, identifier), user);
-  const ticket = await withTx(db, async (trx) => {
-    const device = await lockDeviceByIdentifier(trx, identifier);
-    const { id } = device;
-    assertUsableBy(device, user);
-    let retainedAt = device.retained_at;
-    let retainId = device.retain_id;
-    if (device.retained_by !== user.id || !retainedAt || !retainId) {
-      retainedAt = options.now?.() ?? new Date();
-      // retain_id is set by the database (migration 007): a new one for every new retain.
-      ({ retain_id: retainId } = await trx.updateTable('devices')
-        .set({ retained_by: user.id, retained_at: retainedAt, last_inuse_at: retainedAt })
-        .where('id', '=', id).returning('retain_id').executeTakeFirstOrThrow());
-      await openSessionMarker(trx, id, user.id, retainedAt); // spec 3: `session` covers the retained period
-      await recordEvent(trx, {
-        eventType: 'DeviceRetained', message: 'Device Retained', boolValue: true,
-        deviceId: id, deviceName: device.name, performedById: user.id, performedByName: user.displayName,
-        userId: user.id,
-      });
-    }
-    return {
-      authenticator: signDeviceTicket(options.ticketKeys, {
-        vendorUniqueIdentifier: device.vendor_unique_identifier, deviceId: id, userId: user.id,
-        retainId: retainId ?? '', issuedAt: retainedAt,
-      }),
-      retainId: retainId ?? '',
-      deviceId: id,
-      gatewayAddress: device.gateway_public_address ?? '',
-      gatewayPort: device.gateway_public_port ?? 0,
-      deviceVendorUniqueIdentifier: device.vendor_unique_identifier,
-      serialNumber: device.serial_number ?? device.vendor_unique_identifier,
-    };
-  });
-  const { retainId, deviceId, ...accessTicket } = ticket;
-  await announceDeviceAccess(db, options.gateways, [deviceId]);
+  // One statement (migration 022): losers are refused from the committed row without waiting on its lock; the
+  // winner's lock, update, session marker and event are one short transaction.
+  const at = options.now?.() ?? new Date();
+  const device = await callRetainFunction(db, sql`retain_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
+    ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz)`, identifier);
+  if (device.outcome !== 'retained' && device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device));
+  const retainId = device.retain_id ?? '';
+  announceRetention(options.gateways, device); // also for a repeated retain, as a gateway that missed it would need
+  const accessTicket: DeviceAccessTicket = {
+    authenticator: signDeviceTicket(options.ticketKeys, {
+      vendorUniqueIdentifier: device.vendor_unique_identifier, deviceId: device.id, userId: user.id,
+      retainId, issuedAt: device.retained_at ?? at,
+    }),
+    gatewayAddress: device.gateway_public_address ?? '',
+    gatewayPort: device.gateway_public_port ?? 0,
+    deviceVendorUniqueIdentifier: device.vendor_unique_identifier,
+    serialNumber: device.serial_number ?? device.vendor_unique_identifier,
+  };
   const port = await options.gateways?.accessPort(accessTicket.deviceVendorUniqueIdentifier, retainId, ACCESS_ENDPOINT_WAIT_MS);
   return port ? { ...accessTicket, gatewayPort: port } : accessTicket;
 }
@@ -83,29 +67,50 @@ export async function releaseDevice(
   /** Told once the release is committed, so the device's gateway stops accepting the old ticket and access ends. */
   gateways?: Pick<GatewayDirectory, 'notifyRetention'>,
 ): Promise<void> {
-  const released = await withTx(db, async (trx) => {
-    const device = await lockDeviceByIdentifier(trx, identifier);
-    if (!device.retained_by) return undefined;
-    if (device.retained_by !== user.id && !hasEntitlement(user, 'DeviceReleaseAny')) {
-      throw new ApiFailure(inUseBy(device));
-    }
-    await dropRetain(trx, device, user);
-    return device;
-  });
-  if (released) await announceDeviceAccess(db, gateways, [released.id]);
+  const device = await callRetainFunction(db, sql`release_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
+    ${user.id}::uuid, ${user.displayName}, ${hasEntitlement(user, 'DeviceReleaseAny')}, ${new Date().toISOString()}::timestamptz)`, identifier);
+  if (device.outcome === 'released') announceRetention(gateways, device);
+  else if (device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device));
 }
 
-async function dropRetain(trx: Tx, device: DeviceWithRetainer, by: AuthenticatedUser): Promise<void> {
-  const now = new Date();
-  await trx.updateTable('devices')
-    .set({ retained_by: null, retained_at: null, last_inuse_at: now })
-    .where('id', '=', device.id).execute();
-  await closeSessionMarker(trx, device.id, now);
-  await recordEvent(trx, {
-    eventType: 'DeviceRetained', message: 'Device Released', boolValue: false,
-    deviceId: device.id, deviceName: device.name, performedById: by.id, performedByName: by.displayName,
-    userId: device.retained_by,
-  });
+/** What retain_device and release_device return (migration 022). */
+interface RetainOutcome {
+  outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | 'deleted' | 'disabled' | 'in_use' | 'offline';
+  id: string;
+  name: string;
+  vendor_unique_identifier: string;
+  serial_number: string | null;
+  retained_by: string | null;
+  retainer_login: string | null;
+  retain_id: string | null;
+  retained_at: Date | null;
+  enabled: boolean;
+  deleted: boolean;
+  gateway_public_address: string | null;
+  gateway_public_port: number | null;
+  retainer_adb_keys: { key: string; fingerprint: string; comment: string }[] | null;
+}
+
+async function callRetainFunction(db: Db, call: RawBuilder<unknown>, identifier: string): Promise<RetainOutcome> {
+  const { rows } = await sql<RetainOutcome>`SELECT * FROM ${call}`.execute(db);
+  const device = rows[0];
+  if (device.outcome === 'not_found') throw new ApiFailure(deviceNotFound(identifier.trim()));
+  return device;
+}
+
+function refusalText(device: RetainOutcome): string {
+  switch (device.outcome) {
+    case 'deleted': return 'Device is deleted.';
+    case 'disabled': return 'Device is disabled.';
+    case 'offline': return 'Device is offline.';
+    default: return inUseBy(device);
+  }
+}
+
+/** Tells the device's gateway who may open it now (the retainer with their adb keys, or nobody). */
+function announceRetention(gateways: Pick<GatewayDirectory, 'notifyRetention'> | undefined, device: RetainOutcome): void {
+  const keys = (device.retainer_adb_keys ?? []).map((k) => ({ ...k, key: Buffer.from(k.key, 'base64') }));
+  gateways?.notifyRetention(retentionOf({ ...device, login: device.retainer_login }, keys));
 }
 
 /**

@@ -3,12 +3,13 @@
  * changes: dashboards and CI pipelines poll them, and mapping 1,000 rows on every poll was most of the hub's
  * time. Before using a kept list the hub reads the change stamps of the rows the list is made of (migration
  * 014: count, sum and max of `list_change`, one cheap query); any committed change on any hub replica changes
- * them, so a change is visible on the next read. The stamps are read before the rows, so a list is never kept
+ * them, so a change is visible on the next read. The stamps are read before the rows (usually in the same
+ * statement as the request's credentials, auth/credential-reads.ts), so a list is never kept
  * under stamps newer than its rows. A list showing a retained device also depends on the current second (a
  * retained device is in use "now"), so it is kept for that second only. Each kept list is the same array
  * object until it changes, which lets the response writer keep its serialised bytes too.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Device } from '@devicelab/shared';
 import type { Db } from '../store/database';
 import type { DeviceDetailOptions } from './device-mapping';
@@ -28,15 +29,22 @@ export interface LoadedList {
 
 const caches = new WeakMap<Db, Map<string, KeptList>>();
 
+/**
+ * The change stamps of the rows the lists are made of, as one text value (devices, then applications); read it
+ * in the same statement as something else with listStampsSql (auth/credential-reads.ts does).
+ */
+export type ListStamps = string;
+
 /** The list of one view (`detail`, Available or not), kept until the rows it is made of change. */
 export async function keptDeviceList(
   db: Db, view: { detail: DeviceDetailOptions; availableOnly: boolean }, load: () => Promise<LoadedList>,
+  /** Stamps read by a statement that began after the request did; read here when absent. */
+  stamps?: ListStamps,
 ): Promise<Device[]> {
-  const withApplications = !!(view.detail.applications || view.detail.allApplications);
   const key = [view.availableOnly, !!view.detail.properties, !!view.detail.applications, !!view.detail.allApplications].join();
   let kept = caches.get(db);
   if (!kept) caches.set(db, kept = new Map());
-  const stamps = await readStamps(db, withApplications);
+  stamps ??= await readStamps(db);
   const second = Math.floor(Date.now() / 1000);
   const entry = kept.get(key);
   if (entry && entry.stamps === stamps && (entry.second === undefined || entry.second === second)) return entry.devices;
@@ -45,11 +53,13 @@ export async function keptDeviceList(
   return loaded.devices;
 }
 
-async function readStamps(db: Db, withApplications: boolean): Promise<string> {
-  const devices = sql<string>`(select count(*) || ':' || coalesce(sum(list_change), 0) || ':' || coalesce(max(list_change), 0) from devices)`;
-  const applications = withApplications
-    ? sql<string>`(select count(*) || ':' || coalesce(sum(list_change), 0) || ':' || coalesce(max(list_change), 0) from applications)`
-    : sql<string>`''`;
-  const { rows } = await sql<{ stamps: string }>`select ${devices} || '/' || ${applications} as stamps`.execute(db);
+/** The stamps as a SQL expression (count, sum and max of `list_change` over devices, then over applications). */
+export function listStampsSql(): RawBuilder<ListStamps> {
+  return sql<ListStamps>`((select count(*) || ':' || coalesce(sum(list_change), 0) || ':' || coalesce(max(list_change), 0) from devices)
+    || '/' || (select count(*) || ':' || coalesce(sum(list_change), 0) || ':' || coalesce(max(list_change), 0) from applications))`;
+}
+
+async function readStamps(db: Db): Promise<ListStamps> {
+  const { rows } = await sql<{ stamps: ListStamps }>`select ${listStampsSql()} as stamps`.execute(db);
   return rows[0].stamps;
 }

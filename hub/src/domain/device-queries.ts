@@ -106,32 +106,11 @@ export async function lockDevice(trx: Tx, deviceId: string): Promise<DeviceWithR
   return selectDevices(trx).where('devices.id', '=', deviceId).executeTakeFirstOrThrow();
 }
 
-export interface LockedDevice extends DeviceWithRetainer {
-  /** Where clients reach the device's gateway (null when it has none). */
-  gateway_public_address: string | null;
-  gateway_public_port: number | null;
-}
-
-/**
- * resolveDevice and lockDevice in two round trips instead of three, with the device's gateway address: the
- * identifier's row is locked in one statement, then read fresh (a second statement, so that the retainer's name
- * joined to it is the one of the row as the lock found it). Unknown → ApiFailure `Device '<id>' not found.`.
- */
-export async function lockDeviceByIdentifier(trx: Tx, identifier: string): Promise<LockedDevice> {
-  const match = identifierMatch(identifier);
-  const locked = await trx.selectFrom('devices').select('devices.id').where(match.where).orderBy(match.preference)
-    .limit(1).forUpdate().executeTakeFirst();
-  if (!locked) throw new ApiFailure(deviceNotFound(match.text));
-  return selectDevices(trx).leftJoin('gateways', 'gateways.id', 'devices.gateway_id')
-    .select(['gateways.public_address as gateway_public_address', 'gateways.public_port as gateway_public_port'])
-    .where('devices.id', '=', locked.id).executeTakeFirstOrThrow();
-}
-
 export function retainerDisplayName(row: DeviceWithRetainer): string | undefined {
   if (!row.retainer_login) return undefined;
   const name = [row.retainer_first_name, row.retainer_middle_name, row.retainer_last_name].filter((p) => p && p.trim()).join(' ');
   return name || row.retainer_login;
 }
 
-export const inUseBy = (row: DeviceWithRetainer): string =>
+export const inUseBy = (row: Pick<DeviceWithRetainer, 'name' | 'retainer_login' | 'retained_by'>): string =>
   `Device '${row.name}' is in use by '${row.retainer_login ?? row.retained_by}'.`;

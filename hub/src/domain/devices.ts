@@ -6,7 +6,7 @@ import { hasEntitlement } from '../auth/entitlements';
 import type { Db } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
 import { readDeferred, type Deferred } from './deferred-input';
-import { keptDeviceList } from './device-list-cache';
+import { keptDeviceList, type ListStamps } from './device-list-cache';
 import { toDeviceModel, type DeviceDetailOptions } from './device-mapping';
 import { identifierMatch, selectDevices, type DeviceWithRetainer } from './device-queries';
 
@@ -46,9 +46,11 @@ const RETAINER_DISPLAY_NAME = sql<string>`coalesce(nullif(concat_ws(' ',
 /** GET /Device. Without DeviceList the answer is `[]` (wire-decisions rule 20). */
 export async function listDevices(
   db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters>, options: Deferred<DeviceDetailOptions> = {},
+  /** The lists' change stamps, read after the request began (with its credentials); read anew when absent. */
+  stamps?: ListStamps,
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  return listView(db, readDeferred(filters), readDeferred(options), false);
+  return listView(db, readDeferred(filters), readDeferred(options), false, stamps);
 }
 
 /**
@@ -57,19 +59,22 @@ export async function listDevices(
  */
 export async function listAvailableDevices(
   db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters> = {}, options: Deferred<DeviceDetailOptions> = {},
+  stamps?: ListStamps,
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  return listView(db, readDeferred(filters), readDeferred(options), true);
+  return listView(db, readDeferred(filters), readDeferred(options), true, stamps);
 }
 
 /** A filtered list is read from the records; the unfiltered ones, which pollers ask for, are kept between changes. */
-async function listView(db: Db, filters: DeviceFilters, detail: DeviceDetailOptions, availableOnly: boolean): Promise<Device[]> {
+async function listView(
+  db: Db, filters: DeviceFilters, detail: DeviceDetailOptions, availableOnly: boolean, stamps: ListStamps | undefined,
+): Promise<Device[]> {
   const load = async () => {
     const rows = await queryDevices(db, filters, detail, availableOnly);
     return { devices: await mapDevices(db, rows, detail), showsRetained: rows.some((row) => row.retained_by !== null) };
   };
   if (Object.values(filters).some((value) => value !== undefined)) return (await load()).devices;
-  return keptDeviceList(db, { detail, availableOnly }, load);
+  return keptDeviceList(db, { detail, availableOnly }, load, stamps);
 }
 
 /**

@@ -12,6 +12,8 @@ import { parseBasicCredentials } from '../auth/basic-credentials';
 import { LoginThrottle } from '../auth/login-throttle';
 import { checkCredentials } from '../auth/users';
 import { VerifiedCredentials } from '../auth/verified-credentials';
+import { CredentialReads } from '../auth/credential-reads';
+import type { ListStamps } from '../domain/device-list-cache';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -19,6 +21,8 @@ declare global {
     interface Request {
       /** Set by basicAuthMiddleware. */
       user?: AuthenticatedUser;
+      /** The device lists' change stamps, read with the credentials (basicAuthMiddleware, for device list requests). */
+      listStamps?: ListStamps;
     }
   }
 }
@@ -40,12 +44,15 @@ interface BasicAuthOptions {
  * Guards every route mounted after it. Missing, malformed or wrong credentials, and inactive users, all get
  * the same 401. A client over its failure budget gets 429 with Retry-After before its credentials are looked
  * at. A request without credentials is no failed login (clients that wait for the challenge send one first).
- * Store failures go to the error handler (next(err)), not to a misleading 401.
+ * Store failures go to the error handler (next(err)), not to a misleading 401. The user rows are read in batches
+ * shared by the requests waiting at the same moment (auth/credential-reads.ts), with the device lists' change
+ * stamps when the request lists devices, so that such a request makes one round trip to PostgreSQL in all.
  */
 export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): RequestHandler {
   const logger = options.logger ?? createLogger('hub');
   const throttle = options.throttle ?? new LoginThrottle();
   const verified = options.verified ?? new VerifiedCredentials();
+  const reads = new CredentialReads(db);
 
   return (req: Request, res: Response, next: NextFunction) => {
     const header = req.headers.authorization;
@@ -68,7 +75,7 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
     const known = verified.has(clientAddress, credentials.login, credentials.token);
     const attempt = known ? undefined : throttle.begin(clientAddress, login);
     if (attempt && attempt.waitMs > 0) return sendTooManyFailures(res, attempt.waitMs, prettyRequested(req));
-    checkCredentials(db, credentials.login, credentials.token).then((check) => {
+    checkCredentials(db, credentials.login, credentials.token, { reads, withListStamps: readsDeviceList(req) }).then((check) => {
       if ('failure' in check) {
         if (known) {
           verified.forget(clientAddress, credentials.login, credentials.token);
@@ -79,6 +86,7 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
       attempt?.succeeded();
       verified.remember(clientAddress, credentials.login, credentials.token);
       req.user = check.user;
+      req.listStamps = check.listStamps;
       next();
     }, (err: unknown) => {
       attempt?.unchecked(); // no failed login: clients retrying through an outage are not throttled after it
@@ -86,6 +94,10 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
     });
   };
 }
+
+/** GET /Device and /Device/Available (the lists pollers ask for): their change stamps are read with the credentials. */
+const DEVICE_LIST_PATH = /^\/device(\/available)?\/?$/i;
+const readsDeviceList = (req: Request): boolean => (req.method === 'GET' || req.method === 'HEAD') && DEVICE_LIST_PATH.test(req.path);
 
 /** The exact compact body, or the same indented for `pretty=true`. */
 export function sendAuthenticationRequired(res: Response, pretty = false): void {

@@ -7,6 +7,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiFailure, UNEXPECTED_ERROR_MESSAGE } from '@devicelab/shared';
 import type { Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
+import type { ListStamps } from '../domain/device-list-cache';
 import { sendAuthenticationRequired } from './basic-auth';
 import { isDatabaseUnavailable } from '../store/database';
 import { prettyRequested, requestParams, type RequestParams } from './params';
@@ -19,6 +20,8 @@ export interface RequestContext {
   user: AuthenticatedUser;
   /** Raw text body of a JSON/urlencoded/text request ('' when none). */
   bodyText: string;
+  /** The device lists' change stamps read with the credentials, for the list routes (absent: read them anew). */
+  listStamps?: ListStamps;
 }
 
 /** A handler's answer: a value to write with HTTP 200, or NO_REPLY when it wrote the response itself. */
@@ -41,7 +44,7 @@ export function handle(handler: Handler): RequestHandler {
         return;
       }
       const bodyText = typeof req.body === 'string' ? req.body : '';
-      const result = await handler({ req, res, params, user, bodyText });
+      const result = await handler({ req, res, params, user, bodyText, listStamps: req.listStamps });
       if (result !== NO_REPLY && !res.headersSent) writeJson(res, 200, result, pretty);
     } catch (err) {
       if (err instanceof ApiFailure) {

@@ -1,7 +1,7 @@
 /**
  * Metrics markers (spec 3, 4.3): named periods of one device. Several may be open at once if their names
  * differ; stopping needs the same name and device. The `session` marker covers each retained period: it is
- * opened and closed by retain/release in their own transactions (domain/device-actions.ts), so users cannot
+ * opened and closed by retain/release in their own statements (migration 022's retain_device, release_device), so users cannot
  * start or stop it themselves.
  */
 import { sql } from 'kysely';
@@ -50,19 +50,6 @@ function checkName(name: string): void {
   if (name === SESSION_MARKER) {
     throw new ApiFailure(`The marker '${SESSION_MARKER}' is started and stopped by retain and release.`);
   }
-}
-
-/** Retain: a new `session` period (a stale open one, which cannot exist after a clean release, is closed first). */
-export async function openSessionMarker(trx: Tx, deviceId: string, userId: string, at: Date): Promise<void> {
-  await closeSessionMarker(trx, deviceId, at);
-  await sql`INSERT INTO metrics.markers (device_id, name, started_at, started_by)
-    VALUES (${deviceId}::uuid, ${SESSION_MARKER}, ${at.toISOString()}::timestamptz, ${userId}::uuid)`.execute(trx);
-}
-
-/** Release: the open `session` period ends. */
-export async function closeSessionMarker(trx: Tx, deviceId: string, at: Date): Promise<void> {
-  await sql`UPDATE metrics.markers SET stopped_at = greatest(started_at, ${at.toISOString()}::timestamptz)
-    WHERE device_id = ${deviceId}::uuid AND name = ${SESSION_MARKER} AND stopped_at IS NULL`.execute(trx);
 }
 
 /** The `limit` most recent periods of marker `name`, skipping `offset`, most recent first. */

@@ -131,6 +131,28 @@ describe('retain and release', () => {
     expect(await message(retainDevice(t.db, user, deleted.id, { ticketKeys: KEYS }))).toBe('Device is deleted.');
   });
 
+  it('names an unknown device in one statement, and tells the gateway each retain and the release with the retainer\'s keys', async () => {
+    const user = await createUser(t.db, 'keys@example.com');
+    expect(await message(retainDevice(t.db, user, ' no-such-device ', { ticketKeys: KEYS }))).toBe("Device 'no-such-device' not found.");
+    expect(await message(releaseDevice(t.db, user, 'no-such-device'))).toBe("Device 'no-such-device' not found.");
+    await t.db.insertInto('user_adb_keys').values({ user_id: user.id, fingerprint: 'fp-1', key: Buffer.from('public key bytes'),
+      comment: 'laptop' }).execute();
+    const d = await insertDevice(t.db);
+    const told: unknown[] = [];
+    const gateways = { notifyRetention: (r: unknown) => told.push(r), accessPort: async () => undefined };
+    await retainDevice(t.db, user, d.id, { ticketKeys: KEYS, gateways });
+    const { retain_id: retainId } = await t.db.selectFrom('devices').select('retain_id').where('id', '=', d.id).executeTakeFirstOrThrow();
+    await retainDevice(t.db, user, d.id, { ticketKeys: KEYS, gateways }); // the same retain, told again
+    await releaseDevice(t.db, user, d.id, gateways);
+    await releaseDevice(t.db, user, d.id, gateways); // nobody retains it: nothing to tell
+    const retained = { vendorUniqueIdentifier: d.vendor_unique_identifier, retainId, userId: user.id, userLogin: 'keys@example.com',
+      adbKeys: [{ key: Buffer.from('public key bytes'), fingerprint: 'fp-1', comment: 'laptop' }] };
+    expect(told).toEqual([retained, retained, { vendorUniqueIdentifier: d.vendor_unique_identifier, retainId: '' }]);
+    const markers = await t.db.selectFrom('metrics.markers' as never).selectAll().where('device_id' as never, '=', d.id as never)
+      .execute() as unknown as { name: string; started_by: string; stopped_at: Date | null }[];
+    expect(markers).toEqual([expect.objectContaining({ name: 'session', started_by: user.id, stopped_at: expect.any(Date) })]);
+  });
+
   it('two concurrent retains: exactly one wins, 100 times over', async () => {
     const a = await createUser(t.db, 'race-a@example.com');
     const b = await createUser(t.db, 'race-b@example.com');

@@ -17,6 +17,7 @@ import * as webhooks from './017_webhooks';
 import * as gatewayFleet from './018_gateway_fleet';
 import * as blobs from './020_blobs';
 import * as jobProgress from './024_job_progress';
+import * as retainFunctions from './022_retain_functions';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '018_gateway_fleet': gatewayFleet,
   '020_blobs': blobs,
   '024_job_progress': jobProgress,
+  '022_retain_functions': retainFunctions,
 };
 
 export const migrationProvider: MigrationProvider = {
