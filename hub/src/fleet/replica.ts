@@ -1,7 +1,7 @@
 /**
  * This hub process as one replica of the lab (issue 16): an id that changes with every start, when it started
- * and where it runs. Gateways record the replica their link landed on (`gateways.hub_replica`); GET /Service
- * lists the replicas (for now only this one: replicas sharing one PostgreSQL come later).
+ * and where it runs. Gateways record the replica their link landed on (`gateways.hub_replica`); the registry
+ * (replica-registry.ts) records it in `hub_replicas` and keeps it live.
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';

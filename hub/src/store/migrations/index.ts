@@ -15,6 +15,7 @@ import * as applicationPlatform from './015_application_platform';
 import * as provisionedDevices from './016_provisioned_devices';
 import * as webhooks from './017_webhooks';
 import * as gatewayFleet from './018_gateway_fleet';
+import * as hubReplicas from './019_hub_replicas';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '016_provisioned_devices': provisionedDevices,
   '017_webhooks': webhooks,
   '018_gateway_fleet': gatewayFleet,
+  '019_hub_replicas': hubReplicas,
 };
 
 export const migrationProvider: MigrationProvider = {
