@@ -5,6 +5,7 @@
  * locked, the second is a hash of the thing's id (a collision only makes two gateways share one lock).
  */
 import { sql, type RawBuilder } from 'kysely';
+import pg from 'pg';
 
 export const LockKind = {
   /** A gateway's link: held by the replica that owns it, on the link's own connection. */
@@ -28,4 +29,17 @@ export function lockHeldSql(kind: number, id: RawBuilder<unknown> | string): Raw
   return sql<boolean>`EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
     AND l.classid = ${sql.lit(kind)}::oid AND l.objid = ${lockKeySql(id)}::oid AND l.objsubid = 2)`;
+}
+
+/** Runs `fn` while holding the lock of `kind` (waiting for it), on a connection of its own. */
+export async function withSessionLock<T>(url: string, kind: number, fn: () => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1, 0)', [kind]);
+    return await fn();
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

@@ -14,13 +14,13 @@ export const RELAY_CHANNEL = 'devicelab_relay';
 const HEARTBEAT_MS = 5_000;
 const RECONNECT_MS = 1_000;
 
-export interface LiveReplica { id: string; hostname: string; apiAddress: string | null; startedAt: Date }
+export interface LiveReplica { id: string; hostname: string; version: string; apiAddress: string | null; startedAt: Date }
 
 /** The replicas whose liveness lock is held now, oldest first. */
 export async function liveReplicas(db: Db): Promise<LiveReplica[]> {
-  const rows = await db.selectFrom('hub_replicas').select(['id', 'hostname', 'api_address', 'started_at'])
+  const rows = await db.selectFrom('hub_replicas').select(['id', 'hostname', 'version', 'api_address', 'started_at'])
     .where(lockHeldSql(LockKind.replica, sql.ref('hub_replicas.id'))).orderBy('started_at').execute();
-  return rows.map((row) => ({ id: row.id, hostname: row.hostname, apiAddress: row.api_address, startedAt: row.started_at }));
+  return rows.map((row) => ({ id: row.id, hostname: row.hostname, version: row.version, apiAddress: row.api_address, startedAt: row.started_at }));
 }
 
 /** Whether the replica `id` is live now. */
@@ -39,7 +39,9 @@ export class ReplicaRegistry {
   apiAddress: string | null = null;
   linkAddress: string | null = null;
 
-  constructor(private readonly db: Db, private readonly url: string, private readonly logger: Logger) {}
+  constructor(
+    private readonly db: Db, private readonly url: string, private readonly version: string, private readonly logger: Logger,
+  ) {}
 
   /** Resolves once the replica is recorded and live (its lock held) and relayed commands are heard. */
   async start(): Promise<void> {
@@ -97,9 +99,9 @@ export class ReplicaRegistry {
     await client.connect();
     await client.query('SELECT pg_advisory_lock($1, hashtext($2) & 2147483647)', [LockKind.replica, thisReplica.id]);
     await client.query(
-      `INSERT INTO hub_replicas (id, hostname, api_address, link_address, started_at) VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO hub_replicas (id, hostname, version, api_address, link_address, started_at) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
-      [thisReplica.id, thisReplica.hostname, this.apiAddress, this.linkAddress, thisReplica.startedAt]);
+      [thisReplica.id, thisReplica.hostname, this.version, this.apiAddress, this.linkAddress, thisReplica.startedAt]);
     await client.query(`LISTEN ${RELAY_CHANNEL}`);
     this.client = client;
   }

@@ -180,6 +180,7 @@ export interface AsyncJobsTable {
 export interface HubReplicasTable {
   id: string;
   hostname: string;
+  version: string;
   api_address: string | null;
   link_address: string | null;
   started_at: Generated<Date>;

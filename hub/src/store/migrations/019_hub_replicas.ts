@@ -11,6 +11,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE TABLE hub_replicas (
       id text PRIMARY KEY,
       hostname text NOT NULL,
+      version text NOT NULL,
       api_address text,
       link_address text,
       started_at timestamptz NOT NULL DEFAULT now(),
