@@ -12,7 +12,6 @@ import type { Logger } from '@devicelab/shared';
 import { GatewayUnavailableError } from '../gateways/gateway-directory';
 import { withTx, type Db } from '../store/database';
 import { isReplicaLive, RELAY_CHANNEL, type ReplicaRegistry } from './replica-registry';
-import { thisReplica } from './replica';
 
 export type RelayKind = 'command' | 'usbHubCommand' | 'accessPort';
 
@@ -44,13 +43,16 @@ export class CommandRelay {
 
   constructor(
     private readonly db: Db,
-    registry: Pick<ReplicaRegistry, 'onRelayNotification'>,
+    registry: Pick<ReplicaRegistry, 'onRelayNotification' | 'replica'>,
     private readonly execute: RelayExecutor,
     private readonly broadcasts: RelayBroadcasts,
     private readonly logger: Logger,
   ) {
+    this.replicaId = registry.replica.id;
     registry.onRelayNotification((payload) => this.onNotice(payload));
   }
+
+  private readonly replicaId: string;
 
   /** Runs `request` on the replica `owner` and resolves with its result; rejects like a local command would. */
   request(owner: string, kind: RelayKind, target: string, request: unknown, timeoutMs: number): Promise<unknown> {
@@ -63,7 +65,7 @@ export class CommandRelay {
       this.ownerCheck ??= setInterval(() => void this.checkOwners(), OWNER_CHECK_MS);
       withTx(this.db, async (trx) => {
         await trx.insertInto('relayed_commands').values({
-          id, owner_replica: owner, requester_replica: thisReplica.id, kind, target,
+          id, owner_replica: owner, requester_replica: this.replicaId, kind, target,
           request: encode(request), deadline: new Date(Date.now() + timeoutMs),
         }).execute();
         await notify(trx, { type: 'request', to: owner, id });
@@ -72,7 +74,7 @@ export class CommandRelay {
   }
 
   broadcast(notice: { type: 'retention'; vendorUniqueIdentifier: string } | { type: 'metricsSettings' }): void {
-    void notify(this.db, { ...notice, from: thisReplica.id })
+    void notify(this.db, { ...notice, from: this.replicaId })
       .catch((err: unknown) => this.logger.warn({ err }, 'relay broadcast failed'));
   }
 
@@ -93,17 +95,17 @@ export class CommandRelay {
     } catch {
       return;
     }
-    if (notice.type === 'retention' && notice.from !== thisReplica.id) this.broadcasts.retention(notice.vendorUniqueIdentifier);
-    else if (notice.type === 'metricsSettings' && notice.from !== thisReplica.id) this.broadcasts.metricsSettings();
-    else if (notice.type === 'request' && notice.to === thisReplica.id) void this.serve(notice.id);
-    else if (notice.type === 'answer' && notice.to === thisReplica.id) void this.collect(notice.id);
+    if (notice.type === 'retention' && notice.from !== this.replicaId) this.broadcasts.retention(notice.vendorUniqueIdentifier);
+    else if (notice.type === 'metricsSettings' && notice.from !== this.replicaId) this.broadcasts.metricsSettings();
+    else if (notice.type === 'request' && notice.to === this.replicaId) void this.serve(notice.id);
+    else if (notice.type === 'answer' && notice.to === this.replicaId) void this.collect(notice.id);
   }
 
   /** The owner's side: claim, run, answer. */
   private async serve(id: string): Promise<void> {
     try {
       const row = await this.db.updateTable('relayed_commands').set({ claimed_at: sql`now()` })
-        .where('id', '=', id).where('owner_replica', '=', thisReplica.id).where('claimed_at', 'is', null)
+        .where('id', '=', id).where('owner_replica', '=', this.replicaId).where('claimed_at', 'is', null)
         .returning(['kind', 'target', sql<string>`request::text`.as('request'), 'deadline', 'requester_replica'])
         .executeTakeFirst();
       if (!row) return;

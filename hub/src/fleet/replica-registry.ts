@@ -8,7 +8,7 @@ import pg from 'pg';
 import type { Logger } from '@devicelab/shared';
 import type { Db } from '../store/database';
 import { LockKind, lockHeldSql } from './advisory-locks';
-import { thisReplica } from './replica';
+import { thisReplica, type HubReplica } from './replica';
 
 export const RELAY_CHANNEL = 'devicelab_relay';
 const HEARTBEAT_MS = 5_000;
@@ -41,13 +41,15 @@ export class ReplicaRegistry {
 
   constructor(
     private readonly db: Db, private readonly url: string, private readonly version: string, private readonly logger: Logger,
+    /** Which replica this is: this process, except in tests that run several in one process. */
+    readonly replica: HubReplica = thisReplica,
   ) {}
 
   /** Resolves once the replica is recorded and live (its lock held) and relayed commands are heard. */
   async start(): Promise<void> {
     await this.connect();
     this.heartbeat = setInterval(() => {
-      this.db.updateTable('hub_replicas').set({ heartbeat_at: sql`now()` }).where('id', '=', thisReplica.id).execute()
+      this.db.updateTable('hub_replicas').set({ heartbeat_at: sql`now()` }).where('id', '=', this.replica.id).execute()
         .catch((err: unknown) => this.logger.warn({ err }, 'replica heartbeat failed'));
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
@@ -58,7 +60,7 @@ export class ReplicaRegistry {
     this.apiAddress = apiAddress;
     this.linkAddress = linkAddress;
     await this.db.updateTable('hub_replicas').set({ api_address: apiAddress, link_address: linkAddress })
-      .where('id', '=', thisReplica.id).execute();
+      .where('id', '=', this.replica.id).execute();
   }
 
   /** Hears every payload on RELAY_CHANNEL. */
@@ -76,7 +78,7 @@ export class ReplicaRegistry {
     const { rows } = await this.client.query<{ locked: boolean }>(
       'SELECT pg_try_advisory_lock($1, 0) AS locked', [LockKind.leader]);
     this.leader = rows[0]?.locked === true;
-    if (this.leader) this.logger.info({ replica: thisReplica.id }, 'this replica leads the lab');
+    if (this.leader) this.logger.info({ replica: this.replica.id }, 'this replica leads the lab');
     return this.leader;
   }
 
@@ -84,7 +86,7 @@ export class ReplicaRegistry {
     this.stopped = true;
     clearInterval(this.heartbeat);
     clearTimeout(this.reconnectTimer);
-    await this.db.deleteFrom('hub_replicas').where('id', '=', thisReplica.id).execute().catch(() => undefined);
+    await this.db.deleteFrom('hub_replicas').where('id', '=', this.replica.id).execute().catch(() => undefined);
     await this.client?.end().catch(() => undefined);
   }
 
@@ -97,11 +99,11 @@ export class ReplicaRegistry {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     await client.connect();
-    await client.query('SELECT pg_advisory_lock($1, hashtext($2) & 2147483647)', [LockKind.replica, thisReplica.id]);
+    await client.query('SELECT pg_advisory_lock($1, hashtext($2) & 2147483647)', [LockKind.replica, this.replica.id]);
     await client.query(
       `INSERT INTO hub_replicas (id, hostname, version, api_address, link_address, started_at) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
-      [thisReplica.id, thisReplica.hostname, this.version, this.apiAddress, this.linkAddress, thisReplica.startedAt]);
+      [this.replica.id, this.replica.hostname, this.version, this.apiAddress, this.linkAddress, this.replica.startedAt]);
     await client.query(`LISTEN ${RELAY_CHANNEL}`);
     this.client = client;
   }
