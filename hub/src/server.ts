@@ -34,6 +34,7 @@ import { CommandRelay } from './fleet/command-relay';
 import { startLabLeader } from './fleet/lab-leader';
 import { RemoteGateways } from './fleet/remote-gateways';
 import { localExecutor, ReplicaDirectory } from './fleet/replica-directory';
+import { beginReplicaRun } from './fleet/replica';
 import { ReplicaRegistry } from './fleet/replica-registry';
 import { currentRetentions } from './domain/device-access';
 import { hubVersion } from './domain/service';
@@ -73,6 +74,7 @@ export async function startHub(
   logger: Logger = createLogger('hub'),
   options: StartHubOptions = {},
 ): Promise<RunningHub> {
+  beginReplicaRun();
   const store = await openRecordsStore({
     databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, onEmbeddedServerLost: options.onRecordsStoreLost,
   });
@@ -146,7 +148,7 @@ export async function startHub(
       metrics,
       serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),
       dataPortState: config.dataPortState,
-      metricsRegistry: hubMetricsRegistry(db, directory),
+      metricsRegistry: hubMetricsRegistry(db, link.directory), // its link-session gauge counts this process's links
       metricsToken: config.metricsToken,
     });
     const server = await listen(app, config);

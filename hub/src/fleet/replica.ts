@@ -13,3 +13,12 @@ export interface HubReplica {
 }
 
 export const thisReplica: HubReplica = { id: randomUUID(), hostname: os.hostname(), startedAt: new Date() };
+
+/**
+ * A new run of the hub in this process gets a new identity (tests restart the hub in one process): the previous
+ * run's jobs and links then belong to a replica that is gone, as after a process restart.
+ */
+export function beginReplicaRun(): void {
+  thisReplica.id = randomUUID();
+  thisReplica.startedAt = new Date();
+}
