@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startGateway, type RunningGateway } from '@devicelab/gateway';
 import { LabWorld, specFromPreset, type AndroidDeviceSpec } from '@devicelab/labsim';
+import WebSocket from 'ws';
 import { fixture } from '../../../scripts/jest/shared-files';
 import { registerGateway } from '../../src/gateways/gateway-tokens';
 import { startHubProcess, type HubProcess } from '../support/hub-process';
@@ -76,6 +77,21 @@ async function startSide(name: string, device: AndroidDeviceSpec, withUsbHub: bo
 }
 
 type Json = Record<string, any>;
+
+/** The HTTP answer to a /Device/Connect WebSocket upgrade that is refused. */
+function connectRefusal(side: Side, id: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${side.hub.url.replace('http', 'ws')}/apiv1/Device/Connect?id=${id}`,
+      { headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` } });
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => { text += chunk; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    ws.once('open', () => { ws.terminate(); reject(new Error('the connection was accepted')); });
+    ws.once('error', () => undefined);
+  });
+}
 const call = async (side: Side, pathAndQuery: string, method = 'GET'): Promise<any> => (await side.hub.api(pathAndQuery, { method })).json();
 /** A device as GET /Device through `side` shows it, found by its serial number (its Guid once known). */
 const device = async (side: Side, serial: string): Promise<Json> => {
@@ -145,6 +161,8 @@ test('through replica A: retain, install and USB port switch of a device on B, s
   expect(retained.data.gatewayPort).toBeGreaterThan(0);
   expect(retained.data.gatewayPort).not.toBe(9000);
   for (const side of [a, b]) expect((await device(side, serial)).retainedByUserName).toBe('admin');
+  // Device connections are not relayed: replica A answers 503 naming the replica to use.
+  expect(await connectRefusal(a, id)).toEqual({ status: 503, text: expect.stringContaining(`hub replica ${b.replicaId}`) });
 
   const form = new FormData();
   form.append('upload', new Blob([readFileSync(fixture('ContactManager.apk'))]), 'ContactManager.apk');
