@@ -55,7 +55,9 @@ export class ReplicaDirectory implements GatewayDirectory {
 
   async sendUsbHubCommand(hubSerialNumber: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
     if (this.link.holdsUsbHub(hubSerialNumber)) return this.link.directory.sendUsbHubCommand(hubSerialNumber, action, timeoutMs);
-    const owner = this.remote.list().find((g) => g.usbHubs.some((hub) => hub.serialNumber === hubSerialNumber))?.hubReplica;
+    const reporting = () => this.remote.list().find((g) => g.usbHubs.some((hub) => hub.serialNumber === hubSerialNumber));
+    if (!reporting()) await this.remote.refresh(); // a gateway that linked a moment ago
+    const owner = reporting()?.hubReplica;
     if (!owner) throw new GatewayUnavailableError(`No connected gateway reports USB hub ${hubSerialNumber}.`);
     const result = await this.relay.request(owner, 'usbHubCommand', hubSerialNumber, action, timeoutMs) as CommandResult;
     await this.remote.refresh(); // the owner recorded the new port states: reads through this replica show them
