@@ -21,8 +21,8 @@ import { UsbmuxClient } from './drivers/ios/usbmux';
 export interface GatewayOptions extends PlatformConfig {
   name: string;
   token: string;
-  /** `host:port` of the hub's link server. */
-  hubAddress: string;
+  /** `host:port` of the hub's link server, or of each hub replica's (tried in turn; see HubLinkOptions). */
+  hubAddress: string | readonly string[];
   cacheDir: string;
   publicAddress: string;
   publicPort: number;

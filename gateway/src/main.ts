@@ -2,7 +2,8 @@
  * Gateway daemon. Environment:
  *   DEVICELAB_GATEWAY_NAME      gateway name as registered at the hub (required)
  *   DEVICELAB_GATEWAY_TOKEN     gateway token (required)
- *   DEVICELAB_HUB               hub link address host:port (required)
+ *   DEVICELAB_HUB               hub link address host:port (required); with hub replicas, a comma-separated list
+ *                               (`a:7443,b:7443`): the gateway moves to the next one at once when its replica dies
  *   DEVICELAB_GATEWAY_CACHE     app cache directory (default ./gateway-cache)
  *   DEVICELAB_GATEWAY_PUBLIC_ADDRESS / DEVICELAB_GATEWAY_PUBLIC_PORT
  *                               where clients reach this gateway's device services (default hostname / 0)
@@ -35,6 +36,7 @@ import { parseSimulatorOffers } from './drivers/ios-simulator/simulator-offers';
 import type { PortRange } from './access/adb-access-endpoints';
 import { startGateway, type GatewayOptions } from './gateway';
 import type { HubLinkTls } from './link/hub-link';
+import { parseHubAddresses } from './link/hub-rotation';
 import type { SamplingOptions } from './samplers/sampling-options';
 import { usbHubsConfigFromEnv } from './usbhubs/usb-hubs-config';
 
@@ -45,6 +47,11 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     return value;
   };
   const file = (key: string) => (env[key] ? readFileSync(env[key] as string) : undefined);
+  const hubAddresses = () => {
+    const addresses = parseHubAddresses(required('DEVICELAB_HUB'));
+    if (addresses.length === 0) throw new Error('DEVICELAB_HUB must name at least one host:port');
+    return addresses;
+  };
   const ca = file('DEVICELAB_HUB_CA');
   const cert = file('DEVICELAB_GATEWAY_CERT');
   const key = file('DEVICELAB_GATEWAY_KEY');
@@ -77,7 +84,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     adbAccessPorts: portRangeFromEnv(env.DEVICELAB_GATEWAY_ADB_PORTS),
     name: required('DEVICELAB_GATEWAY_NAME'),
     token: required('DEVICELAB_GATEWAY_TOKEN'),
-    hubAddress: required('DEVICELAB_HUB'),
+    hubAddress: hubAddresses(),
     cacheDir: env.DEVICELAB_GATEWAY_CACHE || './gateway-cache',
     adbPort: Number.isInteger(adbPort) ? adbPort : undefined,
     adbBin: env.DEVICELAB_ADB_BIN || undefined,

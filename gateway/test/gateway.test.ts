@@ -25,13 +25,20 @@ describe('optionsFromEnv', () => {
       DEVICELAB_GATEWAY_CACHE: '/var/cache/gw', ANDROID_ADB_SERVER_PORT: '15099',
       DEVICELAB_GATEWAY_PUBLIC_ADDRESS: 'lab-2.example', DEVICELAB_GATEWAY_PUBLIC_PORT: '7100',
     })).toMatchObject({
-      name: 'lab-2', token: 't', hubAddress: 'hub:7443', cacheDir: '/var/cache/gw', adbPort: 15099,
+      name: 'lab-2', token: 't', hubAddress: ['hub:7443'], cacheDir: '/var/cache/gw', adbPort: 15099,
       publicAddress: 'lab-2.example', publicPort: 7100, tls: undefined,
     });
     expect(optionsFromEnv({ DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't', DEVICELAB_HUB: 'h:1', DEVICELAB_HUB_TLS: '1' }).tls).toEqual({});
     expect(() => optionsFromEnv({ DEVICELAB_GATEWAY_NAME: 'a' })).toThrow(/DEVICELAB_GATEWAY_TOKEN is required/);
     expect(optionsFromEnv({ DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't', DEVICELAB_HUB: 'h:1', USBMUXD_SOCKET_ADDRESS: 'UNIX:/run/mux' }))
       .toMatchObject({ usbmuxdAddress: 'UNIX:/run/mux' });
+  });
+
+  it('reads several hub replicas from DEVICELAB_HUB, in order, each once', () => {
+    const env = { DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't' };
+    expect(optionsFromEnv({ ...env, DEVICELAB_HUB: ' hub-a:7443, hub-b:7443,,hub-a:7443 ' }).hubAddress)
+      .toEqual(['hub-a:7443', 'hub-b:7443']);
+    expect(() => optionsFromEnv({ ...env, DEVICELAB_HUB: ' , ' })).toThrow(/DEVICELAB_HUB/);
   });
 
   it('reads the iOS simulators: XCRUN_BINARY when that file exists, else xcrun on the PATH, and DEVICELAB_SIMULATORS', () => {
@@ -76,8 +83,7 @@ describe('startGateway', () => {
     process.env.HOME = world.env().HOME;
     t = await createTestDatabase({ maxConnections: 4 });
     dir = await mkdtemp(path.join(os.tmpdir(), 'gw-e2e-'));
-    blobs = new BlobStore(path.join(dir, 'blobs'));
-    await blobs.init();
+    blobs = new BlobStore(t.db);
     hub = await startLinkServer({ db: t.db, blobs, port: 0, host: '127.0.0.1', heartbeatIntervalMs: 500, logger });
   });
 

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createLogger, type Logger } from '@devicelab/shared';
 import { BlobStore } from './apps/blob-store';
+import { importDiskBlobs } from './apps/disk-blob-import';
 import { PackageInspector } from './apps/package-inspector';
 import { createApiApp } from './api/app';
 import { attachWebSocketRoutes } from './http/websocket-upgrade';
@@ -94,8 +95,9 @@ export async function startHub(
     await holdInterruptedJobs(db);
     await failInterruptedJobs(db);
     cleanups.push(await recordServerStart(db)); // ServerStarting (+ ServerRestarting after an unclean stop)
-    const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));
-    await blobs.init();
+    const blobs = new BlobStore(db);
+    // Binaries an older hub kept on disk move into PostgreSQL, where every replica reads them.
+    await importDiskBlobs(db, blobs, path.join(config.dataDir, 'blobs'), logger);
     // Uploads a killed process was receiving or reading are of no use to anyone now.
     const uploadTempDir = path.join(config.dataDir, 'uploads');
     await removeStaleUploads(uploadTempDir);

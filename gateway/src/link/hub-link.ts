@@ -1,7 +1,9 @@
 /**
  * The gateway's side of the link: dials the hub (`GatewayLink.Connect`), proves itself with its token in the
  * call metadata, checks the hub's proof in Welcome (drops impostors), sends a full inventory snapshot then
- * deltas, heartbeats at the hub's interval, executes commands, and reconnects with backoff after any loss.
+ * deltas, heartbeats at the hub's interval, executes commands, and reconnects after any loss: with several hub
+ * replicas, at once to the next one, round-robin (hub-rotation.ts). Any replica of the lab passes the hub proof
+ * (it is keyed with the token's hash, which every replica reads from the shared database).
  *
  * Events: `connected` (Welcome verified, snapshot sent), `disconnected`, `hubRejected` (wrong hub proof),
  * `metricsSettings` (the hub's MetricsSettings: devices whose passive logging is off).
@@ -20,9 +22,10 @@ import type { AppCache } from '../apps/app-cache';
 import type { DeviceListener } from '../drivers/device-driver';
 import type { DriverRegistry } from '../drivers/registry';
 import { TicketVerifier } from '../tickets/ticket-verifier';
-import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
+import { DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 import { CommandExecutor } from './command-executor';
 import { newNonce, verifyHubProof } from './hub-proof';
+import { HubRotation, parseHubAddresses, type AttemptOutcome } from './hub-rotation';
 import type { MetricsUplink } from './metrics-uplink';
 import type { UsbHubService } from '../usbhubs/usb-hub-service';
 
@@ -41,8 +44,8 @@ export interface HubLinkTls {
 export interface HubLinkOptions {
   name: string;
   token: string;
-  /** `host:port` of the hub's link server. */
-  hubAddress: string;
+  /** `host:port` of the hub's link server, or of each hub replica's (tried in turn). */
+  hubAddress: string | readonly string[];
   publicAddress: string;
   publicPort: number;
   drivers: DriverRegistry;
@@ -71,6 +74,8 @@ interface LinkClient extends grpc.Client {
 }
 
 interface Session {
+  /** The replica this session dialled (tunnels it opens go back to it). */
+  hub: { address: string; client: LinkClient };
   call: grpc.ClientDuplexStream<GatewayMessage, HubMessage>;
   verified: boolean;
   closed: boolean;
@@ -84,8 +89,9 @@ interface Session {
 const DEFAULT_HEARTBEAT_MS = 10_000;
 
 export class HubLink extends EventEmitter implements DeviceListener {
-  private readonly client: LinkClient;
-  private readonly backoff: Backoff;
+  /** One client per hub replica, in the order given. */
+  private readonly clients: Map<string, LinkClient>;
+  private readonly rotation: HubRotation;
   private readonly executor: CommandExecutor;
   private readonly logger: Logger;
   /** Checks DeviceAccessTicket authenticators with what the hub sent (Welcome, Retention). */
@@ -102,15 +108,16 @@ export class HubLink extends EventEmitter implements DeviceListener {
     const credentials = options.tls
       ? grpc.credentials.createSsl(options.tls.ca ?? null, options.tls.key ?? null, options.tls.cert ?? null)
       : grpc.credentials.createInsecure();
-    this.client = new GatewayLinkClient(options.hubAddress, credentials, {
+    const addresses = typeof options.hubAddress === 'string' ? parseHubAddresses(options.hubAddress) : options.hubAddress;
+    this.rotation = new HubRotation(addresses, options.backoff ?? DEFAULT_BACKOFF);
+    this.clients = new Map(this.rotation.addresses.map((address) => [address, new GatewayLinkClient(address, credentials, {
       'grpc.keepalive_time_ms': 15_000,
       'grpc.keepalive_timeout_ms': 10_000,
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.initial_reconnect_backoff_ms': 250,
       'grpc.max_reconnect_backoff_ms': 10_000,
       ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName } : {}),
-    }) as unknown as LinkClient;
-    this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+    }) as unknown as LinkClient]));
     this.executor = new CommandExecutor(
       options.drivers, options.appCache, (sha) => this.fetchBlob(sha), this.logger, (state) => this.deviceChanged(state), options.usbHubs,
     );
@@ -145,7 +152,12 @@ export class HubLink extends EventEmitter implements DeviceListener {
       }
       session.call.cancel();
     }
-    this.client.close();
+    for (const client of this.clients.values()) client.close();
+  }
+
+  /** The hub address the current session dialled (or the next attempt will). */
+  get hubAddress(): string {
+    return this.session?.hub.address ?? this.rotation.current;
   }
 
   // DeviceListener: deltas go out only on a verified session (a reconnect sends a fresh snapshot anyway).
@@ -159,7 +171,8 @@ export class HubLink extends EventEmitter implements DeviceListener {
 
   /** The blob as a stream of chunks from the hub's FetchBlob. */
   async *fetchBlob(sha256: string): AsyncIterable<Buffer> {
-    const stream = this.client.FetchBlob({ sha256 }, this.metadata());
+    // Any replica serves any blob (they are in the shared database); the session's is the one known to answer.
+    const stream = (this.session?.hub.client ?? this.clients.get(this.rotation.current)!).FetchBlob({ sha256 }, this.metadata());
     try {
       for await (const chunk of stream as AsyncIterable<BlobChunk>) {
         if (chunk.data && chunk.data.length > 0) yield Buffer.from(chunk.data);
@@ -190,9 +203,10 @@ export class HubLink extends EventEmitter implements DeviceListener {
   private connect(): void {
     if (this.stopped) return;
     const nonce = newNonce();
-    const call = this.client.Connect(this.metadata());
+    const hub = { address: this.rotation.current, client: this.clients.get(this.rotation.current)! };
+    const call = hub.client.Connect(this.metadata());
     const session: Session = {
-      call, verified: false, closed: false, timers: [], lastHubMessageAt: Date.now(), hubSendsHeartbeats: false,
+      hub, call, verified: false, closed: false, timers: [], lastHubMessageAt: Date.now(), hubSendsHeartbeats: false,
     };
     this.session = session;
     const lost = (reason: string, code?: grpc.status) => {
@@ -202,9 +216,9 @@ export class HubLink extends EventEmitter implements DeviceListener {
       call.cancel();
       if (this.stopped) return;
       if (code === grpc.status.UNAUTHENTICATED || code === grpc.status.PERMISSION_DENIED) {
-        this.logger.error({ reason, hub: this.options.hubAddress }, 'the hub refused this gateway (check its name and token)');
+        this.logger.error({ reason, hub: hub.address }, 'the hub refused this gateway (check its name and token)');
       } else if (wasVerified || this.failedAttempts === 0) {
-        this.logger.warn({ reason, hub: this.options.hubAddress }, 'link to the hub lost');
+        this.logger.warn({ reason, hub: hub.address }, 'link to the hub lost');
       } else {
         this.logger.debug({ reason }, 'hub still unreachable');
       }
@@ -213,7 +227,9 @@ export class HubLink extends EventEmitter implements DeviceListener {
         this.options.metrics?.linkDown();
         this.emit('disconnected', reason);
       }
-      this.scheduleReconnect();
+      // Another replica still owns this gateway's link (its session is ending): free in a moment.
+      const ownerBusy = code === grpc.status.ALREADY_EXISTS || code === grpc.status.FAILED_PRECONDITION;
+      this.scheduleReconnect(wasVerified ? 'lost' : ownerBusy ? 'ownerBusy' : 'failed');
     };
     session.welcomeTimer = setTimeout(() => lost('no Welcome from the hub in time'), this.options.welcomeTimeoutMs ?? 10_000);
     session.timers.push(session.welcomeTimer);
@@ -242,7 +258,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
         return;
       }
       if (!verifyHubProof(this.options.token, nonce, message.welcome.hubProof)) {
-        this.logger.error({ hub: this.options.hubAddress },
+        this.logger.error({ hub: session.hub.address },
           'wrong hub: its Welcome proof does not match this gateway token; refusing its commands');
         this.emit('hubRejected');
         lost('wrong hub proof');
@@ -258,7 +274,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
         });
       }
       this.failedAttempts = 0;
-      this.backoff.reset();
+      this.rotation.connected();
       this.startHeartbeats(session, message.welcome.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS, lost);
       this.send({ body: 'snapshot', snapshot: { devices: this.options.drivers.snapshot() } }, session);
       if (this.options.usbHubs) {
@@ -266,7 +282,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
         for (const usbHubEvent of this.options.usbHubs.takePendingEvents()) this.send({ body: 'usbHubEvent', usbHubEvent }, session);
       }
       this.options.metrics?.linkUp((batch) => this.send({ body: 'metrics', metrics: batch }, session));
-      this.logger.info({ hub: this.options.hubAddress }, 'connected to the hub');
+      this.logger.info({ hub: session.hub.address }, 'connected to the hub');
       this.emit('connected');
       return;
     }
@@ -291,7 +307,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
           ...usbmux, isRetained: (id: string) => this.tickets.retainOf(id) !== undefined,
         };
         if (!this.options.adbAccess && !ios) return;
-        relayTunnel(message.openTunnel, () => this.client.Tunnel(this.metadata()), this.options.adbAccess, this.tickets, this.logger, ios);
+        relayTunnel(message.openTunnel, () => session.hub.client.Tunnel(this.metadata()), this.options.adbAccess, this.tickets, this.logger, ios);
         return;
       }
       case 'inventoryRequest':
@@ -349,10 +365,10 @@ export class HubLink extends EventEmitter implements DeviceListener {
     if (this.session === session) this.session = undefined;
   }
 
-  private scheduleReconnect(): void {
+  private scheduleReconnect(outcome: AttemptOutcome): void {
     if (this.stopped || this.reconnectTimer) return;
-    const delay = this.backoff.next();
-    this.logger.info({ delayMs: delay }, 'reconnecting to the hub');
+    const delay = this.rotation.next(outcome);
+    this.logger.info({ delayMs: delay, hub: this.rotation.current }, 'reconnecting to the hub');
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.connect();

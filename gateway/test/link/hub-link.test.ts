@@ -9,13 +9,12 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import type { ReadStream } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultAndroidLab, LabWorld, type DeviceSnapshot } from '@devicelab/labsim';
 import type { CommandAction, CommandResult } from '@devicelab/proto';
 import { createLogger } from '@devicelab/shared';
-import { BlobStore } from '../../../hub/src/apps/blob-store';
+import { BlobStore, type StoredBlob } from '../../../hub/src/apps/blob-store';
 import { GatewayUnavailableError } from '../../../hub/src/gateways/gateway-directory';
 import { registerGateway } from '../../../hub/src/gateways/gateway-tokens';
 import { startLinkServer, type LinkServer } from '../../../hub/src/gateways/link-server';
@@ -42,9 +41,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The hub's real BlobStore; counts how often a blob is read, i.e. served to a gateway by FetchBlob. */
 class CountingBlobStore extends BlobStore {
   reads = 0;
-  override open(sha256: string): ReadStream {
+  override read(blob: StoredBlob): AsyncGenerator<Buffer> {
     this.reads++;
-    return super.open(sha256);
+    return super.read(blob);
   }
 }
 
@@ -105,8 +104,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     ]);
     t = await createTestDatabase({ maxConnections: 4 });
     dir = await mkdtemp(path.join(os.tmpdir(), 'gw-hublink-'));
-    blobs = new CountingBlobStore(path.join(dir, 'blobs'));
-    await blobs.init();
+    blobs = new CountingBlobStore(t.db);
     token = await registerGateway(t.db, GATEWAY);
     await startServer();
   });

@@ -53,8 +53,7 @@ describe('metrics from labsim devices to the hub store', () => {
     [a, b] = await Promise.all(defaultAndroidLab(2).map((spec) => world.addAndroidDevice(spec)));
     t = await createTestDatabase({ maxConnections: 6 });
     dir = await mkdtemp(path.join(os.tmpdir(), 'gw-metrics-e2e-'));
-    const blobs = new BlobStore(path.join(dir, 'blobs'));
-    await blobs.init();
+    const blobs = new BlobStore(t.db);
     const token = await registerGateway(t.db, 'lab-metrics');
     store = new PostgresMetricsStore(t.db);
     // One store for the link server and the queries, as in the hub process (the catalog is cached per store).
@@ -126,7 +125,7 @@ describe('metrics from labsim devices to the hub store', () => {
     await sleep(2_000);
     const backAt = new Date();
     expect(gateway.metrics.bufferedRows).toBeGreaterThan(0);
-    const blobs = new BlobStore(path.join(dir, 'blobs'));
+    const blobs = new BlobStore(t.db);
     server = await startLinkServer({ db: t.db, blobs, port: linkPort, host: '127.0.0.1', heartbeatIntervalMs: 200, logger, metrics: store });
     await eventually(async () => gateway.link.connected);
     const during = await eventually(async () => {

@@ -1,95 +1,120 @@
 /**
- * Content-addressed store of application binaries on disk (`<dataDir>/blobs/<sha256>`). The records keep only
- * the address; gateways fetch a blob once by its SHA-256 and cache it.
+ * Content-addressed store of application binaries in PostgreSQL (migration 020), so that every hub replica on the
+ * database serves what any replica received. A binary is cut into chunks of at most BLOB_STORE_CHUNK_BYTES rows,
+ * written in one transaction that inserts the `blobs` row (its address) as well: a binary is visible at its address
+ * complete or not at all, and a process killed mid-write leaves only rolled-back rows for vacuum. Reads go chunk by
+ * chunk, one query each (no transaction held while a slow gateway downloads), so memory stays at a few chunks
+ * whatever the size. The records keep only the address; gateways fetch a blob once by its SHA-256 and cache it.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, promises as fs, type ReadStream } from 'node:fs';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { sql } from 'kysely';
+import { withTx, type Db, type Tx } from '../store/database';
+
+/** Stored chunk size: large enough that per-row overhead is small, small enough to keep memory bounded. */
+export const BLOB_STORE_CHUNK_BYTES = 1024 * 1024;
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-interface StoredBlob { sha256: string; size: number; path: string }
+export interface StoredBlob { sha256: string; size: number; chunkCount: number }
+
+/** The file given to adopt does not hash to the address it was given for: nothing was stored. */
+export class BlobDigestError extends Error {
+  constructor(readonly expected: string, readonly actual: string) {
+    super(`the file hashes to ${actual}, not ${expected}`);
+    this.name = 'BlobDigestError';
+  }
+}
+
+/** A blob was removed while it was being read (its application deleted meanwhile). */
+export class BlobGoneError extends Error {
+  constructor(readonly sha256: string) {
+    super(`blob ${sha256} was removed while it was read`);
+    this.name = 'BlobGoneError';
+  }
+}
 
 export class BlobStore {
-  constructor(private readonly root: string) {}
-
-  /** Creates the store; copies a previous process left half-written (killed mid-copy) are removed. */
-  async init(): Promise<void> {
-    await fs.rm(path.join(this.root, 'tmp'), { recursive: true, force: true });
-    await fs.mkdir(path.join(this.root, 'tmp'), { recursive: true });
-  }
+  constructor(private readonly db: Db) {}
 
   /**
-   * Takes a file whose SHA-256 is known (hashed while it was received) into the store: moved to its address, or,
-   * when the store already holds that binary, left alone, so a re-upload writes nothing. Returns whether the
-   * store gained the blob. The caller removes `file` afterwards (nothing is left to remove once it was moved).
+   * Takes a file whose SHA-256 is known (hashed while it was received) into the store within `trx`, or, when the
+   * store already holds that binary, writes nothing. Returns whether the store gained the blob. The file is hashed
+   * again while it is copied, and a mismatch fails the transaction. Holds the blob's lock (`lockBlob`) until `trx`
+   * ends, so a concurrent adopt of the same binary waits and then finds it stored, and a delete cannot remove it
+   * before the caller's rows refer to it. The caller removes `file` afterwards.
    */
-  async adopt(file: string, sha256: string): Promise<{ added: boolean }> {
-    const target = this.pathOf(sha256);
-    if (await this.has(sha256)) return { added: false };
-    try {
-      await fs.rename(file, target);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-      // Another file system: copy beside the target first so the address never shows a partial file.
-      const tmp = path.join(this.root, 'tmp', randomUUID());
-      try {
-        await pipeline(createReadStream(file), createWriteStream(tmp));
-        await fs.rename(tmp, target);
-      } finally {
-        await fs.rm(tmp, { force: true });
-      }
+  async adopt(trx: Tx, file: string, sha256: string): Promise<{ added: boolean }> {
+    if (!SHA256_HEX.test(sha256)) throw new Error(`not a SHA-256 address: ${sha256}`);
+    await lockBlob(trx, sha256);
+    const present = await trx.selectFrom('blobs').select('sha256').where('sha256', '=', sha256).executeTakeFirst();
+    if (present) return { added: false };
+    const hash = createHash('sha256');
+    let size = 0;
+    let seq = 0;
+    // One chunk in memory at a time: the next is read only once the previous row is written (backpressure).
+    for await (const data of createReadStream(file, { highWaterMark: BLOB_STORE_CHUNK_BYTES }) as AsyncIterable<Buffer>) {
+      hash.update(data);
+      size += data.length;
+      await trx.insertInto('blob_chunks').values({ sha256, seq, data }).execute();
+      seq++;
     }
+    const actual = hash.digest('hex');
+    if (actual !== sha256) throw new BlobDigestError(sha256, actual);
+    await trx.insertInto('blobs').values({ sha256, byte_count: size, chunk_count: seq }).execute();
     return { added: true };
   }
 
-  /** Streams into a temporary file while hashing, then renames it to its address (idempotent). */
-  async put(source: Readable): Promise<StoredBlob> {
-    const tmp = path.join(this.root, 'tmp', randomUUID());
-    const hash = createHash('sha256');
-    let size = 0;
-    source.on('data', (chunk: Buffer) => {
-      hash.update(chunk);
-      size += chunk.length;
-    });
-    try {
-      await pipeline(source, createWriteStream(tmp));
-      const sha256 = hash.digest('hex');
-      const target = this.pathOf(sha256);
-      await fs.rename(tmp, target);
-      return { sha256, size, path: target };
-    } catch (err) {
-      await fs.rm(tmp, { force: true });
-      throw err;
-    }
-  }
-
+  /** Hashes a file and adopts it in a transaction of its own (tests, importing disk blobs). */
   async putFile(file: string): Promise<StoredBlob> {
-    return this.put(createReadStream(file));
+    const hash = createHash('sha256');
+    for await (const data of createReadStream(file) as AsyncIterable<Buffer>) hash.update(data);
+    const sha256 = hash.digest('hex');
+    await withTx(this.db, (trx) => this.adopt(trx, file, sha256));
+    return (await this.stat(sha256))!;
   }
 
-  pathOf(sha256: string): string {
-    if (!SHA256_HEX.test(sha256)) throw new Error(`not a SHA-256 address: ${sha256}`);
-    return path.join(this.root, sha256);
+  /** The stored blob at `sha256`, or undefined (also for anything that is not a SHA-256 address). */
+  async stat(sha256: string): Promise<StoredBlob | undefined> {
+    if (!SHA256_HEX.test(sha256)) return undefined;
+    const row = await this.db.selectFrom('blobs').select(['byte_count', 'chunk_count'])
+      .where('sha256', '=', sha256).executeTakeFirst();
+    return row && { sha256, size: Number(row.byte_count), chunkCount: row.chunk_count };
   }
 
   async has(sha256: string): Promise<boolean> {
-    if (!SHA256_HEX.test(sha256)) return false;
-    return fs.access(this.pathOf(sha256)).then(() => true, () => false);
+    return (await this.stat(sha256)) !== undefined;
   }
 
-  open(sha256: string): ReadStream {
-    return createReadStream(this.pathOf(sha256));
+  /**
+   * The blob's bytes in order, one stored chunk per query; the next chunk is fetched while the consumer handles
+   * the current one. Throws BlobGoneError when the blob is removed before every chunk was read.
+   */
+  async *read(blob: StoredBlob): AsyncGenerator<Buffer> {
+    const fetchChunk = (seq: number) => this.db.selectFrom('blob_chunks').select('data')
+      .where('sha256', '=', blob.sha256).where('seq', '=', seq).executeTakeFirst();
+    let next = blob.chunkCount > 0 ? fetchChunk(0) : undefined;
+    // A prefetch the consumer never waits for (it stopped early) must not become an unhandled rejection.
+    next?.catch(() => undefined);
+    for (let seq = 0; next; seq++) {
+      const row = await next;
+      next = seq + 1 < blob.chunkCount ? fetchChunk(seq + 1) : undefined;
+      next?.catch(() => undefined);
+      if (!row) throw new BlobGoneError(blob.sha256);
+      yield row.data;
+    }
   }
 
-  /** Removes a blob; a missing one is not an error (removal is idempotent). */
-  async remove(sha256: string): Promise<void> {
-    await fs.rm(this.pathOf(sha256), { force: true });
+  /** Removes a blob within `trx` (chunks go with it); a missing one is not an error (removal is idempotent). */
+  async remove(trx: Tx, sha256: string): Promise<void> {
+    await trx.deleteFrom('blobs').where('sha256', '=', sha256).execute();
   }
+}
 
-  async size(sha256: string): Promise<number> {
-    return (await fs.stat(this.pathOf(sha256))).size;
-  }
+/**
+ * The lock of one binary, shared by adopt, uploads and deletes: an upload storing a binary waits for a delete's
+ * transaction (and the other way round), so a blob is never removed while a new row starts referring to it.
+ */
+export async function lockBlob(trx: Tx, sha256: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${`blob:${sha256}`}))`.execute(trx);
 }

@@ -1,8 +1,7 @@
 /** Changing and deleting uploaded applications (spec 4.1 update/delete, 2.4 updatable properties). */
-import { sql } from 'kysely';
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import type { BlobStore } from '../apps/blob-store';
+import { lockBlob, type BlobStore } from '../apps/blob-store';
 import { requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db, type Tx } from '../store/database';
 import { applicationNotFound } from './application-commands';
@@ -52,14 +51,6 @@ export async function deleteApplication(
   });
 }
 
-/**
- * Lock key shared with uploads: an upload storing the same binary waits for the delete's transaction (and the other
- * way round), so a blob is never removed while a new row starts referring to it.
- */
-export async function lockBlob(trx: Tx, sha256: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtext(${`blob:${sha256}`}))`.execute(trx);
-}
-
 async function removeUnreferencedBlobs(trx: Tx, blobs: BlobStore, candidates: string[]): Promise<string[]> {
   const removed: string[] = [];
   for (const sha256 of candidates.sort()) {
@@ -67,9 +58,7 @@ async function removeUnreferencedBlobs(trx: Tx, blobs: BlobStore, candidates: st
     const still = await trx.selectFrom('applications').select('id').where('blob_sha256', '=', sha256)
       .limit(1).executeTakeFirst();
     if (still) continue;
-    // Removed while the lock is held; if the commit then failed the rows would come back without their file,
-    // which is the lesser evil compared with keeping orphaned binaries of every delete.
-    await blobs.remove(sha256);
+    await blobs.remove(trx, sha256);
     removed.push(sha256);
   }
   return removed;

@@ -7,7 +7,6 @@ import type { BlobStore } from '../apps/blob-store';
 import type { PackageInspector } from '../apps/package-inspector';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db } from '../store/database';
-import { lockBlob } from './application-changes';
 import { toApplicationModel } from './application-mapping';
 import { readDeferred, type Deferred } from './deferred-input';
 
@@ -22,7 +21,7 @@ export interface UploadInput {
 }
 
 /**
- * Checks and parses the package (in a package worker, with limits), moves the binary into the blob store unless it
+ * Checks and parses the package (in a package worker, with limits), copies the binary into the blob store unless it
  * already holds it, and records the Application. versionCounter counts the uploads of the same
  * applicationIdentifier (this one included). A file that is not a valid package fails with nothing stored.
  */
@@ -33,11 +32,11 @@ export async function uploadApplication(
     requireEntitlement(user, 'ApplicationUpload');
     const meta = await packages.inspect(file.path, file.operatingSystem);
     const row = await withTx(db, async (trx) => {
+      // adopt holds the blob's lock until commit: a concurrent delete cannot remove the binary before this row
+      // refers to it. It runs before the identifier's lock, so uploads of one identifier copy in parallel.
+      await blobs.adopt(trx, file.path, file.sha256);
       // Serialise uploads of one identifier so versionCounter values are unique and gap-free.
       await sql`select pg_advisory_xact_lock(hashtext(${`app:${meta.applicationIdentifier}`}))`.execute(trx);
-      // Under the blob lock a concurrent delete cannot remove this binary between the check and the insert.
-      await lockBlob(trx, file.sha256);
-      await blobs.adopt(file.path, file.sha256);
       const { count } = await trx.selectFrom('applications')
         .select((eb) => eb.fn.countAll<string>().as('count'))
         .where('application_identifier', '=', meta.applicationIdentifier)

@@ -17,7 +17,7 @@ import {
 } from '@devicelab/proto';
 import { randomUUID } from 'node:crypto';
 import { createLogger, type Logger } from '@devicelab/shared';
-import type { BlobStore } from '../apps/blob-store';
+import { BlobGoneError, type BlobStore } from '../apps/blob-store';
 import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { isDatabaseUnavailable, type Db } from '../store/database';
@@ -369,41 +369,60 @@ async function serveBlob(
       return;
     }
     const sha256 = (call.request.sha256 ?? '').toLowerCase();
-    if (!(await blobs.has(sha256))) {
+    const blob = await blobs.stat(sha256);
+    if (!blob) {
       call.emit('error', { code: grpc.status.NOT_FOUND, details: `no blob ${sha256}` });
       return;
     }
-    const totalSize = await blobs.size(sha256);
-    const source = blobs.open(sha256);
-    call.on('cancelled', () => source.destroy());
+    const totalSize = blob.size;
     let first = true;
-    for await (const data of rechunk(source, BLOB_CHUNK_BYTES)) {
+    for await (const data of rechunk(blobs.read(blob), BLOB_CHUNK_BYTES)) {
       if (call.cancelled) return;
       const chunk: BlobChunk = { data, totalSize: first ? totalSize : 0 };
       first = false;
-      if (!call.write(chunk)) await new Promise((resolve) => call.once('drain', resolve));
+      if (!call.write(chunk)) await drainedOrCancelled(call);
     }
+    if (call.cancelled) return;
     if (first) call.write({ data: Buffer.alloc(0), totalSize });
     call.end();
   } catch (err) {
+    if (err instanceof BlobGoneError) {
+      if (!call.cancelled) call.emit('error', { code: grpc.status.NOT_FOUND, details: err.message });
+      return;
+    }
     logger.error({ err }, 'FetchBlob failed');
     if (!call.cancelled) call.emit('error', { code: grpc.status.INTERNAL, details: 'could not read the blob' });
   }
 }
 
-/** Re-cuts a byte stream into pieces of exactly `size` bytes (the last may be shorter). */
+/** Waits until the call can take more, or until the gateway went away (then no 'drain' would ever come). */
+function drainedOrCancelled(call: grpc.ServerWritableStream<BlobRequest, BlobChunk>): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      call.off('drain', done);
+      call.off('cancelled', done);
+      resolve();
+    };
+    call.once('drain', done);
+    call.once('cancelled', done);
+  });
+}
+
+/** Re-cuts a byte stream into pieces of exactly `size` bytes (the last may be shorter), copying only across seams. */
 async function* rechunk(source: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
-  let buffered: Buffer[] = [];
-  let length = 0;
+  let carry: Buffer = Buffer.alloc(0);
   for await (const piece of source) {
-    buffered.push(piece);
-    length += piece.length;
-    while (length >= size) {
-      const all = Buffer.concat(buffered, length);
-      yield all.subarray(0, size);
-      buffered = [all.subarray(size)];
-      length -= size;
+    let offset = 0;
+    if (carry.length > 0) {
+      const take = Math.min(size - carry.length, piece.length);
+      carry = Buffer.concat([carry, piece.subarray(0, take)]);
+      offset = take;
+      if (carry.length < size) continue;
+      yield carry;
+      carry = Buffer.alloc(0);
     }
+    for (; offset + size <= piece.length; offset += size) yield piece.subarray(offset, offset + size);
+    if (offset < piece.length) carry = Buffer.from(piece.subarray(offset));
   }
-  if (length > 0) yield Buffer.concat(buffered, length);
+  if (carry.length > 0) yield carry;
 }

@@ -287,6 +287,22 @@ export interface ChangeFeedTable {
   changed_at: Generated<Date>;
 }
 
+/** A stored binary's address; the row exists only once every chunk is written (migration 020). */
+export interface BlobsTable {
+  sha256: string;
+  /** bigint as text. */
+  byte_count: ColumnType<string, string | number, never>;
+  chunk_count: number;
+  created_at: CreatedAt;
+}
+
+export interface BlobChunksTable {
+  sha256: string;
+  /** 0, 1, ...: the chunks in order make the binary. */
+  seq: number;
+  data: Buffer;
+}
+
 export interface Database {
   web_sessions: WebSessionsTable;
   change_feed: ChangeFeedTable;
@@ -297,6 +313,8 @@ export interface Database {
   gateways: GatewaysTable;
   devices: DevicesTable;
   applications: ApplicationsTable;
+  blobs: BlobsTable;
+  blob_chunks: BlobChunksTable;
   async_jobs: AsyncJobsTable;
   events: EventsTable;
   hub_settings: HubSettingsTable;

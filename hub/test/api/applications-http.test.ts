@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,7 +37,8 @@ async function upload(name: string) {
   return reply.data;
 }
 const failure = (text: string) => JSON.stringify({ isSuccess: false, errorMessage: text });
-const blobFile = (sha: string) => path.join(lab.dataDir, 'blobs', sha);
+const blobStored = async (sha: string) =>
+  (await lab.hub.db.selectFrom('blobs').select('sha256').where('sha256', '=', sha).executeTakeFirst()) !== undefined;
 
 describe('POST /Application?update', () => {
   it('renames with an unquoted-key JSON body (curl form) and a PascalCase key (C# form)', async () => {
@@ -73,10 +74,10 @@ describe('POST /Application?delete', () => {
     expect(v3.versionCounter).toBe(3);
     expect(await call('POST', '/Application', { body: `delete=&id=${v1.id}&all=`, form: true })).toBe('{"isSuccess":true}');
     expect(await call('GET', `/Application?id=${v1.id}`)).toBe('[]');
-    expect(existsSync(blobFile(v1.applicationBlob))).toBe(true);
+    expect(await blobStored(v1.applicationBlob)).toBe(true);
     expect(await call('POST', `/Application?delete&all=true&id=${v2.id}`)).toBe('{"isSuccess":true}');
     expect(await call('GET', '/Application?applicationIdentifier=com.icyleaf.appinfodemo')).toBe('[]');
-    expect(existsSync(blobFile(v1.applicationBlob))).toBe(false);
+    expect(await blobStored(v1.applicationBlob)).toBe(false);
   });
 
   it('unknown id: the legacy text with a real newline; entitlement first; bad bool rejected', async () => {

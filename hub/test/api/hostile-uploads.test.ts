@@ -6,10 +6,11 @@
  * `DEVICELAB_HOSTILE_CORPUS=<n>` (default 120) and `DEVICELAB_HOSTILE_SEED` run a longer or other corpus.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { corruptedFixtures, craftedUploads, type HostileUpload } from '../apps/broken-zips';
 import { archiveIsIntact, referenceName } from '../apps/reference-zip-check';
 import { startHubProcess, type HubProcess } from '../support/hub-process';
@@ -26,7 +27,14 @@ let hub: HubProcess;
 const adminToken = randomUUID();
 const uploadsDir = () => path.join(dataDir, 'uploads');
 const blobsDir = () => path.join(dataDir, 'blobs');
-const blobFiles = () => readdirSync(blobsDir()).filter((name) => name !== 'tmp').sort();
+/** The blob store's rows: each address with the transaction that wrote it, and how many chunks there are. */
+async function storedBlobs(): Promise<string> {
+  const { rows } = await sql<{ sha256: string; xmin: string }>`select sha256, xmin::text from blobs order by sha256`
+    .execute(database.db);
+  const { n } = await database.db.selectFrom('blob_chunks').select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return JSON.stringify({ rows, chunks: n });
+}
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'hostile-uploads-'));
 
 beforeAll(async () => {
@@ -35,6 +43,7 @@ beforeAll(async () => {
   // What a hub killed in the middle of uploads leaves behind.
   mkdirSync(uploadsDir(), { recursive: true });
   writeFileSync(path.join(uploadsDir(), `${randomUUID()}.upload`), 'half an upload');
+  // ...and what a hub from before migration 020 (binaries on disk) left of a copy.
   mkdirSync(path.join(blobsDir(), 'tmp'), { recursive: true });
   writeFileSync(path.join(blobsDir(), 'tmp', randomUUID()), 'half a copy');
   hub = await startHubProcess({ databaseUrl: database.url, dataDir, adminToken });
@@ -64,7 +73,7 @@ async function applicationCount(): Promise<number> {
 
 it('removes the temporary files a killed hub left behind when it starts', () => {
   expect(readdirSync(uploadsDir())).toEqual([]);
-  expect(readdirSync(path.join(blobsDir(), 'tmp'))).toEqual([]);
+  expect(existsSync(blobsDir())).toBe(false);
 });
 
 it(`answers every file of the broken-zip corpus (${CORPUS} random corruptions, seed ${SEED}) and stays well`, async () => {
@@ -75,7 +84,7 @@ it(`answers every file of the broken-zip corpus (${CORPUS} random corruptions, s
   for (const item of corpus) {
     const problem = (text: string) => problems.push(`${item.label}: ${text}`);
     const appsBefore = await applicationCount();
-    const blobsBefore = blobFiles();
+    const blobsBefore = await storedBlobs();
     const reply = await upload(item.fileName, item.bytes);
     if (!hub.alive()) throw new Error(`the hub died on ${item.label}:\n${hub.output()}`);
     if ((await hub.api('/Service')).status !== 200) problem('the next request failed');
@@ -95,7 +104,7 @@ it(`answers every file of the broken-zip corpus (${CORPUS} random corruptions, s
       problem(`unexpected failure text: ${reply.errorMessage}`);
     }
     if (await applicationCount() !== appsBefore) problem('an application was recorded for a failed upload');
-    if (blobFiles().join() !== blobsBefore.join()) problem('the blob store changed for a failed upload');
+    if (await storedBlobs() !== blobsBefore) problem('the blob store changed for a failed upload');
   }
   expect(problems).toEqual([]);
   expect(accepted).toBeGreaterThan(0); // the nested-archive cases are valid packages
@@ -107,14 +116,12 @@ it('a re-upload of a stored binary writes nothing to the blob store and succeeds
   const bytes = readFileSync(fixture('app-info-android.apk'));
   const first = await upload('app-info-android.apk', bytes);
   expect(first.isSuccess).toBe(true);
-  const blob = path.join(blobsDir(), first.data!.applicationBlob);
-  const stored = statSync(blob);
-  const before = blobFiles();
+  // The same rows, written by the same transaction, before and after: not replaced by a second copy.
+  const before = await storedBlobs();
+  expect(before).toContain(first.data!.applicationBlob);
   const second = await upload('app-info-android.apk', bytes);
   expect(second).toMatchObject({ isSuccess: true, data: { applicationBlob: first.data!.applicationBlob } });
-  expect(blobFiles()).toEqual(before);
-  // The stored copy is the very same file (not replaced by a second copy of the same bytes).
-  expect(statSync(blob)).toMatchObject({ ino: stored.ino, mtimeMs: stored.mtimeMs });
+  expect(await storedBlobs()).toEqual(before);
   expect(readdirSync(uploadsDir())).toEqual([]);
 });
 

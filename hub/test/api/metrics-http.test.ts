@@ -4,11 +4,8 @@
  * passive-logging actions (C#-style form bodies), and a retain/release cycle queried with `marker=session`.
  */
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { createLogger } from '@devicelab/shared';
 import { createApiApp } from '../../src/api/app';
 import { BlobStore } from '../../src/apps/blob-store';
@@ -58,7 +55,7 @@ beforeAll(async () => {
   link = await startIdleLinkServer(t.db);
   store = new PostgresMetricsStore(t.db, { retentionDays: 36500 });
   const app = createApiApp({
-    db: t.db, blobs: new BlobStore(mkdtempSync(path.join(os.tmpdir(), 'metrics-http-'))), gateways: link.directory,
+    db: t.db, blobs: new BlobStore(t.db), gateways: link.directory,
     authenticate: basicAuthMiddleware(t.db), logger: createLogger('test'), ticketKeys: newTicketKeys(),
     serviceNodeId: 'node-1', metrics: store,
   });

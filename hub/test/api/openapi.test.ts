@@ -3,11 +3,8 @@
  * real express app (walked from its router stack), so the document cannot drift from the code.
  */
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import type { Express } from 'express';
 import { createLogger } from '@devicelab/shared';
 import { createApiApp } from '../../src/api/app';
@@ -33,7 +30,7 @@ beforeAll(async () => {
   await ensureBuiltInRolesAndAdmin(t.db, { adminToken: ADMIN_TOKEN });
   link = await startIdleLinkServer(t.db);
   app = createApiApp({
-    db: t.db, blobs: new BlobStore(mkdtempSync(path.join(os.tmpdir(), 'openapi-blobs-'))), gateways: link.directory,
+    db: t.db, blobs: new BlobStore(t.db), gateways: link.directory,
     authenticate: basicAuthMiddleware(t.db), logger: createLogger('test'), ticketKeys: newTicketKeys(),
     serviceNodeId: 'node-1', serviceVersion: '9.9.9',
   });

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiFailure } from '@devicelab/shared';
@@ -19,8 +19,7 @@ const work = mkdtempSync(path.join(os.tmpdir(), 'app-changes-'));
 const packages = new PackageInspector(DEFAULT_PACKAGE_INSPECTION);
 beforeAll(async () => {
   t = await createTestDatabase();
-  blobs = new BlobStore(mkdtempSync(path.join(os.tmpdir(), 'app-changes-blobs-')));
-  await blobs.init();
+  blobs = new BlobStore(t.db);
 });
 afterAll(async () => {
   await packages.stop();
@@ -76,7 +75,7 @@ describe('deleteApplication', () => {
     expect(await blobs.has(blob)).toBe(true);
     expect(await listApplications(t.db, admin, { id: first.id })).toEqual([]);
     expect(await deleteApplication(t.db, blobs, admin, second.id)).toEqual({ deletedIds: [second.id], removedBlobs: [blob] });
-    expect(existsSync(blobs.pathOf(blob))).toBe(false);
+    expect(await blobs.has(blob)).toBe(false);
   });
 
   it('all=true deletes every upload of the identifier and only those', async () => {

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiFailure, type DeviceOperatingSystem } from '@devicelab/shared';
@@ -14,15 +14,12 @@ import { fixture } from '../../../scripts/jest/shared-files';
 
 let t: TestDatabase;
 let blobs: BlobStore;
-let blobRoot: string;
 let work: string;
 const packages = new PackageInspector(DEFAULT_PACKAGE_INSPECTION);
 beforeAll(async () => {
   t = await createTestDatabase();
-  blobRoot = mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
   work = mkdtempSync(path.join(os.tmpdir(), 'uploads-'));
-  blobs = new BlobStore(blobRoot);
-  await blobs.init();
+  blobs = new BlobStore(t.db);
 });
 afterAll(async () => {
   await packages.stop();
@@ -92,16 +89,16 @@ describe('upload', () => {
   it('rejects a file that is not a package and stores nothing', async () => {
     const user = await createUser(t.db, 'up5@example.com');
     const junk = stagedUpload(work, 'junk.apk', Buffer.from('this is not a zip file'));
-    const before = readdirSync(blobRoot).length;
-    const count = async () => (await t.db.selectFrom('applications').select((eb) => eb.fn.countAll().as('n'))
-      .executeTakeFirstOrThrow()).n;
-    const rows = await count();
+    const count = async (table: 'applications' | 'blobs' | 'blob_chunks') => (await t.db.selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n;
+    const before = [await count('blobs'), await count('blob_chunks')];
+    const rows = await count('applications');
     await expect(uploadApplication(t.db, blobs, packages, user, junk)).rejects.toThrow(new ApiFailure(
       'The upload is not a valid APK: not a ZIP archive (no end of central directory record; truncated?).'));
     await expect(uploadApplication(t.db, blobs, packages, user, staged('ContactManager.apk', 'iOS')))
       .rejects.toThrow(ApiFailure);
-    expect(readdirSync(blobRoot).length).toBe(before);
-    expect(await count()).toBe(rows);
+    expect([await count('blobs'), await count('blob_chunks')]).toEqual(before);
+    expect(await count('applications')).toBe(rows);
     expect(existsSync(junk.path)).toBe(false);
   });
 

@@ -1,7 +1,6 @@
 /** Test helpers for the domain tests: users, device rows, a link server with no gateway connected. */
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Entitlement, type DeviceOperatingSystem, type Entitlement as EntitlementName } from '@devicelab/shared';
 import { BlobStore } from '../../src/apps/blob-store';
@@ -43,7 +42,7 @@ export async function insertDevice(db: Db, values: Partial<NewDevice> = {}) {
  * Tests of commands that reach devices run on a whole lab (support/lab.ts).
  */
 export async function startIdleLinkServer(db: Db): Promise<LinkServer> {
-  const blobs = new BlobStore(mkdtempSync(path.join(os.tmpdir(), 'devicelab-idle-link-')));
+  const blobs = new BlobStore(db);
   return startLinkServer({ db, blobs, port: 0, host: '127.0.0.1' });
 }
 

@@ -7,7 +7,6 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { BlobStore } from '../../src/apps/blob-store';
 import { registerGateway } from '../../src/gateways/gateway-tokens';
@@ -36,8 +35,7 @@ const deviceCount = async () => (await t.db.selectFrom('devices').select('id').e
 beforeAll(async () => {
   t = await createTestDatabase();
   blobDir = await fs.mkdtemp(path.join(os.tmpdir(), 'devicelab-blobs-'));
-  blobs = new BlobStore(blobDir);
-  await blobs.init();
+  blobs = new BlobStore(t.db);
   token = await registerGateway(t.db, 'lab-3');
   await registerGateway(t.db, 'lab-4');
   link = await startLinkServer({ db: t.db, blobs, port: 0, host: '127.0.0.1', heartbeatIntervalMs: HEARTBEAT_MS });
@@ -97,7 +95,8 @@ describe('link server: protocol faults', () => {
   });
 
   it('refuses FetchBlob with a bad token or an unknown gateway, and finds nothing at a malformed address', async () => {
-    const stored = await blobs.put(Readable.from([Buffer.from('app bytes')]));
+    await fs.writeFile(path.join(blobDir, 'app'), 'app bytes');
+    const stored = await blobs.putFile(path.join(blobDir, 'app'));
     // Control: these credentials and this address do fetch the blob.
     await expect(fetchBlobAs(link.port, 'lab-3', token, stored.sha256)).resolves.toEqual([
       expect.objectContaining({ totalSize: 9 }),

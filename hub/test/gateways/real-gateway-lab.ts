@@ -109,8 +109,7 @@ export interface LinkLab {
 export async function startLinkLab(options: LinkLabOptions): Promise<LinkLab> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-link-lab-'));
   const t = await createTestDatabase();
-  const blobs = new BlobStore(path.join(dir, 'blobs'));
-  await blobs.init();
+  const blobs = new BlobStore(t.db);
   const token = await registerGateway(t.db, options.gatewayName);
   const world = new LabWorld({ stateDir: path.join(dir, 'labsim'), timings: options.timings });
   await world.start();

@@ -13,6 +13,8 @@ const main = path.join(__dirname, '..', '..', 'src', 'main.ts');
 export interface HubProcess {
   child: ChildProcess;
   url: string;
+  /** Port of its gateway link (gRPC). */
+  linkPort: number;
   /** Everything the process printed. */
   output(): string;
   alive(): boolean;
@@ -43,10 +45,10 @@ export async function startHubProcess(options: { databaseUrl: string; dataDir: s
   child.stderr!.on('data', (d) => { output += d; });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const alive = () => child.exitCode === null && child.signalCode === null;
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, linkPort] = await new Promise<[string, number]>((resolve, reject) => {
     const timer = setInterval(() => {
-      const match = /DeviceLab hub: (\S+)\/apiv1/.exec(output);
-      if (match) { clearInterval(timer); resolve(match[1]); }
+      const match = /DeviceLab hub: (\S+)\/apiv1 \(gateway link on port (\d+)\)/.exec(output);
+      if (match) { clearInterval(timer); resolve([match[1], Number(match[2])]); }
       if (child.exitCode !== null) { clearInterval(timer); reject(new Error(`the hub exited early:\n${output}`)); }
     }, 100);
   });
@@ -58,6 +60,7 @@ export async function startHubProcess(options: { databaseUrl: string; dataDir: s
   return {
     child,
     url,
+    linkPort,
     output: () => output,
     alive,
     exited,

@@ -42,7 +42,8 @@ export interface TestLab {
   stop(): Promise<void>;
 }
 
-const ADMIN_TOKEN = '0b9d2f3e-7c1a-4e5b-9f00-6a2b3c4d5e6f';
+/** The built-in admin's token in every test lab (a hub process beside the lab uses it too). */
+export const ADMIN_TOKEN = '0b9d2f3e-7c1a-4e5b-9f00-6a2b3c4d5e6f';
 
 export interface TestLabOptions {
   androidCount?: number;

@@ -82,14 +82,21 @@ function linkMetadata(name: string, token: string): grpc.Metadata {
 }
 
 /** Calls FetchBlob with the given credentials and address; resolves with the chunks or rejects with the gRPC error. */
-export function fetchBlobAs(port: number, name: string, token: string, sha256: string): Promise<BlobChunk[]> {
+export async function fetchBlobAs(port: number, name: string, token: string, sha256: string): Promise<BlobChunk[]> {
+  const chunks: BlobChunk[] = [];
+  for await (const chunk of streamBlobAs(port, name, token, sha256)) chunks.push(chunk);
+  return chunks;
+}
+
+/** FetchBlob's chunks as they arrive, read only as fast as the caller takes them (flow control does the rest). */
+export async function* streamBlobAs(port: number, name: string, token: string, sha256: string): AsyncGenerator<BlobChunk> {
   const client = new GatewayLinkClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as grpc.Client &
     Record<string, (...args: unknown[]) => grpc.ClientReadableStream<BlobChunk>>;
   const stream = client.FetchBlob({ sha256 }, linkMetadata(name, token));
-  const chunks: BlobChunk[] = [];
-  return new Promise<BlobChunk[]>((resolve, reject) => {
-    stream.on('data', (chunk: BlobChunk) => chunks.push(chunk));
-    stream.on('error', reject);
-    stream.on('end', () => resolve(chunks));
-  }).finally(() => client.close());
+  try {
+    for await (const chunk of stream as AsyncIterable<BlobChunk>) yield chunk;
+  } finally {
+    stream.cancel();
+    client.close();
+  }
 }

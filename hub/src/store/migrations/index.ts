@@ -16,6 +16,7 @@ import * as provisionedDevices from './016_provisioned_devices';
 import * as webhooks from './017_webhooks';
 import * as gatewayFleet from './018_gateway_fleet';
 import * as hubReplicas from './019_hub_replicas';
+import * as blobs from './020_blobs';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '017_webhooks': webhooks,
   '018_gateway_fleet': gatewayFleet,
   '019_hub_replicas': hubReplicas,
+  '020_blobs': blobs,
 };
 
 export const migrationProvider: MigrationProvider = {
