@@ -46,9 +46,9 @@ async function replicaOf(hub: HubProcess): Promise<{ id: string; linkPort: numbe
   return { id: value.id, linkPort: Number(value.link_address!.split(':').pop()) };
 }
 
-function launchGateway(side: Side, world: LabWorld, linkPort: number, usbHub?: string): Promise<RunningGateway> {
+function launchGateway(side: Side, world: LabWorld, linkPorts: number[], usbHub?: string): Promise<RunningGateway> {
   return startGateway({
-    name: side.gatewayName, token: side.gatewayToken, hubAddress: `127.0.0.1:${linkPort}`,
+    name: side.gatewayName, token: side.gatewayToken, hubAddress: linkPorts.map((port) => `127.0.0.1:${port}`),
     cacheDir: path.join(dataDir, `${side.gatewayName}-cache`), adbPort: world.adbServerPort,
     publicAddress: '127.0.0.1', publicPort: 9000, backoff: { initialMs: 100, maxMs: 500 },
     usbHubs: usbHub ? {
@@ -59,9 +59,11 @@ function launchGateway(side: Side, world: LabWorld, linkPort: number, usbHub?: s
   });
 }
 
-async function startSide(name: string, device: AndroidDeviceSpec, withUsbHub: boolean): Promise<Side> {
-  // One data dir for both replicas: app binaries are files there until they move into PostgreSQL (branch `blobs`).
-  const hub = await startHubProcess({ databaseUrl: t.url, dataDir, adminToken: ADMIN_TOKEN, env: { DEVICELAB_LOG_LEVEL: 'warn' } });
+/** A replica (its own data dir: app binaries are in PostgreSQL), its lab and its gateway, which knows `otherLinkPorts` too. */
+async function startSide(name: string, device: AndroidDeviceSpec, withUsbHub: boolean, otherLinkPorts: number[]): Promise<Side> {
+  const hub = await startHubProcess({
+    databaseUrl: t.url, dataDir: path.join(dataDir, `hub-${name}`), adminToken: ADMIN_TOKEN, env: { DEVICELAB_LOG_LEVEL: 'warn' },
+  });
   const { id, linkPort } = await replicaOf(hub);
   const world = new LabWorld({ stateDir: path.join(dataDir, `labsim-${name}`), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
   await world.start();
@@ -72,7 +74,7 @@ async function startSide(name: string, device: AndroidDeviceSpec, withUsbHub: bo
     hub, linkPort, replicaId: id, world, device, gatewayName: `gateway-${name}`,
     gatewayToken: await registerGateway(t.db, `gateway-${name}`),
   };
-  side.gateway = await launchGateway(side, world, linkPort, usbHub?.path);
+  side.gateway = await launchGateway(side, world, [linkPort, ...otherLinkPorts], usbHub?.path);
   return side;
 }
 
@@ -104,8 +106,8 @@ const guid = async (serial: string): Promise<string> =>
 beforeAll(async () => {
   t = await createTestDatabase();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-replicas-'));
-  a = await startSide('a', specFromPreset('pixel-7', 21), false);
-  b = await startSide('b', specFromPreset('galaxy-s23', 22), true);
+  a = await startSide('a', specFromPreset('pixel-7', 21), false, []);
+  b = await startSide('b', specFromPreset('galaxy-s23', 22), true, [a.linkPort]); // DEVICELAB_HUB=b,a
   try {
     await waitFor(async () => (await device(a, b.device.serial))?.availability === 'Online'
       && (await device(b, a.device.serial))?.availability === 'Online', 60_000, 'both devices Online');
@@ -140,7 +142,7 @@ test('each gateway is owned by its replica; /Service lists both replicas; a seco
     expect(service.deviceGatewayInformation.flatMap((g: Json) => g.deviceVendorUniqueIdentifiers).sort()).toEqual(vendorIds.sort());
   }
   // gateway-b dialling replica A while its link on B lives: refused, and B keeps it.
-  const intruder = await launchGateway(b, b.world, a.linkPort);
+  const intruder = await launchGateway(b, b.world, [a.linkPort]);
   try {
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const row = await t.db.selectFrom('gateways').select('hub_replica').where('name', '=', 'gateway-b').executeTakeFirstOrThrow();
@@ -195,15 +197,13 @@ test('through replica A: retain, install and USB port switch of a device on B, s
   await waitFor(async () => (await device(a, serial)).availability === 'Online', 30_000, 'the device back on data');
 }, 120_000);
 
-test('replica B killed: its gateway is back Online through A within 5 s, same Guid, retain kept, nothing twice', async () => {
+test('replica B killed: its gateway (DEVICELAB_HUB=b,a) is back Online through A within 5 s, same Guid, retain kept, nothing twice', async () => {
   const serial = b.device.serial;
   const before = await device(a, serial);
   const killedAt = Date.now();
   b.hub.child.kill('SIGKILL');
   await b.hub.exited;
-  // The gateway moves to the other replica (until `DEVICELAB_HUB` takes a list: restarted with A's address).
-  await b.gateway!.stop();
-  b.gateway = await launchGateway(b, b.world, a.linkPort, path.join(dataDir, 'tty-b'));
+  // The gateway, configured with both replicas, moves to A by itself.
   const { elapsedMs } = await waitFor(async () => {
     const row = await t.db.selectFrom('gateways').select('hub_replica').where('name', '=', 'gateway-b').executeTakeFirstOrThrow();
     return row.hub_replica === a.replicaId && (await device(a, serial)).availability === 'Online';
