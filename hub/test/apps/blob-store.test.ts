@@ -146,9 +146,9 @@ describe('blob store', () => {
       const piece = Buffer.from(base);
       piece.writeUInt32BE(i, 0); // every MiB differs
       hash.update(piece);
-      if (!out.write(piece)) await new Promise((resolve) => out.once('drain', resolve));
+      if (!out.write(piece)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
     }
-    await new Promise((resolve) => out.end(resolve));
+    await new Promise<void>((resolve) => out.end(() => resolve()));
     const sha256 = hash.digest('hex');
 
     let peak = 0;

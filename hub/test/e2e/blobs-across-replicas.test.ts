@@ -71,9 +71,9 @@ it('streams a 200 MB binary to a slow reader with the serving replica\'s memory 
     const piece = Buffer.from(base);
     piece.writeUInt32BE(i, 0);
     hash.update(piece);
-    if (!out.write(piece)) await new Promise((resolve) => out.once('drain', resolve));
+    if (!out.write(piece)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   }
-  await new Promise((resolve) => out.end(resolve));
+  await new Promise<void>((resolve) => out.end(() => resolve()));
   const sha256 = hash.digest('hex');
   const blobs = new BlobStore(database.db);
   await withTx(database.db, (trx) => blobs.adopt(trx, file, sha256));
