@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createLogger, type Logger } from '@devicelab/shared';
@@ -28,7 +29,16 @@ import { recordServerStart } from './domain/events';
 import { DEFAULT_PACKAGE_INSPECTION, DEFAULT_WEB_DIR, type HubConfig } from './config';
 import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
-import { startLinkServer } from './gateways/link-server';
+import { startLinkServer, type LinkServer } from './gateways/link-server';
+import { LockKind, withSessionLock } from './fleet/advisory-locks';
+import { CommandRelay } from './fleet/command-relay';
+import { startLabLeader } from './fleet/lab-leader';
+import { RemoteGateways } from './fleet/remote-gateways';
+import { localExecutor, ReplicaDirectory } from './fleet/replica-directory';
+import { beginReplicaRun } from './fleet/replica';
+import { ReplicaRegistry } from './fleet/replica-registry';
+import { currentRetentions } from './domain/device-access';
+import { hubVersion } from './domain/service';
 import { removeStaleUploads } from './http/upload';
 import { startMetricsMaintenance } from './metrics/maintenance';
 import { hubMetricsRegistry, timedGatewayDirectory } from './observability/hub-metrics';
@@ -65,6 +75,7 @@ export async function startHub(
   logger: Logger = createLogger('hub'),
   options: StartHubOptions = {},
 ): Promise<RunningHub> {
+  beginReplicaRun();
   const store = await openRecordsStore({
     databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, onEmbeddedServerLost: options.onRecordsStoreLost,
   });
@@ -74,9 +85,13 @@ export async function startHub(
   };
   try {
     const { db } = store;
+    // Live (its lock held) before anything below looks at other replicas' state, so it is never taken for dead.
+    const registry = new ReplicaRegistry(db, store.url, hubVersion(), logger.child({ component: 'replicas' }));
+    await registry.start();
+    cleanups.push(() => registry.stop());
     const { adminToken } = await ensureBuiltInRolesAndAdmin(db, { adminToken: config.adminToken });
-    // Jobs a previous process left running can never finish: an install is reconciled with the device once its
-    // gateway reports it again; any other gets a failure for its pollers.
+    // Jobs a process that is gone left running can never finish: an install is reconciled with the device once its
+    // gateway reports it again; any other gets a failure for its pollers. Jobs of live replicas are left alone.
     await holdInterruptedJobs(db);
     await failInterruptedJobs(db);
     cleanups.push(await recordServerStart(db)); // ServerStarting (+ ServerRestarting after an unclean stop)
@@ -95,20 +110,26 @@ export async function startHub(
     const ticketKeys = await loadTicketKeys(db);
     const retentionDays = config.metricsRetentionDays ?? DEFAULT_RETENTION_DAYS;
     const metrics = new PostgresMetricsStore(db, { logger, retentionDays, maxQueryRows: config.metricsMaxRows });
-    cleanups.push(await startMetricsMaintenance(metrics, { retentionDays, logger, db }));
+    cleanups.push(await startMetricsMaintenance(metrics, {
+      retentionDays, logger, db, shouldRun: () => registry.isLeader,
+      exclusive: (pass) => withSessionLock(store.url, LockKind.maintenance, pass),
+    }));
     const link = await startLinkServer({
       db, blobs, port: config.linkPort, host: config.host, tls: linkTls, logger, ticketPublicKey: ticketKeys.publicKeyDer,
-      metrics,
+      metrics, databaseUrl: store.url,
     });
     cleanups.push(() => link.stop());
+    cleanups.push(startLabLeader(db, registry, logger.child({ component: 'leader' })));
 
     cleanups.push(startWebhookDelivery(db, logger.child({ component: 'webhooks' }), config.webhookDelivery));
-    const gateways = timedGatewayDirectory(link.directory);
     const feed = new ChangeFeed(db, store.url, logger);
     await feed.start();
     cleanups.push(() => feed.stop());
+    const directory = await replicaDirectory(db, registry, link, feed, logger);
+    cleanups.push(async () => directory.stop());
+    const gateways = timedGatewayDirectory(directory);
     const dataPortState = config.dataPortState ?? 'Data';
-    const events = new EventPublisher(feed, { db, gateways: link.directory, dataPortState, logger });
+    const events = new EventPublisher(feed, { db, gateways: directory, dataPortState, logger });
     // One throttle for Basic auth and the dashboard's sign-in form: guessing through either counts alike.
     const throttle = new LoginThrottle();
     const app = createApiApp({
@@ -129,13 +150,13 @@ export async function startHub(
       metrics,
       serviceNodeId: await settingOrCreate(db, 'service_node_id', () => randomUUID()),
       dataPortState: config.dataPortState,
-      metricsRegistry: hubMetricsRegistry(db, link.directory),
+      metricsRegistry: hubMetricsRegistry(db, link.directory), // its link-session gauge counts this process's links
       metricsToken: config.metricsToken,
     });
     const server = await listen(app, config);
     const stopWebSockets = attachWebSocketRoutes(server, {
       db, throttle, logger,
-      routes: { [DEVICE_CONNECT_PATH]: deviceConnectSocket({ db, gateways: link.directory, ticketKeys, logger }) },
+      routes: { [DEVICE_CONNECT_PATH]: deviceConnectSocket({ db, gateways: directory, ticketKeys, logger }) },
     });
     cleanups.push(() => new Promise<void>((resolve) => {
       stopWebSockets();
@@ -144,12 +165,13 @@ export async function startHub(
     }));
     const port = (server.address() as AddressInfo).port;
     const scheme = server instanceof https.Server ? 'https' : 'http';
+    await registry.setAddresses(`${scheme}://${os.hostname()}:${port}`, `${os.hostname()}:${link.port}`);
     return {
       url: `${scheme}://127.0.0.1:${port}`,
       port,
       linkPort: link.port,
       db,
-      gateways: link.directory,
+      gateways: directory,
       adminToken,
       registerGateway: (name) => registerGateway(db, name),
       stop,
@@ -158,6 +180,30 @@ export async function startHub(
     await stop();
     throw err;
   }
+}
+
+/**
+ * The directory the API uses: this replica's links, and the other replicas' through the command relay. A replica
+ * hears relayed retains and metrics settings and passes them to its own gateways.
+ */
+async function replicaDirectory(
+  db: Db, registry: ReplicaRegistry, link: LinkServer, feed: ChangeFeed, logger: Logger,
+): Promise<ReplicaDirectory & { stop(): void }> {
+  const relay = new CommandRelay(db, registry, localExecutor(link), {
+    retention: (vendorUniqueIdentifier) => void currentRetentions(db, [vendorUniqueIdentifier]).then(
+      (retentions) => { for (const retention of retentions) link.directory.notifyRetention(retention); },
+      (err: unknown) => logger.warn({ err }, 'could not read a relayed retain'),
+    ),
+    metricsSettings: () => link.directory.notifyMetricsSettings(),
+  }, logger.child({ component: 'relay' }));
+  const remote = new RemoteGateways(db, logger);
+  await remote.start(feed);
+  return Object.assign(new ReplicaDirectory(db, link, relay, remote), {
+    stop() {
+      relay.stop();
+      remote.stop();
+    },
+  });
 }
 
 async function listen(app: http.RequestListener, config: HubConfig): Promise<http.Server> {

@@ -85,6 +85,8 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
     const authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
     return {
       url, dir, stop, authorization, adminToken, linkPort, gatewayName, gatewayToken,
+      /** The hub's environment (its DATABASE_URL), for starting a second replica on the same records. */
+      env: hubEnv,
       /** The hub process's id (for its memory in /proc). */
       hubPid: hub.pid,
       onStop: (step) => stops.push(step),

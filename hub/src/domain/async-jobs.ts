@@ -11,6 +11,11 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { asyncJobDuration } from '../observability/hub-metrics';
 import type { Db } from '../store/database';
 import type { JobIntent } from '../store/schema';
+import { LockKind, lockHeldSql } from '../fleet/advisory-locks';
+import { thisReplica } from '../fleet/replica';
+
+/** A job whose replica is not live (dead, or a hub from before replicas): nobody will finish it. */
+export const runByDeadReplica = sql<boolean>`NOT ${lockHeldSql(LockKind.replica, sql`coalesce(replica_id, '')`)}`;
 
 const ASYNC_JOB_TTL_MS = 5 * 60_000;
 export const INVALID_ASYNC_ID = 'The async operation id is unknown, expired or already completed.';
@@ -80,7 +85,7 @@ export async function startAsyncJob(
 ): Promise<StartedJob> {
   const clock = options.clock ?? (() => new Date());
   const { id } = await db.insertInto('async_jobs')
-    .values({ kind, owner_id: owner.id, last_polled_at: clock(), intent: options.intent ? JSON.stringify(options.intent) : null })
+    .values({ kind, owner_id: owner.id, replica_id: thisReplica.id, last_polled_at: clock(), intent: options.intent ? JSON.stringify(options.intent) : null })
     .returning('id').executeTakeFirstOrThrow();
   const logger = options.logger ?? createLogger('hub.async');
   const endTimer = asyncJobDuration.startTimer({ kind });
@@ -175,13 +180,13 @@ export async function pollAsyncJob(
 }
 
 /**
- * At hub start: jobs left running by a previous process can never finish; complete them with a failure so their
- * pollers get an answer. Jobs with an intent are reconciled with the device instead (interrupted-jobs.ts).
+ * At hub start, and on the lab's leader while replicas run: jobs left running by a process that is gone can never
+ * finish; complete them with a failure so their pollers get an answer (jobs of live replicas are left alone). Jobs with an intent are reconciled with the device instead (interrupted-jobs.ts).
  */
 export async function failInterruptedJobs(db: Db, now: Date = new Date()): Promise<number> {
   const rows = await db.updateTable('async_jobs')
     .set({ status: 'complete', completed_at: now,
       result: JSON.stringify(failure('The hub restarted before the operation completed.')) })
-    .where('status', '=', 'running').where('intent', 'is', null).returning('id').execute();
+    .where('status', '=', 'running').where('intent', 'is', null).where(runByDeadReplica).returning('id').execute();
   return rows.length;
 }

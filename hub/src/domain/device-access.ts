@@ -53,6 +53,13 @@ export async function gatewayRetentions(db: Db, gatewayId: string): Promise<Rete
   return retentionsOf(db, rows);
 }
 
+/** The current access of these devices (by vendor unique identifier), as their gateways are told it. */
+export async function currentRetentions(db: Db, vendorUniqueIdentifiers: readonly string[]): Promise<Retention[]> {
+  if (vendorUniqueIdentifiers.length === 0) return [];
+  const rows = await accessQuery(db).where('devices.vendor_unique_identifier', 'in', [...vendorUniqueIdentifiers]).execute();
+  return retentionsOf(db, rows);
+}
+
 /** Tells the gateways the current access of these devices (Guids). Best effort: a read failure is reported, never thrown. */
 export async function announceDeviceAccess(
   db: Db, gateways: AccessNotifier | undefined, deviceIds: readonly string[],

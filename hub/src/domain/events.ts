@@ -2,6 +2,8 @@
 import { sql } from 'kysely';
 import type { EventType } from '@devicelab/shared';
 import { withTx, type Db, type Tx } from '../store/database';
+import { LockKind, lockHeldSql } from '../fleet/advisory-locks';
+import { thisReplica } from '../fleet/replica';
 
 export interface EventInput {
   eventType: EventType;
@@ -49,29 +51,37 @@ export async function recordEvent(trx: Tx, event: EventInput): Promise<void> {
   }).execute();
 }
 
-/** hub_settings key present while a hub runs; still there at the next start means the last run ended uncleanly. */
+/**
+ * hub_settings key present while a hub runs (each replica has its own, `<flag>:<replica id>`); a flag still there
+ * at a start whose replica is not live means that run ended uncleanly. The bare key is a hub before replicas.
+ */
 export const RUNNING_FLAG = 'hub_running_since';
 
 /**
- * Records ServerStarting (and ServerRestarting first when the previous run never stopped cleanly) and marks the
- * hub as running. Returns the clean-stop step that clears the mark.
+ * Records ServerStarting (and ServerRestarting first for each earlier run that never stopped cleanly and is not
+ * running now: another live replica's flag is left alone) and marks this replica as running. Returns the
+ * clean-stop step that clears the mark.
  */
 export async function recordServerStart(db: Db): Promise<() => Promise<void>> {
+  const ownFlag = `${RUNNING_FLAG}:${thisReplica.id}`;
   await withTx(db, async (trx) => {
-    const previous = await trx.selectFrom('hub_settings').select('value').where('key', '=', RUNNING_FLAG)
-      .forUpdate().executeTakeFirst();
+    const previous = await trx.selectFrom('hub_settings').select(['key', 'value'])
+      .where((eb) => eb.or([eb('key', '=', RUNNING_FLAG), eb('key', 'like', `${RUNNING_FLAG}:%`)]))
+      .where(sql<boolean>`NOT ${lockHeldSql(LockKind.replica, sql`split_part(key, ':', 2)`)}`)
+      .orderBy('value').forUpdate().execute();
     const at = new Date();
-    if (previous) {
+    for (const run of previous) {
       await recordEvent(trx, {
         eventType: 'ServerRestarting', message: 'Server Restarting', isSuccess: false, eventDate: at,
-        stringValue: `The previous run (started ${previous.value}) did not stop cleanly.`,
+        stringValue: `The previous run (started ${run.value}) did not stop cleanly.`,
       });
     }
+    if (previous.length > 0) await trx.deleteFrom('hub_settings').where('key', 'in', previous.map((run) => run.key)).execute();
     await recordEvent(trx, { eventType: 'ServerStarting', message: 'Server Starting', eventDate: at });
-    await trx.insertInto('hub_settings').values({ key: RUNNING_FLAG, value: at.toISOString() })
+    await trx.insertInto('hub_settings').values({ key: ownFlag, value: at.toISOString() })
       .onConflict((oc) => oc.column('key').doUpdateSet({ value: at.toISOString() })).execute();
   });
   return async () => {
-    await db.deleteFrom('hub_settings').where('key', '=', RUNNING_FLAG).execute();
+    await db.deleteFrom('hub_settings').where('key', '=', ownFlag).execute();
   };
 }

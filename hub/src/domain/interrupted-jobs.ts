@@ -8,13 +8,18 @@
 import { ApiFailure, failure, success } from '@devicelab/shared';
 import type { Db } from '../store/database';
 import type { JobIntent } from '../store/schema';
+import { runByDeadReplica } from './async-jobs';
 import { matchManagedApplication } from './application-mapping';
 import { resolveDevice } from './device-queries';
 
-/** At hub start, before jobs without an intent are failed: hold the reconcilable ones for reconciliation. */
+/**
+ * At hub start (and on the leader), before jobs without an intent are failed: hold the reconcilable ones of replicas
+ * that are gone for reconciliation.
+ */
 export async function holdInterruptedJobs(db: Db, now: Date = new Date()): Promise<void> {
   await db.updateTable('async_jobs').set((eb) => ({ interrupted_at: eb.fn.coalesce('interrupted_at', eb.val(now)) }))
-    .where('status', '=', 'running').where('intent', 'is not', null).execute();
+    .where('status', '=', 'running').where('intent', 'is not', null).where('interrupted_at', 'is', null)
+    .where(runByDeadReplica).execute();
 }
 
 /** Completes the interrupted job `id` when the device's state decides it; does nothing for any other job. */

@@ -2,7 +2,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { formatWireDate, type BuildToolInformation, type DeviceGatewayInformation, type HubInformation } from '@devicelab/shared';
-import { thisReplica } from '../fleet/replica';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 
 interface ServiceIdentity { serviceNodeId: string; serviceVersion: string }
@@ -19,9 +18,12 @@ function formatLocalDateTime(date: Date): string {
 /** A hub process serving this lab (extension, issue 16). */
 export interface WireHubReplica { id: string; hostname: string; version: string; startedAt: string }
 
-/** HubInformation plus the replicas (for now this process only: replicas on one PostgreSQL come later). */
+/** A live replica as the registry lists it (fleet/replica-registry.ts). */
+interface ServingReplica { id: string; hostname: string; version: string; startedAt: Date }
+
+/** HubInformation plus the live replicas (gateways of every replica are listed). */
 export function describeService(
-  gateways: GatewayDirectory, identity: ServiceIdentity, now: Date = new Date(),
+  gateways: GatewayDirectory, identity: ServiceIdentity, replicas: ServingReplica[], now: Date = new Date(),
 ): HubInformation & { hubReplicas: WireHubReplica[] } {
   const gatewayInformation = gateways.connectedGateways().map((g): DeviceGatewayInformation => {
     // No gateway reports build tools or automation servers yet: both lists are empty, under both names.
@@ -50,9 +52,9 @@ export function describeService(
     systemDateTimeUtc: formatWireDate(now),
     deviceGatewayInformation: gatewayInformation,
     gatewayInformation,
-    hubReplicas: [{
-      id: thisReplica.id, hostname: thisReplica.hostname, version: identity.serviceVersion, startedAt: formatWireDate(thisReplica.startedAt),
-    }],
+    hubReplicas: replicas.map((replica) => ({
+      id: replica.id, hostname: replica.hostname, version: replica.version, startedAt: formatWireDate(replica.startedAt),
+    })),
   };
 }
 

@@ -182,7 +182,12 @@ interface TakeOfflineScope {
  * becomes Offline except for the hub's Rebooting, which waits for the device to come back Ready.
  */
 export async function takeDevicesOffline(db: Db, scope: TakeOfflineScope): Promise<DeviceChange[]> {
-  return withTx(db, async (trx) => {
+  return withTx(db, (trx) => takeDevicesOfflineIn(trx, scope));
+}
+
+/** takeDevicesOffline inside the caller's transaction. */
+export async function takeDevicesOfflineIn(trx: Tx, scope: TakeOfflineScope): Promise<DeviceChange[]> {
+  {
     let target = trx
       .selectFrom('devices')
       .select(['id', 'name', 'vendor_unique_identifier', 'availability'])
@@ -213,7 +218,7 @@ export async function takeDevicesOffline(db: Db, scope: TakeOfflineScope): Promi
       availability: 'Offline' as const,
       flipped: r.availability === 'Online',
     }));
-  });
+  }
 }
 
 /**
@@ -254,7 +259,7 @@ async function recordAvailabilityEvents(trx: Tx, devices: { id: string; name: st
  * disconnect keeps the USB hubs it last reported (GET /Gateway shows them, errored, while it is away).
  */
 export async function setGatewayConnected(
-  db: Db,
+  db: Db | Tx,
   gatewayId: string,
   connected: boolean,
   address?: { publicAddress: string; publicPort: number; version?: string },
@@ -274,12 +279,7 @@ export async function setGatewayConnected(
     .execute();
 }
 
-/** At hub start no gateway is connected yet (single hub): clear stale `connected` flags and Online devices. */
-export async function resetAllGateways(db: Db): Promise<DeviceChange[]> {
-  const gateways = await db.updateTable('gateways').set({ connected: false }).returning('id').execute();
-  const changes: DeviceChange[] = [];
-  for (const { id } of gateways) {
-    changes.push(...(await takeDevicesOffline(db, { gatewayId: id, detail: 'Gateway not connected since hub start' })));
-  }
-  return changes;
+/** The USB hubs of a connected gateway as it reports them, so every replica can show them. */
+export async function setGatewayUsbHubs(db: Db, gatewayId: string, hubs: UsbHubReport[]): Promise<void> {
+  await db.updateTable('gateways').set({ last_usb_hubs: JSON.stringify(hubs) }).where('id', '=', gatewayId).execute();
 }

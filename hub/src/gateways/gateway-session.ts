@@ -18,7 +18,7 @@ import { MetricsReceiver } from '../metrics/link-ingest';
 import type { MetricsStore } from '../metrics/metrics-store';
 import type { Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
-import { applyDeviceState, setGatewayConnected, takeDevicesOffline } from './device-inventory';
+import { applyDeviceState, setGatewayConnected, setGatewayUsbHubs, takeDevicesOffline } from './device-inventory';
 import { GatewayUnavailableError, type ConnectedGateway } from './gateway-directory';
 import { hubProof } from './gateway-tokens';
 
@@ -157,7 +157,6 @@ export class GatewaySession {
     for (const waiter of [...this.accessWaiters]) waiter.resolve(undefined);
     this.ctx.logger.info({ gateway: this.gatewayName, reason }, 'gateway session ended');
     this.closeCall(options.status);
-    this.ctx.onEnded(this);
     if (!this.replaced && this.hello) {
       const gatewayId = this.ctx.gateway.id;
       void this.ctx.enqueueWrite(gatewayId, async () => {
@@ -165,6 +164,7 @@ export class GatewaySession {
         await setGatewayConnected(this.ctx.db, gatewayId, false, undefined, this.usbHubs);
       });
     }
+    this.ctx.onEnded(this); // behind the Offline write: the link lock is freed only once it has landed
   }
 
   private onMessage(message: GatewayMessage): void {
@@ -203,8 +203,14 @@ export class GatewaySession {
         const hubs = message.usbHubs.hubs ?? [];
         const changed = portStates(hubs) !== portStates(this.usbHubs);
         this.usbHubs = hubs;
-        // Port states are no table's rows: the event stream hears of them here (telemetry alone is no change).
-        if (changed) return this.recordWrite(() => noteChange(this.ctx.db, 'usbHub', this.ctx.gateway.id));
+        // Port states are recorded for the other replicas, and the event stream hears of them here (telemetry
+        // alone is no change).
+        if (changed) {
+          return this.recordWrite(async () => {
+            await setGatewayUsbHubs(this.ctx.db, this.ctx.gateway.id, hubs);
+            await noteChange(this.ctx.db, 'usbHub', this.ctx.gateway.id);
+          });
+        }
         return;
       }
       case 'usbHubEvent': {

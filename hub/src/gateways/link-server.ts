@@ -22,7 +22,9 @@ import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { isDatabaseUnavailable, type Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
-import { resetAllGateways, setGatewayConnected, takeDevicesOffline } from './device-inventory';
+import { LinkOwnership } from '../fleet/link-ownership';
+import { settleOrphanedGateways } from '../fleet/orphaned-gateways';
+import { setGatewayConnected, takeDevicesOffline } from './device-inventory';
 import {
   GatewayUnavailableError, type ConnectedGateway, type DeviceTunnel, type GatewayDirectory,
 } from './gateway-directory';
@@ -65,11 +67,21 @@ interface LinkServerOptions {
   metrics?: MetricsStore;
   /** While the records store is away, how often it is probed before gateway inventories are recorded afresh. */
   recordsProbeMs?: number;
+  /**
+   * The records database's URL: each link then holds its gateway's advisory lock on a connection of its own, so
+   * a gateway has one live link across all replicas (fleet/link-ownership.ts). Without it links are not locked.
+   */
+  databaseUrl?: string;
 }
 
 export interface LinkServer {
   port: number;
   directory: GatewayDirectory;
+  /** Whether a gateway linked to this replica reports the device / the USB hub now. */
+  holdsDevice(vendorUniqueIdentifier: string): boolean;
+  holdsUsbHub(serialNumber: string): boolean;
+  /** Resolves once the records writes queued so far for the gateway holding this device or hub have landed. */
+  recorded(vendorUniqueIdentifierOrHubSerial: string): Promise<void>;
   /** Ends every session (their devices go Offline), then shuts the server down. */
   stop(): Promise<void>;
 }
@@ -120,8 +132,33 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
 
   let stopping: Promise<void> | undefined;
 
-  // No gateway can be connected to a hub that is only starting: clear what a previous run left Online.
-  await resetAllGateways(db);
+  const ownership = options.databaseUrl ? new LinkOwnership(options.databaseUrl, logger, (gatewayId) => {
+    for (const session of sessions.values()) {
+      if (session.gatewayId === gatewayId) {
+        session.end('link lock lost', { status: { code: grpc.status.UNAVAILABLE, details: 'hub lost its records connection' } });
+      }
+    }
+  }) : undefined;
+
+  // Gateways still recorded connected whose link no replica holds (this replica's previous run, a dead replica):
+  // their devices go Offline. A gateway linked to another live replica is left alone.
+  await settleOrphanedGateways(db, 'Gateway not connected since hub start');
+
+  /** The link lock for a gateway that just authenticated; a refusal names the replica whose link holds it. */
+  const own = async (gateway: GatewayRow, call: ConnectCall): Promise<boolean> => {
+    if (!ownership) return true;
+    if (await ownership.acquire(gateway.id)) {
+      if (!call.cancelled && !stopping) return true;
+      ownership.release(gateway.id);
+      return false;
+    }
+    const owner = await db.selectFrom('gateways').select('hub_replica').where('id', '=', gateway.id).executeTakeFirst();
+    call.emit('error', {
+      code: grpc.status.ALREADY_EXISTS,
+      details: `gateway ${gateway.name} has a live link on hub replica ${owner?.hub_replica ?? 'unknown'}`,
+    });
+    return false;
+  };
 
   const connect = (call: ConnectCall): void => {
     authenticateCall(db, call.metadata).then(
@@ -136,28 +173,36 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           return;
         }
         if (call.cancelled) return;
-        const session: GatewaySession = new GatewaySession({
-          db,
-          gateway,
-          call,
-          heartbeatIntervalMs,
-          logger,
-          enqueueWrite,
-          ticketPublicKey: options.ticketPublicKey,
-          metrics,
-          onEstablished: (established) => {
-            const previous = sessions.get(gateway.name);
-            sessions.set(gateway.name, established);
-            previous?.end('replaced by a newer connection', {
-              replaced: true,
-              status: { code: grpc.status.ABORTED, details: 'replaced by a newer connection of this gateway' },
-            });
-          },
-          onEnded: (ended) => {
-            if (sessions.get(gateway.name) === ended) sessions.delete(gateway.name);
-          },
+        return own(gateway, call).then((owned) => {
+          if (!owned) return;
+          const session: GatewaySession = new GatewaySession({
+            db,
+            gateway,
+            call,
+            heartbeatIntervalMs,
+            logger,
+            enqueueWrite,
+            ticketPublicKey: options.ticketPublicKey,
+            metrics,
+            onEstablished: (established) => {
+              const previous = sessions.get(gateway.name);
+              sessions.set(gateway.name, established);
+              previous?.end('replaced by a newer connection', {
+                replaced: true,
+                status: { code: grpc.status.ABORTED, details: 'replaced by a newer connection of this gateway' },
+              });
+            },
+            onEnded: (ended) => {
+              if (sessions.get(gateway.name) === ended) sessions.delete(gateway.name);
+              // Freed only behind the session's last writes, so its Offline never lands after another replica's Online.
+              if (ownership) void enqueueWrite(gateway.id, async () => undefined).then(() => ownership.release(gateway.id));
+            },
+          });
+          session.start();
+        }).catch((err: unknown) => {
+          logger.error({ err, gateway: gateway.name }, 'could not take the gateway link lock');
+          call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'hub could not record the link' });
         });
-        session.start();
       },
       (err: unknown) => {
         logger.error({ err }, 'gateway authentication failed');
@@ -267,9 +312,17 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     },
   };
 
+  const holding = (target: string) => [...sessions.values()]
+    .find((s) => s.devices.has(target) || s.hasUsbHub(target));
   return {
     port,
     directory,
+    holdsDevice: (vendorUniqueIdentifier) => [...sessions.values()].some((s) => s.devices.has(vendorUniqueIdentifier)),
+    holdsUsbHub: (serialNumber) => [...sessions.values()].some((s) => s.hasUsbHub(serialNumber)),
+    async recorded(target) {
+      const session = holding(target);
+      if (session) await enqueueWrite(session.gatewayId, async () => undefined);
+    },
     stop() {
       stopping ??= (async () => {
         resync.stop();
@@ -277,6 +330,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           session.end('hub stopping', { hubStopping: true, status: { code: grpc.status.UNAVAILABLE, details: 'hub stopping' } });
         }
         await Promise.all([...writeQueues.values()]);
+        await ownership?.stop();
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {
             server.forceShutdown();

@@ -174,6 +174,33 @@ export interface AsyncJobsTable {
   interrupted_at: Timestamp | null;
   /** Percent done as the work reports it (installs; migration 024); 100 once it succeeded; null: not reported. */
   progress: number | null;
+  /** The hub replica running the job (migration 019); null for jobs of hubs before replicas. */
+  replica_id: string | null;
+}
+
+/** A hub process serving the lab (migration 019); live while its advisory lock is held. */
+export interface HubReplicasTable {
+  id: string;
+  hostname: string;
+  version: string;
+  api_address: string | null;
+  link_address: string | null;
+  started_at: Generated<Date>;
+  heartbeat_at: Generated<Date>;
+}
+
+/** A command one replica relays to the replica owning the gateway's link (fleet/command-relay.ts). */
+export interface RelayedCommandsTable {
+  id: string;
+  owner_replica: string;
+  requester_replica: string;
+  kind: string;
+  target: string;
+  request: Json<unknown>;
+  deadline: Timestamp;
+  claimed_at: Timestamp | null;
+  answer: Json<unknown> | null;
+  created_at: Generated<Date>;
 }
 
 /** An install of an uploaded application on a device (as the request named it), until `deadline` (ISO time). */
@@ -293,6 +320,8 @@ export interface Database {
   async_jobs: AsyncJobsTable;
   events: EventsTable;
   hub_settings: HubSettingsTable;
+  hub_replicas: HubReplicasTable;
+  relayed_commands: RelayedCommandsTable;
   user_adb_keys: UserAdbKeysTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -109,7 +109,7 @@ describe('service', () => {
   it('describes the hub: its node id, version and both clocks', async () => {
     const link = await startIdleLinkServer(t.db);
     try {
-      const info = describeService(link.directory, { serviceNodeId: 'node-1', serviceVersion: '0.1.0' },
+      const info = describeService(link.directory, { serviceNodeId: 'node-1', serviceVersion: '0.1.0' }, [],
         new Date('2024-01-02T03:04:05.678Z'));
       expect(info).toMatchObject({ ServiceNodeId: 'node-1', ServiceVersion: '0.1.0', systemDateTimeUtc: '2024-01-02T03:04:05Z',
         deviceGatewayInformation: [] });

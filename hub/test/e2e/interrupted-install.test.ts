@@ -65,6 +65,8 @@ test('an interrupted install the device does not have fails, saying the hub rest
   const owner = { id: adminId, login: 'admin', displayName: 'admin', entitlements: new Set<never>(), roles: [] };
   const job = await startAsyncJob(lab.hub.db, owner, 'install', () => new Promise(() => undefined),
     { intent: { action: 'install', applicationId: app.id, deviceIdentifier: device.id, deadline: new Date(Date.now() - 1).toISOString() } });
+  // Its replica is gone (this process's live hub would otherwise own it: jobs of live replicas are left alone).
+  await lab.hub.db.updateTable('async_jobs').set({ replica_id: 'a-replica-that-is-gone' }).where('id', '=', job.id).execute();
   await holdInterruptedJobs(lab.hub.db);
 
   expect(await pollUntilComplete(job.id)).toEqual({

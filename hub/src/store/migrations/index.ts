@@ -15,6 +15,7 @@ import * as applicationPlatform from './015_application_platform';
 import * as provisionedDevices from './016_provisioned_devices';
 import * as webhooks from './017_webhooks';
 import * as gatewayFleet from './018_gateway_fleet';
+import * as hubReplicas from './019_hub_replicas';
 import * as blobs from './020_blobs';
 import * as jobProgress from './024_job_progress';
 import * as retainFunctions from './022_retain_functions';
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '016_provisioned_devices': provisionedDevices,
   '017_webhooks': webhooks,
   '018_gateway_fleet': gatewayFleet,
+  '019_hub_replicas': hubReplicas,
   '020_blobs': blobs,
   '024_job_progress': jobProgress,
   '022_retain_functions': retainFunctions,

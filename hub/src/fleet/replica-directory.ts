@@ -1,0 +1,110 @@
+/**
+ * The GatewayDirectory of a replica: devices and USB hubs of gateways linked here go through the local link
+ * server; those of gateways linked to another live replica are relayed to it through PostgreSQL
+ * (command-relay.ts). Device connections (`openTunnel`) are not relayed: they are refused with the replica to
+ * use (see README, "Hub replicas").
+ */
+import type { CommandAction, CommandResult, Retention } from '@devicelab/proto';
+import { sql } from 'kysely';
+import {
+  GatewayUnavailableError, type ConnectedGateway, type DeviceTunnel, type GatewayDirectory,
+} from '../gateways/gateway-directory';
+import type { LinkServer } from '../gateways/link-server';
+import type { Db } from '../store/database';
+import { LockKind, lockHeldSql } from './advisory-locks';
+import type { CommandRelay, RelayExecutor } from './command-relay';
+import type { RemoteGateways } from './remote-gateways';
+import { thisReplica } from './replica';
+
+type LocalLinks = Pick<LinkServer, 'directory' | 'holdsDevice' | 'holdsUsbHub' | 'recorded'>;
+
+/** The owner's side of the relay: runs a relayed command on this replica's links. */
+export function localExecutor(link: LocalLinks): RelayExecutor {
+  return async (kind, target, request, timeoutMs) => {
+    switch (kind) {
+      case 'command':
+        return link.directory.sendCommand(target, request as CommandAction, timeoutMs);
+      case 'usbHubCommand': {
+        const result = await link.directory.sendUsbHubCommand(target, request as CommandAction, timeoutMs);
+        await link.recorded(target); // the port states the gateway reported are recorded before the answer
+        return result;
+      }
+      case 'accessPort':
+        return (await link.directory.accessPort(target, (request as { retainId: string }).retainId, timeoutMs)) ?? null;
+    }
+  };
+}
+
+export class ReplicaDirectory implements GatewayDirectory {
+  constructor(
+    private readonly db: Db,
+    private readonly link: LocalLinks,
+    private readonly relay: CommandRelay,
+    private readonly remote: RemoteGateways,
+  ) {}
+
+  async sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
+    if (this.link.holdsDevice(vendorUniqueIdentifier)) return this.link.directory.sendCommand(vendorUniqueIdentifier, action, timeoutMs);
+    const owner = await this.deviceOwner(vendorUniqueIdentifier);
+    return await this.relay.request(owner, 'command', vendorUniqueIdentifier, action, timeoutMs) as CommandResult;
+  }
+
+  connectedGateways(): ConnectedGateway[] {
+    return [...this.link.directory.connectedGateways(), ...this.remote.list()];
+  }
+
+  async sendUsbHubCommand(hubSerialNumber: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
+    if (this.link.holdsUsbHub(hubSerialNumber)) return this.link.directory.sendUsbHubCommand(hubSerialNumber, action, timeoutMs);
+    const reporting = () => this.remote.list().find((g) => g.usbHubs.some((hub) => hub.serialNumber === hubSerialNumber));
+    if (!reporting()) await this.remote.refresh(); // a gateway that linked a moment ago
+    const owner = reporting()?.hubReplica;
+    if (!owner) throw new GatewayUnavailableError(`No connected gateway reports USB hub ${hubSerialNumber}.`);
+    const result = await this.relay.request(owner, 'usbHubCommand', hubSerialNumber, action, timeoutMs) as CommandResult;
+    await this.remote.refresh(); // the owner recorded the new port states: reads through this replica show them
+    return result;
+  }
+
+  notifyRetention(retention: Retention): void {
+    this.link.directory.notifyRetention(retention);
+    this.relay.broadcast({ type: 'retention', vendorUniqueIdentifier: retention.vendorUniqueIdentifier });
+  }
+
+  async accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined> {
+    if (this.link.holdsDevice(vendorUniqueIdentifier)) return this.link.directory.accessPort(vendorUniqueIdentifier, retainId, timeoutMs);
+    try {
+      const owner = await this.deviceOwner(vendorUniqueIdentifier);
+      return (await this.relay.request(owner, 'accessPort', vendorUniqueIdentifier, { retainId }, timeoutMs) as number | null) ?? undefined;
+    } catch (err) {
+      if (err instanceof GatewayUnavailableError) return undefined; // as locally: no endpoint known
+      throw err;
+    }
+  }
+
+  async openTunnel(...args: Parameters<GatewayDirectory['openTunnel']>): Promise<DeviceTunnel> {
+    const [request] = args;
+    if (this.link.holdsDevice(request.vendorUniqueIdentifier)) return this.link.directory.openTunnel(...args);
+    const owner = await this.deviceOwner(request.vendorUniqueIdentifier);
+    const replica = await this.db.selectFrom('hub_replicas').select(['hostname', 'api_address'])
+      .where('id', '=', owner).executeTakeFirst();
+    throw new GatewayUnavailableError(`Device ${request.vendorUniqueIdentifier} is linked through hub replica ${owner}`
+      + ` (${replica?.hostname ?? 'unknown host'}${replica?.api_address ? `, ${replica.api_address}` : ''}): connect to the`
+      + ' device through that replica; device connections are not relayed between replicas.');
+  }
+
+  notifyMetricsSettings(): void {
+    this.link.directory.notifyMetricsSettings();
+    this.relay.broadcast({ type: 'metricsSettings' });
+  }
+
+  /** The live replica whose link holds the device's gateway, other than this one. */
+  private async deviceOwner(vendorUniqueIdentifier: string): Promise<string> {
+    const row = await this.db.selectFrom('devices').innerJoin('gateways', 'gateways.id', 'devices.gateway_id')
+      .select('gateways.hub_replica')
+      .where('devices.vendor_unique_identifier', '=', vendorUniqueIdentifier)
+      .where('gateways.connected', '=', true).where('gateways.hub_replica', '<>', thisReplica.id)
+      .where(lockHeldSql(LockKind.replica, sql`gateways.hub_replica`))
+      .executeTakeFirst();
+    if (!row?.hub_replica) throw new GatewayUnavailableError(`No connected gateway holds device ${vendorUniqueIdentifier}.`);
+    return row.hub_replica;
+  }
+}
