@@ -327,7 +327,12 @@ export class HubLink extends EventEmitter implements DeviceListener {
   /** Opens, re-keys or closes the device's adb endpoint and tells the hub where it listens (or that it does not). */
   private applyAccess(session: Session, retention: Retention): void {
     const access = this.options.adbAccess;
-    if (!access) return;
+    if (!access) {
+      // No adb endpoints here: say so at once, or the hub's retain waits its whole endpoint deadline for an answer.
+      const { vendorUniqueIdentifier, retainId } = retention;
+      this.send({ body: 'accessEndpoint', accessEndpoint: { vendorUniqueIdentifier, retainId, port: 0 } }, session);
+      return;
+    }
     void access.apply(retention).then(
       (accessEndpoint) => this.send({ body: 'accessEndpoint', accessEndpoint }, session),
       (err: unknown) => this.logger.error({ err, device: retention.vendorUniqueIdentifier }, 'could not apply a retention'),

@@ -292,6 +292,14 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     expect(missing).toMatchObject({ ok: false, errorMessage: 'No launchable activity found for com.missing' });
   });
 
+  it('a gateway without adb endpoints answers a retain at once that it serves none', async () => {
+    await startConnected(); // no adbAccess: endpoints are off on this gateway
+    await eventually(() => online(a.adbSerial));
+    server!.directory.notifyRetention({ vendorUniqueIdentifier: a.adbSerial, retainId: 'retain-1' });
+    // The hub waits for the answer (a retain waits up to 3 s); without one this would hang until the test times out.
+    await expect(server!.directory.accessPort(a.adbSerial, 'retain-1', 600_000)).resolves.toBeUndefined();
+  });
+
   it('install pulls the blob from the hub once for two devices, then installs it on both', async () => {
     await startConnected();
     await eventually(() => online(a.adbSerial));
