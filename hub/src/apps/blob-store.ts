@@ -2,8 +2,8 @@
  * Content-addressed store of application binaries in PostgreSQL (migration 020), so that every hub replica on the
  * database serves what any replica received. A binary is cut into chunks of at most BLOB_STORE_CHUNK_BYTES rows,
  * written in one transaction that inserts the `blobs` row (its address) as well: a binary is visible at its address
- * complete or not at all, and a process killed mid-write leaves only rolled-back rows for vacuum. Reads take a few
- * chunks per query (no transaction held while a slow gateway downloads), so memory stays at a few chunks
+ * complete or not at all, and a process killed mid-write leaves only rolled-back rows for vacuum. Reads go chunk by
+ * chunk, one query each (no transaction held while a slow gateway downloads), so memory stays at a few chunks
  * whatever the size. The records keep only the address; gateways fetch a blob once by its SHA-256 and cache it.
  */
 import { createHash } from 'node:crypto';
@@ -13,9 +13,6 @@ import { withTx, type Db, type Tx } from '../store/database';
 
 /** Stored chunk size: large enough that per-row overhead is small, small enough to keep memory bounded. */
 export const BLOB_STORE_CHUNK_BYTES = 1024 * 1024;
-
-/** Stored chunks per read query: fewer round trips, while a batch and its prefetch stay a few MiB of memory. */
-const READ_BATCH_CHUNKS = 4;
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -90,27 +87,21 @@ export class BlobStore {
   }
 
   /**
-   * The blob's bytes in order, READ_BATCH_CHUNKS stored chunks per query; the next batch is fetched while the
-   * consumer handles the current one (so at most two batches are held). Throws BlobGoneError when the blob is
-   * removed before every chunk was read.
+   * The blob's bytes in order, one stored chunk per query; the next chunk is fetched while the consumer handles
+   * the current one. Throws BlobGoneError when the blob is removed before every chunk was read.
    */
   async *read(blob: StoredBlob): AsyncGenerator<Buffer> {
-    // pg returns bytea as hex text, and decoding hex bounded reads (Buffer.from(hex) is ~10x slower than base64);
-    // pg cannot take binary columns per query (it decodes every field as UTF-8). PostgreSQL's base64 has line
-    // breaks, which Buffer.from skips.
-    const fetchBatch = (first: number) => this.db.selectFrom('blob_chunks')
-      .select(sql<string>`encode(data, 'base64')`.as('base64'))
-      .where('sha256', '=', blob.sha256).where('seq', '>=', first).where('seq', '<', first + READ_BATCH_CHUNKS)
-      .orderBy('seq').execute();
-    let next = blob.chunkCount > 0 ? fetchBatch(0) : undefined;
+    const fetchChunk = (seq: number) => this.db.selectFrom('blob_chunks').select('data')
+      .where('sha256', '=', blob.sha256).where('seq', '=', seq).executeTakeFirst();
+    let next = blob.chunkCount > 0 ? fetchChunk(0) : undefined;
     // A prefetch the consumer never waits for (it stopped early) must not become an unhandled rejection.
     next?.catch(() => undefined);
-    for (let first = 0; next; first += READ_BATCH_CHUNKS) {
-      const rows = await next;
-      next = first + READ_BATCH_CHUNKS < blob.chunkCount ? fetchBatch(first + READ_BATCH_CHUNKS) : undefined;
+    for (let seq = 0; next; seq++) {
+      const row = await next;
+      next = seq + 1 < blob.chunkCount ? fetchChunk(seq + 1) : undefined;
       next?.catch(() => undefined);
-      if (rows.length !== Math.min(READ_BATCH_CHUNKS, blob.chunkCount - first)) throw new BlobGoneError(blob.sha256);
-      for (const row of rows) yield Buffer.from(row.base64, 'base64');
+      if (!row) throw new BlobGoneError(blob.sha256);
+      yield row.data;
     }
   }
 
