@@ -3,7 +3,8 @@
 // gRPC FetchBlob service (same message size, same client) from a file. The gateway side runs in a child process
 // (the real HubLink.fetchBlob into the real AppCache, which hashes and writes the file); the hub side (real
 // startLinkServer on a scratch database) runs here, so its RSS peak is this process's.
-// Usage: node scripts/bench/blob-serve.mjs [sizes in MB, default "50 200"]. Needs `npx tsc -b`.
+// Usage: node scripts/bench/blob-serve.mjs ["sizes in MB", default "50 200"]. Needs `npx tsc -b`. DATABASE_URL: the
+// PostgreSQL server for the scratch database; BENCH_FILE_MESSAGE_BYTES: message size of the file baseline's FetchBlob.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -67,7 +68,7 @@ async function measured(fn) {
 }
 
 /** The FetchBlob service answering from a file, cut like the hub cuts (the link's transport without PostgreSQL). */
-async function startFileBlobServer(grpc, file, sha256, chunkBytes) {
+async function startFileBlobServer(grpc, file, chunkBytes) {
   const { gatewayLinkService } = fromPackage('hub', '@devicelab/proto');
   const server = new grpc.Server();
   server.addService(gatewayLinkService, {
@@ -83,7 +84,6 @@ async function startFileBlobServer(grpc, file, sha256, chunkBytes) {
     },
     Connect: (call) => call.end(), Tunnel: (call) => call.end(),
   });
-  void sha256;
   const port = await new Promise((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
   return { port, stop: () => new Promise((resolve) => server.tryShutdown(resolve)) };
 }
@@ -120,7 +120,7 @@ async function main() {
           progress('reading back from PostgreSQL');
           const read = await measured(async () => { let n = 0; for await (const piece of blobs.read(blob)) n += piece.length; if (n !== bytes) throw new Error(`read ${n}`); });
           progress('baseline: FetchBlob from a file to the gateway');
-          const fileServer = await startFileBlobServer(grpc, file, blob.sha256, Number(process.env.BENCH_FILE_MESSAGE_BYTES ?? BLOB_CHUNK_BYTES));
+          const fileServer = await startFileBlobServer(grpc, file, Number(process.env.BENCH_FILE_MESSAGE_BYTES ?? BLOB_CHUNK_BYTES));
           const fileServe = await measured(() => runGateway({ address: `127.0.0.1:${fileServer.port}`, token, name: 'bench-gw', sha256: blob.sha256, cacheDir: path.join(dir, 'cache-file') }));
           await fileServer.stop();
           progress('FetchBlob from PostgreSQL (the hub link) to the gateway');
