@@ -41,6 +41,9 @@ export interface HubLinkTls {
   serverName?: string;
 }
 
+/** How much the hub may send ahead of what the gateway has read (per stream and per connection). */
+const RECEIVE_WINDOW_BYTES = 8 * 1024 * 1024;
+
 export interface HubLinkOptions {
   name: string;
   token: string;
@@ -116,6 +119,9 @@ export class HubLink extends EventEmitter implements DeviceListener {
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.initial_reconnect_backoff_ms': 250,
       'grpc.max_reconnect_backoff_ms': 10_000,
+      // HTTP/2's default 64 KiB receive window lets the hub send 64 KiB per round trip: on a loaded host (each
+      // round trip waits for both processes to be scheduled) that, not PostgreSQL, bounded app downloads.
+      'grpc-node.flow_control_window': RECEIVE_WINDOW_BYTES,
       ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName } : {}),
     }) as unknown as LinkClient]));
     this.executor = new CommandExecutor(

@@ -38,8 +38,11 @@ import { InventoryResync } from './inventory-resync';
  * ends the session at once; the heartbeat only catches a hung process or a silent network.
  */
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
-/** FetchBlob chunk size: well under gRPC's 4 MiB message limit, large enough to keep overhead low. */
-export const BLOB_CHUNK_BYTES = 64 * 1024;
+/**
+ * FetchBlob message size: well under gRPC's 4 MiB receive limit; 4x fewer messages than 64 KiB (per-message cost
+ * bounded serving under load), while a call's write queue (16 messages before write() asks to wait) stays 4 MiB.
+ */
+export const BLOB_CHUNK_BYTES = 256 * 1024;
 /** Largest message a gateway may send (inventory snapshots). */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
