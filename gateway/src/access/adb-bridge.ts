@@ -24,8 +24,12 @@ import {
 const UNAUTHENTICATED_MAX_PAYLOAD = 8 * 1024;
 /** A client signs once per key it holds; more rounds than this is not a client looking for its key. */
 const MAX_AUTH_ROUNDS = 16;
-/** Streams open at once per connection (each is a connection to the adb server). */
-const MAX_STREAMS = 256;
+/**
+ * Streams open at once per connection (each is a connection to the adb server, and may hold one packet of up to
+ * `maxPayload` bytes): 32 covers an IDE's logcat, shells, sync and JDWP at once while bounding what one retainer
+ * can make the gateway hold (32 x 1 MiB).
+ */
+const MAX_STREAMS = 32;
 
 export interface AdbBridgeOptions {
   adb: Client;
