@@ -105,8 +105,8 @@ try {
     const sampler = setInterval(() => { peak = Math.max(peak, rssOf(lab.gatewayPid)); }, 50);
     const started = performance.now();
     const results = await Promise.all(devices.map(async (d) => {
-      const body = await postOnNewConnection(`/Application?action=install&id=${app.id}&deviceId=${d.id}`);
-      return pollAsync(body.data.asyncResponseId);
+      // wait=true: one blocking call per device, as the CLI makes; no polling load from the benchmark itself.
+      return postOnNewConnection(`/Application?action=install&id=${app.id}&deviceId=${d.id}&wait=true`);
     }));
     const elapsed = performance.now() - started;
     clearInterval(sampler);

@@ -19,6 +19,8 @@ import { asCommandError, checkPackageId, runShell, withDeviceSlot } from './shel
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
 /** Largest DATA packet of the adb sync protocol. */
 const SYNC_DATA_MAX = 64 * 1024;
+/** What a streamed install writes at once (one piece per device in the gateway's memory). */
+const STREAM_PIECE_BYTES = 256 * 1024;
 
 /** `<service>` on the device (`exec:...`, `sync:`): the raw stream, after the adb server said OKAY. */
 async function openService(device: DeviceClient, service: string): Promise<Socket> {
@@ -35,13 +37,14 @@ async function openService(device: DeviceClient, service: string): Promise<Socke
 }
 
 /**
- * Writes the file into the socket as `frame` makes its pieces, with backpressure (the next piece is read only once
- * the socket took this one: one piece in memory per device), then `done(output so far)` decides when the
- * device's answer is complete. Resolves with everything the device sent; bounded by INSTALL_TIMEOUT_MS.
+ * Writes the file into the socket in pieces of `pieceBytes` (each framed by `frame`), with backpressure (the next
+ * piece is read only once the socket took this one: one piece in memory per device), then `finish`; `done(output so
+ * far)` says when the device's answer is complete (else its close). Resolves with everything the device sent;
+ * bounded by INSTALL_TIMEOUT_MS.
  */
 async function streamFile(
-  device: DeviceClient, socket: Socket, file: string, frame: (chunk: Buffer) => Buffer, finish: Buffer | undefined,
-  done: (output: Buffer) => boolean,
+  device: DeviceClient, socket: Socket, file: string, pieceBytes: number, frame: (chunk: Buffer) => Buffer,
+  finish: Buffer | undefined, done: (output: Buffer) => boolean,
 ): Promise<Buffer> {
   const output: Buffer[] = [];
   let answered: () => void = () => undefined;
@@ -57,9 +60,9 @@ async function streamFile(
       timer = setTimeout(() => reject(new DeviceCommandError(`Device ${device.serial} did not finish the install within ${INSTALL_TIMEOUT_MS / 60_000} min`, 'DEVICE_TIMEOUT')), INSTALL_TIMEOUT_MS);
     });
     const written = (async () => {
-      for await (const chunk of createReadStream(file, { highWaterMark: SYNC_DATA_MAX * 4 })) {
-        for (let at = 0; at < chunk.length; at += SYNC_DATA_MAX) {
-          if (!socket.write(frame(chunk.subarray(at, at + SYNC_DATA_MAX)))) await Promise.race([once(socket, 'drain'), ended]);
+      for await (const chunk of createReadStream(file, { highWaterMark: pieceBytes })) {
+        for (let at = 0; at < chunk.length; at += pieceBytes) {
+          if (!socket.write(frame(chunk.subarray(at, at + pieceBytes)))) await Promise.race([once(socket, 'drain'), ended]);
           if (socket.destroyed) throw new DeviceCommandError(`Device ${device.serial} closed the install stream early`, 'DEVICE_UNREACHABLE');
         }
       }
@@ -79,7 +82,7 @@ async function streamedInstall(device: DeviceClient, apkPath: string): Promise<s
   const { size } = await stat(apkPath);
   const socket = await openService(device, `exec:cmd package install -r -S ${size}`);
   // The answer is complete when the device closes the stream.
-  return (await streamFile(device, socket, apkPath, (chunk) => chunk, undefined, () => false)).toString('utf8');
+  return (await streamFile(device, socket, apkPath, STREAM_PIECE_BYTES, (chunk) => chunk, undefined, () => false)).toString('utf8');
 }
 
 const syncHeader = (id: string, value: number): Buffer => {
@@ -99,7 +102,7 @@ async function pushFile(device: DeviceClient, localPath: string, remotePath: str
   const target = Buffer.from(`${remotePath},${0o644}`, 'utf8');
   socket.write(Buffer.concat([syncHeader('SEND', target.length), target]));
   const complete = (reply: Buffer) => reply.length >= 8 && (reply.toString('ascii', 0, 4) !== 'FAIL' || reply.length >= 8 + reply.readUInt32LE(4));
-  const reply = await streamFile(device, socket, localPath, (chunk) => Buffer.concat([syncHeader('DATA', chunk.length), chunk]),
+  const reply = await streamFile(device, socket, localPath, SYNC_DATA_MAX, (chunk) => Buffer.concat([syncHeader('DATA', chunk.length), chunk]),
     syncHeader('DONE', Math.floor(Date.now() / 1000)), complete);
   const id = reply.toString('ascii', 0, 4);
   if (id === 'OKAY') return;
