@@ -1,7 +1,7 @@
 /**
  * Install and uninstall over adb. Android 7+ (adb feature `cmd`): the streamed install `adb install` uses,
  * `exec:cmd package install -S <size>` with the APK written into the stream (read from the cache file with
- * backpressure: one chunk in flight per device, no copy on the device's disk first). Older devices: push the APK to
+ * backpressure: at most 1 MiB in flight per device, no copy on the device's disk first). Older devices: push the APK to
  * /data/local/tmp, `pm install -r`, remove it. Outcomes are decided from the text: a line exactly `Success`, or
  * `Failure [CODE: msg]`.
  */
@@ -19,8 +19,13 @@ import { asCommandError, checkPackageId, runShell, withDeviceSlot } from './shel
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
 /** Largest DATA packet of the adb sync protocol. */
 const SYNC_DATA_MAX = 64 * 1024;
-/** What a streamed install writes at once (one piece per device in the gateway's memory). */
+/** What a streamed install writes at once. */
 const STREAM_PIECE_BYTES = 256 * 1024;
+/**
+ * Bytes queued in one device's socket before the writer waits for it to drain: a bound on the gateway's memory per
+ * install, large enough that 64 KiB sync packets do not wait for a drain each.
+ */
+const IN_FLIGHT_BYTES = 1024 * 1024;
 
 /** `<service>` on the device (`exec:...`, `sync:`): the raw stream, after the adb server said OKAY. */
 async function openService(device: DeviceClient, service: string): Promise<Socket> {
@@ -37,8 +42,8 @@ async function openService(device: DeviceClient, service: string): Promise<Socke
 }
 
 /**
- * Writes the file into the socket in pieces of `pieceBytes` (each framed by `frame`), with backpressure (the next
- * piece is read only once the socket took this one: one piece in memory per device), then `finish`; `done(output so
+ * Writes the file into the socket in pieces of `pieceBytes` (each framed by `frame`), with backpressure (at most
+ * IN_FLIGHT_BYTES and one read piece in memory per device), then `finish`; `done(output so
  * far)` says when the device's answer is complete (else its close). Resolves with everything the device sent;
  * bounded by INSTALL_TIMEOUT_MS.
  */
@@ -62,7 +67,9 @@ async function streamFile(
     const written = (async () => {
       for await (const chunk of createReadStream(file, { highWaterMark: pieceBytes })) {
         for (let at = 0; at < chunk.length; at += pieceBytes) {
-          if (!socket.write(frame(chunk.subarray(at, at + pieceBytes)))) await Promise.race([once(socket, 'drain'), ended]);
+          // Up to IN_FLIGHT_BYTES queued per device, then wait until the socket took it all.
+          const taken = socket.write(frame(chunk.subarray(at, at + pieceBytes)));
+          if (!taken && socket.writableLength >= IN_FLIGHT_BYTES) await Promise.race([once(socket, 'drain'), ended]);
           if (socket.destroyed) throw new DeviceCommandError(`Device ${device.serial} closed the install stream early`, 'DEVICE_UNREACHABLE');
         }
       }
