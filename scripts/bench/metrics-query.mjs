@@ -107,8 +107,8 @@ await withScratchDatabase('metrics_query', async (db, url) => {
   const [a, b, c] = [await viaApi(), await viaSql(), await viaStore()];
   checkSame('the API path', a, b);
   checkSame('the store', c, b);
-  // One network round trip, for reading the overheads: the API path makes two (device and marker; SET LOCAL
-  // statement_timeout and the query in one message), the store one, the hand-written SQL one.
+  // One network round trip, for reading the overheads: the API path, the store and the hand-written SQL make one
+  // each (the API path's message: SET LOCAL statement_timeout, the device and marker lookup, the query).
   const roundTrip = async () => pool.query('SELECT 1');
   progress(`both answer mean/max/p95 = ${a.map((v) => v.toFixed(1)).join(' / ')} over a ${SESSION_MINUTES}-minute session; warming up`);
   const paths = { api: viaApi, store: viaStore, sql: viaSql, roundTrip };

@@ -175,7 +175,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
     this.send({ body: 'deviceRemoved', deviceRemoved: { vendorUniqueIdentifier } });
   }
 
-  /** The blob as a stream of chunks from the hub's FetchBlob. */
+  /** The blob as a stream of chunks from the hub's FetchBlob (at most RECEIVE_WINDOW_BYTES in flight). */
   async *fetchBlob(sha256: string): AsyncIterable<Buffer> {
     // Any replica serves any blob (they are in the shared database); the session's is the one known to answer.
     const stream = (this.session?.hub.client ?? this.clients.get(this.rotation.current)!).FetchBlob({ sha256 }, this.metadata());

@@ -1,5 +1,5 @@
 /** Device rows as the domain reads them: the device with its retainer's login and name. */
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { ApiFailure, parseGuid } from '@devicelab/shared';
 import type { Db, Tx } from '../store/database';
 import type { Database, DeviceRow } from '../store/schema';
@@ -82,21 +82,29 @@ export async function resolveDeviceIdentity(db: Db | Tx, identifier: string): Pr
   return row;
 }
 
+/**
+ * How request text enters a statement: bound parameters (the default), or rendered into the statement's text for
+ * a one-message batch (metrics/sql-literals.ts: hex digits only).
+ */
+export interface TextRendering {
+  text(value: string): RawBuilder<string>;
+  uuid(value: string): RawBuilder<string>;
+}
+
+const BOUND: TextRendering = { text: (value) => sql<string>`${value}`, uuid: (value) => sql<string>`${value}::uuid` };
+
 /** Spec 2.1's identifier rules as a filter and a preference, for any query over `devices`. */
-export function identifierMatch(identifier: string) {
+export function identifierMatch(identifier: string, render: TextRendering = BOUND) {
   const text = identifier.trim();
   const guid = parseGuid(text);
+  const value = render.text(text);
+  const byGuid = guid ? render.uuid(guid) : undefined;
   return {
     text,
-    where: (eb: ExpressionBuilder<Database, 'devices'>) => {
-      const alternatives = [eb('devices.vendor_unique_identifier', '=', text), eb('devices.serial_number', '=', text)];
-      if (guid) alternatives.unshift(eb('devices.id', '=', guid));
-      return eb.or(alternatives);
-    },
+    where: sql<SqlBool>`(${byGuid ? sql`devices.id = ${byGuid} OR ` : sql``}devices.vendor_unique_identifier = ${value}
+      OR devices.serial_number = ${value})`,
     // A Guid match beats a serial-number match; a vendor id beats a serial number.
-    preference: (eb: ExpressionBuilder<Database, 'devices'>) => eb.case()
-      .when('devices.id', '=', guid ?? '00000000-0000-0000-0000-000000000000').then(0)
-      .when('devices.vendor_unique_identifier', '=', text).then(1).else(2).end(),
+    preference: sql`CASE ${byGuid ? sql`WHEN devices.id = ${byGuid} THEN 0 ` : sql``}WHEN devices.vendor_unique_identifier = ${value} THEN 1 ELSE 2 END`,
   };
 }
 

@@ -74,10 +74,67 @@ function nextReadiness(current: string, reported: string): string {
 
 const availabilityOf = (readiness: string): Availability => (readiness === 'Ready' ? 'Online' : 'Offline');
 
-/** Upserts one reported device and flips its availability when its readiness says so. */
+/**
+ * Upserts one reported device and flips its availability when its readiness says so. A known device (the common
+ * report: plug, Ready, packages) takes one statement; a new, deleted or re-versioned one the full transaction.
+ */
 export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceState): Promise<DeviceChange> {
+  const reported = knownFacts(state);
+  return (await updateKnownDevice(db, gatewayId, state, reported)) ?? applyDeviceStateInFull(db, gatewayId, state, reported);
+}
+
+/**
+ * The report of a device that exists, is not deleted and keeps its OS version, in one statement (one round trip:
+ * plug -> Online waits for it): lock, update, and the DeviceAvailability event of a flip, with the counts as they
+ * stand after it. Undefined when the device is not such a one (nothing was written).
+ */
+async function updateKnownDevice(
+  db: Db, gatewayId: string, state: DeviceState, reported: ReturnType<typeof knownFacts>,
+): Promise<DeviceChange | undefined> {
+  const readiness = state.readiness || 'Offline';
+  const detail = blankToNull(state.readinessDetail);
+  const betterName = blankToNull(state.vendorDeviceName) ?? blankToNull(state.model);
+  const version = reported.operating_system_version ?? null;
+  const facts = Object.entries(reported).map(([column, value]) => sql`${sql.ref(column)} = ${value}`);
+  const { rows } = await sql<{ id: string; availability: Availability; before: Availability }>`
+    WITH current AS (
+      SELECT id, name, availability, readiness FROM devices
+      WHERE vendor_unique_identifier = ${state.vendorUniqueIdentifier} AND NOT deleted
+        AND (${version}::text IS NULL OR operating_system_version IS NULL OR operating_system_version = ${version}::text)
+      FOR UPDATE
+    ), next AS (
+      SELECT id, name, availability AS before,
+        CASE WHEN readiness = ${HUB_REBOOTING} AND ${readiness}::text <> 'Ready' THEN ${HUB_REBOOTING} ELSE ${readiness}::text END AS readiness
+      FROM current
+    ), changed AS (
+      UPDATE devices d SET ${sql.join([...facts, sql`
+        name = CASE WHEN d.name = d.vendor_unique_identifier AND ${betterName}::text IS NOT NULL THEN ${betterName}::text ELSE d.name END,
+        gateway_id = ${gatewayId}::uuid,
+        readiness = next.readiness,
+        readiness_detail = CASE WHEN next.readiness = ${HUB_REBOOTING} THEN NULL ELSE ${detail}::text END,
+        availability = CASE WHEN next.readiness = 'Ready' THEN 'Online' ELSE 'Offline' END,
+        last_connected_at = CASE WHEN next.readiness = 'Ready' AND next.before <> 'Online' THEN now() ELSE d.last_connected_at END,
+        last_disconnected_at = CASE WHEN next.readiness <> 'Ready' AND next.before = 'Online' THEN now() ELSE d.last_disconnected_at END`])}
+      FROM next WHERE d.id = next.id
+      RETURNING d.id, next.name, d.availability, next.before
+    ), event AS (
+      INSERT INTO events (event_type, device_id, device_name, message, bool_value, string_value, device_online_count, device_inuse_count)
+      SELECT 'DeviceAvailability', c.id, c.name, 'Device ' || c.availability, c.availability = 'Online', c.availability,
+        (SELECT count(*) FROM devices o WHERE o.availability = 'Online' AND NOT o.deleted AND o.id <> c.id) + (c.availability = 'Online')::int,
+        (SELECT count(*) FROM devices o WHERE o.retained_by IS NOT NULL AND NOT o.deleted)
+      FROM changed c WHERE c.availability <> c.before
+    )
+    SELECT id, availability, before FROM changed`.execute(db);
+  const row = rows[0];
+  if (!row) return undefined;
+  return { vendorUniqueIdentifier: state.vendorUniqueIdentifier, deviceId: row.id, availability: row.availability, flipped: row.availability !== row.before };
+}
+
+/** Insert or update with everything a report can mean: a new device (license), an undelete, an OS version change. */
+async function applyDeviceStateInFull(
+  db: Db, gatewayId: string, state: DeviceState, reported: ReturnType<typeof knownFacts>,
+): Promise<DeviceChange> {
   return withTx(db, async (trx) => {
-    const reported = knownFacts(state);
     // Insert as Offline first; the update below then records the first Online as a flip like any other.
     const inserted = await trx
       .insertInto('devices')

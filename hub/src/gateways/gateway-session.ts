@@ -27,14 +27,17 @@ const MISSED_HEARTBEATS_LIMIT = 3;
 
 export type ConnectCall = grpc.ServerDuplexStream<GatewayMessage, HubMessage>;
 
+/** Device state and other records, or metrics batches (which never delay device state). */
+export type WriteLane = 'records' | 'metrics';
+
 interface GatewaySessionContext {
   db: Db;
   gateway: GatewayRow;
   call: ConnectCall;
   heartbeatIntervalMs: number;
   logger: Logger;
-  /** Runs record writes for this gateway one after another, across its successive sessions. */
-  enqueueWrite(gatewayId: string, write: () => Promise<void>): Promise<void>;
+  /** Runs record writes (or metrics batches) for this gateway one after another, across its successive sessions. */
+  enqueueWrite(gatewayId: string, write: () => Promise<void>, lane?: WriteLane): Promise<void>;
   /** Hello accepted: the registry makes this the gateway's session (replacing an older one). */
   onEstablished(session: GatewaySession): void;
   onEnded(session: GatewaySession): void;
@@ -259,15 +262,16 @@ export class GatewaySession {
   }
 
   /**
-   * Stores a metrics batch (in the gateway's write order, so its devices' rows exist), then acknowledges it:
-   * the ack is the gateway's backpressure. No ack while the database is unreachable.
+   * Stores a metrics batch (after the record writes that came before it, so its devices' rows exist; in its own
+   * lane, so the batches never queue ahead of a device's state), then acknowledges it: the ack is the gateway's
+   * backpressure. No ack while the database is unreachable.
    */
   private onMetrics(batch: MetricsBatch): void {
     const receiver = this.metricsReceiver;
-    this.recordWrite(async () => {
+    void this.ctx.enqueueWrite(this.ctx.gateway.id, async () => {
       const sequence = receiver ? await receiver.receive(batch) : Number(batch.sequence);
       this.write({ body: 'metricsAck', metricsAck: { sequence } });
-    });
+    }, 'metrics');
   }
 
   /** MetricsSettings: after Welcome, and whenever a device's passive logging is switched. */

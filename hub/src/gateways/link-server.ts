@@ -28,7 +28,7 @@ import { setGatewayConnected, takeDevicesOffline } from './device-inventory';
 import {
   GatewayUnavailableError, type ConnectedGateway, type DeviceTunnel, type GatewayDirectory,
 } from './gateway-directory';
-import { GatewaySession, type ConnectCall } from './gateway-session';
+import { GatewaySession, type ConnectCall, type WriteLane } from './gateway-session';
 import { authenticateGateway } from './gateway-tokens';
 import { InventoryResync } from './inventory-resync';
 
@@ -112,9 +112,16 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     },
   });
 
-  /** Serialises one gateway's record writes across its sessions, so an old session's Offline lands first. */
-  const enqueueWrite = (gatewayId: string, write: () => Promise<void>): Promise<void> => {
-    const next = (writeQueues.get(gatewayId) ?? Promise.resolve())
+  /**
+   * Serialises one gateway's record writes across its sessions, so an old session's Offline lands first. Metrics
+   * batches have a queue of their own: each waits for the record writes queued before it (its devices' rows
+   * exist) but none holds up a device's state behind it.
+   */
+  const enqueueWrite = (gatewayId: string, write: () => Promise<void>, lane: WriteLane = 'records'): Promise<void> => {
+    const key = `${lane}/${gatewayId}`;
+    const before = lane === 'records' ? writeQueues.get(key)
+      : Promise.all([writeQueues.get(key), writeQueues.get(`records/${gatewayId}`)]);
+    const next = (before ?? Promise.resolve())
       .then(write)
       .catch((err: unknown) => {
         if (isDatabaseUnavailable(err)) {
@@ -126,9 +133,9 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           logger.error({ err, gatewayId }, 'gateway record write failed');
         }
       });
-    writeQueues.set(gatewayId, next);
+    writeQueues.set(key, next);
     void next.then(() => {
-      if (writeQueues.get(gatewayId) === next) writeQueues.delete(gatewayId);
+      if (writeQueues.get(key) === next) writeQueues.delete(key);
     });
     return next;
   };

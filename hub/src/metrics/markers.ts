@@ -4,10 +4,11 @@
  * opened and closed by retain/release in their own statements (migration 022's retain_device, release_device), so users cannot
  * start or stop it themselves.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { deviceNotFound, resolveDevice, selectDeviceIdentity, type DeviceIdentity } from '../domain/device-queries';
+import { deviceNotFound, identifierMatch, resolveDevice, selectDeviceIdentity, type DeviceIdentity } from '../domain/device-queries';
+import { countLiteral, hexTextLiteral, LITERAL_TEXT, timestampLiteral } from './sql-literals';
 import { requireEntitlement } from '../auth/entitlements';
 import { isUniqueViolation, type Db, type Tx } from '../store/database';
 import type { QueryPeriod } from './metrics-store';
@@ -78,6 +79,38 @@ export async function deviceMarkerPeriods(
   const periods = rows.filter((row) => row.started_at !== null)
     .map((row) => ({ name: row.name!, startedAt: row.started_at!, stoppedAt: row.stopped_at ?? undefined }));
   return { device: { id: rows[0].id, name: rows[0].device_name }, periods };
+}
+
+/** Custom settings through which the one-message lookup hands the device and period to the statements after it. */
+export const LOOKUP_SETTINGS = { device: 'devicelab.metrics_device', start: 'devicelab.metrics_start', end: 'devicelab.metrics_end' } as const;
+
+/**
+ * deviceMarkerPeriods for one period, as a statement rendered for a one-message batch (request text as hex digits
+ * only, LITERAL_TEXT): the device's id and name and, with `marker`, its period `offset` back (start, stop). It also
+ * sets LOOKUP_SETTINGS for the rest of the transaction (the device; with `marker`, its period, an open one ending at
+ * `now`); they stay empty when nothing was found.
+ */
+export function deviceLookupStatement(identifier: string, marker: { name: string; offset: number } | undefined, now: Date): RawBuilder<LookupRow> {
+  const match = identifierMatch(identifier, LITERAL_TEXT);
+  const device = sql`SELECT devices.id, devices.name FROM devices WHERE ${match.where} ORDER BY ${match.preference} LIMIT 1`;
+  const setting = (name: string, value: RawBuilder<unknown>) => sql`set_config(${sql.lit(name)}, ${value}, true)`;
+  if (!marker) {
+    return sql<LookupRow>`SELECT d.id, d.name, ${setting(LOOKUP_SETTINGS.device, sql`d.id::text`)} FROM (${device}) d`;
+  }
+  return sql<LookupRow>`SELECT d.id, d.name, m.started_at, m.stopped_at,
+      ${setting(LOOKUP_SETTINGS.device, sql`d.id::text`)},
+      ${setting(LOOKUP_SETTINGS.start, sql`coalesce(m.started_at::text, '')`)},
+      ${setting(LOOKUP_SETTINGS.end, sql`coalesce(coalesce(m.stopped_at, ${timestampLiteral(now)})::text, '')`)}
+    FROM (${device}) d LEFT JOIN LATERAL (SELECT id, started_at, stopped_at FROM metrics.markers
+      WHERE device_id = d.id AND name = ${hexTextLiteral(marker.name)}
+      ORDER BY started_at DESC, id LIMIT 1 OFFSET ${countLiteral(marker.offset)}) m ON true`;
+}
+
+export interface LookupRow {
+  id: string;
+  name: string;
+  started_at?: Date | null;
+  stopped_at?: Date | null;
 }
 
 /** A marker period as a query period: open markers run to `now`; the series carry the marker in their tags. */

@@ -105,6 +105,27 @@ export interface MetricsQuery {
   timeoutMs: number;
 }
 
+/**
+ * A device named by request text (spec 2.1) and, optionally, its marker period `offset` back: looked up in the
+ * round trip of the query itself. `now` ends an open marker's period.
+ */
+export interface DeviceLookup {
+  identifier: string;
+  marker?: { name: string; offset: number };
+  now: Date;
+}
+
+/** A query whose device (and, with a marker, period) a DeviceLookup gives; `period` is the request's otherwise. */
+export type LookedUpQuery = Omit<MetricsQuery, 'deviceId' | 'periods'> & { period: QueryPeriod };
+
+export interface LookedUpSeries {
+  /** Undefined: no such device. */
+  device?: { id: string; name: string };
+  /** The marker's period (undefined: the device has no such marker), or the request's. */
+  period?: QueryPeriod;
+  series: MetricsSeries[];
+}
+
 /** InfluxDB 1.x series. `values` rows start with the time (RFC 3339 UTC). */
 export interface MetricsSeries {
   name: string;
@@ -137,6 +158,8 @@ export class MetricsQueryTimeout extends Error {
 export interface MetricsStore {
   ingest(rows: readonly MetricsRow[], now?: Date, claim?: IngestClaim): Promise<IngestOutcome>;
   query(query: MetricsQuery): Promise<MetricsSeries[]>;
+  /** `query` for a device (and marker period) the lookup names, found in the same round trip. */
+  queryLookedUp(lookup: DeviceLookup, query: LookedUpQuery): Promise<LookedUpSeries>;
   /** The current catalog; `refresh` re-reads it (another hub may have added fields). */
   catalog(refresh?: boolean): Promise<FieldCatalog>;
   /** Drops data older than `days` whole days; returns what it dropped (partition names). */

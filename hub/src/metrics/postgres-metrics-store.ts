@@ -7,12 +7,12 @@ import { createLogger, type Logger } from '@devicelab/shared';
 import { sqlStateOf, withTx, type Db, type Tx } from '../store/database';
 import { acceptableFieldName, PostgresFieldCatalog, safeColumn } from './field-catalog';
 import {
-  METRIC_TABLES, type FieldCatalog, type FieldKind, type FieldValue, type IngestClaim, type IngestOutcome,
+  METRIC_TABLES, type DeviceLookup, type FieldCatalog, type LookedUpQuery, type LookedUpSeries, type FieldKind, type FieldValue, type IngestClaim, type IngestOutcome,
   type MetricsQuery, type MetricsRow, type MetricsSeries, type MetricsStore, type MetricTableName,
 } from './metrics-store';
 import { microsToTimestamp } from './metric-time';
 import { DailyPartitions, dayOfDate, dayOfMicros } from './partitions';
-import { runPostgresQuery } from './postgres-query';
+import { runLookedUpQuery, runPostgresQuery } from './postgres-query';
 
 /** Rows further ahead of the hub's clock than this are refused (a gateway with a wrong clock). */
 const MAX_FUTURE_DAYS = 1;
@@ -138,6 +138,10 @@ export class PostgresMetricsStore implements MetricsStore {
 
   query(query: MetricsQuery): Promise<MetricsSeries[]> {
     return runPostgresQuery(this.db, query, this.maxQueryRows);
+  }
+
+  queryLookedUp(lookup: DeviceLookup, query: LookedUpQuery): Promise<LookedUpSeries> {
+    return runLookedUpQuery(this.db, lookup, query, this.maxQueryRows);
   }
 
   /** One `INSERT ... SELECT * FROM unnest($1::uuid[], $2::timestamptz[], ...)` for every row of one table. */

@@ -1,16 +1,18 @@
 /**
  * A validated MetricsQuery as PostgreSQL: one statement per (period, table), all sent as one simple-protocol
  * message after `SET LOCAL statement_timeout`, so the database enforces the query's timeout on each of them at the
- * cost of a single round trip (they share one implicit transaction). Identifiers come only from the catalog and
- * the table allow-list; values only from sql-literals.ts (device id, timestamps and numbers the hub produced).
+ * cost of a single round trip (they share one implicit transaction); a query by device identifier puts the device
+ * (and marker) lookup first in the same message. Identifiers come only from the catalog and the table allow-list;
+ * values only from sql-literals.ts.
  */
 import { sql, type RawBuilder } from 'kysely';
 import { runStatementBatch, sqlStateOf, type Db } from '../store/database';
 import { safeColumn } from './field-catalog';
 import { formatMetricTime } from './metric-time';
+import { deviceLookupStatement, LOOKUP_SETTINGS, markerQueryPeriod, type LookupRow } from './markers';
 import {
-  MetricsQueryTimeout, MetricsResultTooLarge, type Aggregate, type FieldKind, type MetricsQuery, type MetricsSeries, type QueryPeriod, type SelectedField,
-  type TableQuery,
+  MetricsQueryTimeout, MetricsResultTooLarge, type Aggregate, type DeviceLookup, type FieldKind, type LookedUpQuery, type LookedUpSeries,
+  type MetricsQuery, type MetricsSeries, type QueryPeriod, type SelectedField, type TableQuery,
 } from './metrics-store';
 import { countLiteral, float8Literal, timestampLiteral, uuidLiteral } from './sql-literals';
 
@@ -18,46 +20,104 @@ const QUERY_CANCELED = '57014';
 
 type Row = Record<string, unknown>;
 
-/** One statement and how its rows become series. */
+/** One statement and how its rows become series (of the period it turned out to cover). */
 interface PlannedStatement {
   statement: RawBuilder<Row>;
-  read(rows: Row[]): MetricsSeries[];
+  read(rows: Row[], period: QueryPeriod): MetricsSeries[];
 }
+
+/** Which rows a statement reads: the device and the period's bounds, as SQL expressions. */
+interface StatementTarget {
+  device: RawBuilder<unknown>;
+  start?: RawBuilder<unknown>;
+  end?: RawBuilder<unknown>;
+}
+
+const literalTarget = (deviceId: string, period: QueryPeriod): StatementTarget => ({
+  device: uuidLiteral(deviceId),
+  start: period.start && timestampLiteral(period.start),
+  end: period.end && timestampLiteral(period.end),
+});
+
+/** What the lookup statement of a one-message batch set (markers.ts deviceLookupStatement). */
+const setting = (name: string, type: string) => sql`nullif(current_setting(${sql.lit(name)}, true), '')::${sql.raw(type)}`;
 
 /**
  * `maxRows` bounds the answer's memory: each statement reads at most its even share of it, plus one row that
  * tells it went over (then the query fails with MetricsResultTooLarge rather than answer a truncated series).
  */
 export async function runPostgresQuery(db: Db, query: MetricsQuery, maxRows: number): Promise<MetricsSeries[]> {
-  const statements = query.periods.length * query.tables.length;
-  const rowsPerStatement = Math.max(1, Math.floor(maxRows / statements));
-  const planned: PlannedStatement[] = [];
+  const rowCap = rowsPerStatement(maxRows, query.periods.length * query.tables.length);
+  const planned: { statement: PlannedStatement; period: QueryPeriod }[] = [];
   for (const period of query.periods) {
-    for (const table of query.tables) planned.push(plannedStatement(query, table, period, rowsPerStatement + 1));
+    for (const table of query.tables) {
+      planned.push({ statement: plannedStatement(query, table, literalTarget(query.deviceId, period), rowCap + 1), period });
+    }
   }
-  // 0 would mean no timeout at all.
-  if (!(query.timeoutMs >= 1)) throw new Error(`metrics query timeout must be positive: ${query.timeoutMs}`);
-  const texts = [sql`SET LOCAL statement_timeout = ${countLiteral(query.timeoutMs)}`, ...planned.map((p) => p.statement)]
-    .map((statement) => {
-      const compiled = statement.compile(db);
-      // The simple protocol cannot carry parameters: every value must have been rendered as a literal.
-      if (compiled.parameters.length > 0) throw new Error('a metrics statement has a bound parameter');
-      return compiled.sql;
-    });
-  let results: { rows: unknown[] }[];
-  try {
-    results = await runStatementBatch(db, texts.join(';\n'));
-  } catch (err) {
-    if (sqlStateOf(err) === QUERY_CANCELED) throw new MetricsQueryTimeout(query.timeoutMs);
-    throw err;
-  }
-  if (results.some((result) => result.rows.length > rowsPerStatement)) throw new MetricsResultTooLarge(maxRows, statements);
-  return planned.flatMap((p, i) => p.read(results[i + 1].rows as Row[]));
+  const results = await runBatch(db, query.timeoutMs, planned.map((p) => p.statement.statement));
+  checkCap(results, rowCap, maxRows, planned.length);
+  return planned.flatMap((p, i) => p.statement.read(results[i].rows as Row[], p.period));
 }
 
-function plannedStatement(query: MetricsQuery, table: TableQuery, period: QueryPeriod, rowCap: number): PlannedStatement {
+/**
+ * The query of a device named by request text, and with a marker its period: the lookup is the first statement
+ * of the same message (deviceLookupStatement), which hands the device and period to the data statements through
+ * transaction-local settings. One round trip in all.
+ */
+export async function runLookedUpQuery(db: Db, lookup: DeviceLookup, query: LookedUpQuery, maxRows: number): Promise<LookedUpSeries> {
+  const rowCap = rowsPerStatement(maxRows, query.tables.length);
+  const target: StatementTarget = lookup.marker
+    ? { device: setting(LOOKUP_SETTINGS.device, 'uuid'), start: setting(LOOKUP_SETTINGS.start, 'timestamptz'), end: setting(LOOKUP_SETTINGS.end, 'timestamptz') }
+    : { ...literalTargetBounds(query.period), device: setting(LOOKUP_SETTINGS.device, 'uuid') };
+  const planned = query.tables.map((table) => plannedStatement(query, table, target, rowCap + 1));
+  const [found, ...results] = await runBatch(db, query.timeoutMs,
+    [deviceLookupStatement(lookup.identifier, lookup.marker, lookup.now) as unknown as RawBuilder<Row>, ...planned.map((p) => p.statement)]);
+  const row = found.rows[0] as unknown as LookupRow | undefined;
+  if (!row) return { series: [] };
+  const device = { id: row.id, name: row.name };
+  let period = query.period;
+  if (lookup.marker) {
+    if (!row.started_at) return { device, series: [] };
+    period = markerQueryPeriod({ name: lookup.marker.name, startedAt: row.started_at, stoppedAt: row.stopped_at ?? undefined }, lookup.now);
+  }
+  checkCap(results, rowCap, maxRows, planned.length);
+  return { device, period, series: planned.flatMap((p, i) => p.read(results[i].rows as Row[], period)) };
+}
+
+const literalTargetBounds = (period: QueryPeriod) => ({
+  start: period.start && timestampLiteral(period.start),
+  end: period.end && timestampLiteral(period.end),
+});
+
+function rowsPerStatement(maxRows: number, statements: number): number {
+  return Math.max(1, Math.floor(maxRows / statements));
+}
+
+function checkCap(results: { rows: unknown[] }[], rowCap: number, maxRows: number, statements: number): void {
+  if (results.some((result) => result.rows.length > rowCap)) throw new MetricsResultTooLarge(maxRows, statements);
+}
+
+/** The statements after `SET LOCAL statement_timeout`, as one simple-protocol message; their results in order. */
+async function runBatch(db: Db, timeoutMs: number, statements: RawBuilder<Row>[]): Promise<{ rows: unknown[] }[]> {
+  // 0 would mean no timeout at all.
+  if (!(timeoutMs >= 1)) throw new Error(`metrics query timeout must be positive: ${timeoutMs}`);
+  const texts = [sql`SET LOCAL statement_timeout = ${countLiteral(timeoutMs)}`, ...statements].map((statement) => {
+    const compiled = statement.compile(db);
+    // The simple protocol cannot carry parameters: every value must have been rendered as a literal.
+    if (compiled.parameters.length > 0) throw new Error('a metrics statement has a bound parameter');
+    return compiled.sql;
+  });
+  try {
+    return (await runStatementBatch(db, texts.join(';\n'))).slice(1);
+  } catch (err) {
+    if (sqlStateOf(err) === QUERY_CANCELED) throw new MetricsQueryTimeout(timeoutMs);
+    throw err;
+  }
+}
+
+function plannedStatement(query: LookedUpQuery | MetricsQuery, table: TableQuery, target: StatementTarget, rowCap: number): PlannedStatement {
   const cap = sql`LIMIT ${countLiteral(rowCap)}`;
-  const where = whereClause(query.deviceId, period);
+  const where = whereClause(target);
   const from = sql.id('metrics', table.table);
   const group = table.groupBy ? sql`${fieldExpression(table.groupBy)}::text` : undefined;
   if (query.aggregates.length > 0) {
@@ -68,7 +128,7 @@ function plannedStatement(query: MetricsQuery, table: TableQuery, period: QueryP
           ${sql.join(aggregateColumns(query.aggregates, table.fields))}
         FROM ${from} WHERE ${where}
         ${group ? sql`GROUP BY 1 ORDER BY 1 NULLS FIRST` : sql``} ${cap}`,
-      read: (rows) => rows
+      read: (rows, period) => rows
         .filter((row) => row.first_time !== null)
         .map((row) => {
           const time = period.start ? period.start.getTime() * 1000 : Number(row.first_time);
@@ -101,7 +161,7 @@ function plannedStatement(query: MetricsQuery, table: TableQuery, period: QueryP
       WHERE rn > ${countLiteral(offset)} AND rn <= ${countLiteral(offset + query.limit)} ORDER BY grp NULLS FIRST, rn ${cap}`;
   }
   const columns = ['time', ...table.fields.map((f) => f.name)];
-  return { statement, read: (rows) => readRows(table, period, group !== undefined, rows, columns) };
+  return { statement, read: (rows, period) => readRows(table, period, group !== undefined, rows, columns) };
 }
 
 function readRows(table: TableQuery, period: QueryPeriod, grouped: boolean, rows: Row[], columns: string[]): MetricsSeries[] {
@@ -120,10 +180,10 @@ function readRows(table: TableQuery, period: QueryPeriod, grouped: boolean, rows
     series(table, period, list[0], list.map((row) => rawValues(row, table.fields.length)), columns));
 }
 
-function whereClause(deviceId: string, period: QueryPeriod): RawBuilder<unknown> {
-  const conditions = [sql`device_id = ${uuidLiteral(deviceId)}`];
-  if (period.start) conditions.push(sql`time >= ${timestampLiteral(period.start)}`);
-  if (period.end) conditions.push(sql`time <= ${timestampLiteral(period.end)}`);
+function whereClause(target: StatementTarget): RawBuilder<unknown> {
+  const conditions = [sql`device_id = ${target.device}`];
+  if (target.start) conditions.push(sql`time >= ${target.start}`);
+  if (target.end) conditions.push(sql`time <= ${target.end}`);
   return sql.join(conditions, sql` AND `);
 }
 
@@ -194,7 +254,7 @@ function cell(value: unknown): string | number | boolean | null {
   return String(value);
 }
 
-function pageOf<T>(values: T[], query: MetricsQuery): T[] {
+function pageOf<T>(values: T[], query: LookedUpQuery | MetricsQuery): T[] {
   const offset = query.offset ?? 0;
   return values.slice(offset, query.limit === undefined ? undefined : offset + query.limit);
 }

@@ -1,11 +1,13 @@
 /**
  * SQL literals for values the hub produced itself: a device id read from the database, a timestamp it formatted,
  * a number it validated. The metrics statements travel in the simple protocol, together with their
- * `SET LOCAL statement_timeout`, to take one round trip; that protocol has no bound parameters. Request text never
- * gets here (identifiers come from the catalog, values from these functions), and anything that is not of these
- * strict shapes is refused rather than rendered.
+ * `SET LOCAL statement_timeout`, to take one round trip; that protocol has no bound parameters. Identifiers come
+ * from the catalog, values from these functions, and anything that is not of these strict shapes is refused rather
+ * than rendered. Request text (the device identifier and marker name of the one-message device lookup) enters
+ * only as the hex digits of its UTF-8 bytes (`hexTextLiteral`): no character of it can reach the SQL text.
  */
 import { sql, type RawBuilder } from 'kysely';
+import type { TextRendering } from '../domain/device-queries';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `toISOString()` of years 1 to 275760 (JavaScript's last): `+` and six digits past 9999. */
@@ -36,3 +38,16 @@ export function countLiteral(value: number): RawBuilder<unknown> {
   if (!Number.isSafeInteger(value) || value < 0) throw new Error(`not a count: ${String(value)}`);
   return sql.lit(value);
 }
+
+/** Request text as `convert_from(decode('<hex of its UTF-8>', 'hex'), 'UTF8')`: hex digits are all the SQL text gets. */
+export function hexTextLiteral(text: string): RawBuilder<string> {
+  // PostgreSQL's text cannot hold NUL (a bound parameter with one fails too); callers take the bound path for it.
+  if (typeof text !== 'string' || text.includes('\0')) throw new Error('text with NUL cannot be rendered');
+  return sql<string>`convert_from(decode(${sql.lit(Buffer.from(text, 'utf8').toString('hex'))}, 'hex'), 'UTF8')`;
+}
+
+/** identifierMatch's values rendered into the statement text, for the one-message batch. */
+export const LITERAL_TEXT: TextRendering = {
+  text: hexTextLiteral,
+  uuid: (value) => uuidLiteral(value) as RawBuilder<string>,
+};

@@ -205,6 +205,21 @@ describe('metrics query: markers', () => {
     expect(aggregated.map((s) => s.values)).toEqual([[[iso(6), 107.5]], [[iso(3), 104]], [[iso(0), 101]]]);
   });
 
+  it('marker names and device identifiers of any text reach the lookup as data: quotes, backslashes, `$1`, emoji', async () => {
+    const name = `it's \\ "q" $1 ; DROP TABLE devices; -- \u{1F4F1} ñ`;
+    await startMarker(t.db, user, device.id, name, at(1));
+    await stopMarker(t.db, user, device.id, name, at(2));
+    const found = await series({ marker: name, fields: 'Used' });
+    expect(found).toEqual([expect.objectContaining({ tags: expect.objectContaining({ marker: name }), values: [[iso(1), 101], [iso(2), 102]] })]);
+    // The same text as a device identifier names no device; nothing else happened.
+    const err = await query({ marker: name }, user, name).then(() => undefined, (e: unknown) => e);
+    expect(err).toEqual(new ApiFailure(`Device '${name.trim()}' not found.`));
+    expect(await t.db.selectFrom('devices').select('id').execute()).toHaveLength(2);
+    // By Guid and by serial number too, as every device path resolves them.
+    expect(await series({ marker: name, fields: 'Used' }, user)).toEqual(found);
+    expect((await query({ marker: name, fields: 'Used' }, user, device.id)).series).toEqual(found);
+  });
+
   it('a marker name that has no period, or none beyond the offset, is a clear failure', async () => {
     expect(await failure({ marker: 'never' })).toBe("Device 'Pixel 7' has no marker 'never'.");
     expect(await failure({ marker: 'other', markerOffset: 1 })).toBe("Device 'Pixel 7' has no marker 'other' beyond the 1 most recent.");

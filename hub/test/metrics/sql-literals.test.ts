@@ -3,7 +3,7 @@
  * values of the expected shape, refusal for anything else, so a wrong value can never become SQL text.
  */
 import { Kysely, PostgresAdapter, DummyDriver, PostgresIntrospector, PostgresQueryCompiler, type RawBuilder } from 'kysely';
-import { countLiteral, float8Literal, timestampLiteral, uuidLiteral } from '../../src/metrics/sql-literals';
+import { countLiteral, float8Literal, hexTextLiteral, timestampLiteral, uuidLiteral } from '../../src/metrics/sql-literals';
 
 const compiler = new Kysely<Record<string, never>>({
   dialect: {
@@ -28,6 +28,12 @@ describe('metrics SQL literals', () => {
     expect(text(timestampLiteral(new Date('+010000-01-01T04:59:59.999Z')))).toBe("'10000-01-01T04:59:59.999Z'::timestamptz");
     expect(text(timestampLiteral(new Date('0001-01-01T00:00:00.000Z')))).toBe("'0001-01-01T00:00:00.000Z'::timestamptz");
     expect(text(countLiteral(120000))).toBe('120000');
+  });
+
+  it('render request text as the hex digits of its UTF-8 only; text with NUL is refused', () => {
+    expect(text(hexTextLiteral("it's"))).toBe("convert_from(decode('69742773', 'hex'), 'UTF8')");
+    expect(text(hexTextLiteral("'; DROP TABLE devices; --"))).toMatch(/^convert_from\(decode\('[0-9a-f]+', 'hex'\), 'UTF8'\)$/);
+    expect(() => hexTextLiteral('a\0b')).toThrow();
   });
 
   it.each([

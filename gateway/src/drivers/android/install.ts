@@ -1,7 +1,7 @@
 /**
  * Install and uninstall over adb. Android 7+ (adb feature `cmd`): the streamed install `adb install` uses,
  * `exec:cmd package install -S <size>` with the APK written into the stream (read from the cache file with
- * backpressure: one chunk in flight per device, no copy on the device's disk first). Older devices: push the APK to
+ * backpressure: at most 1 MiB in flight per device, no copy on the device's disk first). Older devices: push the APK to
  * /data/local/tmp, `pm install -r`, remove it. Progress is the share of the APK's bytes sent. Outcomes are decided from the text: a line exactly `Success`, or
  * `Failure [CODE: msg]`.
  */
@@ -17,70 +17,113 @@ import { shellQuote } from '@devicelab/shared';
 import { asCommandError, checkPackageId, runShell, withDeviceSlot } from './shell';
 
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
+/** Largest DATA packet of the adb sync protocol. */
+const SYNC_DATA_MAX = 64 * 1024;
+/** What a streamed install writes at once. */
+const STREAM_PIECE_BYTES = 256 * 1024;
+/**
+ * Bytes queued in one device's socket before the writer waits for it to drain: a bound on the gateway's memory per
+ * install, large enough that 64 KiB sync packets do not wait for a drain each.
+ */
+const IN_FLIGHT_BYTES = 1024 * 1024;
 
 type OnPercent = (percent: number) => void;
 
 /** Bytes sent of `total` as an install's percent: 99 at most, the install's end is 100. */
 const sentPercent = (sent: number, total: number): number => (total > 0 ? Math.min(99, Math.floor((sent * 100) / total)) : 0);
 
-async function pushFile(device: DeviceClient, localPath: string, remotePath: string, onPercent?: OnPercent): Promise<void> {
-  try {
-    const { size } = await stat(localPath);
-    const transfer = await device.push(localPath, remotePath, 0o644);
-    await new Promise<void>((resolve, reject) => {
-      if (onPercent) transfer.on('progress', (stats: { bytesTransferred: number }) => onPercent(sentPercent(stats.bytesTransferred, size)));
-      transfer.on('end', () => resolve());
-      transfer.on('error', reject);
-    });
-  } catch (err) {
-    throw asCommandError(device.serial, err);
-  }
-}
-
-/** `exec:<command>` on the device: the raw stream (no shell protocol), after the adb server said OKAY. */
-async function openExec(device: DeviceClient, command: string): Promise<Socket> {
+/** `<service>` on the device (`exec:...`, `sync:`): the raw stream, after the adb server said OKAY. */
+async function openService(device: DeviceClient, service: string): Promise<Socket> {
   const transport = await device.transport();
-  const request = Buffer.from(command, 'utf8');
+  const request = Buffer.from(service, 'utf8');
   transport.write(Buffer.concat([Buffer.from(request.length.toString(16).padStart(4, '0'), 'ascii'), request]));
   const reply = (await transport.parser.readAscii(4)).toString();
   if (reply !== 'OKAY') {
     const error = reply === 'FAIL' ? await transport.parser.readValue().then((b: Buffer) => b.toString(), () => 'FAIL') : `unexpected ${reply}`;
     transport.end();
-    throw new DeviceCommandError(`Device ${device.serial} refused the streamed install: ${error}`, 'DEVICE_UNREACHABLE');
+    throw new DeviceCommandError(`Device ${device.serial} refused ${service.split(' ')[0]}: ${error}`, 'DEVICE_UNREACHABLE');
   }
   return transport.parser.raw() as Socket;
 }
 
-/** Streams the APK into `cmd package install -S`; resolves with the package manager's answer. */
-async function streamedInstall(device: DeviceClient, apkPath: string, onPercent?: OnPercent): Promise<string> {
-  const { size } = await stat(apkPath);
-  const socket = await openExec(device, `exec:cmd package install -r -S ${size}`);
+/**
+ * Writes the file into the socket in pieces of `pieceBytes` (each framed by `frame`), with backpressure (at most
+ * IN_FLIGHT_BYTES and one read piece in memory per device), then `finish`; `done(output so
+ * far)` says when the device's answer is complete (else its close). Resolves with everything the device sent;
+ * bounded by INSTALL_TIMEOUT_MS.
+ */
+async function streamFile(
+  device: DeviceClient, socket: Socket, file: string, pieceBytes: number, frame: (chunk: Buffer) => Buffer,
+  finish: Buffer | undefined, done: (output: Buffer) => boolean, onPercent?: OnPercent,
+): Promise<Buffer> {
+  const { size } = await stat(file);
   const output: Buffer[] = [];
-  socket.on('data', (d: Buffer) => output.push(d));
+  let answered: () => void = () => undefined;
+  const answer = new Promise<void>((resolve) => { answered = resolve; });
+  socket.on('data', (d: Buffer) => {
+    output.push(d);
+    if (done(Buffer.concat(output))) answered();
+  });
   const ended = once(socket, 'close');
   let timer: NodeJS.Timeout | undefined;
   try {
-    const file = createReadStream(apkPath, { highWaterMark: 256 * 1024 });
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new DeviceCommandError(`Device ${device.serial} did not finish the install within ${INSTALL_TIMEOUT_MS / 60_000} min`, 'DEVICE_TIMEOUT')), INSTALL_TIMEOUT_MS);
     });
     const written = (async () => {
       let sent = 0;
-      for await (const chunk of file) {
-        // Backpressure: the next chunk is read only once the socket took this one.
-        if (!socket.write(chunk)) await Promise.race([once(socket, 'drain'), ended]);
-        if (socket.destroyed) throw new DeviceCommandError(`Device ${device.serial} closed the install stream early`, 'DEVICE_UNREACHABLE');
-        sent += (chunk as Buffer).length;
+      for await (const chunk of createReadStream(file, { highWaterMark: pieceBytes })) {
+        for (let at = 0; at < chunk.length; at += pieceBytes) {
+          // Up to IN_FLIGHT_BYTES queued per device, then wait until the socket took it all.
+          const taken = socket.write(frame(chunk.subarray(at, at + pieceBytes)));
+          if (!taken && socket.writableLength >= IN_FLIGHT_BYTES) await Promise.race([once(socket, 'drain'), ended]);
+          if (socket.destroyed) throw new DeviceCommandError(`Device ${device.serial} closed the install stream early`, 'DEVICE_UNREACHABLE');
+        }
+        sent += chunk.length;
         onPercent?.(sentPercent(sent, size));
       }
-      await ended;
+      if (finish) socket.write(finish);
+      await Promise.race([answer, ended]);
     })();
     await Promise.race([written, timeout]);
-    return Buffer.concat(output).toString('utf8');
+    return Buffer.concat(output);
   } finally {
     if (timer) clearTimeout(timer);
     socket.destroy();
   }
+}
+
+/** Streams the APK into `cmd package install -S`; resolves with the package manager's answer. */
+async function streamedInstall(device: DeviceClient, apkPath: string, onPercent?: OnPercent): Promise<string> {
+  const { size } = await stat(apkPath);
+  const socket = await openService(device, `exec:cmd package install -r -S ${size}`);
+  // The answer is complete when the device closes the stream.
+  return (await streamFile(device, socket, apkPath, STREAM_PIECE_BYTES, (chunk) => chunk, undefined, () => false, onPercent)).toString('utf8');
+}
+
+const syncHeader = (id: string, value: number): Buffer => {
+  const header = Buffer.alloc(8);
+  header.write(id, 0, 'ascii');
+  header.writeUInt32LE(value, 4);
+  return header;
+};
+
+/**
+ * `adb push` over the sync protocol (SEND, DATA packets, DONE; then OKAY or FAIL), written here rather than
+ * adbkit's push, which starts another writer at every `readable` of the file while one waits for `drain` and so
+ * buffers the whole file in the gateway.
+ */
+async function pushFile(device: DeviceClient, localPath: string, remotePath: string, onPercent?: OnPercent): Promise<void> {
+  const socket = await openService(device, 'sync:');
+  const target = Buffer.from(`${remotePath},${0o644}`, 'utf8');
+  socket.write(Buffer.concat([syncHeader('SEND', target.length), target]));
+  const complete = (reply: Buffer) => reply.length >= 8 && (reply.toString('ascii', 0, 4) !== 'FAIL' || reply.length >= 8 + reply.readUInt32LE(4));
+  const reply = await streamFile(device, socket, localPath, SYNC_DATA_MAX, (chunk) => Buffer.concat([syncHeader('DATA', chunk.length), chunk]),
+    syncHeader('DONE', Math.floor(Date.now() / 1000)), complete, onPercent);
+  const id = reply.toString('ascii', 0, 4);
+  if (id === 'OKAY') return;
+  const reason = id === 'FAIL' ? reply.toString('utf8', 8, 8 + reply.readUInt32LE(4)) : `unexpected answer ${JSON.stringify(id)}`;
+  throw new DeviceCommandError(`Device ${device.serial} refused the file: ${reason}`, 'DEVICE_UNREACHABLE');
 }
 
 export async function installApk(device: DeviceClient, apkPath: string, options: InstallOptions & { streamed?: boolean } = {}): Promise<void> {
@@ -98,7 +141,9 @@ export async function installApk(device: DeviceClient, apkPath: string, options:
 
 async function pushAndInstall(device: DeviceClient, apkPath: string, onPercent?: OnPercent): Promise<string> {
   const remote = `/data/local/tmp/devicelab-${randomBytes(6).toString('hex')}.apk`;
-  await pushFile(device, apkPath, remote, onPercent);
+  await withDeviceSlot(device, () => pushFile(device, apkPath, remote, onPercent)).catch((err: unknown) => {
+    throw asCommandError(device.serial, err);
+  });
   return runShell(device, `pm install -r ${shellQuote(remote)}; rm -f ${shellQuote(remote)}`, INSTALL_TIMEOUT_MS);
 }
 

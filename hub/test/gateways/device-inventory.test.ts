@@ -1,0 +1,84 @@
+/**
+ * What a gateway's reports of a known device do to its record and events (device-inventory.ts): a plug's reports
+ * (Booting, Ready with facts, then packages), the hub's Rebooting, and the lab counts on DeviceAvailability events.
+ * A known device's report is one statement; these are the outcomes a user reads back either way.
+ */
+import type { DeviceState } from '@devicelab/proto';
+import { applyDeviceState } from '../../src/gateways/device-inventory';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+
+let t: TestDatabase;
+let gatewayId: string;
+beforeAll(async () => {
+  t = await createTestDatabase();
+  gatewayId = (await t.db.insertInto('gateways').values({ name: 'inventory-gw', token_sha256: Buffer.from('inventory-gw') })
+    .returning('id').executeTakeFirstOrThrow()).id;
+});
+afterAll(() => t.drop());
+
+const row = (id: string) => t.db.selectFrom('devices').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const availabilityEvents = (id: string) => t.db.selectFrom('events')
+  .select(['message', 'bool_value', 'string_value', 'device_online_count', 'device_inuse_count', 'device_name'])
+  .where('device_id', '=', id).where('event_type', '=', 'DeviceAvailability').orderBy('event_date').orderBy('id').execute();
+const onlineCount = async () => (await t.db.selectFrom('devices').select('id')
+  .where('availability', '=', 'Online').where('deleted', '=', false).execute()).length;
+
+const facts = (serial: string): DeviceState => ({
+  vendorUniqueIdentifier: serial, operatingSystem: 'Android', readiness: 'Ready', model: 'Pixel 7', serialNumber: serial,
+  operatingSystemVersion: '14', properties: [{ name: 'ro.build.version.sdk', value: '34' }],
+});
+
+describe('gateway reports of a device', () => {
+  it('a plug: Booting records it Offline, Ready with facts Online with one event, packages follow', async () => {
+    const serial = 'PLUG-1';
+    const { deviceId, availability } = await applyDeviceState(t.db, gatewayId, { vendorUniqueIdentifier: serial, operatingSystem: 'Android', readiness: 'Booting' });
+    expect(availability).toBe('Offline');
+    expect(await row(deviceId)).toMatchObject({ name: serial, availability: 'Offline', readiness: 'Booting', last_connected_at: null });
+
+    const online = await applyDeviceState(t.db, gatewayId, facts(serial));
+    expect(online).toEqual({ vendorUniqueIdentifier: serial, deviceId, availability: 'Online', flipped: true });
+    const record = await row(deviceId);
+    // Named after its model once it is known; the facts stored.
+    expect(record).toMatchObject({ name: 'Pixel 7', availability: 'Online', readiness: 'Ready', readiness_detail: null,
+      serial_number: serial, operating_system_version: '14', gateway_id: gatewayId });
+    expect(record.last_connected_at).not.toBeNull();
+    expect(record.properties).toEqual([{ name: 'ro.build.version.sdk', value: '34' }]);
+    const events = await availabilityEvents(deviceId);
+    // The event names the device as it was called when it flipped, and counts the lab right after the flip.
+    expect(events).toEqual([{ message: 'Device Online', bool_value: true, string_value: 'Online',
+      device_online_count: await onlineCount(), device_inuse_count: 0, device_name: serial }]);
+
+    const packages = [{ identifier: 'com.example.one', version: '1.0', buildVersion: '1', system: false }];
+    const again = await applyDeviceState(t.db, gatewayId, { ...facts(serial), properties: [], serialNumber: '', packages });
+    expect(again.flipped).toBe(false);
+    const after = await row(deviceId);
+    expect(after.installed_packages).toEqual(packages);
+    // A report without some facts leaves them as they were.
+    expect(after).toMatchObject({ serial_number: serial, properties: [{ name: 'ro.build.version.sdk', value: '34' }] });
+    expect(await availabilityEvents(deviceId)).toHaveLength(1);
+  });
+
+  it('the hub\'s Rebooting holds until the device reports Ready; both flips are events', async () => {
+    const { deviceId } = await applyDeviceState(t.db, gatewayId, facts('REBOOT-1'));
+    await t.db.updateTable('devices').set({ readiness: 'Rebooting' }).where('id', '=', deviceId).execute();
+    const down = await applyDeviceState(t.db, gatewayId, { vendorUniqueIdentifier: 'REBOOT-1', operatingSystem: 'Android', readiness: 'Booting', readinessDetail: 'boot animation' });
+    expect(down).toMatchObject({ availability: 'Offline', flipped: true });
+    const rebooting = await row(deviceId);
+    expect(rebooting).toMatchObject({ readiness: 'Rebooting', availability: 'Offline', readiness_detail: null });
+    expect(rebooting.last_disconnected_at).not.toBeNull();
+    await applyDeviceState(t.db, gatewayId, { vendorUniqueIdentifier: 'REBOOT-1', operatingSystem: 'Android', readiness: 'Unauthorized' });
+    expect((await row(deviceId)).readiness).toBe('Rebooting');
+    await applyDeviceState(t.db, gatewayId, facts('REBOOT-1'));
+    expect(await row(deviceId)).toMatchObject({ readiness: 'Ready', availability: 'Online' });
+    expect((await availabilityEvents(deviceId)).map((e) => e.message)).toEqual(['Device Online', 'Device Offline', 'Device Online']);
+  });
+
+  it('an Offline flip counts the lab after it; a readiness detail is kept', async () => {
+    const a = await applyDeviceState(t.db, gatewayId, facts('COUNT-A'));
+    await applyDeviceState(t.db, gatewayId, facts('COUNT-B'));
+    const before = await onlineCount();
+    await applyDeviceState(t.db, gatewayId, { vendorUniqueIdentifier: 'COUNT-A', operatingSystem: 'Android', readiness: 'Unauthorized', readinessDetail: 'Allow USB debugging' });
+    expect(await row(a.deviceId)).toMatchObject({ availability: 'Offline', readiness: 'Unauthorized', readiness_detail: 'Allow USB debugging' });
+    expect((await availabilityEvents(a.deviceId)).at(-1)).toMatchObject({ message: 'Device Offline', bool_value: false, device_online_count: before - 1 });
+  });
+});
