@@ -17,8 +17,8 @@ import * as webhooks from './017_webhooks';
 import * as gatewayFleet from './018_gateway_fleet';
 import * as hubReplicas from './019_hub_replicas';
 import * as blobs from './020_blobs';
-import * as jobProgress from './024_job_progress';
 import * as retainFunctions from './022_retain_functions';
+import * as jobProgress from './024_job_progress';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -38,8 +38,8 @@ const migrations: Record<string, Migration> = {
   '018_gateway_fleet': gatewayFleet,
   '019_hub_replicas': hubReplicas,
   '020_blobs': blobs,
-  '024_job_progress': jobProgress,
   '022_retain_functions': retainFunctions,
+  '024_job_progress': jobProgress,
 };
 
 export const migrationProvider: MigrationProvider = {
