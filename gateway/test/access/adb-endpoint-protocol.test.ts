@@ -88,7 +88,7 @@ beforeAll(async () => {
   await world.start();
   await world.addAndroidDevice(spec);
   const adb = Adb.createClient({ port: world.adbServerPort });
-  await eventually(async () => (await adb.listDevices()).some((d) => d.type === 'device'));
+  await eventually(async () => (await adb.listDevices()).some((d: { type: string }) => d.type === 'device'));
   const [device] = await adb.listDevices();
   endpoints = new AdbAccessEndpoints({
     adb, ports: { first: 17_640, last: 17_699 }, host: '127.0.0.1', logger: createLogger('test', 'silent'),

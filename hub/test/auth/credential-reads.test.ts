@@ -14,7 +14,7 @@ beforeAll(async () => { t = await createTestDatabase({ maxConnections: 4 }); });
 afterAll(() => t.drop());
 
 test('60 checks at once: each gets its own user, the rotated token and the disabled user fail', async () => {
-  const users = [];
+  const users: Awaited<ReturnType<typeof createUser>>[] = [];
   for (let i = 0; i < 30; i++) users.push(await createUser(t.db, { login: `batch-${i}@example.com`, roles: [] }));
   const rotated = users[3];
   const newToken = await rotateUserToken(t.db, rotated.user.login);

@@ -96,7 +96,7 @@ function connectRefusal(side: Side, id: string): Promise<{ status: number; text:
 }
 const call = async (side: Side, pathAndQuery: string, method = 'GET'): Promise<any> => (await side.hub.api(pathAndQuery, { method })).json();
 /** A device as GET /Device through `side` shows it, found by its serial number (its Guid once known). */
-const device = async (side: Side, serial: string): Promise<Json> => {
+const device = async (side: Side, serial: string): Promise<any> => {
   const row = await t.db.selectFrom('devices').select('id').where('serial_number', '=', serial).executeTakeFirst();
   return row ? (await call(side, `/Device?id=${row.id}&allApplications=true`))[0] : undefined;
 };

@@ -30,7 +30,7 @@ const anon = (i: number) => (i % 3) + 1;
 
 const query = (request: Partial<MetricsRequest> & { table?: string }, who = user, id = device.vendor_unique_identifier) =>
   queryDeviceMetrics(t.db, store, who, id, { table: 'sample', ...request } as MetricsRequest);
-const series = async (request: Partial<MetricsRequest>) => (await query(request)).series;
+const series = async (request: Partial<MetricsRequest>, who = user) => (await query(request, who)).series;
 const failure = async (request: Partial<MetricsRequest>, who = user): Promise<string> => {
   const err = await query(request, who).then(() => undefined, (e: unknown) => e);
   if (!(err instanceof ApiFailure)) throw new Error(`expected an ApiFailure, got ${String(err)}`);
