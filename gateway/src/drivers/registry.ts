@@ -2,6 +2,8 @@
  * The gateway's platform drivers behind one front: each tracks its own devices; the registry learns which driver
  * reported a device and sends every command for it there, merges their snapshots, passes on the events of all,
  * and offers the optional capabilities (sampling, battery, USB location) of whichever driver owns the device.
+ * It also counts the device operations that failed, by platform and error code (the adb or usbmux step that failed:
+ * `DEVICE_UNREACHABLE`, `INSTALL_FAILED_...`), for the gateway's Prometheus series.
  */
 import type { DeviceState } from '@devicelab/proto';
 import type { BatteryReader } from '../usbhubs/battery-reader';
@@ -14,14 +16,16 @@ import {
 export class DriverRegistry {
   /** Which driver reported each device last. */
   private readonly owners = new Map<string, DeviceDriver>();
+  /** Failed device operations since start, by `platform` and `code`. */
+  readonly failures = new Map<string, { platform: string; code: string; count: number }>();
 
   constructor(readonly drivers: readonly DeviceDriver[]) {
     const platforms = drivers.map((driver) => driver.kind ?? driver.operatingSystem);
     const twice = platforms.find((kind, i) => platforms.indexOf(kind) !== i);
     if (twice) throw new Error(`Two drivers for ${twice}: the registry holds one driver per platform`);
     this.sampling = drivers.some((driver) => driver.sampling) ? {
-      sample: (id) => this.samplingOf(id).sample(id),
-      probe: (id, timeoutMs) => this.samplingOf(id).probe(id, timeoutMs),
+      sample: (id) => this.counted(id, () => this.samplingOf(id).sample(id)),
+      probe: (id, timeoutMs) => this.counted(id, () => this.samplingOf(id).probe(id, timeoutMs)),
       followLog: (id, follower) => this.samplingOf(id).followLog(id, follower),
     } : undefined;
   }
@@ -62,27 +66,27 @@ export class DriverRegistry {
   }
 
   async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
-    return this.ownerOf(id).install(id, appPath, options);
+    return this.counted(id, () => this.ownerOf(id).install(id, appPath, options));
   }
 
   async uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<DeviceState> {
-    return this.ownerOf(id).uninstall(id, packageId, options);
+    return this.counted(id, () => this.ownerOf(id).uninstall(id, packageId, options));
   }
 
   async readPackages(id: string): Promise<DeviceState> {
-    return this.ownerOf(id).readPackages(id);
+    return this.counted(id, () => this.ownerOf(id).readPackages(id));
   }
 
   async launch(id: string, packageId: string, options?: LaunchOptions): Promise<string> {
-    return this.ownerOf(id).launch(id, packageId, options);
+    return this.counted(id, () => this.ownerOf(id).launch(id, packageId, options));
   }
 
   async reboot(id: string): Promise<void> {
-    return this.ownerOf(id).reboot(id);
+    return this.counted(id, () => this.ownerOf(id).reboot(id));
   }
 
   async readLog(id: string, maxLines: number): Promise<string> {
-    return this.ownerOf(id).readLog(id, maxLines);
+    return this.counted(id, () => this.ownerOf(id).readLog(id, maxLines));
   }
 
   /** True when the device's driver can sample it (devices of other drivers are not sampled). */
@@ -103,6 +107,23 @@ export class DriverRegistry {
 
   async stop(): Promise<void> {
     await Promise.all(this.drivers.map((driver) => driver.stop()));
+  }
+
+  /** Runs a device operation, counting it under its platform and code when it fails with a DeviceCommandError. */
+  private async counted<T>(id: string, operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (err) {
+      if (err instanceof DeviceCommandError) {
+        const platform = this.platformOf(id) ?? 'unknown';
+        const code = err.code ?? 'UNKNOWN';
+        const key = `${platform}\0${code}`;
+        const entry = this.failures.get(key) ?? { platform, code, count: 0 };
+        entry.count += 1;
+        this.failures.set(key, entry);
+      }
+      throw err;
+    }
   }
 
   private samplingOf(id: string): DeviceSampling {

@@ -1,11 +1,12 @@
 /**
  * The gateway's Prometheus series on its own listen address (`DEVICELAB_GATEWAY_METRICS_LISTEN`): devices by
- * platform and readiness, USB hub ports by state, and the metrics uplink's backlog (how far sampling is behind
- * reaching the hub). All read at scrape time from what the gateway already holds.
+ * platform and readiness, failed device operations (adb, usbmux) by platform and code, USB hub ports by state, and
+ * the metrics uplink's backlog (how far sampling is behind reaching the hub). All read at scrape time from what the
+ * gateway already holds.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { Logger } from '@devicelab/shared';
 import type { DriverRegistry } from '../drivers/registry';
 import type { MetricsUplink } from '../link/metrics-uplink';
@@ -13,7 +14,7 @@ import type { DeviceSamplers } from '../samplers/device-samplers';
 import type { UsbHubService } from '../usbhubs/usb-hub-service';
 
 export interface GatewayMetricsSources {
-  drivers: Pick<DriverRegistry, 'snapshot'>;
+  drivers: Pick<DriverRegistry, 'snapshot' | 'failures'>;
   uplink: MetricsUplink;
   samplers?: DeviceSamplers;
   usbHubs?: UsbHubService;
@@ -36,6 +37,16 @@ export function gatewayMetricsRegistry(sources: GatewayMetricsSources): Registry
         counts.set(key, entry);
       }
       for (const { os, readiness, n } of counts.values()) this.set({ os, readiness }, n);
+    },
+  });
+  new Counter({
+    name: 'devicelab_gateway_device_errors_total',
+    help: 'Device operations (commands, samples, probes) that failed, by operating system and error code.',
+    labelNames: ['os', 'code'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { platform, code, count } of sources.drivers.failures.values()) this.inc({ os: platform, code }, count);
     },
   });
   new Gauge({
