@@ -33,7 +33,7 @@ export function deviceConnectSocket(deps: DeviceConnectDeps): WebSocketRoute {
       if (!identifier) return { status: 400, message: "Parameter 'id' is required." };
       try {
         const caller = request.user ? { user: request.user } : { authenticator: request.bearer ?? '' };
-        const grant = await authorizeDeviceConnection(deps.db, deps.ticketKeys, caller, identifier);
+        const grant = await authorizeDeviceConnection(deps.db, deps.ticketKeys, caller, identifier, request.clientAddress);
         const tunnel = await deps.gateways.openTunnel({
           vendorUniqueIdentifier: grant.vendorUniqueIdentifier, remoteAddress: request.clientAddress, userLogin: grant.userLogin,
           authenticator: request.user ? '' : request.bearer ?? '',

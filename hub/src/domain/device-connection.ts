@@ -3,14 +3,17 @@
  * DeviceConnect), or the holder of the current retain's DeviceAccessTicket authenticator (checked as the
  * gateway's TicketVerifier checks it: the hub's Ed25519 signature, the device, the current retain id). The
  * device must be enabled and not deleted. The adb key AUTH at the device's endpoint comes on top of this.
+ * A refusal of a device that exists is a Note event on it (who, from where, why), like the gateway's endpoint
+ * refusals (issue 11 part 4); refused tickets, which anyone can send, at most one per device per minute.
  */
 import { createPublicKey, verify } from 'node:crypto';
 import { decodeDeviceTicket } from '@devicelab/proto';
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
-import type { Db } from '../store/database';
+import { withTx, type Db } from '../store/database';
 import { resolveDevice } from './device-queries';
+import { recordEvent } from './events';
 import type { TicketKeys } from './device-ticket';
 
 export interface DeviceConnectionGrant {
@@ -23,14 +26,29 @@ export interface DeviceConnectionGrant {
 
 type Caller = { user: AuthenticatedUser } | { authenticator: string };
 
+/** When each device's last refused-ticket event was recorded (refused tickets are anonymous: rate-limited). */
+const lastTicketRefusal = new Map<string, number>();
+const TICKET_REFUSAL_EVENT_INTERVAL_MS = 60_000;
+
 export const NOT_YOUR_RETAIN = (name: string): string =>
   `Device '${name}' is not retained by you; retain it first (POST /Device?action=retain).`;
 
 export async function authorizeDeviceConnection(
-  db: Db, ticketKeys: TicketKeys, caller: Caller, identifier: string,
+  db: Db, ticketKeys: TicketKeys, caller: Caller, identifier: string, remoteAddress: string,
 ): Promise<DeviceConnectionGrant> {
-  if ('user' in caller) requireEntitlement(caller.user, 'DeviceConnect');
   const device = await resolveDevice(db, identifier);
+  try {
+    return grantFor(device, ticketKeys, caller);
+  } catch (err) {
+    if (err instanceof ApiFailure) await recordRefusal(db, device, caller, remoteAddress, err.message);
+    throw err;
+  }
+}
+
+type ResolvedDevice = Awaited<ReturnType<typeof resolveDevice>>;
+
+function grantFor(device: ResolvedDevice, ticketKeys: TicketKeys, caller: Caller): DeviceConnectionGrant {
+  if ('user' in caller) requireEntitlement(caller.user, 'DeviceConnect');
   if (device.deleted) throw new ApiFailure('Device is deleted.');
   if (!device.enabled) throw new ApiFailure('Device is disabled.');
   if (!device.retained_by || !device.retain_id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name));
@@ -47,6 +65,20 @@ export async function authorizeDeviceConnection(
   return {
     vendorUniqueIdentifier: device.vendor_unique_identifier, userLogin: device.retainer_login ?? device.retained_by, endpoint: endpointOf(device),
   };
+}
+
+async function recordRefusal(db: Db, device: ResolvedDevice, caller: Caller, remoteAddress: string, reason: string): Promise<void> {
+  if (!('user' in caller)) {
+    const now = Date.now();
+    if (now - (lastTicketRefusal.get(device.id) ?? 0) < TICKET_REFUSAL_EVENT_INTERVAL_MS) return;
+    lastTicketRefusal.set(device.id, now);
+  }
+  const who = 'user' in caller ? caller.user.login : 'a ticket holder';
+  await withTx(db, (trx) => recordEvent(trx, {
+    eventType: 'Note', deviceId: device.id, deviceName: device.name, isSuccess: false,
+    message: `Device connection through the hub refused for ${who} from ${remoteAddress}: ${reason}`.slice(0, 1000),
+    ...('user' in caller ? { performedById: caller.user.id, performedByName: caller.user.displayName } : {}),
+  }));
 }
 
 function endpointOf(device: { operating_system: string | null }): DeviceConnectionGrant['endpoint'] {

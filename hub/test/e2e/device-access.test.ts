@@ -161,6 +161,11 @@ test('through the hub tunnel: devicelab connect gives an adb connection; release
     const history = await json(await lab.api(lab.admin, `/Report/History?deviceId=${serial}&take=100`));
     expect(history.events.map((e: { message: string }) => e.message)).toContainEqual(expect.stringMatching(
       /^adb connection opened by alice@lab\.test from 127\.0\.0\.1 \(alice@lab\.test, through the hub\) with key /));
+    // The hub's own refusal is on the device's record too: who, from where, why.
+    expect(history.events).toContainEqual(expect.objectContaining({
+      eventType: 'Note', isSuccess: false,
+      message: expect.stringMatching(/^Device connection through the hub refused for bob@lab\.test from \S+: .*not retained by you/),
+    }));
   } finally {
     cli.child.kill('SIGTERM');
     expect((await cli.done).code).toBe(0);
