@@ -43,8 +43,12 @@ export class ReplicaDirectory implements GatewayDirectory {
     private readonly remote: RemoteGateways,
   ) {}
 
-  async sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
-    if (this.link.holdsDevice(vendorUniqueIdentifier)) return this.link.directory.sendCommand(vendorUniqueIdentifier, action, timeoutMs);
+  /** A relayed command's progress stays with the owning replica: its job shows the percent only when the link is local. */
+  async sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number,
+    onProgress?: (percent: number) => void): Promise<CommandResult> {
+    if (this.link.holdsDevice(vendorUniqueIdentifier)) {
+      return this.link.directory.sendCommand(vendorUniqueIdentifier, action, timeoutMs, onProgress);
+    }
     const owner = await this.deviceOwner(vendorUniqueIdentifier);
     return await this.relay.request(owner, 'command', vendorUniqueIdentifier, action, timeoutMs) as CommandResult;
   }
