@@ -12,6 +12,7 @@ import { startGateway, type RunningGateway } from '@devicelab/gateway';
 import { LabWorld, specFromPreset, type AndroidDeviceSpec } from '@devicelab/labsim';
 import WebSocket from 'ws';
 import { fixture } from '../../../scripts/jest/shared-files';
+import { openEventStream } from '../support/event-stream-client';
 import { registerGateway } from '../../src/gateways/gateway-tokens';
 import { startHubProcess, type HubProcess } from '../support/hub-process';
 import { waitFor } from '../support/lab';
@@ -19,6 +20,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database'
 
 const ADMIN_TOKEN = '5d0c9a3e-2f41-4b7a-8e6d-1c2b3a4f5e60';
 const HUB_SERIAL = 'REPLHUB1';
+const ADMIN_HEADERS = { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` };
 
 interface Side {
   hub: HubProcess;
@@ -84,7 +86,7 @@ type Json = Record<string, any>;
 function connectRefusal(side: Side, id: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`${side.hub.url.replace('http', 'ws')}/apiv1/Device/Connect?id=${id}`,
-      { headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` } });
+      { headers: ADMIN_HEADERS });
     ws.once('unexpected-response', (_req, res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => { text += chunk; });
@@ -158,8 +160,18 @@ test('through replica A: retain, install and USB port switch of a device on B, s
   const id = await guid(serial);
   // Retain: B's gateway hears of it (the relayed broadcast) and opens the device's access endpoint, whose port
   // (the relayed accessPort) the retain answers with instead of the gateway's public port.
+  // The live event stream of replica B hears the retain made through A (B's feed LISTENs on the shared change_feed).
+  const streamOnB = await openEventStream(b.hub.url, ADMIN_HEADERS);
   const retained = await call(a, `/Device?action=retain&id=${id}`, 'POST');
   expect(retained.isSuccess).toBe(true);
+  try {
+    const events = await streamOnB.waitFor((list) => list.some((e) => e.type === 'device' && e.data.id === id
+      && e.data.object?.retainedByUserName === 'admin'), 20_000);
+    expect(events.find((e) => e.type === 'device' && e.data.id === id && e.data.object?.retainedByUserName)!.data.object)
+      .toMatchObject({ id, retainedByUserName: 'admin' });
+  } finally {
+    streamOnB.close();
+  }
   expect(retained.data.gatewayPort).toBeGreaterThan(0);
   expect(retained.data.gatewayPort).not.toBe(9000);
   for (const side of [a, b]) expect((await device(side, serial)).retainedByUserName).toBe('admin');
