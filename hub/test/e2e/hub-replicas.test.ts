@@ -1,8 +1,8 @@
 /**
  * Issue 16 part 1: two hub replicas (processes) on one PostgreSQL, a gateway on each (each with its own simulated
  * lab). Through replica A, for a device whose gateway is linked to replica B: a retain (B's gateway opens the
- * device's access endpoint for it), an app install and a USB port switch work and show on reads through both
- * replicas. B is killed with SIGKILL: its gateway is back Online through A within 5 s with the same Guids, the
+ * device's access endpoint for it, and a live event stream on B hears it), a device connection (forwarded to B),
+ * an app install and a USB port switch work and show on reads through both replicas. B is killed with SIGKILL: its gateway is back Online through A within 5 s with the same Guids, the
  * retain kept, and nothing ran twice (one ServerStarting per replica, one install job, one Offline per device).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -82,18 +82,35 @@ async function startSide(name: string, device: AndroidDeviceSpec, withUsbHub: bo
 
 type Json = Record<string, any>;
 
-/** The HTTP answer to a /Device/Connect WebSocket upgrade that is refused. */
-function connectRefusal(side: Side, id: string): Promise<{ status: number; text: string }> {
+/**
+ * Opens /Device/Connect through `side` and speaks adb's first packet (CNXN) into the device's access endpoint:
+ * the endpoint's first answer (AUTH: it asks for the client's key) proves the bytes reach the device's gateway.
+ */
+function adbHello(side: Side, id: string): Promise<{ endpoint: string | undefined; answer: string }> {
+  const payload = Buffer.from('host::\0');
+  const header = Buffer.alloc(24);
+  const command = 0x4e584e43; // 'CNXN'
+  header.writeUInt32LE(command, 0);
+  header.writeUInt32LE(0x01000001, 4);
+  header.writeUInt32LE(256 * 1024, 8);
+  header.writeUInt32LE(payload.length, 12);
+  header.writeUInt32LE([...payload].reduce((sum, byte) => sum + byte, 0), 16);
+  header.writeUInt32LE((command ^ 0xffffffff) >>> 0, 20);
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${side.hub.url.replace('http', 'ws')}/apiv1/Device/Connect?id=${id}`,
-      { headers: ADMIN_HEADERS });
-    ws.once('unexpected-response', (_req, res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => { text += chunk; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    const ws = new WebSocket(`${side.hub.url.replace('http', 'ws')}/apiv1/Device/Connect?id=${id}`, { headers: ADMIN_HEADERS });
+    let endpoint: string | undefined;
+    let received = Buffer.alloc(0);
+    ws.once('upgrade', (res) => { endpoint = res.headers['devicelab-endpoint'] as string | undefined; });
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused: HTTP ${res.statusCode}`)));
+    ws.once('open', () => ws.send(Buffer.concat([header, payload])));
+    ws.on('message', (data: Buffer) => {
+      received = Buffer.concat([received, data]);
+      if (received.length < 4) return;
+      ws.close();
+      resolve({ endpoint, answer: received.subarray(0, 4).toString('latin1') });
     });
-    ws.once('open', () => { ws.terminate(); reject(new Error('the connection was accepted')); });
-    ws.once('error', () => undefined);
+    ws.once('error', reject);
+    setTimeout(() => { ws.terminate(); reject(new Error('no answer from the device endpoint in 15 s')); }, 15_000).unref();
   });
 }
 const call = async (side: Side, pathAndQuery: string, method = 'GET'): Promise<any> => (await side.hub.api(pathAndQuery, { method })).json();
@@ -175,8 +192,9 @@ test('through replica A: retain, install and USB port switch of a device on B, s
   expect(retained.data.gatewayPort).toBeGreaterThan(0);
   expect(retained.data.gatewayPort).not.toBe(9000);
   for (const side of [a, b]) expect((await device(side, serial)).retainedByUserName).toBe('admin');
-  // Device connections are not relayed: replica A answers 503 naming the replica to use.
-  expect(await connectRefusal(a, id)).toEqual({ status: 503, text: expect.stringContaining(`hub replica ${b.replicaId}`) });
+  // A device connection through A is forwarded to B (which authenticates the caller again) and reaches the device.
+  expect(await adbHello(a, id)).toEqual({ endpoint: 'adb', answer: expect.stringMatching(/^(AUTH|CNXN)$/) });
+  expect(await adbHello(b, id)).toEqual({ endpoint: 'adb', answer: expect.stringMatching(/^(AUTH|CNXN)$/) }); // same as direct
 
   const form = new FormData();
   form.append('upload', new Blob([readFileSync(fixture('ContactManager.apk'))]), 'ContactManager.apk');
