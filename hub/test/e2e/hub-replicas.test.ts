@@ -86,7 +86,7 @@ type Json = Record<string, any>;
  * Opens /Device/Connect through `side` and speaks adb's first packet (CNXN) into the device's access endpoint:
  * the endpoint's first answer (AUTH: it asks for the client's key) proves the bytes reach the device's gateway.
  */
-function adbHello(side: Side, id: string): Promise<{ endpoint: string | undefined; answer: string }> {
+function adbHello(side: Side, id: string, headers: Record<string, string> = ADMIN_HEADERS): Promise<{ endpoint: string | undefined; answer: string }> {
   const payload = Buffer.from('host::\0');
   const header = Buffer.alloc(24);
   const command = 0x4e584e43; // 'CNXN'
@@ -97,11 +97,15 @@ function adbHello(side: Side, id: string): Promise<{ endpoint: string | undefine
   header.writeUInt32LE([...payload].reduce((sum, byte) => sum + byte, 0), 16);
   header.writeUInt32LE((command ^ 0xffffffff) >>> 0, 20);
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${side.hub.url.replace('http', 'ws')}/apiv1/Device/Connect?id=${id}`, { headers: ADMIN_HEADERS });
+    const ws = new WebSocket(`${side.hub.url.replace('http', 'ws')}/apiv1/Device/Connect?id=${id}`, { headers });
     let endpoint: string | undefined;
     let received = Buffer.alloc(0);
     ws.once('upgrade', (res) => { endpoint = res.headers['devicelab-endpoint'] as string | undefined; });
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused: HTTP ${res.statusCode}`)));
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => { text += chunk; });
+      res.on('end', () => reject(new Error(`refused: HTTP ${res.statusCode} ${text}`)));
+    });
     ws.once('open', () => ws.send(Buffer.concat([header, payload])));
     ws.on('message', (data: Buffer) => {
       received = Buffer.concat([received, data]);
@@ -195,6 +199,12 @@ test('through replica A: retain, install and USB port switch of a device on B, s
   // A device connection through A is forwarded to B (which authenticates the caller again) and reaches the device.
   expect(await adbHello(a, id)).toEqual({ endpoint: 'adb', answer: expect.stringMatching(/^(AUTH|CNXN)$/) });
   expect(await adbHello(b, id)).toEqual({ endpoint: 'adb', answer: expect.stringMatching(/^(AUTH|CNXN)$/) }); // same as direct
+  // The retain's ticket (Bearer) too: B verifies it again.
+  const ticket = { authorization: `Bearer ${retained.data.authenticator}` };
+  expect(await adbHello(a, id, ticket)).toEqual({ endpoint: 'adb', answer: expect.stringMatching(/^(AUTH|CNXN)$/) });
+  // A connection that says it was forwarded already is not forwarded again (no loops): 503, and never a tunnel.
+  await expect(adbHello(a, id, { ...ADMIN_HEADERS, 'DeviceLab-Forwarded-By': 'some-replica' }))
+    .rejects.toThrow(/HTTP 503 .*hub replica/);
 
   const form = new FormData();
   form.append('upload', new Blob([readFileSync(fixture('ContactManager.apk'))]), 'ContactManager.apk');
