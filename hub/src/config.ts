@@ -69,6 +69,11 @@ export interface HubConfig {
   dataPortState?: DataPortStateName;
   /** Bearer token a Prometheus scraper presents for `/metrics` (`DEVICELAB_METRICS_TOKEN`); unset: no `/metrics`. */
   metricsToken?: string;
+  /**
+   * The host name other hub replicas reach this one's API and link ports by (`DEVICELAB_REPLICA_HOST`; default the
+   * machine's host name): recorded in `hub_replicas`, used to forward device connections to the owning replica.
+   */
+  replicaHost?: string;
   /** Webhook delivery timing (retries, polling); default DEFAULT_WEBHOOK_DELIVERY. Not from the environment. */
   webhookDelivery?: Partial<WebhookDeliveryOptions>;
   /** The dashboard's files served at `/` (`DEVICELAB_WEB_DIR`; default DEFAULT_WEB_DIR). */
@@ -101,6 +106,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     trustProxy: env.DEVICELAB_TRUST_PROXY ? trustedProxies(env.DEVICELAB_TRUST_PROXY) : undefined,
     dataPortState: dataPortState(env.DEVICELAB_DATA_PORT_STATE),
     metricsToken: env.DEVICELAB_METRICS_TOKEN || undefined,
+    replicaHost: env.DEVICELAB_REPLICA_HOST || undefined,
     webDir: env.DEVICELAB_WEB_DIR ? path.resolve(env.DEVICELAB_WEB_DIR) : undefined,
   };
 }

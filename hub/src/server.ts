@@ -165,7 +165,8 @@ export async function startHub(
     }));
     const port = (server.address() as AddressInfo).port;
     const scheme = server instanceof https.Server ? 'https' : 'http';
-    await registry.setAddresses(`${scheme}://${os.hostname()}:${port}`, `${os.hostname()}:${link.port}`);
+    const replicaHost = config.replicaHost ?? os.hostname();
+    await registry.setAddresses(`${scheme}://${replicaHost}:${port}`, `${replicaHost}:${link.port}`);
     return {
       url: `${scheme}://127.0.0.1:${port}`,
       port,

@@ -93,12 +93,12 @@ export class UsbHubService {
     if (!state || state === 'Unknown') throw new UsbHubError(`Unknown port state '${command.state}': expected Off, Data or Charge`);
     const controller = this.requireController(command.hubSerialNumber);
     await controller.setPortMode(command.portNumber > 0 ? command.portNumber : undefined, state as UsbPortMode);
-    this.scheduleReport(0);
+    this.reportNow();
   }
 
   async reboot(command: RebootUsbHub): Promise<void> {
     await this.requireController(command.hubSerialNumber).reboot();
-    this.scheduleReport(0);
+    this.reportNow();
   }
 
   /** Records something the gateway did to a device's port as an Event at the hub (at `atMs`, default now). */
@@ -160,14 +160,21 @@ export class UsbHubService {
   private scheduleReport(delayMs = 100): void {
     if (this.reportTimer && delayMs > 0) return;
     clearTimeout(this.reportTimer);
-    this.reportTimer = setTimeout(() => {
-      this.reportTimer = undefined;
-      const report = this.report();
-      const text = JSON.stringify(report);
-      if (text === this.lastReport) return;
-      this.lastReport = text;
-      for (const listener of this.listeners) listener.report(report);
-    }, delayMs);
+    this.reportTimer = setTimeout(() => this.reportNow(), delayMs);
+  }
+
+  /**
+   * Sends the report at once when it changed. A port switch or hub reboot reports before its command resolves, so
+   * the link carries the new port states ahead of the command's result: the hub records them before it answers.
+   */
+  private reportNow(): void {
+    clearTimeout(this.reportTimer);
+    this.reportTimer = undefined;
+    const report = this.report();
+    const text = JSON.stringify(report);
+    if (text === this.lastReport) return;
+    this.lastReport = text;
+    for (const listener of this.listeners) listener.report(report);
   }
 
   /**

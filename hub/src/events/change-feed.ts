@@ -2,7 +2,11 @@
  * What changed in the records, heard from PostgreSQL: triggers (migration 013) append to `change_feed` and NOTIFY
  * `devicelab_changes`; this process LISTENs on one dedicated connection and hands each change to its subscribers.
  * Every hub replica on the same database hears the same changes. After a lost connection it reconnects and
- * replays from the table what it missed, so subscribers see every change in order, at least once.
+ * replays from the table what it missed, so subscribers see every change at least once.
+ *
+ * Positions are taken when a change is written but heard at commit, so a transaction that took position N and
+ * commits after one that took N+1 is heard second: changes arrive in commit order, not position order. Duplicates
+ * are therefore recognised by the positions recently delivered, not by a high-water mark (which would drop N).
  */
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -16,6 +20,8 @@ const PRUNE_EVERY_MS = 60_000;
 const RECONNECT_MS = 1000;
 /** A reconnecting client is replayed at most this many changes; further back it is told to reload. */
 export const MAX_REPLAY = 5000;
+/** How many delivered positions are remembered to recognise a change heard twice (notified and replayed). */
+const REMEMBERED = 4096;
 
 export type ChangeKind = 'device' | 'gateway' | 'usbHub' | 'job';
 
@@ -37,7 +43,10 @@ export interface Replay {
 export class ChangeFeed {
   private readonly subscribers = new Set<Subscriber>();
   private client: pg.Client | undefined;
+  /** The highest position heard: a fresh client's starting point. */
   private lastSeq = 0n;
+  /** Positions delivered recently, oldest first. */
+  private readonly delivered = new Set<string>();
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly pruneTimer: NodeJS.Timeout;
@@ -109,8 +118,11 @@ export class ChangeFeed {
     if (this.stopped) return;
     try {
       await this.connect();
-      // Whatever was committed while we were not listening.
-      const missed = await this.since(this.lastSeq);
+      // Whatever was committed while we were not listening, including late commits of positions below the highest
+      // heard (from the oldest remembered one on; if that is too far back, from the highest).
+      const oldest = this.delivered.values().next().value;
+      let missed = await this.since(oldest === undefined ? this.lastSeq : BigInt(oldest));
+      if (missed.gap) missed = await this.since(this.lastSeq);
       for (const change of missed.changes) this.deliver(change);
     } catch (err) {
       this.logger.warn({ err }, 'change feed reconnect failed; trying again');
@@ -120,9 +132,11 @@ export class ChangeFeed {
 
   private deliver(change: Change | undefined): void {
     if (!change) return;
+    if (this.delivered.has(change.seq)) return; // replayed after a reconnect and also notified
+    this.delivered.add(change.seq);
+    if (this.delivered.size > REMEMBERED) this.delivered.delete(this.delivered.values().next().value!);
     const seq = BigInt(change.seq);
-    if (seq <= this.lastSeq) return; // replayed after a reconnect and also notified
-    this.lastSeq = seq;
+    if (seq > this.lastSeq) this.lastSeq = seq;
     for (const subscriber of this.subscribers) {
       try {
         subscriber(change);

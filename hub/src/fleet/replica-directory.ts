@@ -1,8 +1,8 @@
 /**
  * The GatewayDirectory of a replica: devices and USB hubs of gateways linked here go through the local link
  * server; those of gateways linked to another live replica are relayed to it through PostgreSQL
- * (command-relay.ts). Device connections (`openTunnel`) are not relayed: they are refused with the replica to
- * use (see README, "Hub replicas").
+ * (command-relay.ts). Device connections (`openTunnel`) are not relayed here: they fail with
+ * DeviceOnOtherReplicaError, and /Device/Connect forwards the WebSocket to that replica (api/device-connect-forward.ts).
  */
 import type { CommandAction, CommandResult, Retention } from '@devicelab/proto';
 import { sql } from 'kysely';
@@ -90,9 +90,9 @@ export class ReplicaDirectory implements GatewayDirectory {
     const owner = await this.deviceOwner(request.vendorUniqueIdentifier);
     const replica = await this.db.selectFrom('hub_replicas').select(['hostname', 'api_address'])
       .where('id', '=', owner).executeTakeFirst();
-    throw new GatewayUnavailableError(`Device ${request.vendorUniqueIdentifier} is linked through hub replica ${owner}`
-      + ` (${replica?.hostname ?? 'unknown host'}${replica?.api_address ? `, ${replica.api_address}` : ''}): connect to the`
-      + ' device through that replica; device connections are not relayed between replicas.');
+    throw new DeviceOnOtherReplicaError(owner, replica?.api_address ?? undefined,
+      `Device ${request.vendorUniqueIdentifier} is linked through hub replica ${owner}`
+      + ` (${replica?.hostname ?? 'unknown host'}${replica?.api_address ? `, ${replica.api_address}` : ''}).`);
   }
 
   notifyMetricsSettings(): void {
@@ -110,5 +110,16 @@ export class ReplicaDirectory implements GatewayDirectory {
       .executeTakeFirst();
     if (!row?.hub_replica) throw new GatewayUnavailableError(`No connected gateway holds device ${vendorUniqueIdentifier}.`);
     return row.hub_replica;
+  }
+}
+
+/**
+ * A device connection (tunnel) asked of a replica whose link does not hold the device: tunnels are not relayed
+ * through PostgreSQL (a byte stream), so the caller forwards the connection to the owner's API address.
+ */
+export class DeviceOnOtherReplicaError extends GatewayUnavailableError {
+  constructor(readonly replicaId: string, readonly apiAddress: string | undefined, message: string) {
+    super(message);
+    this.name = 'DeviceOnOtherReplicaError';
   }
 }

@@ -42,14 +42,14 @@ export function eventStreamRouter(publisher: EventPublisher): Router {
       res.write(text);
       if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
     };
-    // Live events that arrive while a replay is read wait for it, so the client sees them in order.
+    // Live events that arrive while a replay is read wait for it, so the client sees them after it. A live event
+    // the replay already sent is skipped by its id: live events come in commit order, which is not id order, so
+    // a live event with a lower id than one already sent is new (see change-feed.ts).
     const pending: LabEvent[] = [];
     let replaying = true;
-    let sentUpTo = 0n;
+    const replayed = new Set<string>();
     const send = (event: LabEvent) => {
-      const seq = BigInt(event.id);
-      if (seq <= sentUpTo) return;
-      sentUpTo = seq;
+      if (replayed.has(event.id)) return;
       write(frame(event));
     };
     const disconnect = publisher.connect(user, (event) => (replaying ? pending.push(event) : send(event)));
@@ -65,7 +65,10 @@ export function eventStreamRouter(publisher: EventPublisher): Router {
     replay.then(({ events, gap }) => {
       // Too far behind: the client reloads its lists, then follows from the current position.
       if (gap) write(`id: ${publisher.position}\nevent: reset\ndata: {}\n\n`);
-      for (const event of events) send(event);
+      for (const event of events) {
+        send(event);
+        replayed.add(event.id);
+      }
       replaying = false;
       for (const event of pending.splice(0)) send(event);
     }, (err: unknown) => {

@@ -23,6 +23,10 @@ export interface UpgradeRequest {
   user?: AuthenticatedUser;
   /** Set when the client sent `Authorization: Bearer <token>` to a route that takes one. */
   bearer?: string;
+  /** The Authorization header as sent: a route that forwards the connection to another replica sends it on. */
+  authorization: string;
+  /** The `DeviceLab-Forwarded-By` header: set by a replica that forwarded this connection (never trusted for auth). */
+  forwardedBy?: string;
 }
 
 export type UpgradeDecision =
@@ -43,9 +47,12 @@ interface UpgradeOptions {
   routes: Record<string, WebSocketRoute>;
 }
 
+/** Names the replica that forwarded an upgrade to this one (so it is not forwarded again). */
+export const FORWARDED_BY_HEADER = 'DeviceLab-Forwarded-By';
+
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict',
-  429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable',
 };
 
 /** Serves the routes' upgrades on `server`; answers any other upgrade 404. Returns a stop function. */
@@ -82,7 +89,9 @@ async function decideUpgrade(req: http.IncomingMessage, options: UpgradeOptions)
   const header = req.headers.authorization;
   if (header === undefined) return { status: 401, message: 'Authentication required.' };
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-  if (bearer !== undefined && route.acceptsBearer) return route.decide({ url, clientAddress, bearer });
+  const forwarded = req.headers[FORWARDED_BY_HEADER.toLowerCase()];
+  const forwardedBy = typeof forwarded === 'string' ? forwarded.slice(0, 100) : undefined;
+  if (bearer !== undefined && route.acceptsBearer) return route.decide({ url, clientAddress, bearer, authorization: header, forwardedBy });
 
   const credentials = parseBasicCredentials(header);
   const attempt = options.throttle.begin(clientAddress, credentials.login);
@@ -101,7 +110,7 @@ async function decideUpgrade(req: http.IncomingMessage, options: UpgradeOptions)
   }
   if ('failure' in check) return fail(check.failure);
   attempt.succeeded();
-  return route.decide({ url, clientAddress, user: check.user });
+  return route.decide({ url, clientAddress, user: check.user, authorization: header, forwardedBy });
 }
 
 function refuse(socket: Duplex, status: number, message: string): void {

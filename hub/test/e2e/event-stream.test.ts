@@ -2,6 +2,7 @@
  * GET /apiv1/Events against a whole lab: authentication, a device change arriving as an event, entitlement
  * filtering (a user without DeviceList hears no device), and resuming with Last-Event-ID.
  */
+import { openEventStream, readEvents as readStream, type StreamEvent } from '../support/event-stream-client';
 import { startTestLab, type TestLab } from '../support/lab';
 
 let lab: TestLab;
@@ -11,42 +12,9 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(() => lab?.stop(), 60_000);
 
-interface StreamEvent { id: string; type: string; data: { id: string; object: any } }
-
-/** Reads an event stream until `until` says stop or `timeoutMs` passes; returns the events seen. */
-async function readEvents(headers: Record<string, string>, until: (events: StreamEvent[]) => boolean, timeoutMs = 5000): Promise<{ status: number; events: StreamEvent[] }> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
-  const res = await fetch(`${lab.hub.url}/apiv1/Events`, { headers, signal: controller.signal });
-  const events: StreamEvent[] = [];
-  if (res.status !== 200 || !res.body) {
-    clearTimeout(timer);
-    await res.body?.cancel();
-    return { status: res.status, events };
-  }
-  const decoder = new TextDecoder();
-  let buffer = '';
-  try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const fields = Object.fromEntries(block.split('\n').filter((l) => !l.startsWith(':') && l.includes(': '))
-          .map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)]));
-        if (fields.event) events.push({ id: fields.id, type: fields.event, data: JSON.parse(fields.data) });
-      }
-      if (until(events)) break;
-    }
-  } catch (err) {
-    if ((err as Error).name !== 'AbortError') throw err;
-  } finally {
-    clearTimeout(timer);
-    controller.abort();
-  }
-  return { status: res.status, events };
-}
+/** A stream on the lab's hub (readEvents of the shared client, bound to this hub). */
+const readEvents = (headers: Record<string, string>, until: (events: StreamEvent[]) => boolean, timeoutMs = 5000) =>
+  readStream(lab.hub.url, headers, until, timeoutMs);
 
 const basic = (c: { login: string; token: string }) => ({ authorization: `Basic ${Buffer.from(`${c.login}:${c.token}`).toString('base64')}` });
 const deviceId = async () => ((await (await lab.api(lab.admin, '/Device')).json()) as { id: string }[])[0].id;
@@ -56,30 +24,40 @@ it('needs authentication', async () => {
   expect(status).toBe(401);
 });
 
-it('a device change reaches a subscriber as a device event carrying the device', async () => {
+it('a device change made right after the stream opened reaches it as a device event carrying the device', async () => {
   const id = await deviceId();
-  const reading = readEvents(basic(lab.admin), (events) => events.some((e) => e.type === 'device' && e.data.object?.enabled === false));
-  await new Promise((resolve) => setTimeout(resolve, 300)); // the stream is open before the change
-  expect(await (await lab.api(lab.admin, `/Device?action=disable&id=${id}`, { method: 'POST' })).json()).toEqual({ isSuccess: true });
-  const { events } = await reading;
-  const event = events.find((e) => e.type === 'device' && e.data.object?.enabled === false)!;
-  expect(event.data.id).toBe(id);
-  expect(event.data.object).toMatchObject({ id, enabled: false, operatingSystem: 'Android' });
-  expect(event.id).toMatch(/^\d+$/);
-  await lab.api(lab.admin, `/Device?action=enable&id=${id}`, { method: 'POST' });
+  // No pause: the change follows the stream's first frame at once (the single-replica regression of issue 16).
+  const stream = await openEventStream(lab.hub.url, basic(lab.admin));
+  try {
+    expect(await (await lab.api(lab.admin, `/Device?action=disable&id=${id}`, { method: 'POST' })).json()).toEqual({ isSuccess: true });
+    const events = await stream.waitFor((list) => list.some((e) => e.type === 'device' && e.data.object?.enabled === false), 20_000);
+    const event = events.find((e) => e.type === 'device' && e.data.object?.enabled === false)!;
+    expect(event.data.id).toBe(id);
+    expect(event.data.object).toMatchObject({ id, enabled: false, operatingSystem: 'Android' });
+    expect(event.id).toMatch(/^\d+$/);
+    // And the next change on the same open stream.
+    await lab.api(lab.admin, `/Device?action=enable&id=${id}`, { method: 'POST' });
+    await stream.waitFor((list) => list.some((e) => e.type === 'device' && e.data.object?.enabled === true), 20_000);
+  } finally {
+    stream.close();
+  }
 });
 
 it('a user without DeviceList hears no device events; an admin on the same change does', async () => {
   const id = await deviceId();
   const guest = await lab.addUser('no-devices', []);
-  const admin = readEvents(basic(lab.admin), (events) => events.some((e) => e.type === 'device'), 5000);
-  const blind = readEvents(basic(guest), () => false, 3000);
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  await lab.api(lab.admin, `/Device?action=disable&id=${id}`, { method: 'POST' });
-  const [seen, unseen] = await Promise.all([admin, blind]);
-  expect(seen.events.some((e) => e.type === 'device' && e.data.id === id)).toBe(true);
-  expect(unseen.status).toBe(200);
-  expect(unseen.events.filter((e) => e.type === 'device')).toEqual([]);
+  const admin = await openEventStream(lab.hub.url, basic(lab.admin));
+  const blind = await openEventStream(lab.hub.url, basic(guest));
+  try {
+    await lab.api(lab.admin, `/Device?action=disable&id=${id}`, { method: 'POST' });
+    await admin.waitFor((events) => events.some((e) => e.type === 'device' && e.data.id === id), 20_000);
+    // The admin's stream has it; the guest's, opened before the change, still shows no device.
+    expect(blind.status).toBe(200);
+    expect(blind.events.filter((e) => e.type === 'device')).toEqual([]);
+  } finally {
+    admin.close();
+    blind.close();
+  }
   await lab.api(lab.admin, `/Device?action=enable&id=${id}`, { method: 'POST' });
 });
 
@@ -89,10 +67,10 @@ it('a client that reconnects with Last-Event-ID is replayed the changes it misse
   // Take a position: the latest event id a client saw (make one if none came).
   let position = first.events.at(-1)?.id;
   if (!position) {
-    const reading = readEvents(basic(lab.admin), (events) => events.some((e) => e.type === 'device'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const stream = await openEventStream(lab.hub.url, basic(lab.admin));
     await lab.api(lab.admin, `/Device?action=disable&id=${id}`, { method: 'POST' });
-    position = (await reading).events.filter((e) => e.type === 'device').at(-1)!.id;
+    position = (await stream.waitFor((events) => events.some((e) => e.type === 'device'), 20_000).finally(() => stream.close()))
+      .filter((e) => e.type === 'device').at(-1)!.id;
     await lab.api(lab.admin, `/Device?action=enable&id=${id}`, { method: 'POST' });
   }
   // While "disconnected": two changes.

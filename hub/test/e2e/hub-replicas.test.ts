@@ -1,8 +1,8 @@
 /**
  * Issue 16 part 1: two hub replicas (processes) on one PostgreSQL, a gateway on each (each with its own simulated
  * lab). Through replica A, for a device whose gateway is linked to replica B: a retain (B's gateway opens the
- * device's access endpoint for it), an app install and a USB port switch work and show on reads through both
- * replicas. B is killed with SIGKILL: its gateway is back Online through A within 5 s with the same Guids, the
+ * device's access endpoint for it, and a live event stream on B hears it), a device connection (forwarded to B),
+ * an app install and a USB port switch work and show on reads through both replicas. B is killed with SIGKILL: its gateway is back Online through A within 5 s with the same Guids, the
  * retain kept, and nothing ran twice (one ServerStarting per replica, one install job, one Offline per device).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { startGateway, type RunningGateway } from '@devicelab/gateway';
 import { LabWorld, specFromPreset, type AndroidDeviceSpec } from '@devicelab/labsim';
 import WebSocket from 'ws';
 import { fixture } from '../../../scripts/jest/shared-files';
+import { openEventStream } from '../support/event-stream-client';
 import { registerGateway } from '../../src/gateways/gateway-tokens';
 import { startHubProcess, type HubProcess } from '../support/hub-process';
 import { waitFor } from '../support/lab';
@@ -19,6 +20,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database'
 
 const ADMIN_TOKEN = '5d0c9a3e-2f41-4b7a-8e6d-1c2b3a4f5e60';
 const HUB_SERIAL = 'REPLHUB1';
+const ADMIN_HEADERS = { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` };
 
 interface Side {
   hub: HubProcess;
@@ -80,18 +82,39 @@ async function startSide(name: string, device: AndroidDeviceSpec, withUsbHub: bo
 
 type Json = Record<string, any>;
 
-/** The HTTP answer to a /Device/Connect WebSocket upgrade that is refused. */
-function connectRefusal(side: Side, id: string): Promise<{ status: number; text: string }> {
+/**
+ * Opens /Device/Connect through `side` and speaks adb's first packet (CNXN) into the device's access endpoint:
+ * the endpoint's first answer (AUTH: it asks for the client's key) proves the bytes reach the device's gateway.
+ */
+function adbHello(side: Side, id: string, headers: Record<string, string> = ADMIN_HEADERS): Promise<{ endpoint: string | undefined; answer: string }> {
+  const payload = Buffer.from('host::\0');
+  const header = Buffer.alloc(24);
+  const command = 0x4e584e43; // 'CNXN'
+  header.writeUInt32LE(command, 0);
+  header.writeUInt32LE(0x01000001, 4);
+  header.writeUInt32LE(256 * 1024, 8);
+  header.writeUInt32LE(payload.length, 12);
+  header.writeUInt32LE([...payload].reduce((sum, byte) => sum + byte, 0), 16);
+  header.writeUInt32LE((command ^ 0xffffffff) >>> 0, 20);
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${side.hub.url.replace('http', 'ws')}/apiv1/Device/Connect?id=${id}`,
-      { headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` } });
+    const ws = new WebSocket(`${side.hub.url.replace('http', 'ws')}/apiv1/Device/Connect?id=${id}`, { headers });
+    let endpoint: string | undefined;
+    let received = Buffer.alloc(0);
+    ws.once('upgrade', (res) => { endpoint = res.headers['devicelab-endpoint'] as string | undefined; });
     ws.once('unexpected-response', (_req, res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => { text += chunk; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('end', () => reject(new Error(`refused: HTTP ${res.statusCode} ${text}`)));
     });
-    ws.once('open', () => { ws.terminate(); reject(new Error('the connection was accepted')); });
-    ws.once('error', () => undefined);
+    ws.once('open', () => ws.send(Buffer.concat([header, payload])));
+    ws.on('message', (data: Buffer) => {
+      received = Buffer.concat([received, data]);
+      if (received.length < 4) return;
+      ws.close();
+      resolve({ endpoint, answer: received.subarray(0, 4).toString('latin1') });
+    });
+    ws.once('error', reject);
+    setTimeout(() => { ws.terminate(); reject(new Error('no answer from the device endpoint in 15 s')); }, 15_000).unref();
   });
 }
 const call = async (side: Side, pathAndQuery: string, method = 'GET'): Promise<any> => (await side.hub.api(pathAndQuery, { method })).json();
@@ -158,13 +181,30 @@ test('through replica A: retain, install and USB port switch of a device on B, s
   const id = await guid(serial);
   // Retain: B's gateway hears of it (the relayed broadcast) and opens the device's access endpoint, whose port
   // (the relayed accessPort) the retain answers with instead of the gateway's public port.
+  // The live event stream of replica B hears the retain made through A (B's feed LISTENs on the shared change_feed).
+  const streamOnB = await openEventStream(b.hub.url, ADMIN_HEADERS);
   const retained = await call(a, `/Device?action=retain&id=${id}`, 'POST');
   expect(retained.isSuccess).toBe(true);
+  try {
+    const events = await streamOnB.waitFor((list) => list.some((e) => e.type === 'device' && e.data.id === id
+      && e.data.object?.retainedByUserName === 'admin'), 20_000);
+    expect(events.find((e) => e.type === 'device' && e.data.id === id && e.data.object?.retainedByUserName)!.data.object)
+      .toMatchObject({ id, retainedByUserName: 'admin' });
+  } finally {
+    streamOnB.close();
+  }
   expect(retained.data.gatewayPort).toBeGreaterThan(0);
   expect(retained.data.gatewayPort).not.toBe(9000);
   for (const side of [a, b]) expect((await device(side, serial)).retainedByUserName).toBe('admin');
-  // Device connections are not relayed: replica A answers 503 naming the replica to use.
-  expect(await connectRefusal(a, id)).toEqual({ status: 503, text: expect.stringContaining(`hub replica ${b.replicaId}`) });
+  // A device connection through A is forwarded to B (which authenticates the caller again) and reaches the device.
+  expect(await adbHello(a, id)).toEqual({ endpoint: 'adb', answer: expect.stringMatching(/^(AUTH|CNXN)$/) });
+  expect(await adbHello(b, id)).toEqual({ endpoint: 'adb', answer: expect.stringMatching(/^(AUTH|CNXN)$/) }); // same as direct
+  // The retain's ticket (Bearer) too: B verifies it again.
+  const ticket = { authorization: `Bearer ${retained.data.authenticator}` };
+  expect(await adbHello(a, id, ticket)).toEqual({ endpoint: 'adb', answer: expect.stringMatching(/^(AUTH|CNXN)$/) });
+  // A connection that says it was forwarded already is not forwarded again (no loops): 503, and never a tunnel.
+  await expect(adbHello(a, id, { ...ADMIN_HEADERS, 'DeviceLab-Forwarded-By': 'some-replica' }))
+    .rejects.toThrow(/HTTP 503 .*hub replica/);
 
   const form = new FormData();
   form.append('upload', new Blob([readFileSync(fixture('ContactManager.apk'))]), 'ContactManager.apk');
