@@ -92,6 +92,17 @@ describe('gateway reports of a device', () => {
     expect(await availabilityEvents(first.deviceId)).toEqual([]);
   });
 
+  it('two first reports of one device at once (it moved gateways): one record, one Online event', async () => {
+    const serial = 'FIRST-RACE-1';
+    const otherGateway = (await t.db.insertInto('gateways').values({ name: 'inventory-gw-2', token_sha256: Buffer.from('inventory-gw-2') })
+      .returning('id').executeTakeFirstOrThrow()).id;
+    const [a, b] = await Promise.all([applyDeviceState(t.db, gatewayId, facts(serial)), applyDeviceState(t.db, otherGateway, facts(serial))]);
+    expect(b.deviceId).toBe(a.deviceId);
+    expect([a.flipped, b.flipped].sort()).toEqual([false, true]);
+    expect(await t.db.selectFrom('devices').select('id').where('vendor_unique_identifier', '=', serial).execute()).toHaveLength(1);
+    expect(await availabilityEvents(a.deviceId)).toHaveLength(1);
+  });
+
   it('the hub\'s Rebooting holds until the device reports Ready; both flips are events', async () => {
     const { deviceId } = await applyDeviceState(t.db, gatewayId, facts('REBOOT-1'));
     await t.db.updateTable('devices').set({ readiness: 'Rebooting' }).where('id', '=', deviceId).execute();
