@@ -140,12 +140,12 @@ export async function startBenchLab(options = {}) {
   }
 }
 
-/** Waits until GET /Gateway lists a connected gateway. */
+/** Waits until GET /Gateway lists a connected gateway (a registered one is listed, isConnected false, before its link is up). */
 export async function waitForGatewayLink(hub, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { status, body } = await hub.get('/Gateway');
-    if (status === 200 && Array.isArray(body) && body.length > 0) return;
+    if (status === 200 && Array.isArray(body) && body.some((gateway) => gateway.isConnected === true)) return;
     if (Date.now() > deadline) throw new Error(`no gateway connected to the hub after ${timeoutMs} ms`);
     await sleep(50);
   }

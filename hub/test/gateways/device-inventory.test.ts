@@ -1,7 +1,8 @@
 /**
  * What a gateway's reports of a known device do to its record and events (device-inventory.ts): a plug's reports
  * (Booting, Ready with facts, then packages), the hub's Rebooting, and the lab counts on DeviceAvailability events.
- * A known device's report is one statement; these are the outcomes a user reads back either way.
+ * A known device's report is one statement, a new device's first report one more (without a licensed limit); these
+ * are the outcomes a user reads back either way.
  */
 import type { DeviceState } from '@devicelab/proto';
 import { applyDeviceState } from '../../src/gateways/device-inventory';
@@ -56,6 +57,50 @@ describe('gateway reports of a device', () => {
     // A report without some facts leaves them as they were.
     expect(after).toMatchObject({ serial_number: serial, properties: [{ name: 'ro.build.version.sdk', value: '34' }] });
     expect(await availabilityEvents(deviceId)).toHaveLength(1);
+  });
+
+  it('a first report that is already Ready: Online at once, named after its model, facts stored, one event', async () => {
+    const serial = 'FIRST-READY-1';
+    const before = await onlineCount();
+    const first = await applyDeviceState(t.db, gatewayId, { ...facts(serial), vendorDeviceName: 'Lab phone 1', diskSpace: 64_000_000_000 });
+    expect(first).toMatchObject({ vendorUniqueIdentifier: serial, availability: 'Online', flipped: true });
+    const record = await row(first.deviceId);
+    expect(record).toMatchObject({ name: 'Lab phone 1', availability: 'Online', readiness: 'Ready', readiness_detail: null,
+      operating_system: 'Android', serial_number: serial, operating_system_version: '14', gateway_id: gatewayId,
+      deleted: false, enabled: true, last_disconnected_at: null });
+    expect(record.last_connected_at).not.toBeNull();
+    expect(Number(record.disk_space)).toBe(64_000_000_000);
+    expect(record.properties).toEqual([{ name: 'ro.build.version.sdk', value: '34' }]);
+    expect(await onlineCount()).toBe(before + 1);
+    expect(await availabilityEvents(first.deviceId)).toEqual([{ message: 'Device Online', bool_value: true, string_value: 'Online',
+      device_online_count: before + 1, device_inuse_count: 0, device_name: 'Lab phone 1' }]);
+
+    // The same device reported again is the known device (no second record, no second event).
+    const again = await applyDeviceState(t.db, gatewayId, facts(serial));
+    expect(again).toEqual({ ...first, flipped: false });
+    expect(await t.db.selectFrom('devices').select('id').where('vendor_unique_identifier', '=', serial).execute()).toHaveLength(1);
+    expect(await availabilityEvents(first.deviceId)).toHaveLength(1);
+  });
+
+  it('a first report without facts: Offline under its identifier with its readiness detail, no event', async () => {
+    const serial = 'FIRST-UNAUTH-1';
+    const first = await applyDeviceState(t.db, gatewayId,
+      { vendorUniqueIdentifier: serial, operatingSystem: '', readiness: 'Unauthorized', readinessDetail: 'Allow USB debugging' });
+    expect(first).toMatchObject({ availability: 'Offline', flipped: false });
+    expect(await row(first.deviceId)).toMatchObject({ name: serial, operating_system: 'Unknown', availability: 'Offline',
+      readiness: 'Unauthorized', readiness_detail: 'Allow USB debugging', last_connected_at: null });
+    expect(await availabilityEvents(first.deviceId)).toEqual([]);
+  });
+
+  it('two first reports of one device at once (it moved gateways): one record, one Online event', async () => {
+    const serial = 'FIRST-RACE-1';
+    const otherGateway = (await t.db.insertInto('gateways').values({ name: 'inventory-gw-2', token_sha256: Buffer.from('inventory-gw-2') })
+      .returning('id').executeTakeFirstOrThrow()).id;
+    const [a, b] = await Promise.all([applyDeviceState(t.db, gatewayId, facts(serial)), applyDeviceState(t.db, otherGateway, facts(serial))]);
+    expect(b.deviceId).toBe(a.deviceId);
+    expect([a.flipped, b.flipped].sort()).toEqual([false, true]);
+    expect(await t.db.selectFrom('devices').select('id').where('vendor_unique_identifier', '=', serial).execute()).toHaveLength(1);
+    expect(await availabilityEvents(a.deviceId)).toHaveLength(1);
   });
 
   it('the hub\'s Rebooting holds until the device reports Ready; both flips are events', async () => {
