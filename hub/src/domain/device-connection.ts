@@ -4,7 +4,8 @@
  * gateway's TicketVerifier checks it: the hub's Ed25519 signature, the device, the current retain id). The
  * device must be enabled and not deleted. The adb key AUTH at the device's endpoint comes on top of this.
  * A refusal of a device that exists is a Note event on it (who, from where, why), like the gateway's endpoint
- * refusals (issue 11 part 4); refused tickets, which anyone can send, at most one per device per minute.
+ * refusals (issue 11 part 4); at most one a minute per device and caller (all ticket holders count as one), so
+ * a client that retries, or anyone sending tickets, cannot flood the history.
  */
 import { createPublicKey, verify } from 'node:crypto';
 import { decodeDeviceTicket } from '@devicelab/proto';
@@ -26,9 +27,9 @@ export interface DeviceConnectionGrant {
 
 type Caller = { user: AuthenticatedUser } | { authenticator: string };
 
-/** When each device's last refused-ticket event was recorded (refused tickets are anonymous: rate-limited). */
-const lastTicketRefusal = new Map<string, number>();
-const TICKET_REFUSAL_EVENT_INTERVAL_MS = 60_000;
+/** When the last refusal event of each device and caller was recorded. */
+const lastRefusalEvent = new Map<string, number>();
+const REFUSAL_EVENT_INTERVAL_MS = 60_000;
 
 export const NOT_YOUR_RETAIN = (name: string): string =>
   `Device '${name}' is not retained by you; retain it first (POST /Device?action=retain).`;
@@ -68,11 +69,11 @@ function grantFor(device: ResolvedDevice, ticketKeys: TicketKeys, caller: Caller
 }
 
 async function recordRefusal(db: Db, device: ResolvedDevice, caller: Caller, remoteAddress: string, reason: string): Promise<void> {
-  if (!('user' in caller)) {
-    const now = Date.now();
-    if (now - (lastTicketRefusal.get(device.id) ?? 0) < TICKET_REFUSAL_EVENT_INTERVAL_MS) return;
-    lastTicketRefusal.set(device.id, now);
-  }
+  const key = `${device.id} ${'user' in caller ? caller.user.id : 'ticket'}`;
+  const now = Date.now();
+  if (now - (lastRefusalEvent.get(key) ?? 0) < REFUSAL_EVENT_INTERVAL_MS) return;
+  for (const [seen, at] of lastRefusalEvent) if (now - at >= REFUSAL_EVENT_INTERVAL_MS) lastRefusalEvent.delete(seen);
+  lastRefusalEvent.set(key, now);
   const who = 'user' in caller ? caller.user.login : 'a ticket holder';
   await withTx(db, (trx) => recordEvent(trx, {
     eventType: 'Note', deviceId: device.id, deviceName: device.name, isSuccess: false,

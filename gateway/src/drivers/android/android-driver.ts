@@ -44,6 +44,12 @@ interface Entry {
   detail?: string;
   facts?: DeviceFacts;
   packages?: InstalledPackage[];
+  /**
+   * Package list reads started, and which of them gave the list kept now. Reads overlap (the one after boot, an
+   * install's, a hub's refresh); a list read before an install must not replace one read after it.
+   */
+  packageReads: number;
+  keptPackageRead: number;
   generation: number;
   /** The package the service launched last (its Graphics fields are sampled). */
   launched?: string;
@@ -123,10 +129,11 @@ export class AndroidDriver implements DeviceDriver {
   }
 
   async readPackages(id: string): Promise<DeviceState> {
-    const packages = await readInstalledPackages(this.device(id));
+    const device = this.device(id);
     const entry = this.entries.get(id);
     if (!entry) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`, 'DEVICE_NOT_CONNECTED');
-    entry.packages = packages;
+    const read = ++entry.packageReads;
+    keepPackages(entry, read, await readInstalledPackages(device));
     return this.stateOf(entry);
   }
 
@@ -180,7 +187,7 @@ export class AndroidDriver implements DeviceDriver {
     if (entry && entry.adbState === adbState) return; // a re-track repeats every device
     const mapped = readinessForAdbState(adbState);
     if (!entry) {
-      entry = { serial, adbState, readiness: mapped.readiness, detail: mapped.detail, generation: 0 };
+      entry = { serial, adbState, readiness: mapped.readiness, detail: mapped.detail, generation: 0, packageReads: 0, keptPackageRead: 0 };
       this.entries.set(serial, entry);
     }
     entry.adbState = adbState;
@@ -257,10 +264,11 @@ export class AndroidDriver implements DeviceDriver {
   private async readPackagesAfterBoot(entry: Entry, device: DeviceClient, current: () => boolean): Promise<void> {
     for (let attempt = 1; current(); attempt++) {
       try {
+        const read = ++entry.packageReads;
         const packages = await readInstalledPackages(device);
         if (!current()) return;
-        entry.packages = packages;
-        this.emitChanged(entry);
+        // A list read after this one started (an install's) was reported already: this one is older.
+        if (keepPackages(entry, read, packages)) this.emitChanged(entry);
         return;
       } catch (err) {
         this.logger.warn({ serial: entry.serial, err, attempt }, 'reading installed packages failed');
@@ -277,11 +285,12 @@ export class AndroidDriver implements DeviceDriver {
   private async afterPackageChange(id: string, edit: (packages: InstalledPackage[]) => InstalledPackage[]): Promise<DeviceState> {
     const entry = this.entries.get(id);
     if (!entry) throw new DeviceCommandError(`Device ${id} is not connected to this gateway`, 'DEVICE_NOT_CONNECTED');
+    const read = ++entry.packageReads;
     try {
-      entry.packages = await readInstalledPackages(this.client.getDevice(id));
+      keepPackages(entry, read, await readInstalledPackages(this.client.getDevice(id)));
     } catch (err) {
       this.logger.warn({ serial: id, err }, 'reading installed packages after a change failed; applying the change to the known list');
-      entry.packages = edit(entry.packages ?? []);
+      keepPackages(entry, read, edit(entry.packages ?? []));
     }
     return this.stateOf(entry);
   }
@@ -319,4 +328,12 @@ export class AndroidDriver implements DeviceDriver {
       this.logger.error({ err }, 'device listener failed');
     }
   }
+}
+
+/** Keeps the list of package read number `read` unless a read that started later was kept already. */
+function keepPackages(entry: Entry, read: number, packages: InstalledPackage[]): boolean {
+  if (read < entry.keptPackageRead) return false;
+  entry.keptPackageRead = read;
+  entry.packages = packages;
+  return true;
 }
