@@ -142,12 +142,13 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
 
   let stopping: Promise<void> | undefined;
 
+  const sessionsOf = (gatewayId: string) => [...sessions.values()].filter((session) => session.gatewayId === gatewayId);
   const ownership = options.databaseUrl ? new LinkOwnership(options.databaseUrl, logger, (gatewayId) => {
-    for (const session of sessions.values()) {
-      if (session.gatewayId === gatewayId) {
-        session.end('link lock lost', { status: { code: grpc.status.UNAVAILABLE, details: 'hub lost its records connection' } });
-      }
+    for (const session of sessionsOf(gatewayId)) {
+      session.end('link lock lost', { status: { code: grpc.status.UNAVAILABLE, details: 'another hub replica owns this gateway now' } });
     }
+  }, (gatewayId) => {
+    for (const session of sessionsOf(gatewayId)) session.resync();
   }) : undefined;
 
   // Gateways still recorded connected whose link no replica holds (this replica's previous run, a dead replica):
