@@ -77,6 +77,15 @@ try {
   stops.push(() => hub.stop());
   await hub.registerGateway('bench-gateway');
   const { id: gatewayId } = await hub.db.selectFrom('gateways').select('id').where('name', '=', 'bench-gateway').executeTakeFirstOrThrow();
+  // A real gateway's link holds its advisory lock (hub/src/fleet/link-ownership.ts); without it the lab's leader
+  // takes this synthetic gateway's devices Offline as orphaned.
+  if (databaseUrl) {
+    const pg = require(path.join(root, 'hub/node_modules/pg'));
+    const link = new pg.Client({ connectionString: databaseUrl });
+    await link.connect();
+    await link.query('SELECT pg_advisory_lock(16001, hashtext($1) & 2147483647)', [gatewayId]);
+    stops.push(() => link.end());
+  }
   for (let i = 0; i < deviceCount; i++) {
     await applyDeviceState(hub.db, gatewayId, fakeDevice(i));
     if ((i + 1) % 250 === 0) progress(`reported ${i + 1}/${deviceCount} devices`);
