@@ -76,14 +76,11 @@ const availabilityOf = (readiness: string): Availability => (readiness === 'Read
 
 /**
  * Upserts one reported device and flips its availability when its readiness says so. A known device (the common
- * report: plug, Ready, packages) takes one statement, a new one without a licensed limit one more; a deleted or
- * re-versioned one, or a new one under a licensed limit, the full transaction.
+ * report: plug, Ready, packages) takes one statement; a new, deleted or re-versioned one the full transaction.
  */
 export async function applyDeviceState(db: Db, gatewayId: string, state: DeviceState): Promise<DeviceChange> {
   const reported = knownFacts(state);
-  return (await updateKnownDevice(db, gatewayId, state, reported))
-    ?? (await insertNewDevice(db, gatewayId, state, reported))
-    ?? applyDeviceStateInFull(db, gatewayId, state, reported);
+  return (await updateKnownDevice(db, gatewayId, state, reported)) ?? applyDeviceStateInFull(db, gatewayId, state, reported);
 }
 
 /**
@@ -131,53 +128,6 @@ async function updateKnownDevice(
   const row = rows[0];
   if (!row) return undefined;
   return { vendorUniqueIdentifier: state.vendorUniqueIdentifier, deviceId: row.id, availability: row.availability, flipped: row.availability !== row.before };
-}
-
-/**
- * The first report of a device the hub has never seen, in one statement (a first plug waits for it): the insert
- * and, when it comes Ready, its DeviceAvailability event with the counts after the flip, as the full path records
- * them. Undefined, with nothing written, when a licensed limit is set (the limit needs its lock, the full path) or
- * the identifier is already taken (a deleted or re-versioned device, or a concurrent first report).
- */
-async function insertNewDevice(
-  db: Db, gatewayId: string, state: DeviceState, reported: ReturnType<typeof knownFacts>,
-): Promise<DeviceChange | undefined> {
-  try {
-    if (licensedDeviceLimit() !== null) return undefined;
-  } catch {
-    return undefined; // malformed: the full path decides what it means for discovery
-  }
-  const readiness = state.readiness || 'Offline';
-  const availability = availabilityOf(readiness);
-  const values: Record<string, unknown> = {
-    operating_system: 'Unknown',
-    ...reported,
-    vendor_unique_identifier: state.vendorUniqueIdentifier,
-    gateway_id: gatewayId,
-    name: blankToNull(state.vendorDeviceName) ?? blankToNull(state.model) ?? state.vendorUniqueIdentifier,
-    readiness,
-    readiness_detail: blankToNull(state.readinessDetail),
-    availability,
-  };
-  const columns = Object.keys(values).map((column) => sql.ref(column));
-  const row = Object.values(values).map((value) => sql`${value}`);
-  const { rows } = await sql<{ id: string }>`
-    WITH inserted AS (
-      INSERT INTO devices (${sql.join([...columns, sql.ref('last_connected_at')])})
-      VALUES (${sql.join([...row, availability === 'Online' ? sql`now()` : sql`NULL`])})
-      ON CONFLICT (vendor_unique_identifier) DO NOTHING
-      RETURNING id, name, availability
-    ), event AS (
-      INSERT INTO events (event_type, device_id, device_name, message, bool_value, string_value, device_online_count, device_inuse_count)
-      SELECT 'DeviceAvailability', i.id, i.name, 'Device Online', true, 'Online',
-        (SELECT count(*) FROM devices o WHERE o.availability = 'Online' AND NOT o.deleted) + 1,
-        (SELECT count(*) FROM devices o WHERE o.retained_by IS NOT NULL AND NOT o.deleted)
-      FROM inserted i WHERE i.availability = 'Online'
-    )
-    SELECT id FROM inserted`.execute(db);
-  const inserted = rows[0];
-  if (!inserted) return undefined;
-  return { vendorUniqueIdentifier: state.vendorUniqueIdentifier, deviceId: inserted.id, availability, flipped: availability === 'Online' };
 }
 
 /** Insert or update with everything a report can mean: a new device (license), an undelete, an OS version change. */
