@@ -27,6 +27,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const { startHub } = require(path.join(root, 'hub/dist'));
 const { applyDeviceState } = require(path.join(root, 'hub/dist/gateways/device-inventory.js'));
 const { dropDatabaseIfExists, quoteIdentifier, withDatabaseName, withServerClient } = require(path.join(root, 'hub/dist/store/database-admin.js'));
+const { createLogger } = require(path.join(root, 'shared/dist'));
 const progress = (text) => process.stderr.write(`[bench] ${text}\n`);
 
 const deviceCount = Number(process.env.BENCH_DEVICES || 1000);
@@ -80,11 +81,10 @@ try {
   // A real gateway's link holds its advisory lock (hub/src/fleet/link-ownership.ts); without it the lab's leader
   // takes this synthetic gateway's devices Offline as orphaned.
   if (databaseUrl) {
-    const pg = require(path.join(root, 'hub/node_modules/pg'));
-    const link = new pg.Client({ connectionString: databaseUrl });
-    await link.connect();
-    await link.query('SELECT pg_advisory_lock(16001, hashtext($1) & 2147483647)', [gatewayId]);
-    stops.push(() => link.end());
+    const { LinkOwnership } = require(path.join(root, 'hub/dist/fleet/link-ownership.js'));
+    const link = new LinkOwnership(databaseUrl, createLogger('bench', 'silent'), () => undefined, () => undefined);
+    await link.acquire(gatewayId);
+    stops.push(() => link.stop());
   }
   for (let i = 0; i < deviceCount; i++) {
     await applyDeviceState(hub.db, gatewayId, fakeDevice(i));
