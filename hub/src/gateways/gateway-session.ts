@@ -11,7 +11,7 @@ import type {
   OpenTunnel, Retention, UsbHubReport,
 } from '@devicelab/proto';
 import { gatewayRetentions } from '../domain/device-access';
-import { recordUsbHubEvent } from '../domain/usb-hub-events';
+import { recordGatewayDeviceEvent } from '../domain/gateway-device-events';
 import { noteChange } from '../events/change-feed';
 import type { Logger } from '@devicelab/shared';
 import { MetricsReceiver } from '../metrics/link-ingest';
@@ -218,7 +218,7 @@ export class GatewaySession {
       }
       case 'usbHubEvent': {
         const event = message.usbHubEvent;
-        return this.recordWrite(() => recordUsbHubEvent(this.ctx.db, this.ctx.gateway.id, event));
+        return this.recordWrite(() => recordGatewayDeviceEvent(this.ctx.db, this.ctx.gateway.id, event));
       }
       case 'metrics':
         return this.onMetrics(message.metrics);
@@ -326,7 +326,7 @@ export class GatewaySession {
 
   /** A connection into a device was opened or refused: a Note event on the device (issue 11 part 4). */
   private onAccessEvent(event: DeviceAccessEvent): void {
-    this.recordWrite(() => recordUsbHubEvent(this.ctx.db, this.ctx.gateway.id, {
+    this.recordWrite(() => recordGatewayDeviceEvent(this.ctx.db, this.ctx.gateway.id, {
       vendorUniqueIdentifier: event.vendorUniqueIdentifier, eventType: 'Note', message: event.message,
       detail: event.fingerprint ? `key ${event.fingerprint}` : '', isSuccess: event.accepted, atMs: Number(event.atMs),
     }));

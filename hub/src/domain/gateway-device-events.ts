@@ -1,14 +1,15 @@
 /**
- * Events a gateway reports about what it did to a device's USB port on its own (battery care switches,
- * recovery power-cycles). Recorded as the Event type the gateway names (Note) on the device, when the
- * device belongs to that gateway; an event for an unknown device is dropped (the result is false).
+ * Events a gateway reports about one of its devices: what it did to the device's USB port on its own (battery
+ * care switches, recovery power-cycles) and connections opened or refused at its access endpoints. Recorded as
+ * the Event type the gateway names (Note) on the device, when the device belongs to that gateway; an event for
+ * an unknown device is dropped (the result is false).
  */
 import type { UsbHubEvent } from '@devicelab/proto';
 import { EventType, parseEnumValue } from '@devicelab/shared';
 import { withTx, type Db } from '../store/database';
 import { recordEvent } from './events';
 
-export async function recordUsbHubEvent(db: Db, gatewayId: string, event: UsbHubEvent): Promise<boolean> {
+export async function recordGatewayDeviceEvent(db: Db, gatewayId: string, event: UsbHubEvent): Promise<boolean> {
   const eventType = parseEnumValue(EventType, event.eventType ?? '') ?? 'Note';
   return withTx(db, async (trx) => {
     const device = await trx.selectFrom('devices').select(['id', 'name'])
