@@ -10,17 +10,13 @@
  * every change its client made before asking (read-your-writes).
  */
 import { sql } from 'kysely';
-import type { Db } from '../store/database';
+import { runPrepared, type Db } from '../store/database';
 import type { UserRow } from '../store/schema';
 import { listStampsSql, type ListStamps } from '../domain/device-list-cache';
 
 export interface RoleGrant {
   name: string;
   entitlements: string[];
-}
-
-export interface UserWithRoles extends UserRow {
-  granted_roles: RoleGrant[];
 }
 
 export interface CredentialRead {
@@ -76,19 +72,34 @@ export class CredentialReads {
   }
 }
 
-/** One statement: each asked login with its user row and roles (none when unknown), and the stamps when wanted. */
+/** The user columns a check reads: every column but the password hash, named (see runPrepared). */
+const USER_COLUMNS = [
+  'id', 'login', 'first_name', 'middle_name', 'last_name', 'is_active', 'token_sha256', 'profile', 'created_at',
+  'last_login_at', 'last_seen_at',
+] as const satisfies readonly (keyof UserRow)[];
+export type CheckedUserRow = Pick<UserRow, typeof USER_COLUMNS[number]>;
+
+export interface UserWithRoles extends CheckedUserRow {
+  granted_roles: RoleGrant[];
+}
+
+/** One prepared statement: each asked login with its user row and roles (none when unknown), and the stamps when wanted. */
 export async function readUsers(
   db: Db, logins: string[], withListStamps: boolean,
 ): Promise<{ users: Map<string, UserWithRoles>; listStamps?: ListStamps }> {
   const stamps = withListStamps ? listStampsSql() : sql`NULL::text`;
-  const { rows } = await sql<UserWithRoles & { asked_login: string; list_stamps: string | null }>`
-    SELECT asked.login AS asked_login, ${stamps} AS list_stamps, u.* FROM unnest(${logins}::text[]) AS asked(login)
+  const columns = sql.join(USER_COLUMNS.map((column) => sql.ref(`users.${column}`)));
+  // One login (most batches) as a plain parameter: PostgreSQL then keeps one generic plan. For `unnest` of an
+  // array it re-plans on every execution (it estimates 10 rows generically, 1 when it sees the value).
+  const asked = logins.length === 1 ? sql`(SELECT ${logins[0]}::text AS login) AS asked` : sql`unnest(${logins}::text[]) AS asked(login)`;
+  const rows = await runPrepared(db, sql<UserWithRoles & { asked_login: string; list_stamps: string | null }>`
+    SELECT asked.login AS asked_login, ${stamps} AS list_stamps, u.* FROM ${asked}
     LEFT JOIN LATERAL (
-      SELECT users.*, coalesce((SELECT json_agg(json_build_object('name', roles.name, 'entitlements', roles.entitlements)
+      SELECT ${columns}, coalesce((SELECT json_agg(json_build_object('name', roles.name, 'entitlements', roles.entitlements)
         ORDER BY roles.name) FROM user_roles JOIN roles ON roles.id = user_roles.role_id WHERE user_roles.user_id = users.id),
         '[]') AS granted_roles
       FROM users WHERE lower(users.login) = lower(asked.login) LIMIT 1
-    ) u ON true`.execute(db);
+    ) u ON true`);
   const users = new Map<string, UserWithRoles>();
   for (const { asked_login: asked, list_stamps: _stamps, ...row } of rows) if (row.id) users.set(asked, row);
   const listStamps = rows[0]?.list_stamps ?? undefined;

@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import { recordEvent } from '../domain/events';
 import { withTx, type Db } from '../store/database';
-import type { UserRow } from '../store/schema';
+import type { CheckedUserRow } from './credential-reads';
 import { displayNameOf } from './authenticated-user';
 
 const LOGIN_IDLE_MINUTES = 30;
@@ -20,7 +20,7 @@ const SEEN_RESOLUTION_MS = 60_000;
  */
 const notingNow = new Set<string>();
 
-export async function noteAuthentication(db: Db, row: UserRow): Promise<void> {
+export async function noteAuthentication(db: Db, row: CheckedUserRow): Promise<void> {
   if (row.last_seen_at && Date.now() - new Date(row.last_seen_at).getTime() < SEEN_RESOLUTION_MS) return;
   if (notingNow.has(row.id)) return;
   notingNow.add(row.id);
@@ -31,7 +31,7 @@ export async function noteAuthentication(db: Db, row: UserRow): Promise<void> {
   }
 }
 
-async function noteNow(db: Db, row: UserRow): Promise<void> {
+async function noteNow(db: Db, row: CheckedUserRow): Promise<void> {
   await withTx(db, async (trx) => {
     // The WHERE is re-checked on the locked row, so of two concurrent first requests only one becomes the login.
     const login = await trx

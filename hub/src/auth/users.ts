@@ -9,7 +9,7 @@ import type { UserRow } from '../store/schema';
 import { generateApiToken, hashToken, isWellFormedApiToken, tokenMatchesHash } from './api-tokens';
 import { displayNameOf, type AuthenticatedUser } from './authenticated-user';
 import { noteAuthentication } from './login-tracking';
-import { readUsers, type CredentialReads, type RoleGrant } from './credential-reads';
+import { readUsers, type CheckedUserRow, type CredentialReads, type RoleGrant } from './credential-reads';
 import type { ListStamps } from '../domain/device-list-cache';
 
 export const ADMIN_LOGIN = 'admin';
@@ -217,7 +217,7 @@ export async function loadAuthenticatedUser(db: Db | Tx, row: UserRow): Promise<
   return authenticatedUser(row, roles);
 }
 
-function authenticatedUser(row: UserRow, roles: RoleGrant[]): AuthenticatedUser {
+function authenticatedUser(row: CheckedUserRow, roles: RoleGrant[]): AuthenticatedUser {
   const known = new Set<string>(Entitlement);
   const entitlements = new Set<EntitlementName>();
   for (const role of roles) {

@@ -1,8 +1,8 @@
 /**
  * The unfiltered device lists (GET /Device and /Device/Available, per detail view), kept in memory between
  * changes: dashboards and CI pipelines poll them, and mapping 1,000 rows on every poll was most of the hub's
- * time. Before using a kept list the hub reads the change stamps of the rows the list is made of (migration
- * 014: count, sum and max of `list_change`, one cheap query); any committed change on any hub replica changes
+ * time. Before using a kept list the hub reads the change stamps of the rows the list is made of (migrations
+ * 014 and 026: count, sum and max of `list_change`, one cheap query); any committed change on any hub replica changes
  * them, so a change is visible on the next read. The stamps are read before the rows (usually in the same
  * statement as the request's credentials, auth/credential-reads.ts), so a list is never kept
  * under stamps newer than its rows. A list showing a retained device also depends on the current second (a
@@ -53,10 +53,15 @@ export async function keptDeviceList(
   return loaded.devices;
 }
 
-/** The stamps as a SQL expression (count, sum and max of `list_change` over devices, then over applications). */
+/**
+ * The stamps as a SQL expression: count, sum and max of `list_change` over devices, then over applications,
+ * read from their narrow mirror (migration 026). The sum catches a change whose stamp was taken before another
+ * that committed first (sequence values are not handed out in commit order), the count a deleted row.
+ */
 export function listStampsSql(): RawBuilder<ListStamps> {
-  return sql<ListStamps>`((select count(*) || ':' || coalesce(sum(list_change), 0) || ':' || coalesce(max(list_change), 0) from devices)
-    || '/' || (select count(*) || ':' || coalesce(sum(list_change), 0) || ':' || coalesce(max(list_change), 0) from applications))`;
+  const of = (source: string) => sql`(select count(*) || ':' || coalesce(sum(list_change), 0) || ':' || coalesce(max(list_change), 0)
+    from list_stamp_rows where source = ${sql.lit(source)})`;
+  return sql<ListStamps>`(${of('devices')} || '/' || ${of('applications')})`;
 }
 
 async function readStamps(db: Db): Promise<ListStamps> {

@@ -3,7 +3,8 @@
  * PostgreSQL errors recognised by SQLSTATE (never by message text, which is localised and version-dependent).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Kysely, PostgresDialect, type IsolationLevel, type Transaction } from 'kysely';
+import { createHash } from 'node:crypto';
+import { Kysely, PostgresDialect, type IsolationLevel, type RawBuilder, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema';
 
@@ -129,6 +130,21 @@ export async function runStatementBatch(db: Db, text: string): Promise<pg.QueryR
   } finally {
     client.release();
   }
+}
+
+/**
+ * Runs one statement as a named prepared statement: PostgreSQL parses and plans it once per connection instead of
+ * on every call. For the statements every request runs (auth/credential-reads.ts), where planning cost more than
+ * executing. The name is a digest of the text, so two texts never share one. Select named columns, not `*`: a
+ * column added later by a migration would change a prepared `*` statement's result type and fail it.
+ */
+export async function runPrepared<R>(db: Db, query: RawBuilder<R>): Promise<R[]> {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('runPrepared needs a handle made by createDatabase');
+  const { sql: text, parameters } = query.compile(db);
+  const name = `devicelab_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+  const result = await pool.query<R & pg.QueryResultRow>({ name, text, values: parameters as unknown[] });
+  return result.rows;
 }
 
 interface TxOptions {

@@ -53,6 +53,57 @@ test('a list request gets stamps that show a change committed before its check',
   expect('user' in plain && plain.listStamps).toBeUndefined();
 });
 
+test('the stamps change with every committed device and application change, also one committed out of order', async () => {
+  const { user, token } = await createUser(t.db, { login: 'mirror@example.com', roles: [] });
+  const reads = new CredentialReads(t.db);
+  const stampsOf = async () => {
+    const check = await checkCredentials(t.db, user.login, token, { reads, withListStamps: true });
+    if (!('user' in check) || !check.listStamps) throw new Error('no stamps');
+    return check.listStamps;
+  };
+  const [a, b] = await Promise.all(['mirror-a', 'mirror-b'].map(async (serial) => (await sql<{ id: string }>`
+    INSERT INTO devices (vendor_unique_identifier, name, operating_system) VALUES (${serial}, ${serial}, 'Android')
+    RETURNING id`.execute(t.db)).rows[0].id));
+  const seen = new Set([await stampsOf()]);
+  const expectNew = async () => {
+    const stamps = await stampsOf();
+    expect(seen.has(stamps)).toBe(false);
+    seen.add(stamps);
+  };
+  await t.db.updateTable('devices').set({ notes: 'changed' }).where('id', '=', a).execute();
+  await expectNew();
+  // A write that changes nothing is no change.
+  const unchanged = await stampsOf();
+  await t.db.updateTable('devices').set({ notes: 'changed' }).where('id', '=', a).execute();
+  expect(await stampsOf()).toBe(unchanged);
+  await t.db.insertInto('applications').values({
+    display_name: 'Stamped', application_identifier: 'com.stamped', version: '1.0', build_version: '1',
+    operating_system: 'Android', blob_sha256: 'b'.repeat(64), file_name: 's.apk', file_byte_count: '10', version_counter: 1,
+  }).execute();
+  await expectNew();
+
+  // A takes its stamp first but commits after B: the stamps read between the two commits must still change.
+  const other = createDatabase(t.url, { maxConnections: 1 });
+  let commitA!: () => void;
+  let stampedA!: () => void;
+  const aStamped = new Promise<void>((resolve) => { stampedA = resolve; });
+  const slowA = withTx(other, async (trx) => {
+    await trx.updateTable('devices').set({ notes: 'first stamped' }).where('id', '=', a).execute();
+    stampedA();
+    await new Promise<void>((resolve) => { commitA = resolve; });
+  });
+  await aStamped;
+  await t.db.updateTable('devices').set({ notes: 'second stamped' }).where('id', '=', b).execute();
+  await expectNew();
+  commitA();
+  await slowA;
+  await expectNew();
+  await other.destroy();
+
+  await t.db.deleteFrom('devices').where('id', '=', b).execute();
+  await expectNew();
+});
+
 test('many requests of one user after a quiet minute: one notes it, the others do not queue on the user row', async () => {
   const { user, token } = await createUser(t.db, { login: 'herd@example.com', roles: [] });
   await t.db.updateTable('users').set({ last_seen_at: new Date(Date.now() - 2 * 60_000) }).where('id', '=', user.id).execute();

@@ -19,6 +19,7 @@ import * as hubReplicas from './019_hub_replicas';
 import * as blobs from './020_blobs';
 import * as retainFunctions from './022_retain_functions';
 import * as jobProgress from './024_job_progress';
+import * as listStampRows from './026_list_stamp_rows';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '020_blobs': blobs,
   '022_retain_functions': retainFunctions,
   '024_job_progress': jobProgress,
+  '026_list_stamp_rows': listStampRows,
 };
 
 export const migrationProvider: MigrationProvider = {
