@@ -36,7 +36,6 @@ class UsageError extends Error {}
 interface InstrumentOptions {
   wait: boolean;
   raw: boolean;
-  args: Map<string, string>;
   user: string;
   abi?: string;
   component: string;
@@ -44,7 +43,7 @@ interface InstrumentOptions {
 
 /** Am.runInstrument's option loop; returns the exit code instead when the command ends there. */
 function parseOptions(args: string[], io: ToolIO): InstrumentOptions | number {
-  const options: InstrumentOptions = { wait: false, raw: false, args: new Map(), user: 'current', component: '' };
+  const options: InstrumentOptions = { wait: false, raw: false, user: 'current', component: '' };
   let i = 0;
   const required = (): string => {
     if (i + 1 >= args.length) throw new UsageError(`Argument expected after "${args[i]}"`);
@@ -59,8 +58,9 @@ function parseOptions(args: string[], io: ToolIO): InstrumentOptions | number {
     if (opt === '-w') options.wait = true;
     else if (opt === '-r') options.raw = true;
     else if (opt === '-e') {
-      const key = required();
-      options.args.set(key, required());
+      // Arguments for the instrumentation's code, which the simulator does not run.
+      required();
+      required();
     } else if (opt === '-p') required();
     else if (opt === '--user') options.user = required();
     else if (opt === '--abi') options.abi = required();
