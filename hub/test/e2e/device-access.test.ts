@@ -101,6 +101,15 @@ test('the retainer reaches the device over adb; another user is refused; release
     return device.installedApplications?.some((a: { applicationIdentifier: string }) =>
       a.applicationIdentifier === 'io.appium.android.apis');
   }, 10_000, 'installedApplications shows the app installed over adb');
+  // Instrumentation runs through the endpoint too (what a CI job's connected tests do): listed, run, RESULT_OK.
+  const APIS = 'io.appium.android.apis';
+  const listed = await alice.adb.adb(['-s', address, 'shell', 'pm', 'list', 'instrumentation']);
+  expect(listed.stdout).toContain(`instrumentation:${APIS}/.app.LocalSampleInstrumentation (target=${APIS})\n`);
+  const instrumented = await alice.adb.adb(['-s', address, 'shell', 'am', 'instrument', '-w', `${APIS}/.app.LocalSampleInstrumentation`]);
+  expect(instrumented).toMatchObject({ stdout: 'INSTRUMENTATION_CODE: -1\n', ok: true });
+  expect((await lab.world.amStartLog(serial)).at(-1)).toMatchObject({
+    commandLine: `am instrument -w ${APIS}/.app.LocalSampleInstrumentation`, component: `${APIS}/${APIS}.app.LocalSampleInstrumentation`, ok: true,
+  });
 
   await bob.adb.adb(['connect', address]);
   await new Promise((resolve) => setTimeout(resolve, 1500));

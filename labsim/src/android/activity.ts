@@ -1,5 +1,5 @@
 /**
- * Simulated activity manager: `am start|force-stop|broadcast` and `monkey`.
+ * Simulated activity manager: `am start|force-stop|broadcast|instrument` and `monkey`.
  * Every launch request is recorded (full command line) so tests can assert
  * on what the code under test asked the device to do.
  */
@@ -9,10 +9,11 @@ import type { PackageManager } from './packages';
 import { shortComponent } from './packages';
 import { qualifyClassName } from '../apk/apk';
 import type { ToolIO } from './tool-io';
+import { formatUid, instrument, type InstrumentationHost } from './instrumentation';
 
 export interface LaunchRecord {
   timeMs: number;
-  /** The tool that was run: "am" or "monkey". */
+  /** The tool that was run: "am" or "monkey" (`am instrument` too: its component is the instrumentation's). */
   tool: string;
   args: string[];
   /** Full command line as typed, e.g. "am start -W -n pkg/.Main". */
@@ -105,13 +106,31 @@ export class ActivityManager {
     return this.running.get(pkg);
   }
 
-  private startProcess(pkg: string): void {
-    if (!this.running.has(pkg)) this.running.set(pkg, { pid: 20000 + this.launches.length, startMs: Date.now() });
+  private startProcess(pkg: string): AppProcess {
+    let proc = this.running.get(pkg);
+    if (!proc) {
+      proc = { pid: 20000 + this.launches.length, startMs: Date.now() };
+      this.running.set(pkg, proc);
+    }
+    return proc;
+  }
+
+  /** What `am instrument` uses of this activity manager. */
+  private get instrumentationHost(): InstrumentationHost {
+    return {
+      spec: this.spec, pm: this.pm, log: this.log,
+      startProcess: (pkg) => this.startProcess(pkg),
+      killProcess: (pkg, pid) => {
+        if (pid === undefined || this.running.get(pkg)?.pid === pid) this.running.delete(pkg);
+      },
+      record: (tool, args, component, ok) => this.record(tool, args, component, ok),
+    };
   }
 
   async am(args: string[], io: ToolIO): Promise<number> {
     const [sub, ...rest] = args;
     if (sub === 'start' || sub === 'start-activity') return this.start(args, rest, io);
+    if (sub === 'instrument') return instrument(this.instrumentationHost, args, rest, io);
     if (sub === 'force-stop' || sub === 'kill') {
       const pkg = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--user').pop();
       if (pkg) this.running.delete(pkg);
@@ -162,7 +181,7 @@ export class ActivityManager {
     this.startProcess(pkg.packageName);
     const total = wasRunning ? 95 + Math.floor(Math.random() * 40) : 480 + Math.floor(Math.random() * 300);
     if (!wasRunning) {
-      this.log.log('I', 'ActivityManager', `Start proc ${20000 + this.launches.length}:${pkg.packageName}/u0a${pkg.uid - 10000} for top-activity {${component}}`);
+      this.log.log('I', 'ActivityManager', `Start proc ${20000 + this.launches.length}:${pkg.packageName}/${formatUid(pkg.uid)} for top-activity {${component}}`);
     }
     this.log.log('I', 'ActivityTaskManager', `Displayed ${shortComponent(pkg.packageName, cls)}: +${total}ms`);
     if (wasRunning) io.out('Warning: Activity not started, its current task has been brought to the front\n');

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ApkParseError, parseApk } from '../apk/apk';
+import { ApkInstrumentation, ApkParseError, parseApk } from '../apk/apk';
 import type { AndroidDeviceSpec } from './spec';
 import type { LogBuffer } from './logcat';
 import type { ToolIO } from './tool-io';
@@ -20,6 +20,7 @@ export interface InstalledPackage {
   codePath: string;
   launcherActivity: string | null;
   activities: string[];
+  instrumentations: ApkInstrumentation[];
   uid: number;
   firstInstallTimeMs: number;
   lastUpdateTimeMs: number;
@@ -69,6 +70,18 @@ export function shortComponent(pkg: string, cls: string): string {
   return cls.startsWith(pkg + '.') ? `${pkg}/${cls.slice(pkg.length)}` : `${pkg}/${cls}`;
 }
 
+/** An instrumentation with the package that declares it (InstrumentationInfo). */
+export interface InstalledInstrumentation extends ApkInstrumentation {
+  packageName: string;
+  /** The declaring package's APK (`pm list instrumentation -f`). */
+  sourceDir: string;
+}
+
+/** String.compareTo: UTF-16 code unit order, not the locale's. */
+function compareJava(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export interface InstallOptions {
   allowReplace: boolean;
   allowDowngrade: boolean;
@@ -88,7 +101,7 @@ export class PackageManager {
     for (const [name, codePath, launcher] of [...SYSTEM_PACKAGES, ...(VENDOR_PACKAGES[spec.brand] ?? [])]) {
       this.packages.set(name, {
         packageName: name, versionCode: spec.sdk * 10_000_000 + 1, versionName: spec.androidVersion, system: true, codePath,
-        launcherActivity: launcher, activities: launcher ? [launcher] : [], uid: 1000 + this.packages.size,
+        launcherActivity: launcher, activities: launcher ? [launcher] : [], instrumentations: [], uid: 1000 + this.packages.size,
         firstInstallTimeMs: spec.buildDateUtc * 1000, lastUpdateTimeMs: spec.buildDateUtc * 1000,
       });
     }
@@ -96,7 +109,7 @@ export class PackageManager {
       this.packages.set(app.packageName, {
         packageName: app.packageName, versionCode: app.versionCode, versionName: app.versionName, system: app.system,
         codePath: `${this.newCodeDir(app.packageName)}/base.apk`, launcherActivity: app.launcherActivity ?? null,
-        activities: app.launcherActivity ? [app.launcherActivity] : [], uid: this.nextUid++, firstInstallTimeMs: bootTime, lastUpdateTimeMs: bootTime,
+        activities: app.launcherActivity ? [app.launcherActivity] : [], instrumentations: [], uid: this.nextUid++, firstInstallTimeMs: bootTime, lastUpdateTimeMs: bootTime,
       });
     }
   }
@@ -107,6 +120,13 @@ export class PackageManager {
 
   get(name: string): InstalledPackage | undefined {
     return this.packages.get(name);
+  }
+
+  /** Declared instrumentations, as PackageManager.queryInstrumentation returns them: all, or those targeting `target`. */
+  instrumentations(target?: string): InstalledInstrumentation[] {
+    return this.list().flatMap((p) => p.instrumentations
+      .filter((i) => target === undefined || i.targetPackage === target)
+      .map((i) => ({ ...i, packageName: p.packageName, sourceDir: p.codePath })));
   }
 
   /** Fault injection: the next install fails with this code (e.g. "INSUFFICIENT_STORAGE"). */
@@ -154,6 +174,7 @@ export class PackageManager {
     this.packages.set(info.packageName, {
       packageName: info.packageName, versionCode: info.versionCode, versionName: info.versionName, system: false,
       codePath: `${codeDir}/base.apk`, launcherActivity: info.launcherActivity, activities: info.activities,
+      instrumentations: info.instrumentations,
       uid: existing?.uid ?? this.nextUid++, firstInstallTimeMs: existing?.firstInstallTimeMs ?? now, lastUpdateTimeMs: now,
     });
     this.log.log('I', 'PackageManager', `installPackageLI: ${info.packageName} versionCode=${info.versionCode}`);
@@ -177,6 +198,7 @@ export class PackageManager {
     switch (sub) {
       case 'list':
         if (rest[0] === 'packages') return this.listPackages(rest.slice(1), io);
+        if (rest[0] === 'instrumentation') return this.listInstrumentation(rest.slice(1), io);
         if (rest[0] === 'features') {
           io.out(['android.hardware.wifi', 'android.hardware.bluetooth', 'android.hardware.camera', 'android.hardware.touchscreen', 'android.software.webview']
             .map((f) => `feature:${f}\n`).join(''));
@@ -250,6 +272,25 @@ export class PackageManager {
         if (flags.has('-U')) line += ` uid:${p.uid}`;
         return line + '\n';
       });
+    io.out(lines.join(''));
+    return 0;
+  }
+
+  /** `pm list instrumentation [-f] [target]`, sorted by target package as PackageManagerShellCommand does. */
+  private listInstrumentation(args: string[], io: ToolIO): number {
+    let showSourceDir = false;
+    let target: string | undefined;
+    for (const a of args) {
+      if (a === '-f') showSourceDir = true;
+      else if (!a.startsWith('-')) target = a;
+      else {
+        io.out(`Error: Unknown option: ${a}\n`);
+        return 255;
+      }
+    }
+    const lines = this.instrumentations(target)
+      .sort((a, b) => compareJava(a.targetPackage ?? '', b.targetPackage ?? ''))
+      .map((i) => `instrumentation:${showSourceDir ? `${i.sourceDir}=` : ''}${shortComponent(i.packageName, i.name)} (target=${i.targetPackage})\n`);
     io.out(lines.join(''));
     return 0;
   }

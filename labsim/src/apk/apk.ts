@@ -1,6 +1,6 @@
 /**
  * APK facts the simulated package manager needs: package name, versions,
- * SDK levels, declared activities and the launcher activity.
+ * SDK levels, declared activities, the launcher activity and instrumentations.
  */
 import { ZipError, ZipReader } from './zip';
 import { AxmlAttribute, AxmlError, AxmlEvent, parseAxml } from './axml';
@@ -10,6 +10,8 @@ const ATTR_VERSION_CODE = 0x0101021b;
 const ATTR_VERSION_NAME = 0x0101021c;
 const ATTR_MIN_SDK = 0x0101020c;
 const ATTR_TARGET_SDK = 0x01010270;
+const ATTR_LABEL = 0x01010001;
+const ATTR_TARGET_PACKAGE = 0x01010021;
 
 export interface ApkInfo {
   packageName: string;
@@ -22,6 +24,17 @@ export interface ApkInfo {
   activities: string[];
   /** Fully qualified class name of the MAIN/LAUNCHER activity, if any. */
   launcherActivity: string | null;
+  /** `<instrumentation>` elements (what `pm list instrumentation` lists and `am instrument` runs). */
+  instrumentations: ApkInstrumentation[];
+}
+
+export interface ApkInstrumentation {
+  /** Fully qualified class name. */
+  name: string;
+  /** Null when the manifest names none (Java prints it as "null"). */
+  targetPackage: string | null;
+  /** A literal label; null when absent or a resource reference. */
+  label: string | null;
 }
 
 /** The APK cannot be parsed; maps to INSTALL_PARSE_FAILED_NOT_APK. */
@@ -71,6 +84,7 @@ function readManifest(events: AxmlEvent[]): ApkInfo {
     targetSdk: null,
     activities: [],
     launcherActivity: null,
+    instrumentations: [],
   };
 
   // Walk the element tree keeping the enclosing activity and intent-filter state.
@@ -96,6 +110,14 @@ function readManifest(events: AxmlEvent[]): ApkInfo {
     } else if ((ev.name === 'activity' || ev.name === 'activity-alias') && typeof name === 'string') {
       activity = qualifyClassName(pkg, name);
       info.activities.push(activity);
+    } else if (ev.name === 'instrumentation' && typeof name === 'string') {
+      const target = attr(ev.attributes, ATTR_TARGET_PACKAGE, 'targetPackage');
+      const label = attr(ev.attributes, ATTR_LABEL, 'label');
+      info.instrumentations.push({
+        name: qualifyClassName(pkg, name),
+        targetPackage: typeof target === 'string' && target ? target : null,
+        label: typeof label === 'string' && !label.startsWith('@') ? label : null,
+      });
     } else if (ev.name === 'intent-filter' && activity) {
       filter = { main: false, launcher: false };
     } else if (filter && ev.name === 'action' && name === 'android.intent.action.MAIN') {
