@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import WebSocket, { createWebSocketStream } from 'ws';
+import { earlyAckRelay } from './adb-early-ack';
 import type { ApiClient } from './api-client';
 import { CliError, EXIT } from './errors';
 import type { Output } from './output';
@@ -42,8 +43,18 @@ export function ticketTunnel(apiBase: string, authenticator: string, deviceId: s
   return { url: tunnelUrl(apiBase, deviceId), authorization: `Bearer ${authenticator}` };
 }
 
+/**
+ * Client frames with an all-zero masking key, which ws then neither copies nor XORs, nor the hub's ws unmasks: the
+ * mask was most of this process's CPU per pushed byte (and a copy at the hub) on a tunnel that carries megabytes.
+ * RFC 6455 masks so that script in a browser cannot steer the bytes an intermediary sees; this client is no
+ * browser, and what it carries is its own user's adb stream (over https, intermediaries see nothing anyway).
+ */
+const zeroMask = (mask: Buffer) => {
+  mask.fill(0);
+};
+
 function openSocket(target: TunnelTarget): WebSocket {
-  return new WebSocket(target.url, { headers: { authorization: target.authorization }, perMessageDeflate: false });
+  return new WebSocket(target.url, { headers: { authorization: target.authorization }, perMessageDeflate: false, generateMask: zeroMask });
 }
 
 /** The hub's answer to a refused upgrade: its status and the Result's errorMessage (or the start of the body). */
@@ -119,6 +130,11 @@ export interface TunnelOptions {
   host?: string;
   /** Told about each connection the hub refused: `<status>: <errorMessage>` (default: a warning on stderr). */
   onRefused?: (message: string) => void;
+  /**
+   * The tunnel carries adb: answer the client's writes early (adb-early-ack.ts), `earlyAcks` packets per stream
+   * (0 or undefined: none, every OKAY comes from the device).
+   */
+  earlyAcks?: number;
 }
 
 /** Listens on `host:port` (0: any free port) and relays each connection through its own WebSocket. */
@@ -146,7 +162,12 @@ export async function openTunnel(target: TunnelTarget, out: Output, options: Tun
     stream.on('error', finish);
     socket.on('close', () => finish());
     stream.on('close', () => finish());
-    socket.pipe(stream).pipe(socket);
+    if (options.earlyAcks) {
+      const relay = earlyAckRelay(options.earlyAcks);
+      socket.pipe(relay.toDevice).pipe(stream).pipe(relay.toClient).pipe(socket);
+    } else {
+      socket.pipe(stream).pipe(socket);
+    }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(new CliError(
