@@ -9,7 +9,8 @@
  * chunk and sums every outgoing byte in JavaScript. Here a WRTE is acknowledged when its bytes left for the adb
  * server; a client that sends ahead of its OKAYs (the hub tunnel's CLI answers OKAYs early) is not read further
  * until the stream took the previous WRTE, so each stream still holds at most one packet; a device's
- * bytes are read ahead by at most one packet while the previous WRTE awaits its OKAY, payloads are copied once,
+ * bytes are read ahead by at most one packet while the previous WRTE awaits its OKAY, a client's payloads pass on
+ * as the chunks they came in and a device's are copied once,
  * and no data check is computed for clients at protocol version >= 0x01000001 (adb since 7.0).
  * Who may connect is not decided here: `authenticate` and `offerKey` are the endpoint's.
  */
@@ -49,7 +50,7 @@ export interface AdbBridgeOptions {
 }
 
 export class AdbBridge {
-  private readonly reader = new AdbPacketReader(UNAUTHENTICATED_MAX_PAYLOAD);
+  private readonly reader = new AdbPacketReader(UNAUTHENTICATED_MAX_PAYLOAD, false);
   private readonly token = randomBytes(20);
   private readonly signatures: Buffer[] = [];
   private readonly streams = new Map<number, BridgedStream>();
@@ -154,7 +155,7 @@ export class AdbBridge {
       switch (packet.command) {
         case A_OPEN: this.openStream(packet); break;
         case A_OKAY: stream?.acknowledged(); break;
-        case A_WRTE: if (!stream) this.send(A_CLSE, 0, packet.arg0); else return stream.fromClient(packet.data);
+        case A_WRTE: if (!stream) this.send(A_CLSE, 0, packet.arg0); else return stream.fromClient(packet.pieces ?? [packet.data]);
           break;
         case A_CLSE: stream?.close(false); break;
         default: break; // SYNC, STLS and the unknown are ignored, as adbd does with what it did not offer
@@ -252,19 +253,25 @@ class BridgedStream {
    * The client's WRTE: acknowledged once the adb server socket took it. False while the previous one is still
    * being written (the client sent ahead of its OKAY): the bridge offers it again once that one drained.
    */
-  fromClient(data: Buffer): boolean {
+  fromClient(pieces: readonly Buffer[]): boolean {
     if (this.closed) return true;
     if (this.writing) return false;
-    if (!this.transport) { // a WRTE before the stream's OKAY: not an adb client
+    const transport = this.transport;
+    if (!transport) { // a WRTE before the stream's OKAY: not an adb client
       this.bridge.close();
       return true;
     }
-    if (this.transport.write(data)) {
+    // The payload as the chunks it came in (one write, no copy into a packet-sized buffer).
+    let flowing = true;
+    transport.cork();
+    for (const piece of pieces) flowing = transport.write(piece);
+    transport.uncork();
+    if (flowing) {
       this.bridge.send(A_OKAY, this.localId, this.remoteId);
       return true;
     }
     this.writing = true;
-    this.transport.once('drain', () => {
+    transport.once('drain', () => {
       this.writing = false;
       if (this.closed) return;
       this.bridge.send(A_OKAY, this.localId, this.remoteId);
