@@ -42,21 +42,17 @@ export function earlyAckRelay(window = EARLY_ACK_WINDOW): EarlyAckRelay {
   const stop = () => {
     passThrough = true;
     streams.clear();
+    owed = [];
   };
 
   const toClient = new Transform({
     transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      if (passThrough) return done(null, chunk);
-      let out: Buffer[];
-      try {
-        out = fromDevice.scan(chunk, deviceKeeps, (_header, pieces) => {
-          if (owed.length > 0) pieces.push(...owed);
-          owed = [];
-        });
-      } catch {
-        stop(); // not adb: this chunk and what follows pass as they are
-        return done(null, chunk);
-      }
+      // Scanned even when passing through: a header it holds back is passed once whole.
+      const out = fromDevice.scan(chunk, deviceKeeps, (_header, pieces) => {
+        if (owed.length > 0) pieces.push(...owed);
+        owed = [];
+      });
+      if (fromDevice.broken) stop(); // not adb: what follows passes as it is
       for (const piece of out) this.push(piece);
       done();
     },
@@ -64,6 +60,7 @@ export function earlyAckRelay(window = EARLY_ACK_WINDOW): EarlyAckRelay {
 
   /** A device's packet: its OKAYs for streams with early OKAYs are swallowed (answered early already). */
   function deviceKeeps(header: AdbHeader): boolean {
+    if (passThrough) return true;
     if (header.command === A_OKAY) {
       // An OKAY carrying bytes is delayed_ack's window: that client does not wait per packet.
       if (header.length > 0) {
@@ -92,13 +89,10 @@ export function earlyAckRelay(window = EARLY_ACK_WINDOW): EarlyAckRelay {
       // The client's bytes pass unchanged and before the early OKAYs they earn.
       this.push(chunk);
       if (passThrough) return done();
-      try {
-        fromClient.scan(chunk, () => true, (header) => {
-          if (!passThrough) clientPacket(header);
-        });
-      } catch {
-        stop();
-      }
+      fromClient.scan(chunk, () => true, (header) => {
+        if (!passThrough) clientPacket(header);
+      });
+      if (fromClient.broken) stop();
       done();
     },
   });

@@ -28,12 +28,11 @@ export function emptyPacket(command: number, arg0: number, arg1: number): Buffer
   return header;
 }
 
-export class AdbStreamError extends Error {}
-
 /**
  * `scan` cuts a chunk into what passes on. `keep` sees each header once it is whole (false drops the packet);
  * `ended` is called at each packet's end with the pieces passed so far, so that packets can be added there (only
- * between packets, never inside one). A header split across chunks is held back until it is whole.
+ * between packets, never inside one). A header split across chunks is held back until it is whole. A header
+ * with a wrong magic makes the scanner `broken`: from there on (held-back bytes first) everything passes as it is.
  */
 export class AdbPacketScanner {
   private readonly head = Buffer.alloc(HEADER_BYTES);
@@ -41,6 +40,8 @@ export class AdbPacketScanner {
   private payloadLeft = 0;
   private dropping = false;
   private current: AdbHeader | undefined;
+  /** A header's magic was wrong: not an adb stream, and everything since passed unchanged. */
+  broken = false;
 
   /** No packet is partly passed on: a packet may be added to the stream now. */
   get atBoundary(): boolean {
@@ -48,6 +49,7 @@ export class AdbPacketScanner {
   }
 
   scan(chunk: Buffer, keep: (header: AdbHeader) => boolean, ended: (header: AdbHeader, out: Buffer[]) => void): Buffer[] {
+    if (this.broken) return [chunk];
     const out: Buffer[] = [];
     let runStart = 0; // start of the bytes of `chunk` not yet in `out`
     let offset = 0;
@@ -82,7 +84,14 @@ export class AdbPacketScanner {
       const header = {
         command: this.head.readUInt32LE(0), arg0: this.head.readUInt32LE(4), arg1: this.head.readUInt32LE(8), length: this.head.readUInt32LE(12),
       };
-      if (((header.command ^ 0xffffffff) >>> 0) !== this.head.readUInt32LE(20)) throw new AdbStreamError('not an adb packet stream');
+      if (((header.command ^ 0xffffffff) >>> 0) !== this.head.readUInt32LE(20)) {
+        // Not adb: everything from here on passes as it is, the bytes held back first.
+        this.broken = true;
+        flush(headerStart);
+        if (split) out.push(Buffer.from(this.head.subarray(0, HEADER_BYTES - (offset - headerStart))));
+        out.push(chunk.subarray(headerStart));
+        return out;
+      }
       this.current = header;
       this.payloadLeft = header.length;
       this.dropping = !keep(header);
