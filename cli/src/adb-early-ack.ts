@@ -13,7 +13,10 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { A_CLSE, A_CNXN, A_OKAY, A_WRTE, AdbPacketScanner, emptyPacket, type AdbHeader } from './adb-packet-scanner';
 
-/** Early OKAYs outstanding per stream: 4 packets of at most 1 MiB keep a push's pipe full across the hub. */
+/**
+ * A window for `devicelab connect --early-acks` over a long round trip: 4 packets of at most 1 MiB per stream. Not
+ * the default: on one host (the adb-access bench) the tunnel is bound by CPU, not round trips, and gained nothing.
+ */
 export const EARLY_ACK_WINDOW = 4;
 
 interface StreamAcks {
