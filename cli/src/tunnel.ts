@@ -6,7 +6,6 @@
  */
 import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
-import type { Duplex } from 'node:stream';
 import WebSocket, { createWebSocketStream } from 'ws';
 import { earlyAckRelay } from './adb-early-ack';
 import type { ApiClient } from './api-client';
@@ -138,35 +137,6 @@ export interface TunnelOptions {
   earlyAcks?: number;
 }
 
-/** The hub's largest WebSocket message (its `maxPayload`). */
-const MAX_MESSAGE_BYTES = 1024 * 1024;
-
-/**
- * The WebSocket as a stream whose writes that queued while one was being sent go as one message (up to the hub's
- * limit): the socket gives at most 64 KiB per read, and every message costs the hub and the gateway a gRPC message
- * (allocations, copies, callbacks), so a push in fewer, larger messages costs them less per byte.
- */
-function webSocketStream(ws: WebSocket): Duplex {
-  const stream = createWebSocketStream(ws, { writableHighWaterMark: MAX_MESSAGE_BYTES / 2 });
-  const writeOne = stream._write.bind(stream);
-  stream._writev = (chunks, callback) => {
-    const groups: Buffer[][] = [[]];
-    let size = 0;
-    for (const { chunk } of chunks as { chunk: Buffer }[]) {
-      if (size + chunk.length > MAX_MESSAGE_BYTES && size > 0) {
-        groups.push([]);
-        size = 0;
-      }
-      groups[groups.length - 1].push(chunk);
-      size += chunk.length;
-    }
-    // In order, and the stream hears of the last: ws sends its messages in the order given.
-    groups.forEach((group, i) => writeOne(group.length === 1 ? group[0] : Buffer.concat(group), 'buffer' as BufferEncoding,
-      i === groups.length - 1 ? callback : () => undefined)); // the encoding of a Buffer is not read
-  };
-  return stream;
-}
-
 /** Listens on `host:port` (0: any free port) and relays each connection through its own WebSocket. */
 export async function openTunnel(target: TunnelTarget, out: Output, options: TunnelOptions = {}): Promise<Tunnel> {
   const host = options.host ?? '127.0.0.1';
@@ -177,7 +147,7 @@ export async function openTunnel(target: TunnelTarget, out: Output, options: Tun
     relays.add(socket);
     socket.setNoDelay(true);
     const ws = openSocket(target);
-    const stream = webSocketStream(ws);
+    const stream = createWebSocketStream(ws);
     const finish = (err?: Error) => {
       if (err && !/closed|ECONNRESET|EPIPE/i.test(err.message)) out.warn(`tunnel connection to the device ended: ${err.message}`);
       socket.destroy();
