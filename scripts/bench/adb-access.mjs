@@ -2,8 +2,8 @@
 // Benchmark: `adb push` of a BENCH_PUSH_MB (default 50) MB file to a retained simulated device three ways, in one
 // run: straight through the gateway host's adb server (the baseline), through the device's adb endpoint on the
 // gateway (`adb connect <gatewayAddress>:<gatewayPort>` of the retain ticket) and through the hub-relayed tunnel
-// (`devicelab connect <device>`, WebSocket -> hub -> gRPC Tunnel -> gateway), the latter also with the CLI's early
-// OKAYs (`--early-acks 4`, for comparison; no goal). Each way BENCH_REPEATS (default 3)
+// (`devicelab connect <device>`, WebSocket -> hub -> gRPC Tunnel -> gateway), the latter also without the CLI's early
+// OKAYs (`--early-acks 0`, for comparison; no goal). Each way BENCH_REPEATS (default 3)
 // times, interleaved; the median throughput counts. Goals: direct >= 0.8x, tunnel >= 0.5x the baseline.
 // Every adb client here is real; the user's has its own HOME, key and adb server.
 import { execFile, spawn } from 'node:child_process';
@@ -73,7 +73,7 @@ try {
   if (!retained.isSuccess) throw new Error(`retain: ${retained.errorMessage}`);
   const direct = `${retained.data.gatewayAddress}:${retained.data.gatewayPort}`;
 
-  progress('the hub tunnel: devicelab connect, and with early OKAYs (--early-acks 4)');
+  progress('the hub tunnel: devicelab connect (early OKAYs), and without them (--early-acks 0)');
   const [login, token] = Buffer.from(lab.authorization.slice('Basic '.length), 'base64').toString().split(':');
   const openCli = (extra) => {
     const nodeArgs = (process.env.BENCH_CLI_NODE_ARGS || '').split(' ').filter(Boolean); // e.g. --cpu-prof
@@ -93,9 +93,9 @@ try {
     });
   };
   const tunnel = await openCli([]);
-  const earlyTunnel = await openCli(['--early-acks', '4']);
+  const plainTunnel = await openCli(['--early-acks', '0']);
 
-  for (const address of [direct, tunnel, earlyTunnel]) {
+  for (const address of [direct, tunnel, plainTunnel]) {
     await run('adb', ['connect', address], { env: userEnv });
     for (let i = 0; ; i++) {
       const { stdout } = await run('adb', ['devices'], { env: userEnv });
@@ -111,14 +111,14 @@ try {
     ['gateway host adb server (baseline)', { ...process.env, ...lab.world.env() }, lab.world.device(serial).adbSerial],
     ['direct endpoint (adb connect gateway:port)', userEnv, direct],
     ['hub tunnel (devicelab connect)', userEnv, tunnel],
-    ['hub tunnel, early OKAYs (--early-acks 4)', userEnv, earlyTunnel],
+    ['hub tunnel, no early OKAYs (--early-acks 0)', userEnv, plainTunnel],
   ];
   const seconds = new Map(ways.map(([name]) => [name, []]));
   const processes = measureCpu ? Object.entries({
     'user adb server': await listenerPid(userEnv.ANDROID_ADB_SERVER_PORT),
     'gateway host adb server': await listenerPid(lab.world.env().ANDROID_ADB_SERVER_PORT),
     'bench + labsim': process.pid, hub: lab.hub.hubPid, gateway: lab.gatewayPid,
-    'devicelab connect': tunnelProcesses[0].pid, 'devicelab connect --early-acks 4': tunnelProcesses[1].pid,
+    'devicelab connect': tunnelProcesses[0].pid, 'devicelab connect --early-acks 0': tunnelProcesses[1].pid,
   }) : [];
   const cpu = new Map(ways.map(([name]) => [name, new Map(processes.map(([who]) => [who, 0]))]));
   for (let r = 0; r < repeats; r++) {

@@ -14,9 +14,8 @@ export function registerConnectCommand(program: Command): void {
     .description('Open a tunnel to the device\'s adb endpoint on a local port (retaining the device if you do not hold it) until Ctrl-C or SIGTERM (exit 0).')
     .option('-p, --port <port>', 'local port (default: a free one)')
     .option('--adb', 'also run `adb connect` (and `adb disconnect` at the end)')
-    // Off by default: on one host the tunnel is bound by CPU, not by round trips, and early OKAYs measured no gain.
     .option('--early-acks <packets>', 'adb packets per stream the tunnel acknowledges before the device does, so that '
-      + `a push does not wait for each packet's round trip through the hub: for a hub far away (e.g. ${EARLY_ACK_WINDOW})`, '0')
+      + `a push does not wait for each packet's round trip through the hub (0: none)`, String(EARLY_ACK_WINDOW))
     .option('--ticket <authenticator>', 'open the tunnel with a retain ticket\'s authenticator instead of your login '
       + '(default: DEVICELAB_TICKET); the device must already be retained with it, and only the hub address is needed')
     .addHelpText('after', '\nExamples:\n  devicelab connect 8ABX0001            # prints: adb connect 127.0.0.1:<port>\n'
