@@ -83,6 +83,7 @@ export function earlyAckRelay(window = EARLY_ACK_WINDOW): EarlyAckRelay {
   }
 
   const answerEarly = (okay: Buffer) => {
+    if (toClient.writableEnded || toClient.destroyed) return; // the device's side closed: nothing to answer
     if (fromDevice.atBoundary && owed.length === 0) toClient.push(okay);
     else owed.push(okay);
   };

@@ -164,6 +164,8 @@ export async function openTunnel(target: TunnelTarget, out: Output, options: Tun
     stream.on('close', () => finish());
     if (options.earlyAcks) {
       const relay = earlyAckRelay(options.earlyAcks);
+      relay.toDevice.on('error', finish);
+      relay.toClient.on('error', finish);
       socket.pipe(relay.toDevice).pipe(stream).pipe(relay.toClient).pipe(socket);
     } else {
       socket.pipe(stream).pipe(socket);
