@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import WebSocket, { createWebSocketStream } from 'ws';
+import { earlyAckRelay } from './adb-early-ack';
 import type { ApiClient } from './api-client';
 import { CliError, EXIT } from './errors';
 import type { Output } from './output';
@@ -42,6 +43,11 @@ export function ticketTunnel(apiBase: string, authenticator: string, deviceId: s
   return { url: tunnelUrl(apiBase, deviceId), authorization: `Bearer ${authenticator}` };
 }
 
+/**
+ * Client frames are masked with a random key, as RFC 6455 requires of every client; `bufferutil` (a dependency of
+ * this package and the hub's, found by ws) does the masking and the hub's unmasking natively: in JavaScript it was
+ * most of this process's CPU per pushed byte. (An all-zero key measured no faster once bufferutil was there.)
+ */
 function openSocket(target: TunnelTarget): WebSocket {
   return new WebSocket(target.url, { headers: { authorization: target.authorization }, perMessageDeflate: false });
 }
@@ -119,6 +125,11 @@ export interface TunnelOptions {
   host?: string;
   /** Told about each connection the hub refused: `<status>: <errorMessage>` (default: a warning on stderr). */
   onRefused?: (message: string) => void;
+  /**
+   * The tunnel carries adb: answer the client's writes early (adb-early-ack.ts), `earlyAcks` packets per stream
+   * (0 or undefined: none, every OKAY comes from the device).
+   */
+  earlyAcks?: number;
 }
 
 /** Listens on `host:port` (0: any free port) and relays each connection through its own WebSocket. */
@@ -146,7 +157,14 @@ export async function openTunnel(target: TunnelTarget, out: Output, options: Tun
     stream.on('error', finish);
     socket.on('close', () => finish());
     stream.on('close', () => finish());
-    socket.pipe(stream).pipe(socket);
+    if (options.earlyAcks) {
+      const relay = earlyAckRelay(options.earlyAcks);
+      relay.toDevice.on('error', finish);
+      relay.toClient.on('error', finish);
+      socket.pipe(relay.toDevice).pipe(stream).pipe(relay.toClient).pipe(socket);
+    } else {
+      socket.pipe(stream).pipe(socket);
+    }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(new CliError(

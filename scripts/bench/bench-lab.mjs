@@ -128,7 +128,7 @@ export async function startBenchLab(options = {}) {
     await world.start();
     hub.onStop(() => world.stop());
     progress('starting the gateway process');
-    const gateway = hub.startGateway(world);
+    const gateway = hub.startGateway(world, { nodeArgs: (process.env.BENCH_GATEWAY_NODE_ARGS || '').split(' ').filter(Boolean) });
     // Stopped before the world: the gateway must not outlive the adb server it talks to.
     hub.onStop(() => gateway.stop());
     // Measuring starts once the gateway's link is up, or the first sample would include the gateway's start.

@@ -26,6 +26,11 @@ export interface AdbPacket {
   arg0: number;
   arg1: number;
   data: Buffer;
+  /**
+   * From a reader with `wholeWrites` false, a WRTE's payload as the slices of the chunks it came in (`data` joins
+   * them only when read): a relay writes them on without copying a megabyte per packet.
+   */
+  pieces?: readonly Buffer[];
 }
 
 export class AdbPacketError extends Error {
@@ -68,6 +73,25 @@ export class ByteQueue {
     this.bytes += chunk.length;
   }
 
+  /** The first `bytes` bytes (at most `length`) as the slices of the chunks they came in (no copy), removed. */
+  takePieces(bytes: number): Buffer[] {
+    const pieces: Buffer[] = [];
+    this.bytes -= bytes;
+    while (bytes > 0) {
+      const chunk = this.chunks[0];
+      if (chunk.length <= bytes) {
+        pieces.push(chunk);
+        this.chunks.shift();
+        bytes -= chunk.length;
+      } else {
+        pieces.push(chunk.subarray(0, bytes));
+        this.chunks[0] = chunk.subarray(bytes);
+        bytes = 0;
+      }
+    }
+    return pieces;
+  }
+
   /** The first `bytes` bytes (at most `length`), removed from the queue. */
   take(bytes: number): Buffer {
     if (bytes === 0) return Buffer.alloc(0);
@@ -106,7 +130,8 @@ export class AdbPacketReader {
   private readonly pending = new ByteQueue();
   private header: Omit<AdbPacket, 'data'> & { length: number; check: number } | undefined;
 
-  constructor(public maxPayload: number) {}
+  /** `wholeWrites` false: WRTE payloads come as `pieces`. */
+  constructor(public maxPayload: number, private readonly wholeWrites = true) {}
 
   push(chunk: Buffer): AdbPacket[] {
     this.pending.push(chunk);
@@ -123,11 +148,30 @@ export class AdbPacketReader {
       }
       if (this.pending.length < this.header.length) break;
       const { command, arg0, arg1, length, check } = this.header;
+      this.header = undefined;
+      if (!this.wholeWrites && command === A_WRTE) {
+        const pieces = this.pending.takePieces(length);
+        if (check !== 0 && check !== pieces.reduce((sum, piece) => (sum + adbChecksum(piece)) >>> 0, 0)) {
+          throw new AdbPacketError(`bad data check for command 0x${command.toString(16)}`);
+        }
+        packets.push(piecewisePacket(command, arg0, arg1, pieces));
+        continue;
+      }
       const data = this.pending.take(length);
       if (check !== 0 && check !== adbChecksum(data)) throw new AdbPacketError(`bad data check for command 0x${command.toString(16)}`);
-      this.header = undefined;
       packets.push({ command, arg0, arg1, data });
     }
     return packets;
   }
+}
+
+function piecewisePacket(command: number, arg0: number, arg1: number, pieces: Buffer[]): AdbPacket {
+  let joined: Buffer | undefined;
+  return {
+    command, arg0, arg1, pieces,
+    get data() {
+      joined ??= pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
+      return joined;
+    },
+  };
 }

@@ -5,6 +5,7 @@ import { resolveTicket } from '../config';
 import { action, type Context } from '../context';
 import { usageError } from '../errors';
 import { label, Retainer } from '../retainer';
+import { EARLY_ACK_WINDOW } from '../adb-early-ack';
 import { openTunnel, probeTunnel, ticketTunnel, userTunnel, type TunnelTarget } from '../tunnel';
 
 export function registerConnectCommand(program: Command): void {
@@ -13,14 +14,18 @@ export function registerConnectCommand(program: Command): void {
     .description('Open a tunnel to the device\'s adb endpoint on a local port (retaining the device if you do not hold it) until Ctrl-C or SIGTERM (exit 0).')
     .option('-p, --port <port>', 'local port (default: a free one)')
     .option('--adb', 'also run `adb connect` (and `adb disconnect` at the end)')
+    .option('--early-acks <packets>', 'adb packets per stream the tunnel acknowledges before the device does, so that '
+      + `a push does not wait for each packet's round trip through the hub (0: none)`, String(EARLY_ACK_WINDOW))
     .option('--ticket <authenticator>', 'open the tunnel with a retain ticket\'s authenticator instead of your login '
       + '(default: DEVICELAB_TICKET); the device must already be retained with it, and only the hub address is needed')
     .addHelpText('after', '\nExamples:\n  devicelab connect 8ABX0001            # prints: adb connect 127.0.0.1:<port>\n'
       + '  devicelab connect 8ABX0001 --adb --port 15037 &\n  adb -s 127.0.0.1:15037 shell\n'
       + '  DEVICELAB_TICKET=<authenticator> devicelab connect 8ABX0001 --url https://devicelab.example')
-    .action(action(async (ctx: Context, device: string, opts: { port?: string; adb?: boolean; ticket?: string }) => {
+    .action(action(async (ctx: Context, device: string, opts: { port?: string; adb?: boolean; ticket?: string; earlyAcks: string }) => {
       const port = opts.port === undefined ? 0 : Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--port ${opts.port}: give a port number (1-65535).`);
+      const earlyAcks = Number(opts.earlyAcks);
+      if (!Number.isInteger(earlyAcks) || earlyAcks < 0 || earlyAcks > 64) throw usageError(`--early-acks ${opts.earlyAcks}: give a number of packets (0-64).`);
       const controller = new AbortController();
       const stop = (signal: NodeJS.Signals) => controller.abort(signal);
       process.on('SIGINT', stop);
@@ -29,7 +34,7 @@ export function registerConnectCommand(program: Command): void {
       if (ticket) {
         // The ticket already holds the device: nothing to retain, release or register, and no login needed.
         try {
-          await serve(ctx, ticketTunnel(ticket.apiBase, ticket.authenticator, device), { device, port, adb: opts.adb }, controller.signal, device);
+          await serve(ctx, ticketTunnel(ticket.apiBase, ticket.authenticator, device), { device, port, adb: opts.adb, earlyAcks }, controller.signal, device);
         } finally {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
@@ -52,7 +57,7 @@ export function registerConnectCommand(program: Command): void {
         } else if (target.operatingSystem !== 'iOS' || opts.adb) {
           ctx.out.warn('the tunnel carries the device\'s own endpoint; adb commands only work with Android devices');
         }
-        await serve(ctx, userTunnel(api, target.id), { device: target.id, serialNumber: target.serialNumber, port, adb: opts.adb },
+        await serve(ctx, userTunnel(api, target.id), { device: target.id, serialNumber: target.serialNumber, port, adb: opts.adb, earlyAcks },
           controller.signal, `${label(target)}`, mine ? '' : ' and releases the device');
       } finally {
         await retainer.releaseAll();
@@ -66,11 +71,12 @@ export function registerConnectCommand(program: Command): void {
  * Probes the tunnel, listens, prints the `adb connect` line (iOS: the USBMUXD_SOCKET_ADDRESS one, as the hub says
  * what the tunnel carries) and relays until the signal.
  */
-async function serve(ctx: Context, target: TunnelTarget, options: { device: string; serialNumber?: string; port: number; adb?: boolean },
+async function serve(ctx: Context, target: TunnelTarget,
+  options: { device: string; serialNumber?: string; port: number; adb?: boolean; earlyAcks: number },
   signal: AbortSignal, name: string, onClose = ''): Promise<void> {
   const usbmux = await probeTunnel(target) === 'usbmux';
   const adb = options.adb && !usbmux;
-  const tunnel = await openTunnel(target, ctx.out, { port: options.port });
+  const tunnel = await openTunnel(target, ctx.out, { port: options.port, earlyAcks: usbmux ? 0 : options.earlyAcks });
   try {
     if (adb) await adbConnect(tunnel.address);
     ctx.out.result({ deviceId: options.device, serialNumber: options.serialNumber, address: tunnel.address, port: tunnel.port },

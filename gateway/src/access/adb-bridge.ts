@@ -7,8 +7,10 @@
  * acknowledges a client's WRTE as soon as it handed the bytes to the adb server socket, whatever that socket holds
  * (a 1 GB push to a slow USB device would sit in the gateway's memory), re-concatenates a packet's buffer per TCP
  * chunk and sums every outgoing byte in JavaScript. Here a WRTE is acknowledged when its bytes left for the adb
- * server (the client keeps one packet in flight per stream, so each stream holds at most one packet), a device's
- * bytes are read ahead by at most one packet while the previous WRTE awaits its OKAY, payloads are copied once,
+ * server; a client that sends ahead of its OKAYs (the hub tunnel's CLI answers OKAYs early) is not read further
+ * until the stream took the previous WRTE, so each stream still holds at most one packet; a device's
+ * bytes are read ahead by at most one packet while the previous WRTE awaits its OKAY, a client's payloads pass on
+ * as the chunks they came in and a device's are copied once,
  * and no data check is computed for clients at protocol version >= 0x01000001 (adb since 7.0).
  * Who may connect is not decided here: `authenticate` and `offerKey` are the endpoint's.
  */
@@ -48,15 +50,23 @@ export interface AdbBridgeOptions {
 }
 
 export class AdbBridge {
-  private readonly reader = new AdbPacketReader(UNAUTHENTICATED_MAX_PAYLOAD);
+  private readonly reader = new AdbPacketReader(UNAUTHENTICATED_MAX_PAYLOAD, false);
   private readonly token = randomBytes(20);
   private readonly signatures: Buffer[] = [];
   private readonly streams = new Map<number, BridgedStream>();
   private version = A_VERSION_SKIP_CHECKSUM;
   private maxPayload = 4096;
   private authenticated = false;
-  /** Packets that came while the CNXN answer was being prepared. */
-  private held: AdbPacket[] | undefined;
+  /**
+   * Packets read and not handled yet: those that came while the CNXN answer was being prepared (`held`), and
+   * those behind a WRTE whose stream still writes the previous one (`blocked`: a client that sends ahead of its
+   * OKAYs, as `devicelab connect` does). While any wait, the socket is not read: the bridge holds at most one
+   * packet per stream beyond the chunk being read, and the client's excess waits in TCP's and the tunnel's buffers.
+   */
+  private readonly backlog: AdbPacket[] = [];
+  private held = false;
+  private blocked = false;
+  private working = false;
   private nextLocalId = 1;
   private closed = false;
 
@@ -108,25 +118,50 @@ export class AdbBridge {
       this.options.failed(err as Error);
       return this.close();
     }
-    for (const packet of packets) {
-      if (this.closed) return;
-      if (this.held) this.held.push(packet);
-      else this.handle(packet);
-    }
+    for (const packet of packets) this.backlog.push(packet);
+    this.work();
   }
 
-  private handle(packet: AdbPacket): void {
-    if (packet.command === A_CNXN) return this.connectRequest(packet);
-    if (packet.command === A_AUTH) return this.authPacket(packet);
-    if (!this.authenticated) return this.close();
-    const stream = this.streams.get(packet.arg1);
-    switch (packet.command) {
-      case A_OPEN: return this.openStream(packet);
-      case A_OKAY: return stream?.acknowledged();
-      case A_WRTE: return stream ? stream.fromClient(packet.data) : this.send(A_CLSE, 0, packet.arg0);
-      case A_CLSE: return stream?.close(false);
-      default: return undefined; // SYNC, STLS and the unknown are ignored, as adbd does with what it did not offer
+  /** A stream took its WRTE, or closed: the packets behind it go on. */
+  streamReady(): void {
+    this.blocked = false;
+    this.work();
+  }
+
+  /** Handles the backlog in order until a stream cannot take its WRTE yet; reads no more while packets wait. */
+  private work(): void {
+    if (this.working) return;
+    this.working = true;
+    while (this.backlog.length > 0 && !this.closed && !this.held && !this.blocked) {
+      const packet = this.backlog.shift()!;
+      if (!this.handle(packet)) {
+        this.backlog.unshift(packet);
+        this.blocked = true;
+      }
     }
+    this.working = false;
+    if (this.closed) return;
+    if (this.backlog.length > 0) this.socket.pause();
+    else this.socket.resume();
+  }
+
+  /** False: the packet's stream still writes its previous WRTE; offer the packet again on `streamReady`. */
+  private handle(packet: AdbPacket): boolean {
+    if (packet.command === A_CNXN) this.connectRequest(packet);
+    else if (packet.command === A_AUTH) this.authPacket(packet);
+    else if (!this.authenticated) this.close();
+    else {
+      const stream = this.streams.get(packet.arg1);
+      switch (packet.command) {
+        case A_OPEN: this.openStream(packet); break;
+        case A_OKAY: stream?.acknowledged(); break;
+        case A_WRTE: if (!stream) this.send(A_CLSE, 0, packet.arg0); else return stream.fromClient(packet.pieces ?? [packet.data]);
+          break;
+        case A_CLSE: stream?.close(false); break;
+        default: break; // SYNC, STLS and the unknown are ignored, as adbd does with what it did not offer
+      }
+    }
+    return true;
   }
 
   private connectRequest(packet: AdbPacket): void {
@@ -153,14 +188,13 @@ export class AdbBridge {
 
   private accept(): void {
     this.authenticated = true;
-    this.held = [];
+    this.held = true;
     this.options.banner().then((banner) => {
       this.reader.maxPayload = this.maxPayload;
       // No NUL at the end, as adbd sends it: adb reads the banner's last feature up to the packet's end.
       this.send(A_CNXN, this.version, this.maxPayload, Buffer.from(banner));
-      const held = this.held ?? [];
-      this.held = undefined;
-      for (const packet of held) if (!this.closed) this.handle(packet);
+      this.held = false;
+      this.work();
     }, (err: Error) => {
       this.options.failed(err);
       this.close();
@@ -215,17 +249,35 @@ class BridgedStream {
     socket.on('error', () => this.close(true));
   }
 
-  /** The client's WRTE: acknowledged once the adb server socket took it. */
-  fromClient(data: Buffer): void {
-    if (this.closed) return;
-    // One packet in flight per stream is the protocol: a client that sends more before its OKAY is cut off.
-    if (!this.transport || this.writing) return this.bridge.close();
-    if (this.transport.write(data)) return this.bridge.send(A_OKAY, this.localId, this.remoteId);
+  /**
+   * The client's WRTE: acknowledged once the adb server socket took it. False while the previous one is still
+   * being written (the client sent ahead of its OKAY): the bridge offers it again once that one drained.
+   */
+  fromClient(pieces: readonly Buffer[]): boolean {
+    if (this.closed) return true;
+    if (this.writing) return false;
+    const transport = this.transport;
+    if (!transport) { // a WRTE before the stream's OKAY: not an adb client
+      this.bridge.close();
+      return true;
+    }
+    // The payload as the chunks it came in (one write, no copy into a packet-sized buffer).
+    let flowing = true;
+    transport.cork();
+    for (const piece of pieces) flowing = transport.write(piece);
+    transport.uncork();
+    if (flowing) {
+      this.bridge.send(A_OKAY, this.localId, this.remoteId);
+      return true;
+    }
     this.writing = true;
-    this.transport.once('drain', () => {
+    transport.once('drain', () => {
       this.writing = false;
-      if (!this.closed) this.bridge.send(A_OKAY, this.localId, this.remoteId);
+      if (this.closed) return;
+      this.bridge.send(A_OKAY, this.localId, this.remoteId);
+      this.bridge.streamReady();
     });
+    return true;
   }
 
   acknowledged(): void {
@@ -238,6 +290,8 @@ class BridgedStream {
     if (this.closed) return;
     this.closed = true;
     this.bridge.forget(this.localId);
+    // A WRTE waiting for this stream is now answered with CLSE, and the packets behind it go on.
+    if (this.writing) queueMicrotask(() => this.bridge.streamReady());
     if (notifyClient) this.bridge.send(A_CLSE, this.localId, this.remoteId);
     this.readAhead.clear();
     // The client closed: what it wrote still reaches the device (end, not destroy).

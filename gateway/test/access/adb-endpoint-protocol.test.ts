@@ -4,7 +4,7 @@
  * AUTH, refusals told as access events, and a stream carried to the device and back.
  */
 import { execFileSync } from 'node:child_process';
-import { constants, createPrivateKey, privateEncrypt } from 'node:crypto';
+import { constants, createPrivateKey, privateEncrypt, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -154,4 +154,48 @@ test('before AUTH: a stream is not opened, and a large packet is not buffered', 
   const big = new RawClient();
   big.socket.write(adbPacketHeader(A_CNXN, 0x01000001, 1 << 20, Buffer.alloc(1 << 20), false));
   await big.closed; // dropped at the header: more than a handshake ever needs
+});
+
+test('a client that sends WRTEs ahead of their OKAYs (as the hub tunnel\'s CLI does) is served in order: one OKAY each, the file whole', async () => {
+  const client = new RawClient();
+  expect((await client.authenticate(retainer)).command).toBe(A_CNXN);
+  client.send(A_OPEN, 9, 0, Buffer.from('sync:\0'));
+  const opened = await client.next();
+  expect([opened.command, opened.arg1]).toEqual([A_OKAY, 9]);
+  // An adb push as the sync protocol has it (SEND, DATA blocks of 64 KiB, DONE), cut into 1 MiB WRTEs sent at once.
+  const content = randomBytes(3 * 1024 * 1024 + 777);
+  const request = (id: string, arg: number, body = Buffer.alloc(0)) => {
+    const head = Buffer.alloc(8);
+    head.write(id, 0, 'latin1');
+    head.writeUInt32LE(arg, 4);
+    return Buffer.concat([head, body]);
+  };
+  const target = Buffer.from('/data/local/tmp/pipelined.bin,33188');
+  const blocks = [request('SEND', target.length, target)];
+  for (let at = 0; at < content.length; at += 64 * 1024) {
+    const block = content.subarray(at, at + 64 * 1024);
+    blocks.push(request('DATA', block.length, block));
+  }
+  blocks.push(request('DONE', 1_700_000_000));
+  const sync = Buffer.concat(blocks);
+  let writes = 0;
+  for (let at = 0; at < sync.length; at += 1 << 20) {
+    client.send(A_WRTE, 9, opened.arg0, sync.subarray(at, at + (1 << 20)));
+    writes += 1;
+  }
+  let okays = 0;
+  let answer = '';
+  while (okays < writes || answer.length < 8) {
+    const packet = await client.next();
+    if (packet.command === A_OKAY) okays += 1;
+    else if (packet.command === A_WRTE) {
+      answer += packet.data.toString('latin1');
+      client.send(A_OKAY, 9, opened.arg0);
+    } else throw new Error(`unexpected packet 0x${packet.command.toString(16)}`);
+  }
+  expect(okays).toBe(writes);
+  expect(answer.slice(0, 4)).toBe('OKAY');
+  const pushed = readFileSync(world.device(spec.serial).hostPath('/data/local/tmp/pipelined.bin'));
+  expect(pushed.equals(content)).toBe(true);
+  client.socket.destroy();
 });
