@@ -68,9 +68,13 @@ export class ReplicaDirectory implements GatewayDirectory {
     return result;
   }
 
-  notifyRetention(retention: Retention): void {
+  notifyRetention(retention: Retention, othersTold = false): void {
     this.link.directory.notifyRetention(retention);
-    this.relay.broadcast({ type: 'retention', vendorUniqueIdentifier: retention.vendorUniqueIdentifier });
+    if (!othersTold) this.relay.broadcast({ type: 'retention', vendorUniqueIdentifier: retention.vendorUniqueIdentifier });
+  }
+
+  get replicaId(): string {
+    return this.relay.replicaId;
   }
 
   async accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined> {

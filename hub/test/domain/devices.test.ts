@@ -4,7 +4,10 @@ import { decodeDeviceTicket } from '@devicelab/proto';
 import { newTicketKeys } from '../../src/domain/device-ticket';
 import { resolveDevice } from '../../src/domain/device-queries';
 import { listAvailableDevices, listDevices } from '../../src/domain/devices';
+import pg from 'pg';
+import { RELAY_CHANNEL } from '../../src/fleet/replica-registry';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/lab';
 import { ALL, createUser, insertDevice, startIdleLinkServer } from './helpers';
 
 const KEYS = newTicketKeys();
@@ -151,6 +154,34 @@ describe('retain and release', () => {
     const markers = await t.db.selectFrom('metrics.markers' as never).selectAll().where('device_id' as never, '=', d.id as never)
       .execute() as unknown as { name: string; started_by: string; stopped_at: Date | null }[];
     expect(markers).toEqual([expect.objectContaining({ name: 'session', started_by: user.id, stopped_at: expect.any(Date) })]);
+  });
+
+  it('a retain and a release tell the other hub replicas themselves, at commit (migration 025); a refused one tells nobody', async () => {
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const heard: unknown[] = [];
+    listener.on('notification', (n) => { if (n.channel === RELAY_CHANNEL) heard.push(JSON.parse(n.payload ?? '')); });
+    await listener.query(`LISTEN ${RELAY_CHANNEL}`);
+    try {
+      const [a, b] = [await createUser(t.db, 'relay-a@example.com'), await createUser(t.db, 'relay-b@example.com')];
+      const d = await insertDevice(t.db);
+      const told: [unknown, boolean | undefined][] = [];
+      const gateways = { replicaId: 'replica-1', notifyRetention: (r: unknown, othersTold?: boolean) => told.push([r, othersTold]),
+        accessPort: async () => undefined };
+      const notice = { type: 'retention', from: 'replica-1', vendorUniqueIdentifier: d.vendor_unique_identifier };
+      await retainDevice(t.db, a, d.id, { ticketKeys: KEYS, gateways });
+      // Heard by the time the retain answers: NOTIFY is delivered at commit, before the function's result.
+      await waitFor(async () => heard.length === 1, 5000, 'the retain notice');
+      expect(heard).toEqual([notice]);
+      expect(await message(retainDevice(t.db, b, d.id, { ticketKeys: KEYS, gateways }))).toMatch(/in use/);
+      await retainDevice(t.db, a, d.id, { ticketKeys: KEYS, gateways }); // unchanged: told by the hub, as before
+      await releaseDevice(t.db, a, d.id, gateways);
+      await waitFor(async () => heard.length === 2, 5000, 'the release notice');
+      expect(heard).toEqual([notice, notice]);
+      expect(told.map(([, othersTold]) => othersTold)).toEqual([true, false, true]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it('two concurrent retains: exactly one wins, 100 times over', async () => {
