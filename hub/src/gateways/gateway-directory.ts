@@ -45,9 +45,11 @@ export interface GatewayDirectory {
   readonly replicaId?: string;
   /**
    * Where the device's adb endpoint listens for this retain, once its gateway has said so (it answers every
-   * Retention); undefined when the gateway serves none or does not answer within `timeoutMs`.
+   * Retention), or at once when the gateway is known to let nobody in until this retain reaches it (the port its
+   * last release kept, gateway-session.ts); undefined when the gateway serves none or does not answer within
+   * `timeoutMs`. `confirmed`: only once the gateway has answered this very retain.
    */
-  accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined>;
+  accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number, confirmed?: boolean): Promise<number | undefined>;
   /**
    * A relayed byte stream into the device's access endpoint through its gateway (issue 11 part 2). Rejects with
    * GatewayUnavailableError when no connected gateway holds the device or it does not answer within `timeoutMs`.
