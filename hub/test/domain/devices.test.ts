@@ -4,6 +4,7 @@ import { decodeDeviceTicket } from '@devicelab/proto';
 import { newTicketKeys } from '../../src/domain/device-ticket';
 import { resolveDevice } from '../../src/domain/device-queries';
 import { listAvailableDevices, listDevices } from '../../src/domain/devices';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { RELAY_CHANNEL } from '../../src/fleet/replica-registry';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
@@ -182,6 +183,35 @@ describe('retain and release', () => {
     } finally {
       await listener.end();
     }
+  });
+
+  it('the lab counts a retain or release event records are those of the devices at that moment (device_tallies, migration 025)', async () => {
+    const user = await createUser(t.db, 'tally@example.com');
+    const direct = async () => {
+      const { rows } = await sql<{ online: number; inuse: number }>`SELECT
+        count(*) FILTER (WHERE availability = 'Online' AND NOT deleted)::int AS online,
+        count(*) FILTER (WHERE retained_by IS NOT NULL AND NOT deleted)::int AS inuse FROM devices`.execute(t.db);
+      return rows[0];
+    };
+    const recorded = async (deviceId: string) => {
+      const event = await t.db.selectFrom('events').select(['device_online_count', 'device_inuse_count'])
+        .where('device_id', '=', deviceId).where('event_type', '=', 'DeviceRetained').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+      return { online: event.device_online_count, inuse: event.device_inuse_count };
+    };
+    const [a, b, c, d] = [await insertDevice(t.db), await insertDevice(t.db), await insertDevice(t.db), await insertDevice(t.db)];
+    await retainDevice(t.db, user, a.id, { ticketKeys: KEYS });
+    expect(await recorded(a.id)).toEqual(await direct());
+    // Every way a count changes: Offline, deleted (while retained), Online again, removed outright, released.
+    await t.db.updateTable('devices').set({ availability: 'Offline' }).where('id', '=', b.id).execute();
+    await retainDevice(t.db, user, c.id, { ticketKeys: KEYS });
+    await t.db.updateTable('devices').set({ deleted: true }).where('id', '=', c.id).execute();
+    await t.db.deleteFrom('devices').where('id', '=', d.id).execute();
+    await retainDevice(t.db, user, b.id, { ticketKeys: KEYS }).catch(() => undefined); // Offline: refused, no event
+    await releaseDevice(t.db, user, a.id);
+    expect(await recorded(a.id)).toEqual(await direct());
+    await t.db.updateTable('devices').set({ availability: 'Online' }).where('id', '=', b.id).execute();
+    await retainDevice(t.db, user, b.id, { ticketKeys: KEYS });
+    expect(await recorded(b.id)).toEqual(await direct());
   });
 
   it('two concurrent retains: exactly one wins, 100 times over', async () => {
