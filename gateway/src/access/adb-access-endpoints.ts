@@ -126,7 +126,7 @@ export class AdbAccessEndpoints {
     }
     const grant = grantOf(retention, this.options.logger);
     if (current) {
-      // Connections waiting for this retain (no grant yet) stay: they are its retainer's, or are refused at AUTH.
+      // Another retain's connections drop; one that came while nobody retained it is checked against this one's keys.
       if (current.grant && current.grant.retainId !== grant.retainId) this.revoke(current, 'retained by someone else');
       current.grant = grant; // same retain: the retainer's keys changed, new connections see the new set
       return answer(current.port);
