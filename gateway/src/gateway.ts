@@ -83,6 +83,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // A device not seen yet may still turn out to be Android; a known device of another platform gets no adb.
     ownsAndroidDevice: (id) => (registry.platformOf(id) ?? 'Android') === 'Android',
     report: (event) => link?.accessEvent(event),
+    endpointClosed: (endpoint) => link?.accessEndpointClosed(endpoint),
+    sync: () => link?.syncAccess() ?? Promise.resolve(),
     packagesChanged: (id) => {
       drivers.readPackages(id).then((state) => listener.deviceChanged(state), (err: unknown) =>
         logger.warn({ err, device: id }, 'could not read packages after an adb client changed them'));

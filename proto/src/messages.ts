@@ -17,6 +17,8 @@ export interface OpenTunnel {
   tunnelId: string; vendorUniqueIdentifier: string; remoteAddress: string; userLogin: string; authenticator?: string;
 }
 export interface AccessEndpoint { vendorUniqueIdentifier: string; retainId: string; port: number }
+/** Gateway -> hub when a client connects to an adb endpoint; hub -> gateway behind the Retentions sent before it. */
+export interface AccessSync { id: number }
 export interface TunnelFrame { tunnelId?: string; data?: Buffer; error?: string }
 export interface Welcome { hubProof: Buffer; heartbeatIntervalMs: number; ticketPublicKey?: Buffer; retentions?: Retention[] }
 export interface Heartbeat { sentAtMs: number }
@@ -90,7 +92,8 @@ export type GatewayMessage =
   | { body: 'usbHubEvent'; usbHubEvent: UsbHubEvent }
   | { body: 'metrics'; metrics: MetricsBatch }
   | { body: 'accessEvent'; accessEvent: DeviceAccessEvent }
-  | { body: 'accessEndpoint'; accessEndpoint: AccessEndpoint };
+  | { body: 'accessEndpoint'; accessEndpoint: AccessEndpoint }
+  | { body: 'accessSync'; accessSync: AccessSync };
 
 export type HubMessage =
   | { body: 'welcome'; welcome: Welcome }
@@ -100,7 +103,8 @@ export type HubMessage =
   | { body: 'inventoryRequest'; inventoryRequest: Record<string, never> }
   | { body: 'metricsAck'; metricsAck: MetricsAck }
   | { body: 'metricsSettings'; metricsSettings: MetricsSettings }
-  | { body: 'openTunnel'; openTunnel: OpenTunnel };
+  | { body: 'openTunnel'; openTunnel: OpenTunnel }
+  | { body: 'accessSync'; accessSync: AccessSync };
 
 /** USB hubs of a gateway (issue 4). */
 interface UsbHubPortReport {

@@ -5,8 +5,9 @@
 // protocols would only load the machine. Environment as the real gateway (DEVICELAB_GATEWAY_NAME,
 // DEVICELAB_GATEWAY_TOKEN, DEVICELAB_HUB, DEVICELAB_GATEWAY_CACHE). Prints `synthetic gateway: connected` once
 // its session with the hub is verified. Retains get the gateway's real adb access endpoints (a listener per
-// retained device, on ports BENCH_ACCESS_PORTS, default 47400-47999), as a real gateway answers every retain with
-// its endpoint (the hub waits for that answer); nothing connects to them here, so no adb server is needed.
+// retained device, kept from retain to retain, on ports BENCH_ACCESS_PORTS, default 47400-47999), as a real gateway
+// answers a device's first retain with its endpoint (the hub waits for that answer, and names the kept port at once
+// afterwards); nothing connects to them here, so no adb server is needed.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,6 +68,7 @@ let link;
 const adbAccess = new AdbAccessEndpoints({
   adb: Adb.createClient({ port: 1 }), ports: { first: firstPort, last: lastPort }, host: '127.0.0.1', logger,
   ownsAndroidDevice: () => true, report: (event) => link?.accessEvent(event), packagesChanged: () => undefined,
+  endpointClosed: (endpoint) => link?.accessEndpointClosed(endpoint), sync: () => link?.syncAccess() ?? Promise.resolve(),
 });
 link = new HubLink({
   name: env.DEVICELAB_GATEWAY_NAME, token: env.DEVICELAB_GATEWAY_TOKEN, hubAddress: env.DEVICELAB_HUB,

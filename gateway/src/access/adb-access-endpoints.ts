@@ -6,7 +6,13 @@
  * adb server, bounded buffering). This module owns the listeners, decides who gets in and reports it: a client
  * gets in when it signs the AUTH token with one of the keys the hub sent in the device's Retention (the current
  * retainer's, read at that moment); a key it offers otherwise is refused and the refusal reported with its
- * fingerprint. A release closes the listener and drops every connection at once.
+ * fingerprint. A release or a new retainer drops every connection at once.
+ *
+ * A device keeps its endpoint's port from its first retain while it stays on this host (issue 12 part 2), so the
+ * hub names it in the next retain's ticket at once, without waiting for this gateway to hear of that retain. A
+ * client that connects is therefore held, unread, until the hub has answered an AccessSync (`sync`): the answer
+ * comes behind every Retention the hub sent before it, so the client is checked against every retain and release
+ * that had returned when it came: the retainer of a retain that just returned gets in, the previous one does not.
  */
 import { constants, createPublicKey, publicDecrypt, type KeyObject } from 'node:crypto';
 import net from 'node:net';
@@ -28,6 +34,8 @@ const MAX_PAYLOAD_BYTES = 1024 * 1024;
 /** Before a client has authenticated it may send this much (CNXN and AUTH packets are about 1 KiB), for this long. */
 const UNAUTHENTICATED_BYTES = 64 * 1024;
 const AUTH_DEADLINE_MS = 10_000;
+/** How long a new connection waits for the hub's AccessSync answer before it is checked against what is known here. */
+const SYNC_WAIT_MS = 3_000;
 
 export const DEFAULT_ADB_ACCESS_PORTS: PortRange = { first: 7400, last: 7599 };
 
@@ -43,6 +51,13 @@ interface AdbAccessOptions {
   report(event: DeviceAccessEvent): void;
   /** A client installed or removed packages through the endpoint: read them again, so the hub's record follows. */
   packagesChanged(vendorUniqueIdentifier: string): void;
+  /** An endpoint closed on its own (its device left while nobody retained it): the hub forgets its port. */
+  endpointClosed?(endpoint: AccessEndpoint): void;
+  /**
+   * Resolves once every Retention the hub had sent when it heard this call has been applied here (HubLink's
+   * AccessSync); at once when there is no hub to ask.
+   */
+  sync?(): Promise<void>;
 }
 
 /** A stream opened with one of these may change the installed packages (legacy pm, cmd, abb). */
@@ -64,7 +79,8 @@ interface Endpoint {
   vendorUniqueIdentifier: string;
   server: net.Server;
   port: number;
-  grant: Grant;
+  /** Who may open it; none between a release and the next retain. */
+  grant: Grant | undefined;
   connections: Set<net.Socket>;
   /** The device's CNXN banner, read once while the device is here. */
   banner?: Promise<string>;
@@ -74,6 +90,8 @@ interface Endpoint {
 
 export class AdbAccessEndpoints {
   private readonly endpoints = new Map<string, Endpoint>();
+  /** The port each device's endpoint had: a device that comes back gets it again when it is free (the hub may name it). */
+  private readonly lastPorts = new Map<string, number>();
   /** `address:port` of local sockets the hub tunnel opened -> who is behind them (for access events). */
   private readonly tunnelPeers = new Map<string, string>();
   private stopped = false;
@@ -95,16 +113,24 @@ export class AdbAccessEndpoints {
     const vuid = retention.vendorUniqueIdentifier;
     const answer = (port: number): AccessEndpoint => ({ vendorUniqueIdentifier: vuid, retainId: retention.retainId, port });
     const current = this.endpoints.get(vuid);
-    if (!retention.retainId || this.stopped) {
-      if (current) this.close(current, 'released');
+    if (this.stopped) {
+      if (current) this.close(current, 'gateway stopping');
+      return answer(0);
+    }
+    if (!retention.retainId) {
+      if (!current) return answer(0);
+      this.revoke(current, 'released');
+      if (!current.absent) return answer(current.port); // kept for the device's next retain
+      this.close(current, 'released while the device is away');
       return answer(0);
     }
     const grant = grantOf(retention, this.options.logger);
-    if (current && current.grant.retainId === grant.retainId) {
-      current.grant = grant; // the retainer's keys changed: new connections see the new set
+    if (current) {
+      // Another retain's connections drop; one that came while nobody retained it is checked against this one's keys.
+      if (current.grant && current.grant.retainId !== grant.retainId) this.revoke(current, 'retained by someone else');
+      current.grant = grant; // same retain: the retainer's keys changed, new connections see the new set
       return answer(current.port);
     }
-    if (current) this.close(current, 'retained by someone else');
     if (!this.options.ownsAndroidDevice(vuid)) return answer(0);
     const endpoint = await this.listen(vuid, grant);
     return answer(endpoint?.port ?? 0);
@@ -114,7 +140,9 @@ export class AdbAccessEndpoints {
   async replaceAll(retentions: readonly Retention[]): Promise<AccessEndpoint[]> {
     const retained = new Set(retentions.filter((r) => r.retainId).map((r) => r.vendorUniqueIdentifier));
     for (const endpoint of [...this.endpoints.values()]) {
-      if (!retained.has(endpoint.vendorUniqueIdentifier)) this.close(endpoint, 'not retained at the hub');
+      if (retained.has(endpoint.vendorUniqueIdentifier)) continue;
+      this.revoke(endpoint, 'not retained at the hub');
+      if (endpoint.absent) this.close(endpoint, 'not retained at the hub');
     }
     const answers: AccessEndpoint[] = [];
     for (const retention of retentions) answers.push(await this.apply(retention));
@@ -131,6 +159,10 @@ export class AdbAccessEndpoints {
     endpoint.absent = true;
     endpoint.banner = undefined;
     for (const socket of endpoint.connections) socket.destroy();
+    if (endpoint.grant) return;
+    // Nobody retains it: its port goes back to the range (the hub is told, so no ticket names it any more).
+    this.close(endpoint, 'device left while not retained');
+    this.options.endpointClosed?.({ vendorUniqueIdentifier, retainId: '', port: 0 });
   }
 
   /** The device is Ready on this host again: its endpoint takes connections. */
@@ -141,7 +173,8 @@ export class AdbAccessEndpoints {
 
   /** The endpoint's port while the device is retained and served here. */
   portOf(vendorUniqueIdentifier: string): number | undefined {
-    return this.endpoints.get(vendorUniqueIdentifier)?.port;
+    const endpoint = this.endpoints.get(vendorUniqueIdentifier);
+    return endpoint?.grant ? endpoint.port : undefined;
   }
 
   /** Remembers that a local connection from `address:port` carries a hub tunnel for `peer` (its access events say so). */
@@ -149,6 +182,11 @@ export class AdbAccessEndpoints {
     const key = `${localAddress}:${localPort}`;
     this.tunnelPeers.set(key, peer);
     return () => this.tunnelPeers.delete(key);
+  }
+
+  /** Resolves once the Retentions applied so far (apply, replaceAll) are in effect. */
+  applied(): Promise<void> {
+    return this.queue.then(() => undefined);
   }
 
   async stop(): Promise<void> {
@@ -159,7 +197,13 @@ export class AdbAccessEndpoints {
   private async listen(vuid: string, grant: Grant): Promise<Endpoint | undefined> {
     const { first, last } = this.options.ports;
     const used = new Set([...this.endpoints.values()].map((e) => e.port));
-    for (let port = first; port <= last; port += 1) {
+    // The device's previous port first; then ports no other device had, then the rest.
+    const others = new Set([...this.lastPorts].filter(([id]) => id !== vuid).map(([, port]) => port));
+    const range = Array.from({ length: last - first + 1 }, (_, i) => first + i);
+    const previous = this.lastPorts.get(vuid);
+    const candidates = [...(previous === undefined ? [] : [previous]),
+      ...range.filter((port) => port !== previous && !others.has(port)), ...range.filter((port) => others.has(port))];
+    for (const port of candidates) {
       if (used.has(port)) continue;
       const server = net.createServer({ allowHalfOpen: true });
       const bound = await new Promise<boolean>((resolve) => {
@@ -172,6 +216,7 @@ export class AdbAccessEndpoints {
         return this.endpoints.get(vuid);
       }
       const endpoint: Endpoint = { vendorUniqueIdentifier: vuid, server, port, grant, connections: new Set(), absent: false };
+      this.lastPorts.set(vuid, port);
       server.on('connection', (socket) => this.accept(endpoint, socket));
       server.on('error', (err) => this.options.logger.warn({ err, device: vuid }, 'adb access endpoint failed'));
       this.endpoints.set(vuid, endpoint);
@@ -184,9 +229,31 @@ export class AdbAccessEndpoints {
 
   private accept(endpoint: Endpoint, socket: net.Socket): void {
     if (endpoint.absent) return void socket.destroy();
+    socket.on('error', () => socket.destroy());
+    if (!this.options.sync) return this.bridge(endpoint, socket);
+    // The retain this client made may still be on its way from the hub: its bytes wait unread until the hub's
+    // AccessSync answer is in (or SYNC_WAIT_MS passed: then what is known here decides). A release or retain
+    // applied meanwhile does not drop it: it is checked against what they leave.
+    socket.pause();
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      clearTimeout(timer);
+      if (socket.destroyed) return;
+      this.bridge(endpoint, socket);
+      socket.resume();
+    };
+    const timer = setTimeout(start, SYNC_WAIT_MS);
+    this.options.sync().then(start, start);
+    socket.once('close', () => clearTimeout(timer));
+  }
+
+  private bridge(endpoint: Endpoint, socket: net.Socket): void {
+    // Closed or away meanwhile: nothing to open.
+    if (endpoint.absent || this.endpoints.get(endpoint.vendorUniqueIdentifier) !== endpoint) return void socket.destroy();
     endpoint.connections.add(socket);
     socket.on('close', () => endpoint.connections.delete(socket));
-    socket.on('error', () => socket.destroy());
     // Read when reported: a hub tunnel's socket is marked once its own 'connect' fired, which may follow ours.
     const from = () => this.describePeer(socket);
     // After a stream that may change packages, they are read again once the connection has been quiet a while.
@@ -209,7 +276,7 @@ export class AdbAccessEndpoints {
       // A client signs the token with each of its keys in turn; one of the retainer's keys opens the connection.
       authenticate: (token, signature) => {
         if (!endpoint.connections.has(socket)) return false; // released meanwhile
-        const signer = endpoint.grant.verifiers.find(({ key }) => signatureMatches(key, token, signature));
+        const signer = endpoint.grant?.verifiers.find(({ key }) => signatureMatches(key, token, signature));
         if (signer) this.reportOpened(endpoint, from(), signer.fingerprint, '');
         return signer !== undefined;
       },
@@ -289,10 +356,11 @@ export class AdbAccessEndpoints {
     const key = rsaKeyOf(offered.modulusHex, offered.exponent);
     if (!signatures.some((signature) => signatureMatches(key, token, signature))) return;
     const comment = offered.comment ? ` (${offered.comment})` : '';
+    const why = endpoint.grant ? `is not one of ${endpoint.grant.userLogin}'s adb keys` : 'cannot open it: the device is not retained';
     this.options.report({
       vendorUniqueIdentifier: endpoint.vendorUniqueIdentifier,
       accepted: false,
-      message: `adb connection refused from ${from}: key ${offered.fingerprint}${comment} is not one of ${endpoint.grant.userLogin}'s adb keys`,
+      message: `adb connection refused from ${from}: key ${offered.fingerprint}${comment} ${why}`,
       remoteAddress: from,
       fingerprint: offered.fingerprint,
       userLogin: '',
@@ -304,10 +372,10 @@ export class AdbAccessEndpoints {
     this.options.report({
       vendorUniqueIdentifier: endpoint.vendorUniqueIdentifier,
       accepted: true,
-      message: `adb connection opened by ${endpoint.grant.userLogin} from ${from} with key ${fingerprint}${comment}`,
+      message: `adb connection opened by ${endpoint.grant?.userLogin} from ${from} with key ${fingerprint}${comment}`,
       remoteAddress: from,
       fingerprint,
-      userLogin: endpoint.grant.userLogin,
+      userLogin: endpoint.grant?.userLogin ?? '',
       atMs: Date.now(),
     });
   }
@@ -317,7 +385,16 @@ export class AdbAccessEndpoints {
     return this.tunnelPeers.get(direct) ?? direct;
   }
 
-  /** Closes the listener and drops every open connection at once (the release "within 1 s" rule). */
+  /** Nobody's keys open it any more, and every open connection drops at once (the release "within 1 s" rule). */
+  private revoke(endpoint: Endpoint, reason: string): void {
+    if (!endpoint.grant && endpoint.connections.size === 0) return;
+    endpoint.grant = undefined;
+    for (const socket of endpoint.connections) socket.destroy();
+    endpoint.connections.clear();
+    this.options.logger.info({ device: endpoint.vendorUniqueIdentifier, port: endpoint.port, reason }, 'adb access revoked');
+  }
+
+  /** Closes the listener and drops every open connection at once. */
   private close(endpoint: Endpoint, reason: string): void {
     if (this.endpoints.get(endpoint.vendorUniqueIdentifier) === endpoint) this.endpoints.delete(endpoint.vendorUniqueIdentifier);
     endpoint.server.close();

@@ -11,8 +11,8 @@
 import { EventEmitter } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import {
-  AUTHORIZATION_METADATA, GATEWAY_NAME_METADATA, GatewayLinkClient, type BlobChunk, type BlobRequest, type Command,
-  type DeviceAccessEvent, type DeviceState, type GatewayMessage, type HubMessage, type Retention, type TunnelFrame,
+  AUTHORIZATION_METADATA, GATEWAY_NAME_METADATA, GatewayLinkClient, type AccessEndpoint, type BlobChunk, type BlobRequest,
+  type Command, type DeviceAccessEvent, type DeviceState, type GatewayMessage, type HubMessage, type Retention, type TunnelFrame,
 } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AdbAccessEndpoints } from '../access/adb-access-endpoints';
@@ -99,6 +99,9 @@ export class HubLink extends EventEmitter implements DeviceListener {
   private readonly logger: Logger;
   /** Checks DeviceAccessTicket authenticators with what the hub sent (Welcome, Retention). */
   readonly tickets = new TicketVerifier();
+  /** AccessSyncs sent and not answered yet, by id (each resolves once its answer's Retentions are applied). */
+  private readonly accessSyncs = new Map<number, () => void>();
+  private nextAccessSync = 1;
   private session: Session | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private stopped = true;
@@ -308,6 +311,12 @@ export class HubLink extends EventEmitter implements DeviceListener {
         this.applyAccess(session, message.retention);
         return;
       }
+      case 'accessSync': {
+        const done = this.accessSyncs.get(Number(message.accessSync.id));
+        this.accessSyncs.delete(Number(message.accessSync.id));
+        if (done) void (this.options.adbAccess?.applied() ?? Promise.resolve()).then(done);
+        return;
+      }
       case 'openTunnel': {
         if (!this.options.adbAccess && !this.options.usbmuxAccess) return;
         relayTunnel(message.openTunnel, {
@@ -350,6 +359,26 @@ export class HubLink extends EventEmitter implements DeviceListener {
     this.send({ body: 'accessEvent', accessEvent });
   }
 
+  /**
+   * Resolves once every Retention the hub had sent when it read this request is applied here: the hub answers an
+   * AccessSync behind them on the same stream. At once without a verified session (what is known here decides).
+   */
+  syncAccess(): Promise<void> {
+    const id = this.nextAccessSync++;
+    return new Promise((resolve) => {
+      this.accessSyncs.set(id, resolve);
+      if (!this.send({ body: 'accessSync', accessSync: { id } })) {
+        this.accessSyncs.delete(id);
+        resolve();
+      }
+    });
+  }
+
+  /** A device's adb endpoint closed on its own (the device left while not retained): the hub forgets its port. */
+  accessEndpointClosed(accessEndpoint: AccessEndpoint): void {
+    this.send({ body: 'accessEndpoint', accessEndpoint });
+  }
+
   private startHeartbeats(session: Session, intervalMs: number, lost: (reason: string) => void): void {
     session.timers.push(setInterval(() => {
       this.send({ body: 'heartbeat', heartbeat: { sentAtMs: Date.now() } }, session);
@@ -372,6 +401,9 @@ export class HubLink extends EventEmitter implements DeviceListener {
 
   private closeSession(session: Session): void {
     session.closed = true;
+    // Their answers will not come: the clients waiting on them are checked against what is known here.
+    for (const done of this.accessSyncs.values()) done();
+    this.accessSyncs.clear();
     for (const timer of session.timers) clearTimeout(timer);
     session.timers = [];
     if (this.session === session) this.session = undefined;

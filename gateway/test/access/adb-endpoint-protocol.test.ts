@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Adb from '@devicefarmer/adbkit';
 import { defaultAndroidLab, LabWorld } from '@devicelab/labsim';
-import type { DeviceAccessEvent } from '@devicelab/proto';
+import type { AccessEndpoint, DeviceAccessEvent } from '@devicelab/proto';
 import {
   A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_WRTE, AUTH_RSAPUBLICKEY, AUTH_SIGNATURE, AUTH_TOKEN, type AdbPacket,
   AdbPacketReader, adbPacketHeader, createLogger, parseAdbPublicKey,
@@ -26,7 +26,10 @@ let world: LabWorld;
 let endpoints: AdbAccessEndpoints;
 let scratch: string;
 let port: number;
+let serial: string;
+let adb: ReturnType<typeof Adb.createClient>;
 const events: DeviceAccessEvent[] = [];
+const closedEndpoints: AccessEndpoint[] = [];
 const [spec] = defaultAndroidLab(1);
 
 interface Key { pem: string; publicText: string }
@@ -46,8 +49,8 @@ class RawClient {
   private waiter: (() => void) | undefined;
   readonly closed: Promise<void>;
 
-  constructor() {
-    this.socket = net.connect(port, '127.0.0.1');
+  constructor(to = port) {
+    this.socket = net.connect(to, '127.0.0.1');
     this.socket.on('data', (chunk: Buffer) => {
       this.inbox.push(...this.reader.push(chunk));
       this.waiter?.();
@@ -87,13 +90,15 @@ beforeAll(async () => {
   world = new LabWorld();
   await world.start();
   await world.addAndroidDevice(spec);
-  const adb = Adb.createClient({ port: world.adbServerPort });
+  adb = Adb.createClient({ port: world.adbServerPort });
   await eventually(async () => (await adb.listDevices()).some((d: { type: string }) => d.type === 'device'));
   const [device] = await adb.listDevices();
   endpoints = new AdbAccessEndpoints({
     adb, ports: { first: 17_640, last: 17_699 }, host: '127.0.0.1', logger: createLogger('test', 'silent'),
     ownsAndroidDevice: () => true, report: (event) => events.push(event), packagesChanged: () => undefined,
+    endpointClosed: (endpoint) => closedEndpoints.push(endpoint),
   });
+  serial = device.id;
   const parsed = parseAdbPublicKey(retainer.publicText);
   const answer = await endpoints.apply({
     vendorUniqueIdentifier: device.id, retainId: 'retain-1', userLogin: 'alice@lab.test',
@@ -197,5 +202,63 @@ test('a client that sends WRTEs ahead of their OKAYs (as the hub tunnel\'s CLI d
   expect(answer.slice(0, 4)).toBe('OKAY');
   const pushed = readFileSync(world.device(spec.serial).hostPath('/data/local/tmp/pipelined.bin'));
   expect(pushed.equals(content)).toBe(true);
+  client.socket.destroy();
+});
+
+/** The Retention of `key`'s holder. */
+function retention(retainId: string, userLogin: string, key: Key) {
+  const parsed = parseAdbPublicKey(key.publicText);
+  return { vendorUniqueIdentifier: serial, retainId, userLogin,
+    adbKeys: [{ key: parsed.struct, fingerprint: parsed.fingerprint, comment: parsed.comment }] };
+}
+
+test('a release keeps the port; a client is held until the hub answers its AccessSync, then checked against the retains before it', async () => {
+  let hubAnswers!: () => void; // the hub's AccessSync answer, which comes behind the Retentions it sent before
+  const synced = new Promise<void>((resolve) => { hubAnswers = resolve; });
+  const held = new AdbAccessEndpoints({
+    adb, ports: { first: 17_700, last: 17_709 }, host: '127.0.0.1', logger: createLogger('test', 'silent'),
+    ownsAndroidDevice: () => true, report: (event) => events.push(event), packagesChanged: () => undefined, sync: () => synced,
+  });
+  try {
+    const { port: kept } = await held.apply(retention('retain-1', 'alice@lab.test', retainer));
+    expect(await held.apply({ vendorUniqueIdentifier: serial, retainId: '' })).toEqual({ vendorUniqueIdentifier: serial, retainId: '', port: kept });
+    expect(held.portOf(serial)).toBeUndefined(); // no tunnel into a device nobody retains
+    // Bob's retain returned (its ticket names the kept port) and he connects; so does Alice, whose retain ended.
+    const bob = new RawClient(kept);
+    const alice = new RawClient(kept);
+    const bobAnswer = bob.authenticate(stranger);
+    const aliceAnswer = alice.authenticate(retainer);
+    let answered = false;
+    void Promise.race([bobAnswer, aliceAnswer]).then(() => { answered = true; }, () => { answered = true; });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(answered).toBe(false); // held, unread: not even the AUTH token before the hub's answer
+    expect((await held.apply(retention('retain-2', 'bob@lab.test', stranger))).port).toBe(kept);
+    hubAnswers();
+    expect((await bobAnswer).command).toBe(A_CNXN);
+    const refused = await aliceAnswer;
+    expect([refused.command, refused.arg0]).toEqual([A_AUTH, AUTH_TOKEN]); // her key opens nothing: asked for another
+    alice.socket.destroy();
+    // The next retainer: Bob's connection drops at once, the port stays.
+    expect((await held.apply(retention('retain-3', 'alice@lab.test', retainer))).port).toBe(kept);
+    await bob.closed;
+    const again = new RawClient(kept);
+    expect((await again.authenticate(retainer)).command).toBe(A_CNXN);
+    again.socket.destroy();
+  } finally {
+    await held.stop();
+  }
+});
+
+test('a device that leaves while nobody retains it gives its port back, and the hub is told', async () => {
+  await endpoints.apply({ vendorUniqueIdentifier: serial, retainId: '' });
+  endpoints.deviceGone(serial);
+  expect(closedEndpoints).toEqual([{ vendorUniqueIdentifier: serial, retainId: '', port: 0 }]);
+  const refused = new RawClient();
+  await refused.closed; // nothing listens there any more
+  endpoints.deviceReady(serial);
+  const reopened = await endpoints.apply(retention('retain-4', 'alice@lab.test', retainer));
+  expect(reopened.port).toBe(port); // its port again, as the hub may still name it
+  const client = new RawClient();
+  expect((await client.authenticate(retainer)).command).toBe(A_CNXN);
   client.socket.destroy();
 });

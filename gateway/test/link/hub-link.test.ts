@@ -19,6 +19,8 @@ import { GatewayUnavailableError } from '../../../hub/src/gateways/gateway-direc
 import { registerGateway } from '../../../hub/src/gateways/gateway-tokens';
 import { startLinkServer, type LinkServer } from '../../../hub/src/gateways/link-server';
 import { createTestDatabase, type TestDatabase } from '../../../hub/test/support/test-database';
+import Adb from '@devicefarmer/adbkit';
+import { AdbAccessEndpoints } from '../../src/access/adb-access-endpoints';
 import { AppCache } from '../../src/apps/app-cache';
 import { AndroidDriver } from '../../src/drivers/android/android-driver';
 import { DriverRegistry } from '../../src/drivers/registry';
@@ -298,6 +300,40 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     server!.directory.notifyRetention({ vendorUniqueIdentifier: a.adbSerial, retainId: 'retain-1' });
     // The hub waits for the answer (a retain waits up to 3 s); without one this would hang until the test times out.
     await expect(server!.directory.accessPort(a.adbSerial, 'retain-1', 600_000)).resolves.toBeUndefined();
+  });
+
+  it('a retain names the port the device\'s endpoint kept at once; AccessSync comes back behind the Retentions sent before it', async () => {
+    const access = new AdbAccessEndpoints({
+      adb: Adb.createClient({ port: world.adbServerPort }), ports: { first: 17_700, last: 17_719 }, host: '127.0.0.1', logger,
+      ownsAndroidDevice: () => true, report: () => undefined, packagesChanged: () => undefined,
+    });
+    try {
+      const l = await startConnected({ adbAccess: access });
+      await eventually(() => online(a.adbSerial));
+      const directory = server!.directory;
+      const retain = (retainId: string) => directory.notifyRetention({
+        vendorUniqueIdentifier: a.adbSerial, retainId, userId: retainId ? 'u1' : '', userLogin: retainId ? 'alice' : '', adbKeys: [],
+      });
+      // A timeout of 0 answers only what the hub knows without hearing from the gateway.
+      const known = (retainId: string, confirmed = false) => directory.accessPort(a.adbSerial, retainId, 0, confirmed);
+      const answered = (retainId: string) => directory.accessPort(a.adbSerial, retainId, 10_000, true);
+      retain('retain-1'); // a device's first retain: its endpoint opens now, and the hub learns the port
+      expect(await known('retain-1')).toBeUndefined();
+      const port = await answered('retain-1');
+      expect(port).toBeGreaterThanOrEqual(17_700);
+      retain('');
+      retain('retain-2');
+      expect(await known('retain-2', true)).toBeUndefined(); // confirmed: not before the gateway has it
+      expect(await known('retain-2')).toBe(port); // kept from retain to retain: named at once
+      await l.syncAccess(); // answered behind both Retentions: the gateway has applied them
+      expect(access.portOf(a.adbSerial)).toBe(port);
+      retain('');
+      await l.syncAccess();
+      expect(access.portOf(a.adbSerial)).toBeUndefined(); // released: open to nobody
+      expect(await answered('')).toBe(port);
+    } finally {
+      await access.stop();
+    }
   });
 
   it('install pulls the blob from the hub once for two devices, then installs it on both', async () => {

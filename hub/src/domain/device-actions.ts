@@ -18,7 +18,7 @@ interface RetainOptions {
    * Told about the retain once it is committed, so the device's gateway accepts the new ticket and opens the
    * device's access endpoint; the ticket names that endpoint's port once the gateway says where it listens.
    */
-  gateways?: Pick<GatewayDirectory, 'notifyRetention' | 'accessPort'>;
+  gateways?: Pick<GatewayDirectory, 'notifyRetention' | 'accessPort' | 'replicaId'>;
 }
 
 /** How long a retain waits for the gateway to open the device's adb endpoint before answering without it. */
@@ -26,7 +26,7 @@ const ACCESS_ENDPOINT_WAIT_MS = 3_000;
 
 /**
  * Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online).
- * retain_device (migration 022) applies the same rules inside the database.
+ * retain_device (migrations 022, 025) applies the same rules inside the database.
  */
 export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
   if (device.deleted) throw new ApiFailure('Device is deleted.');
@@ -43,10 +43,11 @@ export async function retainDevice(
   // winner's lock, update, session marker and event are one short transaction.
   const at = options.now?.() ?? new Date();
   const device = await callRetainFunction(db, sql`retain_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
-    ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz)`, identifier);
+    ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text)`, identifier);
   if (device.outcome !== 'retained' && device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device));
   const retainId = device.retain_id ?? '';
-  announceRetention(options.gateways, device); // also for a repeated retain, as a gateway that missed it would need
+  // Also for a repeated retain, as a gateway that missed it would need; the other replicas heard of a new one at commit.
+  announceRetention(options.gateways, device, device.outcome === 'retained');
   const accessTicket: DeviceAccessTicket = {
     authenticator: signDeviceTicket(options.ticketKeys, {
       vendorUniqueIdentifier: device.vendor_unique_identifier, deviceId: device.id, userId: user.id,
@@ -65,15 +66,16 @@ export async function retainDevice(
 export async function releaseDevice(
   db: Db, user: AuthenticatedUser, identifier: string,
   /** Told once the release is committed, so the device's gateway stops accepting the old ticket and access ends. */
-  gateways?: Pick<GatewayDirectory, 'notifyRetention'>,
+  gateways?: Pick<GatewayDirectory, 'notifyRetention' | 'replicaId'>,
 ): Promise<void> {
   const device = await callRetainFunction(db, sql`release_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
-    ${user.id}::uuid, ${user.displayName}, ${hasEntitlement(user, 'DeviceReleaseAny')}, ${new Date().toISOString()}::timestamptz)`, identifier);
-  if (device.outcome === 'released') announceRetention(gateways, device);
+    ${user.id}::uuid, ${user.displayName}, ${hasEntitlement(user, 'DeviceReleaseAny')}, ${new Date().toISOString()}::timestamptz,
+    ${gateways?.replicaId ?? null}::text)`, identifier);
+  if (device.outcome === 'released') announceRetention(gateways, device, true);
   else if (device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device));
 }
 
-/** What retain_device and release_device return (migration 022). */
+/** What retain_device and release_device return (migrations 022, 025). */
 interface RetainOutcome {
   outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | 'deleted' | 'disabled' | 'in_use' | 'offline';
   id: string;
@@ -107,10 +109,15 @@ function refusalText(device: RetainOutcome): string {
   }
 }
 
-/** Tells the device's gateway who may open it now (the retainer with their adb keys, or nobody). */
-function announceRetention(gateways: Pick<GatewayDirectory, 'notifyRetention'> | undefined, device: RetainOutcome): void {
+/**
+ * Tells the device's gateway who may open it now (the retainer with their adb keys, or nobody); `othersTold`: the
+ * function's transaction told the other hub replicas already (migration 025).
+ */
+function announceRetention(
+  gateways: Pick<GatewayDirectory, 'notifyRetention'> | undefined, device: RetainOutcome, othersTold: boolean,
+): void {
   const keys = (device.retainer_adb_keys ?? []).map((k) => ({ ...k, key: Buffer.from(k.key, 'base64') }));
-  gateways?.notifyRetention(retentionOf({ ...device, login: device.retainer_login }, keys));
+  gateways?.notifyRetention(retentionOf({ ...device, login: device.retainer_login }, keys), othersTold);
 }
 
 /**

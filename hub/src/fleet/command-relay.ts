@@ -52,7 +52,8 @@ export class CommandRelay {
     registry.onRelayNotification((payload) => this.onNotice(payload));
   }
 
-  private readonly replicaId: string;
+  /** The `from` of this replica's notices (retain_device and release_device send theirs with it, migration 025). */
+  readonly replicaId: string;
 
   /** Runs `request` on the replica `owner` and resolves with its result; rejects like a local command would. */
   request(owner: string, kind: RelayKind, target: string, request: unknown, timeoutMs: number): Promise<unknown> {

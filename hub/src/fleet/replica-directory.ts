@@ -30,7 +30,9 @@ export function localExecutor(link: LocalLinks): RelayExecutor {
         return result;
       }
       case 'accessPort':
-        return (await link.directory.accessPort(target, (request as { retainId: string }).retainId, timeoutMs)) ?? null;
+        // Confirmed: the requester's retain reaches this replica's gateway through the relay's broadcast, which
+        // this answer could overtake; a tunnel the client opens next must find the retain at the gateway.
+        return (await link.directory.accessPort(target, (request as { retainId: string }).retainId, timeoutMs, true)) ?? null;
     }
   };
 }
@@ -68,9 +70,13 @@ export class ReplicaDirectory implements GatewayDirectory {
     return result;
   }
 
-  notifyRetention(retention: Retention): void {
+  notifyRetention(retention: Retention, othersTold = false): void {
     this.link.directory.notifyRetention(retention);
-    this.relay.broadcast({ type: 'retention', vendorUniqueIdentifier: retention.vendorUniqueIdentifier });
+    if (!othersTold) this.relay.broadcast({ type: 'retention', vendorUniqueIdentifier: retention.vendorUniqueIdentifier });
+  }
+
+  get replicaId(): string {
+    return this.relay.replicaId;
   }
 
   async accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined> {

@@ -37,14 +37,19 @@ export interface GatewayDirectory {
    * Tells the connected gateways that the device's current retain or access changed (a retain id with the
    * retainer's adb keys, or '' when released, disabled or deleted), so its gateway accepts only tickets of the
    * current retain and only the retainer's keys. Best effort: a gateway that misses it gets the full set in its
-   * next Welcome.
+   * next Welcome. `othersTold`: the other hub replicas heard of it already (retain_device and release_device
+   * tell them in their own transaction, as `replicaId`), so only this replica's gateways are told here.
    */
-  notifyRetention(retention: Retention): void;
+  notifyRetention(retention: Retention, othersTold?: boolean): void;
+  /** This hub replica's id on the command relay, for retain_device / release_device (migration 025); none without replicas. */
+  readonly replicaId?: string;
   /**
    * Where the device's adb endpoint listens for this retain, once its gateway has said so (it answers every
-   * Retention); undefined when the gateway serves none or does not answer within `timeoutMs`.
+   * Retention), or at once when the gateway is known to let nobody in until this retain reaches it (the port its
+   * last release kept, gateway-session.ts); undefined when the gateway serves none or does not answer within
+   * `timeoutMs`. `confirmed`: only once the gateway has answered this very retain.
    */
-  accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined>;
+  accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number, confirmed?: boolean): Promise<number | undefined>;
   /**
    * A relayed byte stream into the device's access endpoint through its gateway (issue 11 part 2). Rejects with
    * GatewayUnavailableError when no connected gateway holds the device or it does not answer within `timeoutMs`.

@@ -67,11 +67,15 @@ export class GatewaySession {
   private ended = false;
   /** Set when a newer connection of the same gateway took over: its snapshot reconciles, so no Offline flap. */
   private replaced = false;
-  /** Retention changes that arrive before Welcome is written; sent right behind it. */
-  private heldRetentions: Retention[] | undefined = [];
+  /** Retention changes (and AccessSync answers behind them) that arrive before Welcome is written; sent right behind it. */
+  private heldRetentions: Extract<HubMessage, { body: 'retention' | 'accessSync' }>[] | undefined = [];
   private readonly metricsReceiver: MetricsReceiver | undefined;
-  /** Where each retained device's access endpoint listens, as the gateway last answered a Retention. */
+  /**
+   * Where each device's access endpoint listens, as the gateway last answered a Retention: for a retain, or for a
+   * release that left the endpoint open with nobody allowed in (retain id '', the port kept for the next retain).
+   */
   private readonly accessEndpoints = new Map<string, AccessEndpoint>();
+
   private accessWaiters: { endpoint: Omit<AccessEndpoint, 'port'>; resolve(port: number | undefined): void }[] = [];
 
   constructor(private readonly ctx: GatewaySessionContext) {
@@ -226,6 +230,10 @@ export class GatewaySession {
         return this.onAccessEndpoint(message.accessEndpoint);
       case 'accessEvent':
         return this.onAccessEvent(message.accessEvent);
+      case 'accessSync':
+        // Behind every Retention written before it (one ordered stream): the gateway checks the client it holds
+        // against every retain and release this hub has answered by now.
+        return this.sendRetentionOrdered({ body: 'accessSync', accessSync: message.accessSync });
     }
   }
 
@@ -255,7 +263,7 @@ export class GatewaySession {
       } });
       const held = this.heldRetentions ?? [];
       this.heldRetentions = undefined;
-      for (const retention of held) this.write({ body: 'retention', retention });
+      for (const message of held) this.write(message);
       void this.sendMetricsSettings();
       this.timers.push(setInterval(() => this.write({ body: 'heartbeat', heartbeat: { sentAtMs: Date.now() } }), heartbeatIntervalMs));
     });
@@ -286,8 +294,13 @@ export class GatewaySession {
 
   /** A device of this gateway was retained (`retainId`) or released (''). */
   sendRetention(retention: Retention): void {
-    if (this.heldRetentions) this.heldRetentions.push(retention);
-    else this.write({ body: 'retention', retention });
+    this.sendRetentionOrdered({ body: 'retention', retention });
+  }
+
+  /** A Retention, or an AccessSync that must follow every Retention before it. */
+  private sendRetentionOrdered(message: Extract<HubMessage, { body: 'retention' | 'accessSync' }>): void {
+    if (this.heldRetentions) this.heldRetentions.push(message);
+    else this.write(message);
   }
 
   /** Asks the gateway to open a relayed connection into a device's access endpoint (it calls Tunnel). */
@@ -295,10 +308,17 @@ export class GatewaySession {
     this.write({ body: 'openTunnel', openTunnel: request });
   }
 
-  /** The port of the device's access endpoint for this retain, once the gateway has said (undefined: none / no answer in time). */
-  accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined> {
+  /**
+   * The port of the device's access endpoint for this retain (undefined: none / no answer in time). Known at once
+   * when the gateway has answered an earlier Retention of the device with a port: an endpoint keeps its port from
+   * retain to retain while its device stays, and a client that connects is checked only once the gateway has
+   * every Retention sent before it (AccessSync), this retain's included (gateway access/adb-access-endpoints.ts).
+   * Otherwise, and always when `confirmed`, once the gateway has answered this very retain.
+   */
+  accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number, confirmed = false): Promise<number | undefined> {
     const known = this.accessEndpoints.get(vendorUniqueIdentifier);
     if (known?.retainId === retainId) return Promise.resolve(known.port || undefined);
+    if (!confirmed && known && known.port > 0) return Promise.resolve(known.port);
     if (this.ended) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       const waiter = {
@@ -315,8 +335,9 @@ export class GatewaySession {
   }
 
   private onAccessEndpoint(endpoint: AccessEndpoint): void {
-    if (endpoint.retainId) this.accessEndpoints.set(endpoint.vendorUniqueIdentifier, endpoint);
-    else this.accessEndpoints.delete(endpoint.vendorUniqueIdentifier);
+    const vuid = endpoint.vendorUniqueIdentifier;
+    if (endpoint.retainId || endpoint.port > 0) this.accessEndpoints.set(vuid, endpoint);
+    else this.accessEndpoints.delete(vuid);
     for (const waiter of [...this.accessWaiters]) {
       if (waiter.endpoint.vendorUniqueIdentifier === endpoint.vendorUniqueIdentifier && waiter.endpoint.retainId === endpoint.retainId) {
         waiter.resolve(endpoint.port || undefined);

@@ -299,9 +299,9 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
       // ticket also needs the hub's signature), nor are public keys.
       for (const session of sessions.values()) session.sendRetention(retention);
     },
-    async accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number): Promise<number | undefined> {
+    async accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number, confirmed?: boolean): Promise<number | undefined> {
       const session = [...sessions.values()].find((s) => s.devices.has(vendorUniqueIdentifier));
-      return session?.accessPort(vendorUniqueIdentifier, retainId, timeoutMs);
+      return session?.accessPort(vendorUniqueIdentifier, retainId, timeoutMs, confirmed);
     },
     openTunnel(request, timeoutMs): Promise<DeviceTunnel> {
       const session = [...sessions.values()].find((s) => s.devices.has(request.vendorUniqueIdentifier));

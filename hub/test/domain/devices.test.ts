@@ -4,7 +4,11 @@ import { decodeDeviceTicket } from '@devicelab/proto';
 import { newTicketKeys } from '../../src/domain/device-ticket';
 import { resolveDevice } from '../../src/domain/device-queries';
 import { listAvailableDevices, listDevices } from '../../src/domain/devices';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { RELAY_CHANNEL } from '../../src/fleet/replica-registry';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/lab';
 import { ALL, createUser, insertDevice, startIdleLinkServer } from './helpers';
 
 const KEYS = newTicketKeys();
@@ -151,6 +155,63 @@ describe('retain and release', () => {
     const markers = await t.db.selectFrom('metrics.markers' as never).selectAll().where('device_id' as never, '=', d.id as never)
       .execute() as unknown as { name: string; started_by: string; stopped_at: Date | null }[];
     expect(markers).toEqual([expect.objectContaining({ name: 'session', started_by: user.id, stopped_at: expect.any(Date) })]);
+  });
+
+  it('a retain and a release tell the other hub replicas themselves, at commit (migration 025); a refused one tells nobody', async () => {
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const heard: unknown[] = [];
+    listener.on('notification', (n) => { if (n.channel === RELAY_CHANNEL) heard.push(JSON.parse(n.payload ?? '')); });
+    await listener.query(`LISTEN ${RELAY_CHANNEL}`);
+    try {
+      const [a, b] = [await createUser(t.db, 'relay-a@example.com'), await createUser(t.db, 'relay-b@example.com')];
+      const d = await insertDevice(t.db);
+      const told: [unknown, boolean | undefined][] = [];
+      const gateways = { replicaId: 'replica-1', notifyRetention: (r: unknown, othersTold?: boolean) => told.push([r, othersTold]),
+        accessPort: async () => undefined };
+      const notice = { type: 'retention', from: 'replica-1', vendorUniqueIdentifier: d.vendor_unique_identifier };
+      await retainDevice(t.db, a, d.id, { ticketKeys: KEYS, gateways });
+      // Heard by the time the retain answers: NOTIFY is delivered at commit, before the function's result.
+      await waitFor(async () => heard.length === 1, 5000, 'the retain notice');
+      expect(heard).toEqual([notice]);
+      expect(await message(retainDevice(t.db, b, d.id, { ticketKeys: KEYS, gateways }))).toMatch(/in use/);
+      await retainDevice(t.db, a, d.id, { ticketKeys: KEYS, gateways }); // unchanged: told by the hub, as before
+      await releaseDevice(t.db, a, d.id, gateways);
+      await waitFor(async () => heard.length === 2, 5000, 'the release notice');
+      expect(heard).toEqual([notice, notice]);
+      expect(told.map(([, othersTold]) => othersTold)).toEqual([true, false, true]);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('the lab counts a retain or release event records are those of the devices at that moment (device_tallies, migration 025)', async () => {
+    const user = await createUser(t.db, 'tally@example.com');
+    const direct = async () => {
+      const { rows } = await sql<{ online: number; inuse: number }>`SELECT
+        count(*) FILTER (WHERE availability = 'Online' AND NOT deleted)::int AS online,
+        count(*) FILTER (WHERE retained_by IS NOT NULL AND NOT deleted)::int AS inuse FROM devices`.execute(t.db);
+      return rows[0];
+    };
+    const recorded = async (deviceId: string) => {
+      const event = await t.db.selectFrom('events').select(['device_online_count', 'device_inuse_count'])
+        .where('device_id', '=', deviceId).where('event_type', '=', 'DeviceRetained').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+      return { online: event.device_online_count, inuse: event.device_inuse_count };
+    };
+    const [a, b, c, d] = [await insertDevice(t.db), await insertDevice(t.db), await insertDevice(t.db), await insertDevice(t.db)];
+    await retainDevice(t.db, user, a.id, { ticketKeys: KEYS });
+    expect(await recorded(a.id)).toEqual(await direct());
+    // Every way a count changes: Offline, deleted (while retained), Online again, removed outright, released.
+    await t.db.updateTable('devices').set({ availability: 'Offline' }).where('id', '=', b.id).execute();
+    await retainDevice(t.db, user, c.id, { ticketKeys: KEYS });
+    await t.db.updateTable('devices').set({ deleted: true }).where('id', '=', c.id).execute();
+    await t.db.deleteFrom('devices').where('id', '=', d.id).execute();
+    await retainDevice(t.db, user, b.id, { ticketKeys: KEYS }).catch(() => undefined); // Offline: refused, no event
+    await releaseDevice(t.db, user, a.id);
+    expect(await recorded(a.id)).toEqual(await direct());
+    await t.db.updateTable('devices').set({ availability: 'Online' }).where('id', '=', b.id).execute();
+    await retainDevice(t.db, user, b.id, { ticketKeys: KEYS });
+    expect(await recorded(b.id)).toEqual(await direct());
   });
 
   it('two concurrent retains: exactly one wins, 100 times over', async () => {

@@ -181,3 +181,28 @@ test('through the hub tunnel: devicelab connect gives an adb connection; release
     await bobTunnel.close();
   }
 });
+
+test('the next retain names the port the endpoint kept: its retainer gets in right after it returns, the previous one is refused', async () => {
+  const serial = lab.devices[0].serial;
+  const retain = async (who: typeof alice) => json(await lab.api(who, `/Device?action=retain&id=${serial}`, { method: 'POST' }));
+  const first = await retain(alice);
+  expect(first.isSuccess).toBe(true);
+  const address = `${first.data.gatewayAddress}:${first.data.gatewayPort}`;
+  await bob.adb.adb(['disconnect', address]); // his adb server keeps retrying the endpoint he was refused at earlier
+  expect(await json(await lab.api(alice, `/Device?action=release&id=${serial}`, { method: 'POST' }))).toEqual({ isSuccess: true });
+  const second = await retain(bob);
+  expect(second.isSuccess).toBe(true);
+  expect(second.data.gatewayPort).toBe(first.data.gatewayPort); // named at once: the hub did not wait for the gateway
+  // Right after the retain returned: the endpoint holds the connection until the gateway has the retain.
+  const connect = await bob.adb.adb(['connect', address]);
+  expect(connect.stdout.trim()).toBe(`connected to ${address}`);
+  await waitFor(() => online(bob.adb, address), 15_000, 'bob sees the device');
+  expect((await bob.adb.adb(['-s', address, 'shell', 'getprop', 'ro.serialno'])).stdout.trim()).toBe(serial);
+  // Alice's retain ended: her key opens nothing now.
+  await alice.adb.adb(['disconnect', address]);
+  await alice.adb.adb(['connect', address]);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect(await online(alice.adb, address)).toBe(false);
+  expect(await json(await lab.api(bob, `/Device?action=release&id=${serial}`, { method: 'POST' }))).toEqual({ isSuccess: true });
+  await waitFor(async () => !(await online(bob.adb, address)), 1_000, 'bob\'s connection dropped within 1 s');
+});

@@ -19,6 +19,7 @@ import * as hubReplicas from './019_hub_replicas';
 import * as blobs from './020_blobs';
 import * as retainFunctions from './022_retain_functions';
 import * as jobProgress from './024_job_progress';
+import * as retainPlans from './025_retain_plans';
 import * as listStampRows from './026_list_stamp_rows';
 
 const migrations: Record<string, Migration> = {
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '020_blobs': blobs,
   '022_retain_functions': retainFunctions,
   '024_job_progress': jobProgress,
+  '025_retain_plans': retainPlans,
   '026_list_stamp_rows': listStampRows,
 };
 
