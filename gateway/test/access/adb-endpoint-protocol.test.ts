@@ -147,6 +147,14 @@ test('another key is asked for the next one, its public key is refused and told,
   const fingerprint = parseAdbPublicKey(stranger.publicText).fingerprint;
   await eventually(() => events.some((e) => !e.accepted && e.fingerprint === fingerprint));
   expect(events.find((e) => !e.accepted)?.message).toMatch(new RegExp(`^adb connection refused from 127\\.0\\.0\\.1:\\d+: key ${fingerprint} .*is not one of alice@lab\\.test's adb keys$`));
+
+  // The same key again from the same host (an adb server reconnecting every second): refused, not told again.
+  const retry = new RawClient();
+  await retry.authenticate(stranger);
+  retry.send(A_AUTH, AUTH_RSAPUBLICKEY, 0, Buffer.from(`${stranger.publicText.trim()}\0`));
+  await retry.closed;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(events.filter((e) => !e.accepted && e.fingerprint === fingerprint)).toHaveLength(1);
 });
 
 test('before AUTH: a stream is not opened, and a large packet is not buffered', async () => {

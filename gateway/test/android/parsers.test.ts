@@ -113,6 +113,8 @@ describe('dumpsys package', () => {
     const hidden = 'Packages:\n  Package [x] (1):\n    versionCode=2 minSdk=1\n    versionName=2.0\nHidden system packages:\n  Package [x] (2):\n    versionName=1.0\n';
     expect(parseDumpsysPackageVersion(hidden)).toEqual({ versionName: '2.0', versionCode: '2' });
     expect(parseDumpsysPackageVersion('Unable to find package: x')).toEqual({});
+    // No android:versionName in the manifest (ApiDemos): Android prints the null.
+    expect(parseDumpsysPackageVersion('Packages:\n  Package [x] (1):\n    versionCode=0 minSdk=1\n    versionName=null\n')).toEqual({ versionCode: '0' });
   });
 });
 

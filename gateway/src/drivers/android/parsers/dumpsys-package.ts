@@ -8,11 +8,14 @@ interface PackageVersion { versionName?: string; versionCode?: string }
 
 export function parseDumpsysPackageVersion(text: string): PackageVersion {
   const out: PackageVersion = {};
+  let nameSeen = false;
   for (const line of lines(text)) {
     if (/^Hidden system packages:/.test(line.trim())) break;
-    if (out.versionName === undefined) {
-      const m = /^\s*versionName=(.*)$/.exec(line);
-      if (m) out.versionName = m[1].trim();
+    const name = nameSeen ? null : /^\s*versionName=(.*)$/.exec(line);
+    if (name) {
+      nameSeen = true;
+      // An app without android:versionName is dumped as `versionName=null` (Java's string of a null).
+      if (name[1].trim() !== 'null') out.versionName = name[1].trim();
     }
     if (out.versionCode === undefined) {
       const m = /^\s*versionCode=(\d+)/.exec(line);
