@@ -72,15 +72,17 @@ export class AppCache {
     const address = normalise(sha256);
     const file = new ArrivingFile(path.join(this.cacheDir, `.${address}.${randomBytes(6).toString('hex')}.part`));
     this.pending.set(key, file);
-    void this.download(file, address, extension, fetch).finally(() => this.pending.delete(key));
+    // Off the list before it settles: a request that hears of the outcome and asks again starts afresh.
+    void this.download(file, address, extension, fetch, () => this.pending.delete(key));
     return file;
   }
 
   /** Settles `file`: finished once verified and renamed into place, failed otherwise. Never rejects. */
-  private async download(file: ArrivingFile, sha256: string, extension: string, fetch: BlobSource): Promise<void> {
+  private async download(file: ArrivingFile, sha256: string, extension: string, fetch: BlobSource, done: () => void): Promise<void> {
     const target = this.pathFor(sha256, extension);
     const cached = await stat(target).catch(() => undefined);
     if (cached?.isFile()) {
+      done();
       file.grew(cached.size);
       file.finish(target);
       return;
@@ -118,6 +120,7 @@ export class AppCache {
       if (actual !== sha256) throw new BlobDigestMismatchError(sha256, actual);
       if (announced !== undefined && announced !== received) throw new BlobSizeMismatchError(announced, received);
       await rename(temp, target);
+      done();
       file.finish(target);
     } catch (err) {
       if (out && !out.closed) {
@@ -127,6 +130,7 @@ export class AppCache {
         await closed;
       }
       await unlink(temp).catch(() => undefined);
+      done();
       file.fail(err instanceof Error ? err : new Error(String(err)));
     }
   }

@@ -86,14 +86,21 @@ export class ArrivingFile implements ArrivingApp {
     }
   }
 
-  /** The temp file while downloading (an open handle survives the rename), the cached file once renamed. */
+  /**
+   * The temp file while downloading (an open handle survives the rename), the cached file once renamed. The temp file
+   * may not exist yet (the size is known before the first bytes are written): then wait for them.
+   */
   private async openFile(): Promise<FileHandle> {
-    if (this.finished !== undefined) return open(this.finished, 'r');
-    try {
-      return await open(this.temp, 'r');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      return open(await this.complete, 'r'); // renamed meanwhile, or removed after a failure (then this rejects)
+    for (;;) {
+      if (this.failure) throw this.failure;
+      if (this.finished !== undefined) return open(this.finished, 'r');
+      try {
+        return await open(this.temp, 'r');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        // Not written yet, renamed meanwhile, or removed after a failure: the next change tells which.
+        if (!this.failure && this.finished === undefined) await new Promise<void>((resolve) => this.wakers.push(resolve));
+      }
     }
   }
 

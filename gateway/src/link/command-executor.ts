@@ -66,8 +66,10 @@ export class CommandExecutor {
         const extension = this.drivers.appFileExtension(id);
         // The install starts as the download does (a cold cache costs no extra wait); a download that fails or does
         // not match its digest fails the install with APP_FETCH_FAILED, whether it had started or not.
+        let logged = false;
         const fetchFailed = (err: unknown): never => {
-          this.logger.warn({ err, blobSha256 }, 'fetching an application binary from the hub failed');
+          if (!logged) this.logger.warn({ err, blobSha256 }, 'fetching an application binary from the hub failed');
+          logged = true;
           throw new DeviceCommandError(
             `The gateway could not get the application binary from the hub: ${err instanceof Error ? err.message : String(err)}`, 'APP_FETCH_FAILED');
         };
