@@ -1,13 +1,16 @@
 /**
  * Content-addressed cache of app binaries: `<cacheDir>/<sha256><extension>`, the extension being the platform's file
  * type (`.apk`, `.ipa`: installers look at it). A blob is downloaded once (to a temp
- * file, SHA-256 verified, then renamed into place); concurrent requests for one address share one download.
+ * file, SHA-256 verified, then renamed into place); concurrent requests for one address share one download, and can
+ * read the bytes while they arrive (`arriving`).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import type { ArrivingApp } from '../drivers/device-driver';
+import { ArrivingFile } from './arriving-file';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const EXTENSION = /^\.[a-z0-9]{1,8}$/;
@@ -19,8 +22,19 @@ export class BlobDigestMismatchError extends Error {
   }
 }
 
+/** Reads a blob from its source; `announce` hears its whole size as soon as the source tells it (its first chunk). */
+export type BlobSource = (announce: (totalSize: number) => void) => AsyncIterable<Buffer>;
+
+export class BlobSizeMismatchError extends Error {
+  constructor(announced: number, received: number) {
+    super(`Downloaded app binary has ${received} bytes, the hub announced ${announced}`);
+    this.name = 'BlobSizeMismatchError';
+  }
+}
+
 export class AppCache {
-  private readonly pending = new Map<string, Promise<string>>();
+  /** Downloads running, by target path. */
+  private readonly pending = new Map<string, ArrivingFile>();
 
   constructor(readonly cacheDir: string) {}
 
@@ -38,48 +52,86 @@ export class AppCache {
   }
 
   /** Returns the local path of the blob, downloading it through `fetch` when it is not cached yet. */
-  ensure(sha256: string, extension: string, fetch: () => AsyncIterable<Buffer>): Promise<string> {
+  ensure(sha256: string, extension: string, fetch: BlobSource): Promise<string> {
+    return this.start(sha256, extension, fetch).complete;
+  }
+
+  /**
+   * The blob as soon as its size is known, readable while it downloads (a cached blob has arrived already).
+   * Rejects when the download fails before its size is known; later failures make its readers throw.
+   */
+  arriving(sha256: string, extension: string, fetch: BlobSource): Promise<ArrivingApp> {
+    return this.start(sha256, extension, fetch).whenSized();
+  }
+
+  /** The blob's download, shared by every request for it while it runs. */
+  private start(sha256: string, extension: string, fetch: BlobSource): ArrivingFile {
     const key = this.pathFor(sha256, extension);
     const running = this.pending.get(key);
     if (running) return running;
-    const job = this.download(normalise(sha256), extension, fetch).finally(() => this.pending.delete(key));
-    this.pending.set(key, job);
-    return job;
+    const address = normalise(sha256);
+    const file = new ArrivingFile(path.join(this.cacheDir, `.${address}.${randomBytes(6).toString('hex')}.part`));
+    this.pending.set(key, file);
+    // Off the list before it settles: a request that hears of the outcome and asks again starts afresh.
+    void this.download(file, address, extension, fetch, () => this.pending.delete(key));
+    return file;
   }
 
-  private async download(sha256: string, extension: string, fetch: () => AsyncIterable<Buffer>): Promise<string> {
+  /** Settles `file`: finished once verified and renamed into place, failed otherwise. Never rejects. */
+  private async download(file: ArrivingFile, sha256: string, extension: string, fetch: BlobSource, done: () => void): Promise<void> {
     const target = this.pathFor(sha256, extension);
-    if (await this.has(sha256, extension)) return target;
-    await mkdir(this.cacheDir, { recursive: true });
-    const temp = path.join(this.cacheDir, `.${sha256}.${randomBytes(6).toString('hex')}.part`);
+    const cached = await stat(target).catch(() => undefined);
+    if (cached?.isFile()) {
+      done();
+      file.grew(cached.size);
+      file.finish(target);
+      return;
+    }
+    const temp = file.temp;
     const hash = createHash('sha256');
-    const out = createWriteStream(temp);
-    const outDone = new Promise<void>((resolve, reject) => {
-      out.on('finish', resolve);
-      out.on('error', reject);
-    });
-    outDone.catch(() => undefined); // observed below; avoid an unhandled rejection on early failure
+    let announced: number | undefined;
+    let received = 0;
+    let out: WriteStream | undefined;
     try {
-      for await (const chunk of fetch()) {
+      await mkdir(this.cacheDir, { recursive: true });
+      const stream = out = createWriteStream(temp);
+      const outDone = new Promise<void>((resolve, reject) => {
+        stream.on('finish', resolve);
+        stream.on('error', reject);
+      });
+      outDone.catch(() => undefined); // observed below; avoid an unhandled rejection on early failure
+      const announce = (size: number) => {
+        if (announced !== undefined) return;
+        announced = size;
+        file.announced(size);
+      };
+      for await (const chunk of fetch(announce)) {
         hash.update(chunk);
+        received += chunk.length;
+        // Readers follow the bytes on disk: each chunk counts once written.
+        const taken = stream.write(chunk, (err) => { if (!err) file.grew(chunk.length); });
         // events.once removes its 'error' listener again on 'drain': a listener per wait would pile up (one per
         // 16 KiB of a large app, and Node's MaxListenersExceededWarning on the gateway's output).
-        if (!out.write(chunk)) await once(out, 'drain');
+        if (!taken) await once(stream, 'drain');
       }
-      out.end();
+      stream.end();
       await outDone;
       const actual = hash.digest('hex');
       if (actual !== sha256) throw new BlobDigestMismatchError(sha256, actual);
+      if (announced !== undefined && announced !== received) throw new BlobSizeMismatchError(announced, received);
       await rename(temp, target);
-      return target;
+      done();
+      file.finish(target);
     } catch (err) {
-      if (!out.closed) {
-        const closed = new Promise<void>((resolve) => out.once('close', () => resolve()));
-        out.destroy();
+      if (out && !out.closed) {
+        const stream = out;
+        const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
+        stream.destroy();
         await closed;
       }
       await unlink(temp).catch(() => undefined);
-      throw err;
+      done();
+      file.fail(err instanceof Error ? err : new Error(String(err)));
     }
   }
 }

@@ -22,6 +22,22 @@ export interface InstallOptions {
   onProgress?: (percent: number) => void;
 }
 
+/**
+ * An app binary that may still be downloading into the app cache: its size is known, its bytes can be read as they
+ * arrive. A driver that streams an install can start before the download ends (a cold cache costs no extra wait).
+ */
+export interface ArrivingApp {
+  /** The binary's size in bytes. */
+  readonly size: number;
+  /**
+   * The bytes from the start, in pieces of at most `pieceBytes`, waiting for those not downloaded yet. The last byte
+   * comes only once the whole binary is verified; a failed download or a wrong digest makes the iteration throw.
+   */
+  read(pieceBytes: number): AsyncIterable<Buffer>;
+  /** The finished, verified file in the cache (rejects when the download fails). */
+  readonly complete: Promise<string>;
+}
+
 export interface UninstallOptions {
   /** Keep the app's data and caches (Android `pm uninstall -k`). */
   keepData?: boolean;
@@ -61,6 +77,8 @@ export interface DeviceDriver {
    * so that whoever reports the outcome reports the new state with it (not reported to the listener).
    */
   install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState>;
+  /** Installs a binary still arriving, streaming it as it downloads; drivers without this get the finished file. */
+  installArriving?(id: string, app: ArrivingApp, options?: InstallOptions): Promise<DeviceState>;
   uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<DeviceState>;
   /** Reads the device's installed packages now; resolves with its state (not reported to the listener). */
   readPackages(id: string): Promise<DeviceState>;

@@ -9,7 +9,7 @@ import type { DeviceState } from '@devicelab/proto';
 import type { BatteryReader } from '../usbhubs/battery-reader';
 import type { UsbLocationSource } from '../usbhubs/usb-locations';
 import {
-  DeviceCommandError, type DeviceDriver, type DeviceListener, type DeviceSampling, type InstallOptions,
+  type ArrivingApp, DeviceCommandError, type DeviceDriver, type DeviceListener, type DeviceSampling, type InstallOptions,
   type LaunchOptions, type UninstallOptions,
 } from './device-driver';
 
@@ -67,6 +67,14 @@ export class DriverRegistry {
 
   async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
     return this.counted(id, () => this.ownerOf(id).install(id, appPath, options));
+  }
+
+  /** Installs a binary still arriving: followed as it downloads where the driver can, else installed once complete. */
+  async installArriving(id: string, app: ArrivingApp, options?: InstallOptions): Promise<DeviceState> {
+    const driver = this.ownerOf(id);
+    if (driver.installArriving) return this.counted(id, () => driver.installArriving!(id, app, options));
+    const file = await app.complete;
+    return this.counted(id, () => this.ownerOf(id).install(id, file, options));
   }
 
   async uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<DeviceState> {

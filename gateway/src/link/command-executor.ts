@@ -7,12 +7,12 @@
 import type { Command, CommandResult, DeviceState } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AppCache } from '../apps/app-cache';
-import { DeviceCommandError } from '../drivers/device-driver';
+import { DeviceCommandError, type ArrivingApp } from '../drivers/device-driver';
 import type { DriverRegistry } from '../drivers/registry';
 import { UsbHubError } from '../usbhubs/usb-hub-controller';
 import type { UsbHubService } from '../usbhubs/usb-hub-service';
 
-type BlobFetcher = (sha256: string) => AsyncIterable<Buffer>;
+type BlobFetcher = (sha256: string, announce?: (totalSize: number) => void) => AsyncIterable<Buffer>;
 
 export class CommandExecutor {
   constructor(
@@ -64,12 +64,24 @@ export class CommandExecutor {
       case 'install': {
         const { blobSha256, applicationIdentifier, force } = command.install;
         const extension = this.drivers.appFileExtension(id);
-        const file = await this.appCache.ensure(blobSha256, extension, () => this.fetchBlob(blobSha256)).catch((err: unknown) => {
-          this.logger.warn({ err, blobSha256 }, 'fetching an application binary from the hub failed');
+        // The install starts as the download does (a cold cache costs no extra wait); a download that fails or does
+        // not match its digest fails the install with APP_FETCH_FAILED, whether it had started or not.
+        let logged = false;
+        const fetchFailed = (err: unknown): never => {
+          if (!logged) this.logger.warn({ err, blobSha256 }, 'fetching an application binary from the hub failed');
+          logged = true;
           throw new DeviceCommandError(
             `The gateway could not get the application binary from the hub: ${err instanceof Error ? err.message : String(err)}`, 'APP_FETCH_FAILED');
-        });
-        return { device: await this.drivers.install(id, file, { force, packageId: applicationIdentifier || undefined, onProgress }) };
+        };
+        const arriving = await this.appCache.arriving(blobSha256, extension, (announce) => this.fetchBlob(blobSha256, announce)).catch(fetchFailed);
+        const complete = arriving.complete.catch(fetchFailed);
+        complete.catch(() => undefined); // a streamed install hears the failure from its reads
+        const app: ArrivingApp = {
+          size: arriving.size,
+          read: (pieceBytes) => failingAs(arriving.read(pieceBytes), fetchFailed),
+          complete,
+        };
+        return { device: await this.drivers.installArriving(id, app, { force, packageId: applicationIdentifier || undefined, onProgress }) };
       }
       case 'uninstall':
         return { device: await this.drivers.uninstall(id, command.uninstall.applicationIdentifier, { keepData: command.uninstall.keepData }) };
@@ -111,4 +123,13 @@ function risingOnly(onProgress: (percent: number) => void): (percent: number) =>
     last = percent;
     onProgress(percent);
   };
+}
+
+/** The pieces of `source`; its failure rethrown as `failed` makes it. */
+async function* failingAs(source: AsyncIterable<Buffer>, failed: (err: unknown) => never): AsyncIterable<Buffer> {
+  try {
+    yield* source;
+  } catch (err) {
+    failed(err);
+  }
 }

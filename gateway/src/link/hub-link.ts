@@ -128,7 +128,7 @@ export class HubLink extends EventEmitter implements DeviceListener {
       ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName } : {}),
     }) as unknown as LinkClient]));
     this.executor = new CommandExecutor(
-      options.drivers, options.appCache, (sha) => this.fetchBlob(sha), this.logger, (state) => this.deviceChanged(state), options.usbHubs,
+      options.drivers, options.appCache, (sha, announce) => this.fetchBlob(sha, announce), this.logger, (state) => this.deviceChanged(state), options.usbHubs,
     );
     options.usbHubs?.subscribe({
       report: (usbHubs) => this.send({ body: 'usbHubs', usbHubs }),
@@ -178,12 +178,18 @@ export class HubLink extends EventEmitter implements DeviceListener {
     this.send({ body: 'deviceRemoved', deviceRemoved: { vendorUniqueIdentifier } });
   }
 
-  /** The blob as a stream of chunks from the hub's FetchBlob (at most RECEIVE_WINDOW_BYTES in flight). */
-  async *fetchBlob(sha256: string): AsyncIterable<Buffer> {
+  /**
+   * The blob as a stream of chunks from the hub's FetchBlob (at most RECEIVE_WINDOW_BYTES in flight); `announce` hears
+   * its whole size from the first chunk.
+   */
+  async *fetchBlob(sha256: string, announce?: (totalSize: number) => void): AsyncIterable<Buffer> {
     // Any replica serves any blob (they are in the shared database); the session's is the one known to answer.
     const stream = (this.session?.hub.client ?? this.clients.get(this.rotation.current)!).FetchBlob({ sha256 }, this.metadata());
     try {
+      let first = true;
       for await (const chunk of stream as AsyncIterable<BlobChunk>) {
+        if (first) announce?.(Number(chunk.totalSize));
+        first = false;
         if (chunk.data && chunk.data.length > 0) yield Buffer.from(chunk.data);
       }
     } finally {

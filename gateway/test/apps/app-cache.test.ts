@@ -84,6 +84,66 @@ describe('AppCache', () => {
     }
   });
 
+  describe('arriving', () => {
+    /** A source that announces its size, sends `sent` bytes, then waits for `go` before the rest (or `rest`). */
+    const gated = (data: Buffer, sent: number, go: Promise<void>, rest?: () => AsyncIterable<Buffer>) =>
+      (announce: (size: number) => void) => (async function* () {
+        announce(data.length);
+        yield data.subarray(0, sent);
+        await go;
+        if (rest) yield* rest(); else yield data.subarray(sent);
+      })();
+    const collect = async (source: AsyncIterable<Buffer>) => {
+      const pieces: Buffer[] = [];
+      for await (const piece of source) pieces.push(piece);
+      return Buffer.concat(pieces);
+    };
+
+    it('reads the bytes as they arrive, the last one only once verified, and keeps the file', async () => {
+      const data = Buffer.alloc(100_000, 5);
+      let release: () => void = () => undefined;
+      const cache = new AppCache(dir);
+      const app = await cache.arriving(sha(data), '.apk', gated(data, 60_000, new Promise((r) => { release = r; })));
+      expect(app.size).toBe(data.length);
+      const seen: number[] = [];
+      const reading = (async () => {
+        const pieces: Buffer[] = [];
+        for await (const piece of app.read(16_384)) { pieces.push(piece); seen.push(Buffer.concat(pieces).length); }
+        return Buffer.concat(pieces);
+      })();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seen[seen.length - 1]).toBe(60_000); // what arrived so far, before the source sent the rest
+      release();
+      expect((await reading).equals(data)).toBe(true);
+      expect(await app.complete).toBe(path.join(dir, `${sha(data)}.apk`));
+      // A later reader of the same blob reads the cached file.
+      expect((await collect((await cache.arriving(sha(data), '.apk', source(data, { calls: 0 }))).read(4096))).equals(data)).toBe(true);
+    });
+
+    it('fails its readers before they get every byte when the digest does not match, and keeps nothing', async () => {
+      const data = Buffer.alloc(50_000, 1);
+      const wrong = Buffer.from(data);
+      wrong[49_999] = 2;
+      const cache = new AppCache(dir);
+      const app = await cache.arriving(sha(data), '.apk', gated(wrong, 50_000, Promise.resolve(), async function* () { /* nothing more */ }));
+      let got = 0;
+      await expect((async () => { for await (const piece of app.read(8192)) got += piece.length; })()).rejects.toBeInstanceOf(BlobDigestMismatchError);
+      expect(got).toBeLessThan(data.length);
+      await expect(app.complete).rejects.toBeInstanceOf(BlobDigestMismatchError);
+      expect(await readdir(dir)).toEqual([]);
+    });
+
+    it('fails its readers when the source breaks midway, and a source that breaks before any byte fails at once', async () => {
+      const data = Buffer.alloc(50_000, 9);
+      const cache = new AppCache(dir);
+      const app = await cache.arriving(sha(data), '.apk', gated(data, 20_000, Promise.resolve(), async function* () { throw new Error('stream lost'); }));
+      await expect(collect(app.read(8192))).rejects.toThrow('stream lost');
+      await expect(cache.arriving(sha(data), '.apk', () => (async function* () { throw new Error('no such blob'); })()))
+        .rejects.toThrow('no such blob');
+      expect(await readdir(dir)).toEqual([]);
+    });
+  });
+
   it('refuses addresses that are not SHA-256', () => {
     expect(() => new AppCache(dir).pathFor('../../etc/passwd', '.apk')).toThrow(/SHA-256/);
   });

@@ -375,6 +375,84 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     expect(unknownBlob).toMatchObject({ ok: false, errorMessage: expect.stringMatching(/NOT_FOUND/), errorCode: 'APP_FETCH_FAILED' });
   });
 
+  describe('a cold install (the blob not cached yet)', () => {
+    const uninstallAction: CommandAction = { action: 'uninstall', uninstall: { applicationIdentifier: CONTACT_PACKAGE, keepData: false } };
+    /**
+     * Runs one install on each of a and b through the gateway's CommandExecutor, the blob fetched from the real hub in
+     * 16 KiB pieces: the first half, then (once both devices have had bytes of it: the installs follow the download)
+     * `rest` decides what comes. Without installs following the download this waits forever and the test fails.
+     */
+    async function installWhileDownloading(rest: (pieces: Buffer[]) => AsyncIterable<Buffer>): Promise<{ results: CommandResult[]; fetches: number }> {
+      await startConnected();
+      await eventually(() => online(a.adbSerial));
+      await eventually(() => online(b.adbSerial));
+      const stored = await blobs.putFile(CONTACT_MANAGER);
+      let fetches = 0;
+      const fed = new Set<string>();
+      const fetcher = (sha: string, announce?: (totalSize: number) => void) => (async function* () {
+        fetches++;
+        const pieces: Buffer[] = [];
+        for await (const chunk of link!.fetchBlob(sha, announce)) {
+          for (let at = 0; at < chunk.length; at += 16_384) pieces.push(chunk.subarray(at, at + 16_384));
+        }
+        const half = Math.floor(pieces.length / 2);
+        yield* pieces.slice(0, half);
+        await eventually(() => fed.size === 2, 10_000);
+        yield* rest(pieces.slice(half));
+      })();
+      const executor = new CommandExecutor(drivers!, new AppCache(cacheDir), fetcher, logger, () => undefined);
+      for (const device of [a, b]) {
+        await executor.execute({ commandId: `clean-${device.serial}`, vendorUniqueIdentifier: device.adbSerial, deadlineMs: 0, ...uninstallAction });
+        expect(await packagesOn(device)).not.toContain(CONTACT_PACKAGE);
+      }
+      const results = await Promise.all([a, b].map((device) => executor.execute(
+        { commandId: `install-${device.serial}`, vendorUniqueIdentifier: device.adbSerial, deadlineMs: Date.now() + 20_000, ...installAction(stored.sha256) },
+        () => fed.add(device.serial))));
+      return { results, fetches };
+    }
+
+    it('streams the binary to every device while it downloads, once, and keeps the verified file', async () => {
+      const { results, fetches } = await installWhileDownloading(async function* (rest) { yield* rest; });
+      expect(results).toMatchObject([{ ok: true, errorCode: '' }, { ok: true, errorCode: '' }]);
+      expect(fetches).toBe(1);
+      expect(await packagesOn(a)).toContain(CONTACT_PACKAGE);
+      expect(await packagesOn(b)).toContain(CONTACT_PACKAGE);
+      const [file] = await readdir(cacheDir);
+      expect(await readdir(cacheDir)).toHaveLength(1);
+      expect(createHash('sha256').update(await readFile(path.join(cacheDir, file))).digest('hex')).toBe(file.replace(/\.apk$/, ''));
+    });
+
+    it('fails every following install when the download breaks midway, and no device gets the app', async () => {
+      const { results } = await installWhileDownloading(async function* (rest) {
+        yield rest[0];
+        throw new Error('the hub went away');
+      });
+      for (const result of results) {
+        expect(result).toMatchObject({ ok: false, errorCode: 'APP_FETCH_FAILED', errorMessage: expect.stringMatching(/the hub went away/) });
+      }
+      await sleep(500); // a device that went on installing would show the app by now
+      expect(await packagesOn(a)).not.toContain(CONTACT_PACKAGE);
+      expect(await packagesOn(b)).not.toContain(CONTACT_PACKAGE);
+      expect(await readdir(cacheDir)).toEqual([]);
+    });
+
+    it('fails every following install when the downloaded bytes do not match the digest, and no device gets the app', async () => {
+      const { results } = await installWhileDownloading(async function* (rest) {
+        const changed = Buffer.from(rest[0]);
+        changed[0] ^= 0xff;
+        yield changed;
+        yield* rest.slice(1);
+      });
+      for (const result of results) {
+        expect(result).toMatchObject({ ok: false, errorCode: 'APP_FETCH_FAILED', errorMessage: expect.stringMatching(/SHA-256/) });
+      }
+      await sleep(500);
+      expect(await packagesOn(a)).not.toContain(CONTACT_PACKAGE);
+      expect(await packagesOn(b)).not.toContain(CONTACT_PACKAGE);
+      expect(await readdir(cacheDir)).toEqual([]);
+    });
+  });
+
   it('does not start a command past its deadline and answers a too slow one at its deadline', async () => {
     // Driven through the gateway's own CommandExecutor (real driver, real app cache, blobs from the real hub):
     // over the link the hub's own timer for the same deadline nearly always fires first and the hub drops late

@@ -7,7 +7,7 @@ import type { Client, DeviceClient } from '@devicefarmer/adbkit';
 import type { DeviceState, InstalledPackage } from '@devicelab/proto';
 import { createLogger, type DeviceReadiness, type Logger } from '@devicelab/shared';
 import {
-  type BatteryReading, DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions,
+  type ArrivingApp, type BatteryReading, DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions,
   type UninstallOptions,
 } from '../device-driver';
 import { type AdbServerOptions, createAdbClient } from './adb-client';
@@ -112,11 +112,16 @@ export class AndroidDriver implements DeviceDriver {
     return [...this.entries.values()].map((e) => this.stateOf(e));
   }
 
-  async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
+  install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
+    return this.installArriving(id, appPath, options);
+  }
+
+  /** Android 7+ streams the APK as it arrives; older devices get it pushed once complete. */
+  async installArriving(id: string, app: string | ArrivingApp, options?: InstallOptions): Promise<DeviceState> {
     const device = this.device(id);
     // `adb install` streams into `cmd package install -S` on Android 7+ (adb feature `cmd`); older devices take a push.
     const sdk = Number(this.entries.get(id)?.facts?.properties?.find((p) => p.name === 'ro.build.version.sdk')?.value);
-    await installApk(device, appPath, { ...options, streamed: sdk >= 24 });
+    await installApk(device, app, { ...options, streamed: sdk >= 24 });
     return this.afterPackageChange(id, (packages) => {
       const others = packages.filter((p) => p.identifier !== options?.packageId);
       return options?.packageId ? [...others, { identifier: options.packageId, version: '', buildVersion: '', system: false }] : packages;

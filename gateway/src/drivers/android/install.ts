@@ -11,7 +11,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import type { DeviceClient } from '@devicefarmer/adbkit';
-import { DeviceCommandError, type InstallOptions, type UninstallOptions } from '../device-driver';
+import { DeviceCommandError, type ArrivingApp, type InstallOptions, type UninstallOptions } from '../device-driver';
 import { parsePmResult } from './parsers/pm-result';
 import { shellQuote } from '@devicelab/shared';
 import { asCommandError, checkPackageId, runShell, withDeviceSlot } from './shell';
@@ -47,16 +47,17 @@ async function openService(device: DeviceClient, service: string): Promise<Socke
 }
 
 /**
- * Writes the file into the socket in pieces of `pieceBytes` (each framed by `frame`), with backpressure (at most
- * IN_FLIGHT_BYTES and one read piece in memory per device), then `finish`; `done(output so
+ * Writes the binary into the socket in pieces of `pieceBytes` (each framed by `frame`), with backpressure (at most
+ * IN_FLIGHT_BYTES and one read piece in memory per device), then `finish`; a binary still arriving is written as its
+ * bytes come, and when its download fails the socket is destroyed before its declared size (the install fails); `done(output so
  * far)` says when the device's answer is complete (else its close). Resolves with everything the device sent;
  * bounded by INSTALL_TIMEOUT_MS.
  */
 async function streamFile(
-  device: DeviceClient, socket: Socket, file: string, pieceBytes: number, frame: (chunk: Buffer) => Buffer,
+  device: DeviceClient, socket: Socket, app: ArrivingApp, pieceBytes: number, frame: (chunk: Buffer) => Buffer,
   finish: Buffer | undefined, done: (output: Buffer) => boolean, onPercent?: OnPercent,
 ): Promise<Buffer> {
-  const { size } = await stat(file);
+  const { size } = app;
   const output: Buffer[] = [];
   let answered: () => void = () => undefined;
   const answer = new Promise<void>((resolve) => { answered = resolve; });
@@ -72,7 +73,7 @@ async function streamFile(
     });
     const written = (async () => {
       let sent = 0;
-      for await (const chunk of createReadStream(file, { highWaterMark: pieceBytes })) {
+      for await (const chunk of app.read(pieceBytes)) {
         for (let at = 0; at < chunk.length; at += pieceBytes) {
           // Up to IN_FLIGHT_BYTES queued per device, then wait until the socket took it all.
           const taken = socket.write(frame(chunk.subarray(at, at + pieceBytes)));
@@ -94,11 +95,16 @@ async function streamFile(
 }
 
 /** Streams the APK into `cmd package install -S`; resolves with the package manager's answer. */
-async function streamedInstall(device: DeviceClient, apkPath: string, onPercent?: OnPercent): Promise<string> {
-  const { size } = await stat(apkPath);
-  const socket = await openService(device, `exec:cmd package install -r -S ${size}`);
+async function streamedInstall(device: DeviceClient, apk: ArrivingApp, onPercent?: OnPercent): Promise<string> {
+  const socket = await openService(device, `exec:cmd package install -r -S ${apk.size}`);
   // The answer is complete when the device closes the stream.
-  return (await streamFile(device, socket, apkPath, STREAM_PIECE_BYTES, (chunk) => chunk, undefined, () => false, onPercent)).toString('utf8');
+  return (await streamFile(device, socket, apk, STREAM_PIECE_BYTES, (chunk) => chunk, undefined, () => false, onPercent)).toString('utf8');
+}
+
+/** A finished file as a binary that has arrived. */
+async function arrived(file: string): Promise<ArrivingApp> {
+  const { size } = await stat(file);
+  return { size, read: (pieceBytes) => createReadStream(file, { highWaterMark: pieceBytes }), complete: Promise.resolve(file) };
 }
 
 const syncHeader = (id: string, value: number): Buffer => {
@@ -118,7 +124,7 @@ async function pushFile(device: DeviceClient, localPath: string, remotePath: str
   const target = Buffer.from(`${remotePath},${0o644}`, 'utf8');
   socket.write(Buffer.concat([syncHeader('SEND', target.length), target]));
   const complete = (reply: Buffer) => reply.length >= 8 && (reply.toString('ascii', 0, 4) !== 'FAIL' || reply.length >= 8 + reply.readUInt32LE(4));
-  const reply = await streamFile(device, socket, localPath, SYNC_DATA_MAX, (chunk) => Buffer.concat([syncHeader('DATA', chunk.length), chunk]),
+  const reply = await streamFile(device, socket, await arrived(localPath), SYNC_DATA_MAX, (chunk) => Buffer.concat([syncHeader('DATA', chunk.length), chunk]),
     syncHeader('DONE', Math.floor(Date.now() / 1000)), complete, onPercent);
   const id = reply.toString('ascii', 0, 4);
   if (id === 'OKAY') return;
@@ -126,15 +132,21 @@ async function pushFile(device: DeviceClient, localPath: string, remotePath: str
   throw new DeviceCommandError(`Device ${device.serial} refused the file: ${reason}`, 'DEVICE_UNREACHABLE');
 }
 
-export async function installApk(device: DeviceClient, apkPath: string, options: InstallOptions & { streamed?: boolean } = {}): Promise<void> {
+/**
+ * Installs the APK: streamed (Android 7+), following the binary as it arrives; otherwise pushed once it is complete.
+ */
+export async function installApk(device: DeviceClient, apk: string | ArrivingApp, options: InstallOptions & { streamed?: boolean } = {}): Promise<void> {
   if (options.force) {
     if (!options.packageId) throw new DeviceCommandError('A forced install needs the application identifier');
+    // A failed download must change nothing: the old app goes only once the new binary is here and verified.
+    if (typeof apk !== 'string') apk = await apk.complete;
     // "not installed" is fine here: force only guarantees a clean slate.
     await runShell(device, `pm uninstall ${shellQuote(checkPackageId(options.packageId))}`);
   }
-  const output = options.streamed ? await withDeviceSlot(device, () => streamedInstall(device, apkPath, options.onProgress)).catch((err: unknown) => {
-    throw asCommandError(device.serial, err);
-  }) : await pushAndInstall(device, apkPath, options.onProgress);
+  const output = options.streamed
+    ? await withDeviceSlot(device, async () => streamedInstall(device, typeof apk === 'string' ? await arrived(apk) : apk, options.onProgress))
+      .catch((err: unknown) => { throw asCommandError(device.serial, err); })
+    : await pushAndInstall(device, typeof apk === 'string' ? apk : await apk.complete, options.onProgress);
   const result = parsePmResult(output);
   if (!result.ok) throw new DeviceCommandError(result.message, result.code);
 }
