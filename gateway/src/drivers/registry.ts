@@ -65,16 +65,12 @@ export class DriverRegistry {
     return this.ownerOf(id).appFileExtension;
   }
 
-  async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
-    return this.counted(id, () => this.ownerOf(id).install(id, appPath, options));
-  }
-
   /** Installs a binary still arriving: followed as it downloads where the driver can, else installed once complete. */
   async installArriving(id: string, app: ArrivingApp, options?: InstallOptions): Promise<DeviceState> {
     const driver = this.ownerOf(id);
     if (driver.installArriving) return this.counted(id, () => driver.installArriving!(id, app, options));
     const file = await app.complete;
-    return this.counted(id, () => this.ownerOf(id).install(id, file, options));
+    return this.counted(id, () => driver.install(id, file, options));
   }
 
   async uninstall(id: string, packageId: string, options?: UninstallOptions): Promise<DeviceState> {
