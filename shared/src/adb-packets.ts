@@ -92,27 +92,9 @@ export class ByteQueue {
     return pieces;
   }
 
-  /** The first `bytes` bytes (at most `length`), removed from the queue. */
+  /** The first `bytes` bytes (at most `length`), removed from the queue: copied only when they span chunks. */
   take(bytes: number): Buffer {
-    if (bytes === 0) return Buffer.alloc(0);
-    const first = this.chunks[0];
-    this.bytes -= bytes;
-    if (first.length >= bytes) {
-      if (first.length === bytes) this.chunks.shift();
-      else this.chunks[0] = first.subarray(bytes);
-      return first.subarray(0, bytes);
-    }
-    const out = Buffer.allocUnsafe(bytes);
-    let filled = 0;
-    while (filled < bytes) {
-      const chunk = this.chunks[0];
-      const n = Math.min(chunk.length, bytes - filled);
-      chunk.copy(out, filled, 0, n);
-      filled += n;
-      if (n === chunk.length) this.chunks.shift();
-      else this.chunks[0] = chunk.subarray(n);
-    }
-    return out;
+    return joined(this.takePieces(bytes));
   }
 
   clear(): void {
@@ -149,29 +131,29 @@ export class AdbPacketReader {
       if (this.pending.length < this.header.length) break;
       const { command, arg0, arg1, length, check } = this.header;
       this.header = undefined;
-      if (!this.wholeWrites && command === A_WRTE) {
-        const pieces = this.pending.takePieces(length);
-        if (check !== 0 && check !== pieces.reduce((sum, piece) => (sum + adbChecksum(piece)) >>> 0, 0)) {
-          throw new AdbPacketError(`bad data check for command 0x${command.toString(16)}`);
-        }
-        packets.push(piecewisePacket(command, arg0, arg1, pieces));
-        continue;
+      const pieces = this.pending.takePieces(length);
+      if (check !== 0 && check !== pieces.reduce((sum, piece) => (sum + adbChecksum(piece)) >>> 0, 0)) {
+        throw new AdbPacketError(`bad data check for command 0x${command.toString(16)}`);
       }
-      const data = this.pending.take(length);
-      if (check !== 0 && check !== adbChecksum(data)) throw new AdbPacketError(`bad data check for command 0x${command.toString(16)}`);
-      packets.push({ command, arg0, arg1, data });
+      packets.push(!this.wholeWrites && command === A_WRTE
+        ? piecewisePacket(command, arg0, arg1, pieces) : { command, arg0, arg1, data: joined(pieces) });
     }
     return packets;
   }
 }
 
 function piecewisePacket(command: number, arg0: number, arg1: number, pieces: Buffer[]): AdbPacket {
-  let joined: Buffer | undefined;
+  let data: Buffer | undefined;
   return {
     command, arg0, arg1, pieces,
     get data() {
-      joined ??= pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
-      return joined;
+      data ??= joined(pieces);
+      return data;
     },
   };
+}
+
+/** Slices as one buffer: the slice itself when there is one, a copy only when there are several. */
+function joined(pieces: Buffer[]): Buffer {
+  return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
 }
