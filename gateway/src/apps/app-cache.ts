@@ -89,7 +89,6 @@ export class AppCache {
     }
     const temp = file.temp;
     const hash = createHash('sha256');
-    let announced: number | undefined;
     let received = 0;
     let out: WriteStream | undefined;
     try {
@@ -100,12 +99,7 @@ export class AppCache {
         stream.on('error', reject);
       });
       outDone.catch(() => undefined); // observed below; avoid an unhandled rejection on early failure
-      const announce = (size: number) => {
-        if (announced !== undefined) return;
-        announced = size;
-        file.announced(size);
-      };
-      for await (const chunk of fetch(announce)) {
+      for await (const chunk of fetch((size) => file.announced(size))) {
         hash.update(chunk);
         received += chunk.length;
         // Readers follow the bytes on disk: each chunk counts once written.
@@ -118,6 +112,7 @@ export class AppCache {
       await outDone;
       const actual = hash.digest('hex');
       if (actual !== sha256) throw new BlobDigestMismatchError(sha256, actual);
+      const announced = file.announcedSize;
       if (announced !== undefined && announced !== received) throw new BlobSizeMismatchError(announced, received);
       await rename(temp, target);
       done();

@@ -26,6 +26,11 @@ export class ArrivingFile implements ArrivingApp {
     this.complete.catch(() => undefined);
   }
 
+  /** The size the source announced (or, once finished, the size written); undefined before. */
+  get announcedSize(): number | undefined {
+    return this.knownSize;
+  }
+
   get size(): number {
     if (this.knownSize === undefined) throw new Error('The size of an arriving file is read before it is known');
     return this.knownSize;
