@@ -11,7 +11,7 @@ import {
   type UninstallOptions,
 } from '../device-driver';
 import { type AdbServerOptions, createAdbClient } from './adb-client';
-import { installApk, uninstallPackage } from './install';
+import { arrived, installApk, uninstallPackage } from './install';
 import { launchPackage } from './launch';
 import { readLogcat } from './logcat';
 import { type DeviceFacts, readFacts } from './facts';
@@ -112,12 +112,12 @@ export class AndroidDriver implements DeviceDriver {
     return [...this.entries.values()].map((e) => this.stateOf(e));
   }
 
-  install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
-    return this.installArriving(id, appPath, options);
+  async install(id: string, appPath: string, options?: InstallOptions): Promise<DeviceState> {
+    return this.installArriving(id, await arrived(appPath), options);
   }
 
   /** Android 7+ streams the APK as it arrives; older devices get it pushed once complete. */
-  async installArriving(id: string, app: string | ArrivingApp, options?: InstallOptions): Promise<DeviceState> {
+  async installArriving(id: string, app: ArrivingApp, options?: InstallOptions): Promise<DeviceState> {
     const device = this.device(id);
     // `adb install` streams into `cmd package install -S` on Android 7+ (adb feature `cmd`); older devices take a push.
     const sdk = Number(this.entries.get(id)?.facts?.properties?.find((p) => p.name === 'ro.build.version.sdk')?.value);

@@ -102,7 +102,7 @@ async function streamedInstall(device: DeviceClient, apk: ArrivingApp, onPercent
 }
 
 /** A finished file as a binary that has arrived. */
-async function arrived(file: string): Promise<ArrivingApp> {
+export async function arrived(file: string): Promise<ArrivingApp> {
   const { size } = await stat(file);
   return { size, read: (pieceBytes) => createReadStream(file, { highWaterMark: pieceBytes }), complete: Promise.resolve(file) };
 }
@@ -135,18 +135,18 @@ async function pushFile(device: DeviceClient, localPath: string, remotePath: str
 /**
  * Installs the APK: streamed (Android 7+), following the binary as it arrives; otherwise pushed once it is complete.
  */
-export async function installApk(device: DeviceClient, apk: string | ArrivingApp, options: InstallOptions & { streamed?: boolean } = {}): Promise<void> {
+export async function installApk(device: DeviceClient, apk: ArrivingApp, options: InstallOptions & { streamed?: boolean } = {}): Promise<void> {
   if (options.force) {
     if (!options.packageId) throw new DeviceCommandError('A forced install needs the application identifier');
     // A failed download must change nothing: the old app goes only once the new binary is here and verified.
-    if (typeof apk !== 'string') apk = await apk.complete;
+    await apk.complete;
     // "not installed" is fine here: force only guarantees a clean slate.
     await runShell(device, `pm uninstall ${shellQuote(checkPackageId(options.packageId))}`);
   }
   const output = options.streamed
-    ? await withDeviceSlot(device, async () => streamedInstall(device, typeof apk === 'string' ? await arrived(apk) : apk, options.onProgress))
+    ? await withDeviceSlot(device, () => streamedInstall(device, apk, options.onProgress))
       .catch((err: unknown) => { throw asCommandError(device.serial, err); })
-    : await pushAndInstall(device, typeof apk === 'string' ? apk : await apk.complete, options.onProgress);
+    : await pushAndInstall(device, await apk.complete, options.onProgress);
   const result = parsePmResult(output);
   if (!result.ok) throw new DeviceCommandError(result.message, result.code);
 }
