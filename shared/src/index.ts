@@ -10,3 +10,4 @@ export * from './plist';
 export * from './adb-public-key';
 export * from './adb-packets';
 export * from './byte-pump';
+export * from './once-per-interval';

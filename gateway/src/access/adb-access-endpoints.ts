@@ -18,7 +18,7 @@ import { constants, createPublicKey, publicDecrypt, type KeyObject } from 'node:
 import net from 'node:net';
 import type { Client } from '@devicefarmer/adbkit';
 import type { AccessEndpoint, DeviceAccessEvent, Retention } from '@devicelab/proto';
-import { parseAdbPublicKey, readAdbPublicKeyStruct, type Logger } from '@devicelab/shared';
+import { OncePerInterval, parseAdbPublicKey, readAdbPublicKeyStruct, type Logger } from '@devicelab/shared';
 import { AdbBridge } from './adb-bridge';
 
 export interface PortRange {
@@ -41,7 +41,6 @@ const SYNC_WAIT_MS = 3_000;
  * reconnecting to an endpoint it was connected to (every second or so), and each attempt is refused again.
  */
 const REFUSAL_REPORT_INTERVAL_MS = 60_000;
-const MAX_REMEMBERED_REFUSALS = 1_000;
 
 export const DEFAULT_ADB_ACCESS_PORTS: PortRange = { first: 7400, last: 7599 };
 
@@ -100,8 +99,8 @@ export class AdbAccessEndpoints {
   private readonly lastPorts = new Map<string, number>();
   /** `address:port` of local sockets the hub tunnel opened -> who is behind them (for access events). */
   private readonly tunnelPeers = new Map<string, string>();
-  /** `device key host` -> when that refusal was last reported (see REFUSAL_REPORT_INTERVAL_MS). */
-  private readonly refusalsReported = new Map<string, number>();
+  /** Refusals told, by `device key host` (see REFUSAL_REPORT_INTERVAL_MS). */
+  private readonly refusalsReported = new OncePerInterval(REFUSAL_REPORT_INTERVAL_MS);
   private stopped = false;
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -363,7 +362,7 @@ export class AdbAccessEndpoints {
     }
     const key = rsaKeyOf(offered.modulusHex, offered.exponent);
     if (!signatures.some((signature) => signatureMatches(key, token, signature))) return;
-    if (!this.firstRefusalInAWhile(`${endpoint.vendorUniqueIdentifier} ${offered.fingerprint} ${from.replace(/:\d+$/, '')}`)) return;
+    if (!this.refusalsReported.first(`${endpoint.vendorUniqueIdentifier} ${offered.fingerprint} ${from.replace(/:\d+$/, '')}`)) return;
     const comment = offered.comment ? ` (${offered.comment})` : '';
     const why = endpoint.grant ? `is not one of ${endpoint.grant.userLogin}'s adb keys` : 'cannot open it: the device is not retained';
     this.options.report({
@@ -375,20 +374,6 @@ export class AdbAccessEndpoints {
       userLogin: '',
       atMs: Date.now(),
     });
-  }
-
-  private firstRefusalInAWhile(key: string): boolean {
-    const now = Date.now();
-    const last = this.refusalsReported.get(key);
-    if (last !== undefined && now - last < REFUSAL_REPORT_INTERVAL_MS) return false;
-    this.refusalsReported.delete(key);
-    this.refusalsReported.set(key, now);
-    // Oldest first (insertion order): the map stays bounded however many clients are refused.
-    for (const [old, at] of this.refusalsReported) {
-      if (this.refusalsReported.size <= MAX_REMEMBERED_REFUSALS && now - at < REFUSAL_REPORT_INTERVAL_MS) break;
-      this.refusalsReported.delete(old);
-    }
-    return true;
   }
 
   private reportOpened(endpoint: Endpoint, from: string, fingerprint: string, comment: string): void {

@@ -9,7 +9,7 @@
  */
 import { createPublicKey, verify } from 'node:crypto';
 import { decodeDeviceTicket } from '@devicelab/proto';
-import { ApiFailure } from '@devicelab/shared';
+import { ApiFailure, OncePerInterval } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db } from '../store/database';
@@ -27,9 +27,8 @@ export interface DeviceConnectionGrant {
 
 type Caller = { user: AuthenticatedUser } | { authenticator: string };
 
-/** When the last refusal event of each device and caller was recorded. */
-const lastRefusalEvent = new Map<string, number>();
-const REFUSAL_EVENT_INTERVAL_MS = 60_000;
+/** Refusal events recorded, by device and caller: one a minute each. */
+const refusalEvents = new OncePerInterval(60_000);
 
 export const NOT_YOUR_RETAIN = (name: string): string =>
   `Device '${name}' is not retained by you; retain it first (POST /Device?action=retain).`;
@@ -70,10 +69,7 @@ function grantFor(device: ResolvedDevice, ticketKeys: TicketKeys, caller: Caller
 
 async function recordRefusal(db: Db, device: ResolvedDevice, caller: Caller, remoteAddress: string, reason: string): Promise<void> {
   const key = `${device.id} ${'user' in caller ? caller.user.id : 'ticket'}`;
-  const now = Date.now();
-  if (now - (lastRefusalEvent.get(key) ?? 0) < REFUSAL_EVENT_INTERVAL_MS) return;
-  for (const [seen, at] of lastRefusalEvent) if (now - at >= REFUSAL_EVENT_INTERVAL_MS) lastRefusalEvent.delete(seen);
-  lastRefusalEvent.set(key, now);
+  if (!refusalEvents.first(key)) return;
   const who = 'user' in caller ? caller.user.login : 'a ticket holder';
   await withTx(db, (trx) => recordEvent(trx, {
     eventType: 'Note', deviceId: device.id, deviceName: device.name, isSuccess: false,
