@@ -1,6 +1,6 @@
 /**
  * The parts of the API's models (spec 2.3) that the CLI reads; the hub sends more. Written here, not imported from
- * @devicelab/shared: the CLI installs on its own (Node built-ins, commander, ws).
+ * @devicelab/shared: the CLI installs on its own (Node built-ins, commander, ws, bufferutil).
  */
 export interface Device {
   id: string;
