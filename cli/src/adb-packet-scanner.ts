@@ -1,8 +1,8 @@
 /**
  * Finds adb transport packets (AOSP `protocol.txt`: a 24-byte header of six little-endian u32, then the payload) in
  * a byte stream as it passes, without reassembling payloads: payload bytes pass on as the slices they came in.
- * The CLI ships only Node built-ins, commander, ws and bufferutil, so it does not import `@devicelab/shared`'s codec (which
- * copies each payload whole, as the gateway's bridge needs).
+ * The CLI ships only Node built-ins, commander, ws and bufferutil, so it does not import `@devicelab/shared`'s
+ * AdbPacketReader (which also holds a whole packet before handing it on, where this passes bytes as they come).
  */
 
 export const A_CNXN = 0x4e584e43;
