@@ -115,11 +115,12 @@ export class DriverRegistry {
 
   /** Runs a device operation, counting it under its platform and code when it fails with a DeviceCommandError. */
   private async counted<T>(id: string, operation: () => Promise<T>): Promise<T> {
+    // Taken before the operation: a device unplugged meanwhile has no platform any more when its command fails.
+    const platform = this.platformOf(id) ?? 'unknown';
     try {
       return await operation();
     } catch (err) {
       if (err instanceof DeviceCommandError) {
-        const platform = this.platformOf(id) ?? 'unknown';
         const code = err.code ?? 'UNKNOWN';
         const key = `${platform}\0${code}`;
         const entry = this.failures.get(key) ?? { platform, code, count: 0 };

@@ -59,6 +59,8 @@ export interface HubLinkOptions {
   backoff?: BackoffOptions;
   /** How long to wait for Welcome after Hello. */
   welcomeTimeoutMs?: number;
+  /** How long a FetchBlob may go without a chunk (or its end) while the gateway waits for one. */
+  blobIdleTimeoutMs?: number;
   gatewayVersion?: string;
   /** Sends metric batches while a verified session is open and takes the hub's MetricsAcks. */
   metrics?: MetricsUplink;
@@ -90,6 +92,8 @@ interface Session {
 }
 
 const DEFAULT_HEARTBEAT_MS = 10_000;
+/** A hub that sends nothing for this long while a download waits has stalled (a stuck database, a frozen replica). */
+const DEFAULT_BLOB_IDLE_TIMEOUT_MS = 30_000;
 
 export class HubLink extends EventEmitter implements DeviceListener {
   /** One client per hub replica, in the order given. */
@@ -185,14 +189,28 @@ export class HubLink extends EventEmitter implements DeviceListener {
   async *fetchBlob(sha256: string, announce?: (totalSize: number) => void): AsyncIterable<Buffer> {
     // Any replica serves any blob (they are in the shared database); the session's is the one known to answer.
     const stream = (this.session?.hub.client ?? this.clients.get(this.rotation.current)!).FetchBlob({ sha256 }, this.metadata());
+    // The clock runs only while this waits for the hub, not while the consumer writes what it got (backpressure).
+    const idleMs = this.options.blobIdleTimeoutMs ?? DEFAULT_BLOB_IDLE_TIMEOUT_MS;
+    let stalled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const waitForHub = () => {
+      timer = setTimeout(() => { stalled = true; stream.cancel(); }, idleMs);
+    };
     try {
       let first = true;
+      waitForHub();
       for await (const chunk of stream as AsyncIterable<BlobChunk>) {
+        clearTimeout(timer);
         if (first) announce?.(Number(chunk.totalSize));
         first = false;
         if (chunk.data && chunk.data.length > 0) yield Buffer.from(chunk.data);
+        waitForHub();
       }
+    } catch (err) {
+      if (stalled) throw new Error(`the hub sent nothing for ${Math.round(idleMs / 1000)} s`);
+      throw err;
     } finally {
+      clearTimeout(timer);
       stream.cancel();
     }
   }

@@ -4,7 +4,8 @@
  */
 import { specFromPreset } from '@devicelab/labsim';
 import { Admission } from '../../src/drivers/admission';
-import { runShell } from '../../src/drivers/android/shell';
+import { batchScript } from '../../src/drivers/android/parsers/text';
+import { runBatch, runShell } from '../../src/drivers/android/shell';
 import { startDriverLab, type DriverLab } from '../support/driver-lab';
 import { eventually } from '../support/eventually';
 
@@ -68,5 +69,17 @@ describe('shell commands under admission control', () => {
     expect({ active: lab.driver.admission.active, queued: lab.driver.admission.queued }).toEqual({ active: perDevice, queued: 30 - perDevice });
     expect(new Set(await Promise.all(commands))).toEqual(new Set(['Pixel 7\n']));
     expect(lab.driver.admission.active).toBe(0);
+  });
+
+  it('a batch cut short by the device going away fails; its first sections never pass for the whole output', async () => {
+    const device = lab.driver.client.getDevice(serial);
+    const script = batchScript({ first: 'echo one', slow: 'sleep 3', end: 'true' });
+    expect(await runBatch(device, script.replace('sleep 3', 'true'), 'test output', 5_000)).toEqual(new Map([['first', 'one'], ['slow', ''], ['end', '']]));
+    const cut = runBatch(device, script, 'test output', 10_000);
+    await new Promise((r) => setTimeout(r, 500));
+    await lab.world.unplug(serial);
+    await expect(cut).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' });
+    await lab.world.plug(serial);
+    await lab.recorder.waitReadiness(serial, 'Ready');
   });
 });

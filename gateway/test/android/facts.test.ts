@@ -1,5 +1,6 @@
 import { deriveFormFactor, FACTS_SCRIPT, factsFromOutput } from '../../src/drivers/android/facts';
 import { packagesFromOutput, versionScript } from '../../src/drivers/android/installed-packages';
+import { splitSections } from '../../src/drivers/android/parsers/text';
 import * as S from './samples';
 
 const factsOutput = [
@@ -20,7 +21,7 @@ describe('device facts', () => {
   });
 
   it('maps getprop and the other reads to DeviceState fields', () => {
-    const facts = factsFromOutput('127.0.0.1:16001', factsOutput);
+    const facts = factsFromOutput('127.0.0.1:16001', splitSections(factsOutput));
     expect(facts).toMatchObject({
       vendorUniqueIdentifier: '127.0.0.1:16001',
       operatingSystem: 'Android',
@@ -46,12 +47,12 @@ describe('device facts', () => {
   });
 
   it('falls back for serial and leaves unset values out', () => {
-    const facts = factsFromOutput('emulator-5554', '@@getprop\n[ro.boot.serialno]: [BOOT1]\n@@devicename\nnull\n@@btaddr\nnull\n@@end\n');
+    const facts = factsFromOutput('emulator-5554', splitSections('@@getprop\n[ro.boot.serialno]: [BOOT1]\n@@devicename\nnull\n@@btaddr\nnull\n@@end\n'));
     expect(facts.serialNumber).toBe('BOOT1');
     expect(facts.vendorDeviceName).toBeUndefined();
     expect(facts.bluetoothAddress).toBeUndefined();
     expect(facts.batteryPercent).toBe(-1);
-    expect(factsFromOutput('emulator-5554', '@@getprop\n@@end\n').serialNumber).toBe('emulator-5554');
+    expect(factsFromOutput('emulator-5554', splitSections('@@getprop\n@@end\n')).serialNumber).toBe('emulator-5554');
   });
 
   it('derives the form factor from characteristics or smallest width', () => {
@@ -73,7 +74,7 @@ describe('installed packages', () => {
       '@@end',
     ].join('\n');
     const versions = `@@pkg:com.example.shop\n    versionCode=10402 minSdk=24 targetSdk=34\n    versionName=1.4.2\n@@pkg:org.mozilla.firefox\n@@end\n`;
-    expect(packagesFromOutput(list, versions)).toEqual([
+    expect(packagesFromOutput(splitSections(list), splitSections(versions))).toEqual([
       { identifier: 'com.android.settings', version: '', buildVersion: '34', system: true },
       { identifier: 'com.example.shop', version: '1.4.2', buildVersion: '10402', system: false },
       { identifier: 'org.mozilla.firefox', version: '', buildVersion: '2016003655', system: false },

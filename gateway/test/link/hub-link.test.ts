@@ -40,12 +40,24 @@ const FIREFOX = 'org.mozilla.firefox';
 const logger = createLogger('test', process.env.GW_TEST_LOG ?? 'silent');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The hub's real BlobStore; counts how often a blob is read, i.e. served to a gateway by FetchBlob. */
+/**
+ * The hub's real BlobStore; counts how often a blob is read, i.e. served to a gateway by FetchBlob. `stalled`: a
+ * read gives its first chunk, then hangs as a stuck database would, until `stalled` is cleared.
+ */
 class CountingBlobStore extends BlobStore {
   reads = 0;
+  stalled = false;
   override read(blob: StoredBlob): AsyncGenerator<Buffer> {
     this.reads++;
-    return super.read(blob);
+    if (!this.stalled) return super.read(blob);
+    const store = this;
+    const source = super.read(blob);
+    return (async function* () {
+      const first = await source.next();
+      if (!first.done) yield first.value;
+      while (store.stalled) await sleep(50);
+      await source.return(undefined);
+    })();
   }
 }
 
@@ -451,6 +463,27 @@ describe('HubLink with the real hub link server and labsim devices', () => {
       expect(await packagesOn(b)).not.toContain(CONTACT_PACKAGE);
       expect(await readdir(cacheDir)).toEqual([]);
     });
+  });
+
+  it('an install whose download stalls fails within the idle timeout, and leaves nothing behind', async () => {
+    await startConnected({ blobIdleTimeoutMs: 1_000 });
+    await eventually(() => online(a.adbSerial));
+    const stored = await blobs.putFile(CONTACT_MANAGER);
+    await send(a, { action: 'uninstall', uninstall: { applicationIdentifier: CONTACT_PACKAGE, keepData: false } });
+    blobs.stalled = true;
+    try {
+      const started = Date.now();
+      const result = await send(a, installAction(stored.sha256), 30_000);
+      expect(result).toMatchObject({ ok: false, errorCode: 'APP_FETCH_FAILED', errorMessage: expect.stringMatching(/the hub sent nothing for 1 s/) });
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      blobs.stalled = false;
+    }
+    expect(await packagesOn(a)).not.toContain(CONTACT_PACKAGE);
+    expect(await readdir(cacheDir)).toEqual([]);
+    // The hub answers again: the next install downloads afresh and succeeds.
+    expect(await send(a, installAction(stored.sha256), 30_000)).toMatchObject({ ok: true });
+    expect(await packagesOn(a)).toContain(CONTACT_PACKAGE);
   });
 
   it('does not start a command past its deadline and answers a too slow one at its deadline', async () => {

@@ -313,13 +313,14 @@ export class GatewaySession {
    * when the gateway has answered an earlier Retention of the device with a port: an endpoint keeps its port from
    * retain to retain while its device stays, and a client that connects is checked only once the gateway has
    * every Retention sent before it (AccessSync), this retain's included (gateway access/adb-access-endpoints.ts).
-   * Otherwise, and always when `confirmed`, once the gateway has answered this very retain.
+   * Otherwise, and always when `confirmed`, once the gateway has answered this very retain. A timeout of 0 or less
+   * answers only what the hub knows now, without waiting a turn of the event loop for the gateway.
    */
   accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number, confirmed = false): Promise<number | undefined> {
     const known = this.accessEndpoints.get(vendorUniqueIdentifier);
     if (known?.retainId === retainId) return Promise.resolve(known.port || undefined);
     if (!confirmed && known && known.port > 0) return Promise.resolve(known.port);
-    if (this.ended) return Promise.resolve(undefined);
+    if (this.ended || timeoutMs <= 0) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       const waiter = {
         endpoint: { vendorUniqueIdentifier, retainId },

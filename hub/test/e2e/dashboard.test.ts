@@ -130,7 +130,10 @@ it('on the device page: retain, install from the library, switch the USB port, s
   expect(percent).toBeLessThan(100);
   expect(await bar.locator('progress').getAttribute('value')).toBe(String(percent));
   expect(await bar.textContent()).toContain(`Install in progress: ${percent}%`);
-  await page.locator('.notice', { hasText: 'Install: done.' }).waitFor({ timeout: 60_000 });
+  // The outcome: "Install: done." or "Install failed: <why>" (the assertion then shows why).
+  const outcome = page.locator('p[role="status"]').filter({ hasText: /^Install(:| failed)/ });
+  await outcome.waitFor({ timeout: 60_000 });
+  expect(await outcome.textContent()).toBe('Install: done.');
   await lab.world.setInstallDelay(target.serial, 0);
   await page.locator('.apps li', { hasText: 'io.appium.android.apis' }).waitFor();
 

@@ -8,9 +8,9 @@ import { parseBattery } from './parsers/battery';
 import { parseDf } from './parsers/df';
 import { parseGetprop, propertyMap } from './parsers/getprop';
 import { parseSingleValue } from './parsers/settings';
-import { batchScript, splitSections } from './parsers/text';
+import { batchScript } from './parsers/text';
 import { parseWmDensity, parseWmSize, smallestWidthDp } from './parsers/wm';
-import { runShell } from './shell';
+import { runBatch } from './shell';
 
 export const FACTS_SCRIPT = batchScript({
   getprop: 'getprop',
@@ -27,8 +27,8 @@ export const FACTS_SCRIPT = batchScript({
 /** Everything of DeviceState except readiness and packages. */
 export type DeviceFacts = Omit<DeviceState, 'readiness' | 'readinessDetail' | 'packages'>;
 
-export function factsFromOutput(serial: string, output: string): DeviceFacts {
-  const sections = splitSections(output);
+/** The facts from the sections of FACTS_SCRIPT's output. */
+export function factsFromOutput(serial: string, sections: Map<string, string>): DeviceFacts {
   const section = (name: string) => sections.get(name) ?? '';
   const properties = parseGetprop(section('getprop'));
   const props = propertyMap(properties);
@@ -87,5 +87,5 @@ function normaliseMac(value: string | undefined): string | undefined {
 }
 
 export async function readFacts(device: DeviceClient, timeoutMs?: number): Promise<DeviceFacts> {
-  return factsFromOutput(device.serial, await runShell(device, FACTS_SCRIPT, timeoutMs));
+  return factsFromOutput(device.serial, await runBatch(device, FACTS_SCRIPT, 'facts', timeoutMs));
 }

@@ -6,9 +6,9 @@ import type { DeviceClient } from '@devicefarmer/adbkit';
 import type { InstalledPackage } from '@devicelab/proto';
 import { parseDumpsysPackageVersion } from './parsers/dumpsys-package';
 import { parsePackageList } from './parsers/packages';
-import { batchScript, splitSections } from './parsers/text';
+import { batchScript } from './parsers/text';
 import { shellQuote } from '@devicelab/shared';
-import { runShell } from './shell';
+import { runBatch } from './shell';
 
 export const PACKAGE_LIST_SCRIPT = batchScript({
   all: 'pm list packages -f --show-versioncode 2>/dev/null',
@@ -24,11 +24,10 @@ export function versionScript(packageIds: string[]): string {
     .join('; ');
 }
 
-export function packagesFromOutput(listOutput: string, versionOutput: string): InstalledPackage[] {
-  const lists = splitSections(listOutput);
+/** The packages from the sections of PACKAGE_LIST_SCRIPT's and versionScript's outputs. */
+export function packagesFromOutput(lists: Map<string, string>, versions: Map<string, string>): InstalledPackage[] {
   const all = parsePackageList(lists.get('all') ?? '');
   const third = new Set(parsePackageList(lists.get('third') ?? '').map((p) => p.packageId));
-  const versions = splitSections(versionOutput);
   const seen = new Set<string>();
   const out: InstalledPackage[] = [];
   for (const p of all) {
@@ -46,8 +45,8 @@ export function packagesFromOutput(listOutput: string, versionOutput: string): I
 }
 
 export async function readInstalledPackages(device: DeviceClient, timeoutMs?: number): Promise<InstalledPackage[]> {
-  const listOutput = await runShell(device, PACKAGE_LIST_SCRIPT, timeoutMs);
-  const third = parsePackageList(splitSections(listOutput).get('third') ?? '').map((p) => p.packageId);
-  const versionOutput = third.length > 0 ? await runShell(device, versionScript(third), timeoutMs) : '';
-  return packagesFromOutput(listOutput, versionOutput);
+  const lists = await runBatch(device, PACKAGE_LIST_SCRIPT, 'packages', timeoutMs);
+  const third = parsePackageList(lists.get('third') ?? '').map((p) => p.packageId);
+  const versions = third.length > 0 ? await runBatch(device, versionScript(third), 'package versions', timeoutMs) : new Map<string, string>();
+  return packagesFromOutput(lists, versions);
 }

@@ -6,6 +6,7 @@ import type { Client, DeviceClient } from '@devicefarmer/adbkit';
 import type { Duplex } from 'node:stream';
 import type { Admission } from '../admission';
 import { DeviceCommandError } from '../device-driver';
+import { splitSections } from './parsers/text';
 
 
 const PACKAGE_ID = /^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$/;
@@ -68,6 +69,17 @@ export async function runShell(device: DeviceClient, command: string, timeoutMs 
   } finally {
     if (timer) clearTimeout(timer);
   }
+}
+
+/**
+ * Runs a batch script (`batchScript`, whose last section is `end`) and splits its output. Output without `end` was
+ * cut short: adb ends a shell stream without an error when the device goes away (unplugged, unauthorized)
+ * mid-command, and half a package list must not pass for the whole one.
+ */
+export async function runBatch(device: DeviceClient, script: string, what: string, timeoutMs?: number): Promise<Map<string, string>> {
+  const sections = splitSections(await runShell(device, script, timeoutMs));
+  if (!sections.has('end')) throw new DeviceCommandError(`Device ${device.serial} stopped answering while its ${what} were read`, 'DEVICE_UNREACHABLE');
+  return sections;
 }
 
 /** Wraps adb-level failures (device gone, server down) into a user-facing DeviceCommandError. */
