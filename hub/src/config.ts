@@ -25,6 +25,8 @@ export const DEFAULT_PACKAGE_INSPECTION: PackageInspectionLimits = {
 /** The dashboard's build in this checkout (`web/dist`, made by the bootstrap). */
 export const DEFAULT_WEB_DIR = path.resolve(__dirname, '../../web/dist');
 
+export const DEFAULT_BLOB_COPIES_MB = 4096;
+
 export interface HubConfig {
   /** REST API port (`DEVICELAB_PORT`, default 8080; 0 picks a free one). */
   port: number;
@@ -42,6 +44,11 @@ export interface HubConfig {
   adminToken?: string;
   /** Largest accepted application upload (`DEVICELAB_UPLOAD_LIMIT_MB`, default 2048). */
   uploadLimitBytes: number;
+  /**
+   * Disk space for this replica's copies of app binaries, read instead of PostgreSQL to serve gateways
+   * (`DEVICELAB_BLOB_COPIES_MB`, default DEFAULT_BLOB_COPIES_MB; 0 keeps none).
+   */
+  blobCopiesMaxBytes?: number;
   /** Limits of reading an uploaded package (`DEVICELAB_PACKAGE_*`; default DEFAULT_PACKAGE_INSPECTION). */
   packageInspection?: PackageInspectionLimits;
   /** Deadline of every async job (`DEVICELAB_ASYNC_JOB_TIMEOUT_S`, default 900). */
@@ -94,6 +101,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     embeddedPostgresPort: env.DEVICELAB_POSTGRES_PORT ? integer(env.DEVICELAB_POSTGRES_PORT, 0, 'DEVICELAB_POSTGRES_PORT') : undefined,
     adminToken: env.DEVICELAB_ADMIN_TOKEN || undefined,
     uploadLimitBytes: integer(env.DEVICELAB_UPLOAD_LIMIT_MB, 2048, 'DEVICELAB_UPLOAD_LIMIT_MB') * 1024 * 1024,
+    blobCopiesMaxBytes: integer(env.DEVICELAB_BLOB_COPIES_MB, DEFAULT_BLOB_COPIES_MB, 'DEVICELAB_BLOB_COPIES_MB') * 1024 * 1024,
     packageInspection: packageInspectionFromEnv(env),
     asyncJobTimeoutMs: positive(env.DEVICELAB_ASYNC_JOB_TIMEOUT_S, DEFAULT_ASYNC_JOB_TIMEOUT_MS / 1000,
       'DEVICELAB_ASYNC_JOB_TIMEOUT_S') * 1000,

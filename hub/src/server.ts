@@ -11,6 +11,7 @@ import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createLogger, type Logger } from '@devicelab/shared';
+import { BlobDiskCache } from './apps/blob-disk-cache';
 import { BlobStore } from './apps/blob-store';
 import { importDiskBlobs } from './apps/disk-blob-import';
 import { PackageInspector } from './apps/package-inspector';
@@ -26,7 +27,7 @@ import { failInterruptedJobs } from './domain/async-jobs';
 import { holdInterruptedJobs } from './domain/interrupted-jobs';
 import { loadTicketKeys } from './domain/device-ticket';
 import { recordServerStart } from './domain/events';
-import { DEFAULT_PACKAGE_INSPECTION, DEFAULT_WEB_DIR, type HubConfig } from './config';
+import { DEFAULT_BLOB_COPIES_MB, DEFAULT_PACKAGE_INSPECTION, DEFAULT_WEB_DIR, type HubConfig } from './config';
 import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
 import { startLinkServer, type LinkServer } from './gateways/link-server';
@@ -95,7 +96,10 @@ export async function startHub(
     await holdInterruptedJobs(db);
     await failInterruptedJobs(db);
     cleanups.push(await recordServerStart(db)); // ServerStarting (+ ServerRestarting after an unclean stop)
-    const blobs = new BlobStore(db);
+    const copiesMaxBytes = config.blobCopiesMaxBytes ?? DEFAULT_BLOB_COPIES_MB * 1024 * 1024;
+    const copies = copiesMaxBytes > 0 ? new BlobDiskCache(path.join(config.dataDir, 'blob-copies'), copiesMaxBytes) : undefined;
+    await copies?.removeUnfinished();
+    const blobs = new BlobStore(db, copies);
     // Binaries an older hub kept on disk move into PostgreSQL, where every replica reads them.
     await importDiskBlobs(db, blobs, path.join(config.dataDir, 'blobs'), logger);
     // Uploads a killed process was receiving or reading are of no use to anyone now.

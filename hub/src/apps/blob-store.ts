@@ -8,8 +8,10 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { sql } from 'kysely';
 import { withTx, type Db, type Tx } from '../store/database';
+import type { BlobDiskCache } from './blob-disk-cache';
 
 /** Stored chunk size: large enough that per-row overhead is small, small enough to keep memory bounded. */
 export const BLOB_STORE_CHUNK_BYTES = 1024 * 1024;
@@ -35,7 +37,13 @@ export class BlobGoneError extends Error {
 }
 
 export class BlobStore {
-  constructor(private readonly db: Db) {}
+  /** `copies`: this replica's disk copies, read instead of PostgreSQL where they exist (blob-disk-cache.ts). */
+  constructor(private readonly db: Db, private readonly copies?: BlobDiskCache) {}
+
+  /** After the upload that stored `sha256` committed: keep a disk copy of its verified file, so installs read that. */
+  async keepCopyOf(file: string, sha256: string): Promise<void> {
+    await this.copies?.keepCopyOf(file, sha256);
+  }
 
   /**
    * Takes a file whose SHA-256 is known (hashed while it was received) into the store within `trx`, or, when the
@@ -87,10 +95,34 @@ export class BlobStore {
   }
 
   /**
-   * The blob's bytes in order, one stored chunk per query; the next chunk is fetched while the consumer handles
-   * the current one. Throws BlobGoneError when the blob is removed before every chunk was read.
+   * The blob's bytes in order: from the disk copy when there is one, else one stored chunk per query (the next
+   * fetched while the consumer handles the current one), filling the disk copy on the way. Throws BlobGoneError
+   * when the blob is removed before every chunk was read from PostgreSQL.
    */
   async *read(blob: StoredBlob): AsyncGenerator<Buffer> {
+    const copy = await this.copies?.open(blob.sha256, blob.size);
+    if (copy) {
+      try {
+        yield* readChunks(copy);
+      } finally {
+        await copy.close();
+      }
+      return;
+    }
+    const writer = await this.copies?.writer(blob.sha256);
+    let complete = false;
+    try {
+      for await (const chunk of this.readStored(blob)) {
+        await writer?.write(chunk);
+        yield chunk;
+      }
+      complete = true;
+    } finally {
+      await (complete ? writer?.finish() : writer?.abandon());
+    }
+  }
+
+  private async *readStored(blob: StoredBlob): AsyncGenerator<Buffer> {
     const fetchChunk = (seq: number) => this.db.selectFrom('blob_chunks').select('data')
       .where('sha256', '=', blob.sha256).where('seq', '=', seq).executeTakeFirst();
     let next = blob.chunkCount > 0 ? fetchChunk(0) : undefined;
@@ -108,6 +140,18 @@ export class BlobStore {
   /** Removes a blob within `trx` (chunks go with it); a missing one is not an error (removal is idempotent). */
   async remove(trx: Tx, sha256: string): Promise<void> {
     await trx.deleteFrom('blobs').where('sha256', '=', sha256).execute();
+    await this.copies?.remove(sha256);
+  }
+}
+
+/** A file's bytes in pieces of a stored chunk's size. */
+async function* readChunks(file: FileHandle): AsyncGenerator<Buffer> {
+  for (let at = 0; ; ) {
+    const piece = Buffer.allocUnsafe(BLOB_STORE_CHUNK_BYTES);
+    const { bytesRead } = await file.read(piece, 0, piece.length, at);
+    if (bytesRead === 0) return;
+    at += bytesRead;
+    yield piece.subarray(0, bytesRead);
   }
 }
 

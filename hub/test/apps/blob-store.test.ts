@@ -11,6 +11,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { createLogger } from '@devicelab/shared';
 import { BlobDigestError, BlobGoneError, BlobStore, BLOB_STORE_CHUNK_BYTES, type StoredBlob } from '../../src/apps/blob-store';
+import { BlobDiskCache } from '../../src/apps/blob-disk-cache';
 import { importDiskBlobs } from '../../src/apps/disk-blob-import';
 import { withTx } from '../../src/store/database';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
@@ -173,6 +174,62 @@ describe('blob store', () => {
       rmSync(file, { force: true });
     }
   }, 300_000);
+});
+
+describe("a hub's disk copies in front of PostgreSQL", () => {
+  const copiesDir = path.join(work, 'copies');
+  const copied = (sha256: string) => existsSync(path.join(copiesDir, sha256));
+  const withCopies = (maxBytes = 64 * MiB) => new BlobStore(t.db, new BlobDiskCache(copiesDir, maxBytes));
+  const readFrom = async (store: BlobStore, blob: StoredBlob) => {
+    const pieces: Buffer[] = [];
+    for await (const piece of store.read(blob)) pieces.push(piece);
+    return Buffer.concat(pieces);
+  };
+  afterEach(() => rmSync(copiesDir, { recursive: true, force: true }));
+
+  it('the first read from PostgreSQL leaves a verified copy; later reads come from it, not from PostgreSQL', async () => {
+    const bytes = randomBytes(2 * MiB + 7);
+    const { file, sha256 } = fileWith(bytes);
+    const store = withCopies();
+    const stored = await store.putFile(file);
+    expect(copied(sha256)).toBe(false);
+    expect((await readFrom(store, stored)).equals(bytes)).toBe(true);
+    expect(copied(sha256)).toBe(true);
+    // The chunks in PostgreSQL are changed behind the hub's back: a read that still went there would see it.
+    await sql`update blob_chunks set data = ${Buffer.alloc(MiB)} where sha256 = ${sha256} and seq = 0`.execute(t.db);
+    expect((await readFrom(store, stored)).equals(bytes)).toBe(true);
+    await withTx(t.db, (trx) => store.remove(trx, sha256));
+    expect(copied(sha256)).toBe(false);
+  });
+
+  it('a read from PostgreSQL whose bytes do not match the address, or that stops early, leaves no copy', async () => {
+    const { file, sha256 } = fileWith(randomBytes(3 * MiB));
+    const store = withCopies();
+    const stored = await store.putFile(file);
+    const reader = store.read(stored);
+    await reader.next();
+    await reader.return(undefined); // the gateway went away after the first chunk
+    expect(await fs.readdir(copiesDir)).toEqual([]);
+    await sql`update blob_chunks set data = ${Buffer.alloc(MiB)} where sha256 = ${sha256} and seq = 1`.execute(t.db);
+    await readFrom(store, stored);
+    expect(await fs.readdir(copiesDir)).toEqual([]);
+  });
+
+  it("an upload's file becomes the copy; the least recently served copies go once they pass the limit", async () => {
+    const store = withCopies(5 * MiB);
+    const blobsOf = [0, 1, 2].map(() => fileWith(randomBytes(2 * MiB)));
+    for (const { file, sha256 } of blobsOf.slice(0, 2)) {
+      await store.putFile(file);
+      await store.keepCopyOf(file, sha256);
+    }
+    expect(blobsOf.map(({ sha256 }) => copied(sha256))).toEqual([true, true, false]);
+    // Serving the first makes it the most recent: the second goes when the third arrives.
+    await new Promise((r) => setTimeout(r, 20));
+    await readFrom(store, (await store.stat(blobsOf[0].sha256))!);
+    await store.putFile(blobsOf[2].file);
+    await store.keepCopyOf(blobsOf[2].file, blobsOf[2].sha256);
+    expect(blobsOf.map(({ sha256 }) => copied(sha256))).toEqual([true, false, true]);
+  });
 });
 
 describe('importing binaries an older hub kept on disk', () => {

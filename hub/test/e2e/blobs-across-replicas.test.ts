@@ -1,10 +1,11 @@
 /**
  * Issue 16: application binaries live in PostgreSQL, so every hub replica serves what any replica received. Two hub
  * processes on one database: an app uploaded through A is fetched from B's gateway link byte for byte, its deletion
- * through B is seen by A, and B streams a 200 MB binary to a slow reader with its memory bounded.
+ * through B is seen by A (also by A's disk copy of it), and B streams a 200 MB binary to a slow reader with its memory
+ * bounded.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,15 +51,23 @@ it('an app uploaded through one replica is served by the other; a delete through
     { isSuccess: boolean; data: { id: string; applicationBlob: string } };
   expect(reply.isSuccess).toBe(true);
   expect(reply.data.applicationBlob).toBe(sha256Of(apk));
+  // Each replica's disk copy (blob-disk-cache.ts): A kept the uploaded file; B makes its own when it first serves it.
+  const copyIn = (dir: string) => path.join(dir, 'blob-copies', reply.data.applicationBlob);
+  expect(existsSync(copyIn(dirs[0]))).toBe(true);
+  expect(existsSync(copyIn(dirs[1]))).toBe(false);
 
   const chunks = await fetchBlobAs(replicaB.linkPort, 'blob-reader', gatewayToken, reply.data.applicationBlob);
   expect(chunks[0].totalSize).toBe(apk.length);
   expect(Buffer.concat(chunks.map((c) => Buffer.from(c.data))).equals(apk)).toBe(true);
+  expect((await readFile(copyIn(dirs[1]))).equals(apk)).toBe(true);
 
   const deleted = await (await replicaB.api(`/Application?delete&id=${reply.data.id}`, { method: 'POST' })).json();
   expect(deleted).toEqual({ isSuccess: true });
+  // A still has its copy on disk (the delete ran on B), yet PostgreSQL is the record: A serves nothing.
+  expect(existsSync(copyIn(dirs[0]))).toBe(true);
   await expect(fetchBlobAs(replicaA.linkPort, 'blob-reader', gatewayToken, reply.data.applicationBlob))
     .rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+  expect(existsSync(copyIn(dirs[1]))).toBe(false);
 });
 
 it('streams a 200 MB binary to a slow reader with the serving replica\'s memory far below the binary\'s size', async () => {
