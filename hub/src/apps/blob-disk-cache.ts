@@ -94,8 +94,9 @@ export class BlobDiskCache {
   }
 
   private async tempPath(sha256: string): Promise<string> {
+    this.pathOf(sha256); // refuses anything but an address
     await mkdir(this.dir, { recursive: true });
-    return `${path.join(this.dir, `.${path.basename(this.pathOf(sha256))}`)}.${randomBytes(6).toString('hex')}.part`;
+    return path.join(this.dir, `.${sha256}.${randomBytes(6).toString('hex')}.part`);
   }
 
   /** Removes the least recently served copies until the rest fit in `maxBytes`. */
