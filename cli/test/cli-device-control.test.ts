@@ -107,7 +107,14 @@ test('marker start/stop and metrics: a table, --csv, and the hub\'s JSON documen
   expect(stopTwice.code).toBe(1);
   expect(stopTwice.stderr).toMatch(/Start it first with `devicelab marker start/);
   await waitFor(async () => {
-    const doc = JSON.parse((await runCli(['metrics', serial, '--fields', 'Used,Load', '--since', '5m', '--json'], env())).stdout);
+    const query = await runCli(['metrics', serial, '--fields', 'Used,Load', '--since', '5m', '--json'], env());
+    // A field is known from the first sample that has it (Load, a CPU delta, from the second): until then the hub
+    // says so (exit 1), and that is all it may say.
+    if (query.code !== 0) {
+      expect(query.stderr).toMatch(/Unknown field '(Used|Load)' in table sample/);
+      return false;
+    }
+    const doc = JSON.parse(query.stdout);
     const times: string[] = (doc.results?.[0]?.series?.[0]?.values ?? []).map((row: unknown[]) => row[0]);
     return times.some((time) => Date.parse(time) > markerStarted + 1000);
   }, 90_000, 'a sample inside the marker');
