@@ -175,7 +175,12 @@ test('the device log and the log, sample and health_check metrics come from the 
   await waitFor(async () => (await json<{ data?: string }>(`/Device/Log?id=${udid}&lines=50`)).data?.split('\n').includes(line), 10_000, 'the line in /Device/Log');
   type Series = { columns: string[]; values: unknown[][] };
   const series = (table: string, fields: string, until: (s: Series) => boolean = () => true) => waitFor(async () => {
-    const body = await json<{ results: { series?: Series[] }[] }>(`/Device/Metrics?id=${udid}&table=${table}&start=${start}&fields=${encodeURIComponent(fields)}`);
+    const body = await json<{ results?: { series?: Series[] }[]; errorMessage?: string }>(`/Device/Metrics?id=${udid}&table=${table}&start=${start}&fields=${encodeURIComponent(fields)}`);
+    // A sample field is known from the first sample that has it; before that the query fails saying so.
+    if (!body.results) {
+      expect(body.errorMessage).toMatch(/^Unknown field/);
+      return undefined;
+    }
     const found = body.results[0].series?.[0];
     return found && found.values.length > 0 && until(found) ? found : undefined;
   }, 30_000, `${table} rows`).then((r) => r.value);
