@@ -122,6 +122,14 @@ it('on the device page: retain, install from the library, switch the USB port, s
   await select.selectOption({ label: await select.locator('option', { hasText: 'API Demos' }).first().textContent() ?? '' });
   // The package manager takes its time once the bytes are in, so the page sees the install running with a percent.
   await lab.world.setInstallDelay(target.serial, 3000);
+  // The first poll of the job meets the hub's answer while PostgreSQL restarts: the page polls on, the install is not
+  // reported failed while it runs.
+  let unavailable = 0;
+  await page.route('**/apiv1/Async?*', async (route) => {
+    if (unavailable++ > 0) return route.continue();
+    return route.fulfill({ status: 503, contentType: 'application/json',
+      body: JSON.stringify({ isSuccess: false, errorMessage: 'The records store (PostgreSQL) is unavailable; try again in a few seconds.' }) });
+  });
   await page.click('button:has-text("Install")');
   const bar = page.locator('.progress[role="status"][data-percent]');
   await bar.waitFor({ timeout: 30_000 });
@@ -134,6 +142,8 @@ it('on the device page: retain, install from the library, switch the USB port, s
   const outcome = page.locator('p[role="status"]').filter({ hasText: /^Install(:| failed)/ });
   await outcome.waitFor({ timeout: 60_000 });
   expect(await outcome.textContent()).toBe('Install: done.');
+  expect(unavailable).toBeGreaterThan(1);
+  await page.unroute('**/apiv1/Async?*');
   await lab.world.setInstallDelay(target.serial, 0);
   await page.locator('.apps li', { hasText: 'io.appium.android.apis' }).waitFor();
 

@@ -78,14 +78,32 @@ export async function call<T = undefined>(method: 'POST' | 'DELETE', path: strin
  * `onProgress` hears the percent a running job reports (installs).
  */
 export async function awaitJob<T>(asyncResponseId: string, onProgress?: (percent: number) => void, intervalMs = 500): Promise<T> {
+  let failingSince: number | undefined;
   for (;;) {
-    // An AsyncStatus, or a failure Result for an unknown id (getJson throws it).
-    const status = await getJson<AsyncStatus<T>>(`/Async${query({ id: asyncResponseId })}`);
+    let status: AsyncStatus<T>;
+    try {
+      // An AsyncStatus, or a failure Result for an unknown id (getJson throws it).
+      status = await getJson<AsyncStatus<T>>(`/Async${query({ id: asyncResponseId })}`);
+      failingSince = undefined;
+    } catch (err) {
+      // The job's own failure (unknown or expired id, signed out) is final. A hub that cannot answer right now (its
+      // database restarting, a proxy in front of it, the network) is not: the job goes on, so polling does too.
+      const transient = !(err instanceof ApiError) || TRANSIENT_POLL_STATUSES.has(err.status);
+      failingSince ??= Date.now();
+      if (!transient || Date.now() - failingSince > TRANSIENT_POLL_WINDOW_MS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+      continue;
+    }
     if (status.isComplete) return status.data as T;
     if (status.progress !== undefined) onProgress?.(status.progress);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/** Answers to a poll that say "not now" rather than "no": the hub's 503 while PostgreSQL is away, a proxy's 502/504. */
+const TRANSIENT_POLL_STATUSES = new Set([429, 502, 503, 504]);
+/** How long polling rides out such answers before it reports the last one. */
+const TRANSIENT_POLL_WINDOW_MS = 30_000;
 
 /**
  * Uploads a file with XMLHttpRequest, the only browser API that reports upload progress; `onProgress` gets 0..1.
