@@ -79,7 +79,8 @@ export async function call<T = undefined>(method: 'POST' | 'DELETE', path: strin
  */
 export async function awaitJob<T>(asyncResponseId: string, onProgress?: (percent: number) => void, intervalMs = 500): Promise<T> {
   let failingSince: number | undefined;
-  for (;;) {
+  // Every turn ends with a pause, a failed poll's too (`continue` runs it).
+  for (;; await new Promise((resolve) => setTimeout(resolve, intervalMs))) {
     let status: AsyncStatus<T>;
     try {
       // An AsyncStatus, or a failure Result for an unknown id (getJson throws it).
@@ -91,12 +92,10 @@ export async function awaitJob<T>(asyncResponseId: string, onProgress?: (percent
       const transient = !(err instanceof ApiError) || TRANSIENT_POLL_STATUSES.has(err.status);
       failingSince ??= Date.now();
       if (!transient || Date.now() - failingSince > TRANSIENT_POLL_WINDOW_MS) throw err;
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
       continue;
     }
     if (status.isComplete) return status.data as T;
     if (status.progress !== undefined) onProgress?.(status.progress);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
