@@ -36,13 +36,20 @@ export class BlobDiskCache {
     return handle;
   }
 
-  /** Keeps a copy of `file`, whose bytes were verified to hash to `sha256`. Best effort: a full disk only costs speed. */
+  /**
+   * Makes `file`, whose bytes were verified to hash to `sha256` and which its owner is done with, the copy: moved
+   * into place (copied only across file systems). Best effort: a full disk only costs speed.
+   */
   async keepCopyOf(file: string, sha256: string): Promise<void> {
-    if (await stat(this.pathOf(sha256)).then(() => true, () => false)) return;
+    const target = this.pathOf(sha256);
+    if (await stat(target).then(() => true, () => false)) return;
     const temp = await this.tempPath(sha256);
     try {
-      await copyFile(file, temp);
-      await rename(temp, this.pathOf(sha256));
+      await rename(file, temp).catch(async (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EXDEV') throw err;
+        await copyFile(file, temp);
+      });
+      await rename(temp, target);
       await this.evict();
     } catch {
       await rm(temp, { force: true });
@@ -94,9 +101,9 @@ export class BlobDiskCache {
   }
 
   private async tempPath(sha256: string): Promise<string> {
-    this.pathOf(sha256); // refuses anything but an address
+    const name = path.basename(this.pathOf(sha256)); // pathOf refuses anything but an address
     await mkdir(this.dir, { recursive: true });
-    return path.join(this.dir, `.${sha256}.${randomBytes(6).toString('hex')}.part`);
+    return path.join(this.dir, `.${name}.${randomBytes(6).toString('hex')}.part`);
   }
 
   /** Removes the least recently served copies until the rest fit in `maxBytes`. */

@@ -40,7 +40,7 @@ export class BlobStore {
   /** `copies`: this replica's disk copies, read instead of PostgreSQL where they exist (blob-disk-cache.ts). */
   constructor(private readonly db: Db, private readonly copies?: BlobDiskCache) {}
 
-  /** After the upload that stored `sha256` committed: keep a disk copy of its verified file, so installs read that. */
+  /** After the upload that stored `sha256` committed: its verified file becomes the disk copy installs read. */
   async keepCopyOf(file: string, sha256: string): Promise<void> {
     await this.copies?.keepCopyOf(file, sha256);
   }

@@ -66,7 +66,7 @@ export async function uploadApplication(
         application_errors: JSON.stringify(meta.applicationErrors),
       }).returningAll().executeTakeFirstOrThrow();
     });
-    await blobs.keepCopyOf(file.path, file.sha256);
+    await blobs.keepCopyOf(file.path, file.sha256); // moves the file; the rm below is then a no-op
     return toApplicationModel(row);
   } finally {
     await fs.rm(file.path, { force: true });
