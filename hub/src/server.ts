@@ -69,6 +69,8 @@ interface StartHubOptions {
    * with code 1 at once (a supervisor such as systemd then starts the hub again).
    */
   onRecordsStoreLost?: (err: Error) => void;
+  /** The API's clock (retain and release times, job expiry, reports); the system clock by default. For tests. */
+  clock?: () => Date;
 }
 
 export async function startHub(
@@ -138,6 +140,7 @@ export async function startHub(
     const throttle = new LoginThrottle();
     const app = createApiApp({
       db,
+      clock: options.clock,
       blobs,
       gateways,
       authenticate: sessionOrBasicAuth(db, { logger, throttle }),

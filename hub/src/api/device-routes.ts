@@ -48,7 +48,7 @@ export function deviceRouter(deps: ApiDependencies): Router {
         return successWith(await retainDevice(db, user, requireString(params, 'id', 'deviceId'),
           { ticketKeys: deps.ticketKeys, now: deps.clock, gateways }));
       case 'action:release':
-        await releaseDevice(db, user, requireString(params, 'id', 'deviceId'), gateways);
+        await releaseDevice(db, user, requireString(params, 'id', 'deviceId'), { now: deps.clock, gateways });
         return success();
       case 'action:reboot':
         await rebootDevice(db, gateways, user, requireString(params, 'id', 'deviceId'));

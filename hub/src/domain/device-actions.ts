@@ -24,27 +24,42 @@ interface RetainOptions {
 /** How long a retain waits for the gateway to open the device's adb endpoint before answering without it. */
 const ACCESS_ENDPOINT_WAIT_MS = 3_000;
 
+const REFUSALS = ['deleted', 'disabled', 'in_use', 'offline'] as const;
+/** Why a device may not be used by someone now; the outcomes `retain_refusal` returns in the database. */
+export type RetainRefusal = (typeof REFUSALS)[number];
+const isRefusal = (outcome: string): outcome is RetainRefusal => (REFUSALS as readonly string[]).includes(outcome);
+
 /**
- * Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online).
- * retain_device (migrations 022, 025) applies the same rules inside the database.
+ * Why `userId` may not use the device now, or undefined: the rule of the database's `retain_refusal`
+ * (store/routines/device-retain.ts) for a row already read; hub/test/domain/retain-rules.test.ts checks that the
+ * two agree on every case.
  */
+export function retainRefusal(
+  device: Pick<DeviceWithRetainer, 'deleted' | 'enabled' | 'retained_by' | 'availability'>, userId: string,
+): RetainRefusal | undefined {
+  if (device.deleted) return 'deleted';
+  if (!device.enabled) return 'disabled';
+  if (device.retained_by && device.retained_by !== userId) return 'in_use';
+  if (device.availability !== 'Online') return 'offline';
+  return undefined;
+}
+
+/** Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online). */
 export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
-  if (device.deleted) throw new ApiFailure('Device is deleted.');
-  if (!device.enabled) throw new ApiFailure('Device is disabled.');
-  if (device.retained_by && device.retained_by !== user.id) throw new ApiFailure(inUseBy(device));
-  if (device.availability !== 'Online') throw new ApiFailure('Device is offline.');
+  const refusal = retainRefusal(device, user.id);
+  if (refusal) throw new ApiFailure(refusalText(refusal, device));
 }
 
 export async function retainDevice(
   db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
-  // One statement (migration 022): losers are refused from the committed row without waiting on its lock; the
+  // One statement (store/routines/device-retain.ts): losers are refused from the committed row without waiting on its lock; the
   // winner's lock, update, session marker and event are one short transaction.
   const at = options.now?.() ?? new Date();
   const device = await callRetainFunction(db, sql`retain_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
     ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text)`, identifier);
-  if (device.outcome !== 'retained' && device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device));
+  if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device));
   const retainId = device.retain_id ?? '';
   // Also for a repeated retain, as a gateway that missed it would need; the other replicas heard of a new one at commit.
   announceRetention(options.gateways, device, device.outcome === 'retained');
@@ -62,22 +77,28 @@ export async function retainDevice(
   return port ? { ...accessTicket, gatewayPort: port } : accessTicket;
 }
 
-/** Owner, a device nobody retains, or DeviceReleaseAny; otherwise the in-use text. */
-export async function releaseDevice(
-  db: Db, user: AuthenticatedUser, identifier: string,
+interface ReleaseOptions {
+  now?: () => Date;
   /** Told once the release is committed, so the device's gateway stops accepting the old ticket and access ends. */
-  gateways?: Pick<GatewayDirectory, 'notifyRetention' | 'replicaId'>,
-): Promise<void> {
-  const device = await callRetainFunction(db, sql`release_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
-    ${user.id}::uuid, ${user.displayName}, ${hasEntitlement(user, 'DeviceReleaseAny')}, ${new Date().toISOString()}::timestamptz,
-    ${gateways?.replicaId ?? null}::text)`, identifier);
-  if (device.outcome === 'released') announceRetention(gateways, device, true);
-  else if (device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device));
+  gateways?: Pick<GatewayDirectory, 'notifyRetention' | 'replicaId'>;
 }
 
-/** What retain_device and release_device return (migrations 022, 025). */
+/** Owner, a device nobody retains, or DeviceReleaseAny; otherwise the in-use text. */
+export async function releaseDevice(
+  db: Db, user: AuthenticatedUser, identifier: string, options: ReleaseOptions = {},
+): Promise<void> {
+  const { gateways } = options;
+  const at = options.now?.() ?? new Date();
+  const device = await callRetainFunction(db, sql`release_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
+    ${user.id}::uuid, ${user.displayName}, ${hasEntitlement(user, 'DeviceReleaseAny')}, ${at.toISOString()}::timestamptz,
+    ${gateways?.replicaId ?? null}::text)`, identifier);
+  if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device));
+  if (device.outcome === 'released') announceRetention(gateways, device, true);
+}
+
+/** What retain_device and release_device return (store/routines/device-retain.ts). */
 interface RetainOutcome {
-  outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | 'deleted' | 'disabled' | 'in_use' | 'offline';
+  outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | RetainRefusal;
   id: string;
   name: string;
   vendor_unique_identifier: string;
@@ -100,18 +121,18 @@ async function callRetainFunction(db: Db, call: RawBuilder<unknown>, identifier:
   return device;
 }
 
-function refusalText(device: RetainOutcome): string {
-  switch (device.outcome) {
+function refusalText(refusal: RetainRefusal, device: Parameters<typeof inUseBy>[0]): string {
+  switch (refusal) {
     case 'deleted': return 'Device is deleted.';
     case 'disabled': return 'Device is disabled.';
     case 'offline': return 'Device is offline.';
-    default: return inUseBy(device);
+    case 'in_use': return inUseBy(device);
   }
 }
 
 /**
  * Tells the device's gateway who may open it now (the retainer with their adb keys, or nobody); `othersTold`: the
- * function's transaction told the other hub replicas already (migration 025).
+ * function's transaction told the other hub replicas already (`relay_retention`).
  */
 function announceRetention(
   gateways: Pick<GatewayDirectory, 'notifyRetention'> | undefined, device: RetainOutcome, othersTold: boolean,

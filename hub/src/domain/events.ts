@@ -24,13 +24,8 @@ export interface EventInput {
 }
 
 export async function recordEvent(trx: Tx, event: EventInput): Promise<void> {
-  const counts = await trx
-    .selectFrom('devices')
-    .select([
-      sql<number>`count(*) filter (where availability = 'Online' and not deleted)::int`.as('online'),
-      sql<number>`count(*) filter (where retained_by is not null and not deleted)::int`.as('inuse'),
-    ])
-    .executeTakeFirstOrThrow();
+  // The lab's counts as the database defines them (store/routines/device-retain.ts), with this transaction's changes.
+  const { rows: [counts] } = await sql<{ online: number; in_use: number }>`SELECT * FROM lab_counts()`.execute(trx);
   await trx.insertInto('events').values({
     event_type: event.eventType,
     message: event.message,
@@ -46,7 +41,7 @@ export async function recordEvent(trx: Tx, event: EventInput): Promise<void> {
     string_value: event.stringValue ?? null,
     is_success: event.isSuccess ?? true,
     device_online_count: counts.online,
-    device_inuse_count: counts.inuse,
+    device_inuse_count: counts.in_use,
     ...(event.eventDate ? { event_date: event.eventDate } : {}),
   }).execute();
 }

@@ -52,7 +52,7 @@ export class CommandRelay {
     registry.onRelayNotification((payload) => this.onNotice(payload));
   }
 
-  /** The `from` of this replica's notices (retain_device and release_device send theirs with it, migration 025). */
+  /** The `from` of this replica's notices (retain_device and release_device send theirs with it: store/routines/device-retain.ts). */
   readonly replicaId: string;
 
   /** Runs `request` on the replica `owner` and resolves with its result; rejects like a local command would. */

@@ -66,13 +66,14 @@ function knownFacts(state: DeviceState) {
   return Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined)) as Partial<typeof facts>;
 }
 
-/** Readiness after a report: the hub's Rebooting sticks until the gateway says Ready. */
-function nextReadiness(current: string, reported: string): string {
+/** Readiness after a report: the hub's Rebooting sticks until the gateway says Ready (SQL: `next_readiness`). */
+export function nextReadiness(current: string, reported: string): string {
   if (current === HUB_REBOOTING && reported !== 'Ready') return HUB_REBOOTING;
   return reported || 'Offline';
 }
 
-const availabilityOf = (readiness: string): Availability => (readiness === 'Ready' ? 'Online' : 'Offline');
+/** SQL: `availability_of` (store/routines/device-state.ts). */
+export const availabilityOf = (readiness: string): Availability => (readiness === 'Ready' ? 'Online' : 'Offline');
 
 /**
  * Upserts one reported device and flips its availability when its readiness says so. A known device (the common
@@ -103,8 +104,7 @@ async function updateKnownDevice(
         AND (${version}::text IS NULL OR operating_system_version IS NULL OR operating_system_version = ${version}::text)
       FOR UPDATE
     ), next AS (
-      SELECT id, name, availability AS before,
-        CASE WHEN readiness = ${HUB_REBOOTING} AND ${readiness}::text <> 'Ready' THEN ${HUB_REBOOTING} ELSE ${readiness}::text END AS readiness
+      SELECT id, name, availability AS before, next_readiness(readiness, ${readiness}::text) AS readiness
       FROM current
     ), changed AS (
       UPDATE devices d SET ${sql.join([...facts, sql`
@@ -112,17 +112,17 @@ async function updateKnownDevice(
         gateway_id = ${gatewayId}::uuid,
         readiness = next.readiness,
         readiness_detail = CASE WHEN next.readiness = ${HUB_REBOOTING} THEN NULL ELSE ${detail}::text END,
-        availability = CASE WHEN next.readiness = 'Ready' THEN 'Online' ELSE 'Offline' END,
+        availability = availability_of(next.readiness),
         last_connected_at = CASE WHEN next.readiness = 'Ready' AND next.before <> 'Online' THEN now() ELSE d.last_connected_at END,
         last_disconnected_at = CASE WHEN next.readiness <> 'Ready' AND next.before = 'Online' THEN now() ELSE d.last_disconnected_at END`])}
       FROM next WHERE d.id = next.id
       RETURNING d.id, next.name, d.availability, next.before
     ), event AS (
       INSERT INTO events (event_type, device_id, device_name, message, bool_value, string_value, device_online_count, device_inuse_count)
+      -- This statement's own change is not in the tallies yet (their trigger runs after it): counted by hand.
       SELECT 'DeviceAvailability', c.id, c.name, 'Device ' || c.availability, c.availability = 'Online', c.availability,
-        (SELECT count(*) FROM devices o WHERE o.availability = 'Online' AND NOT o.deleted AND o.id <> c.id) + (c.availability = 'Online')::int,
-        (SELECT count(*) FROM devices o WHERE o.retained_by IS NOT NULL AND NOT o.deleted)
-      FROM changed c WHERE c.availability <> c.before
+        others.online + (c.availability = 'Online')::int, lab.in_use
+      FROM changed c, lab_counts(c.id) others, lab_counts() lab WHERE c.availability <> c.before
     )
     SELECT id, availability, before FROM changed`.execute(db);
   const row = rows[0];
@@ -284,15 +284,8 @@ export async function takeDevicesOfflineIn(trx: Tx, scope: TakeOfflineScope): Pr
  */
 async function recordAvailabilityEvents(trx: Tx, devices: { id: string; name: string }[], availability: Availability): Promise<void> {
   if (devices.length === 0) return;
-  const counts = await trx
-    .selectFrom('devices')
-    .select([
-      sql<string>`count(*) FILTER (WHERE availability = 'Online')`.as('online'),
-      sql<string>`count(*) FILTER (WHERE retained_by IS NOT NULL)`.as('inuse'),
-    ])
-    .where('deleted', '=', false)
-    .executeTakeFirstOrThrow();
-  const onlineAfterAll = Number(counts.online);
+  const { rows: [counts] } = await sql<{ online: number; in_use: number }>`SELECT * FROM lab_counts()`.execute(trx);
+  const onlineAfterAll = counts.online;
   const step = availability === 'Online' ? -1 : 1; // undo later flips to get the count after each one
   await trx
     .insertInto('events')
@@ -305,7 +298,7 @@ async function recordAvailabilityEvents(trx: Tx, devices: { id: string; name: st
         bool_value: availability === 'Online',
         string_value: availability,
         device_online_count: onlineAfterAll + step * (devices.length - 1 - index),
-        device_inuse_count: Number(counts.inuse),
+        device_inuse_count: counts.in_use,
       })),
     )
     .execute();

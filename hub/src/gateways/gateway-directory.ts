@@ -41,7 +41,7 @@ export interface GatewayDirectory {
    * tell them in their own transaction, as `replicaId`), so only this replica's gateways are told here.
    */
   notifyRetention(retention: Retention, othersTold?: boolean): void;
-  /** This hub replica's id on the command relay, for retain_device / release_device (migration 025); none without replicas. */
+  /** This hub replica's id on the command relay, for `retain_device` / `release_device`; none without replicas. */
   readonly replicaId?: string;
   /**
    * Where the device's adb endpoint listens for this retain, once its gateway has said so (it answers every

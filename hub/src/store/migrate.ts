@@ -2,10 +2,12 @@
 import { Migrator, type MigrationResult } from 'kysely';
 import type { Db } from './database';
 import { migrationProvider } from './migrations';
+import { applyRoutines } from './routines';
 
 /**
- * Applies every pending migration in order. kysely's Migrator takes an advisory lock, so two hubs starting on
- * one database do not race. Throws (with the failing migration named) when any migration fails.
+ * Applies every pending migration in order, then the current database routines (`routines/`). kysely's Migrator
+ * takes an advisory lock, so two hubs starting on one database do not race. Throws (with the failing migration
+ * named) when any migration fails.
  */
 export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
   // Numbers are reserved per feature (008 USB hubs, 009 metrics) and may land out of order: a database that
@@ -17,5 +19,6 @@ export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`records migration ${failed ?? '(before any migration)'} failed: ${reason}`, { cause: error });
   }
+  await applyRoutines(db);
   return results;
 }

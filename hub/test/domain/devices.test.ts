@@ -147,8 +147,8 @@ describe('retain and release', () => {
     await retainDevice(t.db, user, d.id, { ticketKeys: KEYS, gateways });
     const { retain_id: retainId } = await t.db.selectFrom('devices').select('retain_id').where('id', '=', d.id).executeTakeFirstOrThrow();
     await retainDevice(t.db, user, d.id, { ticketKeys: KEYS, gateways }); // the same retain, told again
-    await releaseDevice(t.db, user, d.id, gateways);
-    await releaseDevice(t.db, user, d.id, gateways); // nobody retains it: nothing to tell
+    await releaseDevice(t.db, user, d.id, { gateways });
+    await releaseDevice(t.db, user, d.id, { gateways }); // nobody retains it: nothing to tell
     const retained = { vendorUniqueIdentifier: d.vendor_unique_identifier, retainId, userId: user.id, userLogin: 'keys@example.com',
       adbKeys: [{ key: Buffer.from('public key bytes'), fingerprint: 'fp-1', comment: 'laptop' }] };
     expect(told).toEqual([retained, retained, { vendorUniqueIdentifier: d.vendor_unique_identifier, retainId: '' }]);
@@ -176,7 +176,7 @@ describe('retain and release', () => {
       expect(heard).toEqual([notice]);
       expect(await message(retainDevice(t.db, b, d.id, { ticketKeys: KEYS, gateways }))).toMatch(/in use/);
       await retainDevice(t.db, a, d.id, { ticketKeys: KEYS, gateways }); // unchanged: told by the hub, as before
-      await releaseDevice(t.db, a, d.id, gateways);
+      await releaseDevice(t.db, a, d.id, { gateways });
       await waitFor(async () => heard.length === 2, 5000, 'the release notice');
       expect(heard).toEqual([notice, notice]);
       expect(told.map(([, othersTold]) => othersTold)).toEqual([true, false, true]);

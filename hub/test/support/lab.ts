@@ -68,6 +68,8 @@ export interface TestLabOptions {
   hubConfig?: Partial<HubConfig>;
   /** More gateway options (e.g. `metricsListen`). */
   gatewayOptions?: Partial<GatewayOptions>;
+  /** The hub API's clock (e.g. one a test moves forward instead of sleeping). */
+  clock?: () => Date;
 }
 
 export async function startTestLab(options: TestLabOptions = {}): Promise<TestLab> {
@@ -77,7 +79,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: options.databaseUrl ?? database!.url, dataDir,
     adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024, ...options.hubConfig,
   };
-  let hub = await startHub(config, options.logger);
+  let hub = await startHub(config, options.logger, { clock: options.clock });
   const world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
   await world.start();
   const devices = defaultAndroidLab(options.androidCount ?? 2);
@@ -134,7 +136,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     async restartHub() {
       const { port, linkPort } = hub;
       await hub.stop();
-      hub = await startHub({ ...config, port, linkPort }, options.logger);
+      hub = await startHub({ ...config, port, linkPort }, options.logger, { clock: options.clock });
     },
     get gateway() {
       if (!gateway) throw new Error('gateway is stopped');

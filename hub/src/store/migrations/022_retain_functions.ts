@@ -1,5 +1,8 @@
 /**
- * Retain and release as one statement each (issue 12 part 2): the rule checks, the row lock, the update, the
+ * History: the first definitions of the retain routines. The current ones are in store/routines/device-retain.ts,
+ * applied after every migration; this file stays as it ran, for databases migrating from before it.
+ *
+ * Retain and release as one statement each: the rule checks, the row lock, the update, the
  * metrics `session` marker and the DeviceRetained event in one function call, so a retain is one round trip
  * instead of about twelve and the device row is locked only for the time the database itself needs. The rules
  * are those of `domain/device-actions.ts`, which turns the outcome into the spec's texts:

@@ -1,5 +1,8 @@
 /**
- * Retain and release under contention (issue 12 part 2), the database half:
+ * History: the current definitions of the routines below are in store/routines/device-retain.ts, applied after
+ * every migration; this file stays as it ran, for databases migrating from before it (and device_tallies).
+ *
+ * Retain and release under contention, the database half:
  *  - The helpers of migration 022 become PL/pgSQL. As SQL functions called from PL/pgSQL they were parsed and
  *    planned again in every transaction (their cache lives in the caller's per-transaction expression state):
  *    that was most of a refused retain's cost (0.7 ms of server CPU, 0.25 ms now). PL/pgSQL keeps its plans for
