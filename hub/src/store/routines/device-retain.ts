@@ -25,14 +25,15 @@ export const deviceRetainRoutines = sql`
     FROM device_tallies t WHERE except_device IS NULL OR t.device_id <> except_device;
   END $$;
 
-  -- The event row as domain/events.ts recordEvent writes it (with the lab's counts at that moment).
+  -- The event row as domain/events.ts recordEvent writes it (with the lab's counts at that moment), dated when
+  -- the retain or release happened, as retained_at and the session marker are.
   CREATE OR REPLACE FUNCTION record_retain_event(device devices, message text, retained boolean,
     performer uuid, performer_name text, subject uuid, at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
   BEGIN
     INSERT INTO events (event_type, message, device_id, device_name, performed_by_id, performed_by_name, user_id,
-      bool_value, device_online_count, device_inuse_count)
+      bool_value, device_online_count, device_inuse_count, event_date)
     SELECT 'DeviceRetained', message, device.id, device.name, performer, performer_name, subject, retained,
-      c.online, c.in_use
+      c.online, c.in_use, at
     FROM lab_counts() c;
   END $$;
 
