@@ -5,6 +5,8 @@
  * protocol code knows nothing about Android state (props, packages, ...).
  */
 import type { ChildProcess } from 'node:child_process';
+import type { Duplex } from 'node:stream';
+import type { DeviceSocketAddress } from '../android/device-sockets';
 
 export type AuthMode =
   /** Reply to CNXN at once (adb over TCP never requires AUTH). */
@@ -57,6 +59,8 @@ export interface DevicePort {
   hostPath(devicePath: string): string;
   /** Refreshes generated files (/proc, /sys) before a service reads them. */
   refreshGeneratedFiles(): void;
+  /** Connects to a socket a program on the device listens on (`tcp:`, `localabstract:`); undefined when none does. */
+  connectSocket(address: DeviceSocketAddress): Duplex | undefined;
   /** `reboot:` service; the argument is e.g. "" or "bootloader". */
   reboot(target: string): void;
 }

@@ -14,6 +14,7 @@ export interface StreamSink {
 
 export class AdbStream extends EventEmitter {
   private queue: Buffer[] = [];
+  private queued = 0;
   private inFlight = false;
   private endRequested = false;
   private closedFlag = false;
@@ -32,6 +33,11 @@ export class AdbStream extends EventEmitter {
     return this.closedFlag;
   }
 
+  /** Bytes written but not yet sent to the host; a producer pauses above its limit and resumes on 'drain'. */
+  get queuedBytes(): number {
+    return this.queued;
+  }
+
   /** Queues bytes for the host. */
   write(data: Buffer | string): void {
     if (this.closedFlag || this.endRequested) return;
@@ -39,6 +45,7 @@ export class AdbStream extends EventEmitter {
     for (let off = 0; off < buf.length; off += this.maxData) {
       this.queue.push(buf.subarray(off, off + this.maxData));
     }
+    this.queued += buf.length;
     this.pump();
   }
 
@@ -53,6 +60,7 @@ export class AdbStream extends EventEmitter {
   destroy(): void {
     if (this.closedFlag) return;
     this.queue = [];
+    this.queued = 0;
     this.finish(true);
   }
 
@@ -72,6 +80,7 @@ export class AdbStream extends EventEmitter {
     if (this.closedFlag) return;
     this.closedFlag = true;
     this.queue = [];
+    this.queued = 0;
     this.emit('close');
   }
 
@@ -80,7 +89,9 @@ export class AdbStream extends EventEmitter {
     const next = this.queue.shift();
     if (next) {
       this.inFlight = true;
+      this.queued -= next.length;
       this.sink.sendWrite(this.localId, this.remoteId, next);
+      if (this.queue.length === 0) this.emit('drain');
     } else if (this.endRequested) {
       this.finish(true);
     }

@@ -7,6 +7,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Duplex } from 'node:stream';
+import { DeviceSockets, type DeviceSocketAddress } from './device-sockets';
 import type { AuthMode, DevicePort, DropFault, InstallOutcome, ShellIO } from '../adbd/device-port';
 import { AdbdListener } from '../adbd/listener';
 import { killTree } from '../adbd/services/shell';
@@ -58,6 +60,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   readonly battery: Battery;
   readonly settings: Settings;
   readonly wm: WindowManager;
+  /** Sockets programs on the device listen on (adb forward's far end). */
+  readonly sockets = new DeviceSockets();
 
   constructor(readonly spec: AndroidDeviceSpec, readonly stateDir: string, readonly port: number, readonly timings: DeviceTimings) {
     super();
@@ -197,6 +201,10 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     write('sys/class/net/wlan0/address', `${this.spec.wifiMac}\n`);
   }
 
+  connectSocket(address: DeviceSocketAddress): Duplex | undefined {
+    return this.sockets.connect(address);
+  }
+
   reboot(target = ''): void {
     if (this.power !== 'booted' && this.power !== 'booting') return;
     this.power = 'rebooting';
@@ -294,9 +302,11 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     };
   }
 
+  /** Everything running on the device ends (reboot, stop): its processes and the sockets they listened on. */
   private killChildren(): void {
     for (const c of this.children) killTree(c);
     this.children.clear();
+    this.sockets.closeAll();
   }
 
   private createFileSystem(): void {

@@ -7,6 +7,8 @@ import type { DevicePort } from '../device-port';
 import { startShellService } from './shell';
 import { startSyncService } from './sync';
 import { startAbbExecService, startExecService } from './exec';
+import { startSocketService } from './socket';
+import { parseSocketSpec } from '../../android/device-sockets';
 
 /** Returns a starter to run after OKAY was sent, or null to refuse the stream. */
 type ServiceStarter = () => void;
@@ -24,6 +26,12 @@ export function openService(service: string, stream: AdbStream, device: DevicePo
   }
   if (service.startsWith('abb_exec:')) {
     return () => startAbbExecService(stream, device, service.slice(9).split('\0').filter((a) => a !== ''));
+  }
+  const address = parseSocketSpec(service);
+  if (address) {
+    // Nothing listening: refused, as adbd closes a stream whose connect(2) fails.
+    const socket = device.connectSocket(address);
+    return socket ? () => startSocketService(stream, socket) : null;
   }
   if (service === 'sync:') {
     return () => startSyncService(stream, device);
