@@ -17,7 +17,7 @@ export const LockKind = {
   /** Metrics maintenance at start: one replica at a time. */
   maintenance: 16_004,
   /** Replacing the database routines at start (store/routines): one replica at a time. */
-  routines: 16_005,
+  routines: 16_006,
 } as const;
 
 /** The second key of a lock on `id`: a non-negative int4, so pg_locks shows it as the same oid. */
