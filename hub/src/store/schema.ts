@@ -233,6 +233,13 @@ export interface EventsTable {
   seq: ColumnType<string, never, never>;
 }
 
+/** The library record an install through the API put on a device (migration 027). */
+export interface InstalledRecordsTable {
+  device_id: string;
+  application_identifier: string;
+  application_id: string;
+}
+
 export interface UserAdbKeysTable {
   user_id: string;
   fingerprint: string;
@@ -315,6 +322,7 @@ export interface Database {
   gateways: GatewaysTable;
   devices: DevicesTable;
   applications: ApplicationsTable;
+  installed_records: InstalledRecordsTable;
   blobs: BlobsTable;
   blob_chunks: BlobChunksTable;
   async_jobs: AsyncJobsTable;
