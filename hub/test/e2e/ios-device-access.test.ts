@@ -6,7 +6,11 @@ import { execFile, spawn } from 'node:child_process';
 import { cliEnvironment, startCli } from '../../../cli/test/support/cli-process';
 import { Output } from '../../../cli/src/output';
 import { openTunnel, tunnelUrl } from '../../../cli/src/tunnel';
+import { fixture } from '../../../scripts/jest/shared-files';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
+
+/** The bundle of the fixture app-info-iphone.ipa. */
+const FIXTURE_BUNDLE = 'com.icyleaf.AppInfoDemo';
 
 jest.setTimeout(180_000);
 
@@ -126,4 +130,34 @@ test('devicelab connect --ticket of an iPhone prints the usbmux line; its connec
   await waitFor(async () => expect.arrayContaining(expected).asymmetricMatch(await notes()), 10_000, 'the usbmux connections are Note events')
     .catch(() => undefined);
   expect(await notes()).toEqual(expect.arrayContaining(expected));
+});
+
+test('an app ideviceinstaller puts on the iPhone through the usbmux endpoint is in the hub at once, as adb installs are', async () => {
+  const [, b] = lab.iosDevices;
+  const dave = await lab.addUser('dave@lab.test', ['Tester']);
+  expect((await (await lab.api(dave, `/Device?action=retain&id=${b.udid}`, { method: 'POST' })).json() as { isSuccess: boolean }).isSuccess).toBe(true);
+  const bundles = async () => {
+    const devices = await (await lab.api(dave, '/Device?allApplications=true')).json() as
+      { vendorUniqueIdentifier: string; installedApplications?: { applicationIdentifier: string }[] }[];
+    const device = devices.find((d) => d.vendorUniqueIdentifier === b.udid);
+    return (device?.installedApplications ?? []).map((app) => app.applicationIdentifier);
+  };
+  expect(await bundles()).not.toContain(FIXTURE_BUNDLE);
+  const cli = startCli(['connect', b.udid], cliEnvironment(lab, dave));
+  try {
+    await cli.waitFor(/USBMUXD_SOCKET_ADDRESS=127\.0\.0\.1:\d+/);
+    const address = /USBMUXD_SOCKET_ADDRESS=(127\.0\.0\.1:\d+)/.exec(cli.output().stdout)![1];
+    const installed = await idevice(address, 'ideviceinstaller', '-u', b.udid, '-i', fixture('app-info-iphone.ipa'));
+    expect(installed).toMatchObject({ code: 0 });
+    expect(lab.world.iosFleet.installedApps(b.udid).map((app) => app.bundleId)).toContain(FIXTURE_BUNDLE);
+    await waitFor(async () => (await bundles()).includes(FIXTURE_BUNDLE), 10_000, 'the hub lists the installed app');
+
+    const removed = await idevice(address, 'ideviceinstaller', '-u', b.udid, '-U', FIXTURE_BUNDLE);
+    expect(removed).toMatchObject({ code: 0 });
+    await waitFor(async () => !(await bundles()).includes(FIXTURE_BUNDLE), 10_000, 'the hub no longer lists the app');
+  } finally {
+    cli.child.kill('SIGTERM');
+    await cli.done;
+    await lab.api(dave, `/Device?action=release&id=${b.udid}`, { method: 'POST' });
+  }
 });
