@@ -108,7 +108,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     adbAccess,
     usbmuxAccess: options.usbmuxdAddress ? {
       access: new UsbmuxAccess(new UsbmuxClient(options.usbmuxdAddress), logger.child({ component: 'usbmux-access' }),
-        { servicesUsed: packagesChanged }),
+        { servicesUsed: packagesChanged, report: (event) => link?.accessEvent(event) }),
       isIos: (id) => registry.platformOf(id) === 'iOS',
     } : undefined,
   });
