@@ -22,6 +22,7 @@ import * as jobProgress from './024_job_progress';
 import * as retainPlans from './025_retain_plans';
 import * as listStampRows from './026_list_stamp_rows';
 import * as installedRecords from './027_installed_records';
+import * as historyChanges from './028_history_changes';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '025_retain_plans': retainPlans,
   '026_list_stamp_rows': listStampRows,
   '027_installed_records': installedRecords,
+  '028_history_changes': historyChanges,
 };
 
 export const migrationProvider: MigrationProvider = {
