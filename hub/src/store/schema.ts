@@ -240,6 +240,16 @@ export interface InstalledRecordsTable {
   application_id: string;
 }
 
+/** Who made a device's next availability flip happen, and why (migration 029). */
+export interface AvailabilityCausesTable {
+  device_id: string;
+  expected: string;
+  reason: string;
+  performed_by_id: string | null;
+  performed_by_name: string | null;
+  expires_at: Timestamp;
+}
+
 export interface UserAdbKeysTable {
   user_id: string;
   fingerprint: string;
@@ -323,6 +333,7 @@ export interface Database {
   devices: DevicesTable;
   applications: ApplicationsTable;
   installed_records: InstalledRecordsTable;
+  availability_causes: AvailabilityCausesTable;
   blobs: BlobsTable;
   blob_chunks: BlobChunksTable;
   async_jobs: AsyncJobsTable;

@@ -23,6 +23,7 @@ import * as retainPlans from './025_retain_plans';
 import * as listStampRows from './026_list_stamp_rows';
 import * as installedRecords from './027_installed_records';
 import * as historyChanges from './028_history_changes';
+import * as availabilityCauses from './029_availability_causes';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '026_list_stamp_rows': listStampRows,
   '027_installed_records': installedRecords,
   '028_history_changes': historyChanges,
+  '029_availability_causes': availabilityCauses,
 };
 
 export const migrationProvider: MigrationProvider = {
