@@ -2,6 +2,8 @@
  * The history names who took a device Offline and why: a USB port switched Off or to Charge, a reboot, as
  * against an unplug; the device's readinessReason says which, and the events carry the user.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 jest.setTimeout(180_000);
@@ -11,13 +13,35 @@ interface WireDevice { id: string; availability: string; readinessReason?: strin
 
 let lab: TestLab;
 let operator: { login: string; token: string };
-
-beforeAll(async () => {
-  lab = await startTestLab({ androidCount: 1, usbHub: {} });
-  operator = await lab.addUser('olga@lab.test', ['Administrator']);
+/** What a webhook receiver got: the Events as posted. */
+const delivered: WireEvent[] = [];
+const receiver = http.createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk: string) => (body += chunk));
+  req.on('end', () => {
+    delivered.push(JSON.parse(body) as WireEvent);
+    res.writeHead(204).end();
+  });
 });
 
-afterAll(() => lab?.stop());
+beforeAll(async () => {
+  lab = await startTestLab({ androidCount: 1, usbHub: {}, hubConfig: { webhookDelivery: { pollMs: 50 } } });
+  operator = await lab.addUser('olga@lab.test', ['Administrator']);
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const added = await (await lab.api(lab.admin, '/Webhook?add', {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url, eventTypes: ['DeviceAvailability'], secret: 'whsec-0123456789abcdef' }),
+  })).json();
+  expect(added).toMatchObject({ isSuccess: true });
+});
+
+afterAll(async () => {
+  receiver.close();
+  receiver.closeAllConnections();
+  await lab?.stop();
+});
 
 const device = async (): Promise<WireDevice> =>
   ((await (await lab.api(lab.admin, `/Device?anyId=${lab.devices[0].serial}`)).json()) as WireDevice[])[0];
@@ -50,6 +74,9 @@ test('port Off, Charge and Data, a reboot and an unplug: each flip says who and 
     message: 'Device Offline', performedByName: who, stringValue: `USB port switched Off by ${who}`,
   })]);
   expect((await device()).readinessReason).toBe(`USB port switched Off by ${who}`);
+  // The webhook carries the same Event.
+  await waitFor(async () => delivered.some((e) => e.stringValue === `USB port switched Off by ${who}` && e.performedByName === who),
+    10_000, 'the webhook delivery naming who switched the port Off');
 
   expect(await flip(id, 'Online', port(id, 'Data'))).toEqual([expect.objectContaining({
     message: 'Device Online', performedByName: who, stringValue: `USB port switched to Data by ${who}`,
