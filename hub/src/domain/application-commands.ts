@@ -46,7 +46,7 @@ export async function installApplication(
   if (!app.enabled) throw new ApiFailure(applicationDisabled(app.display_name));
   assertPlatformFits(app, device);
   assertInstallable(app, device);
-  const installed = {
+  const installEvent = {
     eventType: 'ApplicationInstall', boolValue: true, deviceId: device.id, deviceName: device.name,
     performedById: user.id, performedByName: user.displayName, applicationId: app.id, applicationName: app.display_name,
   } as const;
@@ -61,14 +61,14 @@ export async function installApplication(
     // A refused install is part of the device's history too: who tried which app, and the device's reason.
     if (err instanceof CommandFailure) {
       await withTx(db, (trx) => recordEvent(trx, {
-        ...installed, message: 'Application Install Failed', isSuccess: false, stringValue: err.reason.slice(0, 1000),
+        ...installEvent, message: 'Application Install Failed', isSuccess: false, stringValue: err.reason.slice(0, 1000),
       }));
     }
     throw err;
   }
   await withTx(db, async (trx) => {
     await recordInstalledRecord(trx, device.id, app);
-    await recordEvent(trx, { ...installed, message: 'Application Installed', stringValue: app.version });
+    await recordEvent(trx, { ...installEvent, message: 'Application Installed', stringValue: app.version });
   });
 }
 
