@@ -75,6 +75,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ? new DeviceSamplers(drivers.sampling, metrics, { ...DEFAULT_SAMPLING, ...options.sampling }, logger.child({ component: 'samplers' }))
     : undefined;
   let link: HubLink | undefined;
+  // An access client may have installed or removed apps: read them again and report the device.
+  const packagesChanged = (id: string) => {
+    drivers.readPackages(id).then((state) => listener.deviceChanged(state), (err: unknown) =>
+      logger.warn({ err, device: id }, 'could not read packages after an access client changed them'));
+  };
   const adbAccess = options.adbAccessPorts === false ? undefined : new AdbAccessEndpoints({
     adb: Adb.createClient({ port: options.adbPort, bin: options.adbBin }),
     ports: options.adbAccessPorts ?? DEFAULT_ADB_ACCESS_PORTS,
@@ -85,10 +90,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     report: (event) => link?.accessEvent(event),
     endpointClosed: (endpoint) => link?.accessEndpointClosed(endpoint),
     sync: () => link?.syncAccess() ?? Promise.resolve(),
-    packagesChanged: (id) => {
-      drivers.readPackages(id).then((state) => listener.deviceChanged(state), (err: unknown) =>
-        logger.warn({ err, device: id }, 'could not read packages after an adb client changed them'));
-    },
+    packagesChanged,
   });
   link = new HubLink({
     name: options.name,
@@ -105,7 +107,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     usbHubs: usbHubs?.service,
     adbAccess,
     usbmuxAccess: options.usbmuxdAddress ? {
-      access: new UsbmuxAccess(new UsbmuxClient(options.usbmuxdAddress), logger.child({ component: 'usbmux-access' })),
+      access: new UsbmuxAccess(new UsbmuxClient(options.usbmuxdAddress), logger.child({ component: 'usbmux-access' }),
+        { servicesUsed: packagesChanged, report: (event) => link?.accessEvent(event) }),
       isIos: (id) => registry.platformOf(id) === 'iOS',
     } : undefined,
   });

@@ -3,8 +3,8 @@
  * this calls `GatewayLink.Tunnel`, names the tunnel in the first frame, and joins the call (with the shared byte
  * pump, backpressure both ways) to the device's access endpoint: for Android a local TCP connection into its
  * adb endpoint, which authenticates the client exactly as a direct connection; for iOS one usbmux client
- * connection to the filtering proxy (usbmux-filter.ts). Refusals here, and iOS connections (usbmux has no key
- * of its own to report), become access events.
+ * connection to the filtering proxy (usbmux-filter.ts). Refusals here become access events, and so do iOS
+ * client sessions (usbmux has no key of its own to report; usbmux-sessions.ts).
  */
 import net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
@@ -64,9 +64,8 @@ export function relayTunnel(request: OpenTunnel, options: TunnelRelayOptions): v
         // A dropped connection must not linger half-open at the hub.
         setTimeout(() => call.cancel(), 200).unref();
       },
-      connected: (port) => report(true, `usbmux connection to device port ${port} opened by ${who}`),
       refused: (what) => report(false, `usbmux connection of ${who} refused: ${what}`),
-    });
+    }, { userLogin: request.userLogin, remoteAddress: request.remoteAddress, who });
     return;
   }
   const port = endpoints?.portOf(vuid);

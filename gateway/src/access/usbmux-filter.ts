@@ -11,6 +11,8 @@ import type * as net from 'node:net';
 import {
   type ByteEnd, type Logger, type PlistDict, type PlistValue, decodePlistDict, isDict, pumpBytes, socketEnd,
 } from '@devicelab/shared';
+import type { DeviceAccessEvent } from '@devicelab/proto';
+import { UsbmuxSessions, type UsbmuxClientIdentity } from './usbmux-sessions';
 import {
   USBMUX_HEADER, USBMUX_MAX_MESSAGE, type UsbmuxClient, UsbmuxError, encodeUsbmuxMessage,
 } from '../drivers/ios/usbmux';
@@ -32,16 +34,48 @@ interface OpenConnections {
   closers: Set<() => void>;
 }
 
+/** lockdownd's port: every other port a client reaches is a service lockdownd started for it. */
+const LOCKDOWN_PORT = 62078;
+
+/** How long the device's services stay quiet before its apps are read again (as the adb endpoint waits). */
+const SERVICES_SETTLE_MS = 500;
+
+export interface UsbmuxAccessOptions {
+  /** Each client session's record (usbmux-sessions.ts): becomes a Note event on the device at the hub. */
+  report?(event: DeviceAccessEvent): void;
+  /**
+   * A client's connection to a device service (installation_proxy, AFC, ...) ended and none followed for a
+   * while: the apps may have changed. lockdownd's session is TLS, so which service it was is not visible here.
+   */
+  servicesUsed?(udid: string): void;
+}
+
 export class UsbmuxAccess {
   private readonly open = new Map<string, OpenConnections>();
+  private readonly settling = new Map<string, NodeJS.Timeout>();
 
-  constructor(private readonly usbmux: UsbmuxClient, private readonly logger: Logger) {}
+  private readonly sessions: UsbmuxSessions;
 
-  /** Serves one client connection for `udid` under the retain `retainId`. */
-  serve(udid: string, retainId: string, peer: UsbmuxPeer): void {
+  constructor(private readonly usbmux: UsbmuxClient, private readonly logger: Logger, private readonly options: UsbmuxAccessOptions = {}) {
+    this.sessions = new UsbmuxSessions((event) => options.report?.(event));
+  }
+
+  /** Serves one client connection for `udid` under the retain `retainId`; `client` is who the hub says it is. */
+  serve(udid: string, retainId: string, peer: UsbmuxPeer, client?: UsbmuxClientIdentity): void {
     const current = this.open.get(udid);
     if (current && current.retainId !== retainId) this.drop(udid);
-    const connection = new FilteredConnection(udid, this.usbmux, peer, this.logger);
+    const connection = new FilteredConnection(udid, this.usbmux, {
+      ...peer,
+      connected: (port) => {
+        peer.connected?.(port);
+        const service = port !== LOCKDOWN_PORT;
+        const sessionClosed = client ? this.sessions.opened(udid, retainId, client, service) : () => undefined;
+        connection.onDeviceClosed = () => {
+          sessionClosed();
+          if (service) this.serviceClosed(udid);
+        };
+      },
+    }, this.logger);
     let entry = this.open.get(udid);
     if (!entry) this.open.set(udid, entry = { retainId, closers: new Set() });
     const { closers } = entry;
@@ -62,7 +96,16 @@ export class UsbmuxAccess {
     for (const udid of [...this.open.keys()]) this.retained(udid, retains.get(udid));
   }
 
+  private serviceClosed(udid: string): void {
+    clearTimeout(this.settling.get(udid));
+    this.settling.set(udid, setTimeout(() => {
+      this.settling.delete(udid);
+      this.options.servicesUsed?.(udid);
+    }, SERVICES_SETTLE_MS).unref());
+  }
+
   private drop(udid: string): void {
+    this.sessions.endAll(udid);
     for (const close of [...this.open.get(udid)?.closers ?? []]) close();
     this.open.delete(udid);
   }
@@ -76,6 +119,8 @@ function serialOf(entry: PlistValue | undefined): string | undefined {
 
 class FilteredConnection {
   onClose: () => void = () => undefined;
+  /** Set once the connection reached the device (lockdownd or a service). */
+  onDeviceClosed: () => void = () => undefined;
   private pending: Buffer = Buffer.alloc(0);
   /** Set once Connect succeeded (raw pipe) or Listen started: no more requests are read. */
   private upstream: net.Socket | undefined;
@@ -132,6 +177,7 @@ class FilteredConnection {
     this.upstream?.destroy();
     this.peer.end();
     this.onClose();
+    this.onDeviceClosed();
   }
 
   private reply(message: PlistDict, tag: number): void {

@@ -18,6 +18,7 @@ import { BlobStore, type StoredBlob } from '../../../hub/src/apps/blob-store';
 import { GatewayUnavailableError } from '../../../hub/src/gateways/gateway-directory';
 import { registerGateway } from '../../../hub/src/gateways/gateway-tokens';
 import { startLinkServer, type LinkServer } from '../../../hub/src/gateways/link-server';
+import { NO_LONGER_REPORTED } from '../../../hub/src/gateways/device-inventory';
 import { createTestDatabase, type TestDatabase } from '../../../hub/test/support/test-database';
 import Adb from '@devicefarmer/adbkit';
 import { AdbAccessEndpoints } from '../../src/access/adb-access-endpoints';
@@ -231,7 +232,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     expect(await online(a.adbSerial) && await online(b.adbSerial)).toBe(true);
     await world.unplug(c.serial);
     await eventually(() => offline(c.adbSerial));
-    expect(await deviceRow(c.adbSerial)).toMatchObject({ readiness_detail: 'Removed by the gateway' });
+    expect(await deviceRow(c.adbSerial)).toMatchObject({ readiness_detail: NO_LONGER_REPORTED });
     expect(hubDevices()).toEqual([a.adbSerial, b.adbSerial].sort());
 
     // Well past the hub's limit of three silent heartbeat intervals (3 x 200 ms): the very same session is

@@ -28,7 +28,7 @@ export function gatewayRouter(deps: ApiDependencies): Router {
         // Parsed before anything is sent: bad input changes nothing.
         const state = parsePortState(params.string('usbHubPortState'));
         const port = params.int('usbHubPort');
-        await setHubPortState(gateways, requireString(params, 'id'), port, state);
+        await setHubPortState(db, gateways, user, requireString(params, 'id'), port, state);
         return success();
       }
       case 'action:reboot':
@@ -44,7 +44,7 @@ export function gatewayRouter(deps: ApiDependencies): Router {
     const op = postOperation(params);
     if (op !== 'verb:update') throw new ApiFailure(unknownAction(operationName(op)));
     const state = parsePortState(params.string('usbHubPortState'));
-    await setDevicePortState(db, gateways, requireString(params, 'id', 'deviceId'), state);
+    await setDevicePortState(db, gateways, user, requireString(params, 'id', 'deviceId'), state);
     return success();
   }));
 

@@ -1,16 +1,17 @@
 /** Install, uninstall and launch of an uploaded application on a device (spec 4.1). */
+import { sql } from 'kysely';
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { requireEntitlement } from '../auth/entitlements';
-import { withTx, type Db } from '../store/database';
+import { withTx, type Db, type Tx } from '../store/database';
 import type { ApplicationRow } from '../store/schema';
 import { assertPlatformFits } from './app-platform';
 import { assertUsableBy } from './device-actions';
 import { resolveDevice, type DeviceWithRetainer } from './device-queries';
 import { recordEvent } from './events';
 import { assertInstallable } from './ios-provisioning';
-import { runDeviceCommand } from './gateway-commands';
+import { CommandFailure, runDeviceCommand } from './gateway-commands';
 
 export const applicationNotFound = (id: string): string => `Application '${id}' not found.`;
 export const applicationDisabled = (name: string): string =>
@@ -45,17 +46,44 @@ export async function installApplication(
   if (!app.enabled) throw new ApiFailure(applicationDisabled(app.display_name));
   assertPlatformFits(app, device);
   assertInstallable(app, device);
-  await runDeviceCommand(gateways, device, {
-    action: 'install',
-    install: {
-      blobSha256: app.blob_sha256, applicationIdentifier: app.application_identifier, force: options.force ?? false,
-    },
-  }, options.onProgress);
-  await withTx(db, (trx) => recordEvent(trx, {
-    eventType: 'ApplicationInstall', message: 'Application Installed', boolValue: true, deviceId: device.id, deviceName: device.name,
-    performedById: user.id, performedByName: user.displayName, applicationId: app.id,
-    applicationName: app.display_name, stringValue: app.version,
-  }));
+  const installEvent = {
+    eventType: 'ApplicationInstall', boolValue: true, deviceId: device.id, deviceName: device.name,
+    performedById: user.id, performedByName: user.displayName, applicationId: app.id, applicationName: app.display_name,
+  } as const;
+  try {
+    await runDeviceCommand(gateways, device, {
+      action: 'install',
+      install: {
+        blobSha256: app.blob_sha256, applicationIdentifier: app.application_identifier, force: options.force ?? false,
+      },
+    }, options.onProgress);
+  } catch (err) {
+    // A refused install is part of the device's history too: who tried which app, and the device's reason.
+    if (err instanceof CommandFailure) {
+      await withTx(db, (trx) => recordEvent(trx, {
+        ...installEvent, message: 'Application Install Failed', isSuccess: false, stringValue: err.reason.slice(0, 1000),
+      }));
+    }
+    throw err;
+  }
+  await withTx(db, async (trx) => {
+    await recordInstalledRecord(trx, device.id, app);
+    await recordEvent(trx, { ...installEvent, message: 'Application Installed', stringValue: app.version });
+  });
+}
+
+/**
+ * Remembers that `app` is the library record now installed on the device under its package name, so the device
+ * lists it rather than another record of the same package and version; the device's lists are re-stamped, as
+ * they show it.
+ */
+async function recordInstalledRecord(trx: Tx, deviceId: string, app: ApplicationRow): Promise<void> {
+  await trx.insertInto('installed_records')
+    .values({ device_id: deviceId, application_identifier: app.application_identifier, application_id: app.id })
+    .onConflict((oc) => oc.columns(['device_id', 'application_identifier'])
+      .doUpdateSet({ application_id: app.id }))
+    .execute();
+  await trx.updateTable('devices').set({ list_change: sql`nextval('list_changes')` }).where('id', '=', deviceId).execute();
 }
 
 /** `removeData` omitted ⇒ true (the primary form of the spec). */

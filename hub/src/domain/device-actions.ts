@@ -8,6 +8,7 @@ import { withTx, type Db } from '../store/database';
 import { signDeviceTicket, type TicketKeys } from './device-ticket';
 import { deviceNotFound, inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
 import { retentionOf } from './device-access';
+import { expectAvailability, rebootCause, withdrawCauses } from './availability-causes';
 import { recordEvent } from './events';
 import { runDeviceCommand } from './gateway-commands';
 
@@ -150,6 +151,7 @@ export async function rebootDevice(
 ): Promise<void> {
   requireEntitlement(user, 'DeviceReboot');
   const { id } = await resolveDevice(db, identifier);
+  const cause = rebootCause(user);
   const before = await withTx(db, async (trx) => {
     const device = await lockDevice(trx, id);
     assertUsableBy(device, user);
@@ -160,12 +162,15 @@ export async function rebootDevice(
       eventType: 'DeviceAvailability', message: 'Device Offline', boolValue: false, stringValue: 'Rebooting',
       deviceId: id, deviceName: device.name, performedById: user.id, performedByName: user.displayName,
     });
+    // The Online that ends the reboot is recorded from the gateway's report: it names the reboot and its user.
+    await expectAvailability(trx, [id], cause);
     return device;
   });
   try {
     await runDeviceCommand(gateways, before, { action: 'reboot', reboot: {} });
   } catch (err) {
     await withTx(db, async (trx) => {
+      await withdrawCauses(trx, [id], cause);
       const device = await lockDevice(trx, id);
       if (device.readiness !== 'Rebooting') return;
       await trx.updateTable('devices')

@@ -14,11 +14,15 @@ export interface DeviceDetailOptions {
   allApplications?: boolean;
 }
 
+/** The library record an install through the API put on the device, per package name (migration 027). */
+export type InstalledRecords = ReadonlyMap<string, string>;
+
 const date = (d: Date | null): string | undefined => (d ? formatWireDate(d) : undefined);
 const opt = <T>(v: T | null): T | undefined => v ?? undefined;
 
 export function toDeviceModel(
-  row: DeviceWithRetainer, options: DeviceDetailOptions = {}, managed: ApplicationRow[] = [], now = new Date(),
+  row: DeviceWithRetainer, options: DeviceDetailOptions = {}, managed: ApplicationRow[] = [],
+  installed: InstalledRecords = new Map(), now = new Date(),
 ): Device {
   const device: Device = {
     id: row.id,
@@ -65,16 +69,20 @@ export function toDeviceModel(
     device.properties = row.properties.map((p) => ({ name: p.name, value: p.value, type: 'System' as const }));
   }
   if (options.applications || options.allApplications) {
-    device.installedApplications = installedApplications(row, !!options.allApplications, managed);
+    device.installedApplications = installedApplications(row, !!options.allApplications, managed, installed);
   }
   return device;
 }
 
-function installedApplications(row: DeviceWithRetainer, all: boolean, managed: ApplicationRow[]): Application[] {
+/** What the device reports, as library records: the one installed through the API, else the best match. */
+function installedApplications(
+  row: DeviceWithRetainer, all: boolean, managed: ApplicationRow[], installed: InstalledRecords,
+): Application[] {
   const os = row.operating_system as DeviceOperatingSystem;
   const out: Application[] = [];
   for (const pkg of row.installed_packages) {
-    const app = matchManagedApplication(pkg, row.operating_system, managed);
+    const pinned = managed.filter((app) => app.id === installed.get(pkg.identifier));
+    const app = matchManagedApplication(pkg, row.operating_system, pinned) ?? matchManagedApplication(pkg, row.operating_system, managed);
     if (app) out.push(toApplicationModel(app));
     else if (all) out.push(unmanagedApplication(pkg, os));
   }

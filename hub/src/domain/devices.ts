@@ -129,12 +129,20 @@ async function queryDevices(
 
 async function mapDevices(db: Db, rows: DeviceWithRetainer[], options: DeviceDetailOptions): Promise<Device[]> {
   let managed: ApplicationRow[] = [];
+  const pins = new Map<string, Map<string, string>>();
   if ((options.applications || options.allApplications) && rows.length > 0) {
     const identifiers = [...new Set(rows.flatMap((r) => r.installed_packages.map((p) => p.identifier)))];
     if (identifiers.length > 0) {
       managed = await db.selectFrom('applications').selectAll()
         .where('application_identifier', 'in', identifiers).execute();
+      const installed = await db.selectFrom('installed_records').select(['device_id', 'application_identifier', 'application_id'])
+        .where('device_id', 'in', rows.map((r) => r.id)).execute();
+      for (const pin of installed) {
+        let device = pins.get(pin.device_id);
+        if (!device) pins.set(pin.device_id, device = new Map());
+        device.set(pin.application_identifier, pin.application_id);
+      }
     }
   }
-  return rows.map((row) => toDeviceModel(row, options, managed));
+  return rows.map((row) => toDeviceModel(row, options, managed, pins.get(row.id)));
 }

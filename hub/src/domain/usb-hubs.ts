@@ -10,7 +10,9 @@ import {
   type DataPortStateName, type FleetGatewayDescription, type UsbHub,
 } from '@devicelab/shared';
 import { GatewayUnavailableError, type GatewayDirectory } from '../gateways/gateway-directory';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { Db } from '../store/database';
+import { expectAvailability, portSwitchCause, withdrawCauses } from './availability-causes';
 import { resolveDevice } from './device-queries';
 import { COMMAND_TIMEOUTS_MS, commandFailure } from './gateway-commands';
 
@@ -107,15 +109,29 @@ async function send(gateways: GatewayDirectory, hubSerialNumber: string, action:
   if (!result.ok) throw commandFailure(action, `USB hub '${hubSerialNumber}'`, result);
 }
 
-/** POST /Gateway/UsbHub?update: one port, or every port of the hub when `port` is omitted. */
+/**
+ * POST /Gateway/UsbHub?update: one port, or every port of the hub when `port` is omitted. The devices on those
+ * ports learn who switched them and how, for the availability flips that follow (availability-causes.ts).
+ */
 export async function setHubPortState(
-  gateways: GatewayDirectory, hubSerialNumber: string, port: number | undefined, state: SwitchablePortState,
+  db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, hubSerialNumber: string, port: number | undefined,
+  state: SwitchablePortState,
 ): Promise<void> {
   if (port !== undefined && port < 1) throw new ApiFailure(`Invalid USB hub port ${port}: ports are numbered from 1.`);
   assertHubConnected(gateways, hubSerialNumber);
-  await send(gateways, hubSerialNumber, {
-    action: 'setUsbPortState', setUsbPortState: { hubSerialNumber, portNumber: port ?? 0, state },
-  });
+  let onPorts = db.selectFrom('devices').select('id').where('usb_hub_serial_number', '=', hubSerialNumber).where('deleted', '=', false);
+  if (port !== undefined) onPorts = onPorts.where('usb_hub_port_number', '=', port);
+  const devices = (await onPorts.execute()).map((row) => row.id);
+  const cause = portSwitchCause(state, user);
+  await expectAvailability(db, devices, cause);
+  try {
+    await send(gateways, hubSerialNumber, {
+      action: 'setUsbPortState', setUsbPortState: { hubSerialNumber, portNumber: port ?? 0, state },
+    });
+  } catch (err) {
+    await withdrawCauses(db, devices, cause);
+    throw err;
+  }
 }
 
 export async function rebootUsbHub(gateways: GatewayDirectory, hubSerialNumber: string): Promise<void> {
@@ -128,7 +144,7 @@ export async function rebootUsbHub(gateways: GatewayDirectory, hubSerialNumber: 
  * a hub (a device without a known hub port is skipped by `*`, a failure when named).
  */
 export async function setDevicePortState(
-  db: Db, gateways: GatewayDirectory, identifier: string, state: SwitchablePortState,
+  db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, identifier: string, state: SwitchablePortState,
 ): Promise<void> {
   if (identifier.trim() === '*') {
     const rows = await db.selectFrom('devices').select(['name', 'usb_hub_serial_number', 'usb_hub_port_number'])
@@ -137,7 +153,7 @@ export async function setDevicePortState(
     const failures: string[] = [];
     for (const row of rows) {
       try {
-        await setHubPortState(gateways, row.usb_hub_serial_number ?? '', row.usb_hub_port_number ?? 0, state);
+        await setHubPortState(db, gateways, user, row.usb_hub_serial_number ?? '', row.usb_hub_port_number ?? 0, state);
       } catch (err) {
         failures.push(`${row.name}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -149,5 +165,5 @@ export async function setDevicePortState(
   if (!device.usb_hub_serial_number || !device.usb_hub_port_number) {
     throw new ApiFailure(`Device '${device.name}' is not on a known USB hub port.`);
   }
-  await setHubPortState(gateways, device.usb_hub_serial_number, device.usb_hub_port_number, state);
+  await setHubPortState(db, gateways, user, device.usb_hub_serial_number, device.usb_hub_port_number, state);
 }

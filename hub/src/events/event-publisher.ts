@@ -2,19 +2,21 @@
  * Turns changes of the feed into events for connected clients: each change's object is loaded once (the device as
  * GET /Device shows it, the gateway with its USB hubs as GET /Gateway shows it, the caller's own async job) and
  * handed to every connection whose user may see it. A user without DeviceList sees no device events, without
- * SystemViewGateways no gateway events, and only the jobs they started.
+ * SystemViewGateways no gateway events, only the jobs they started, and a device's history events (the Event as
+ * GET /Report/History shows it) only with the report entitlements.
  */
-import type { DataPortStateName, Logger } from '@devicelab/shared';
+import type { DataPortStateName, Entitlement, Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement } from '../auth/entitlements';
 import { readDeviceModel } from '../domain/devices';
+import { toWireEvent } from '../domain/reports-history';
 import { readDataPortState } from '../domain/hub-settings';
 import { listGateways } from '../domain/usb-hubs';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
 import type { Change, ChangeFeed } from './change-feed';
 
-export type EventType = 'device' | 'gateway' | 'job';
+export type EventType = 'device' | 'gateway' | 'job' | 'history';
 
 export interface LabEvent {
   /** The feed position: what a client sends back as Last-Event-ID. */
@@ -37,11 +39,15 @@ export interface EventSources {
   logger: Logger;
 }
 
+/** What GET /Report/History asks for. */
+const HISTORY_ENTITLEMENTS: Entitlement[] = ['UserList', 'DeviceList', 'ApplicationList'];
+
 export function canSee(user: AuthenticatedUser, event: LabEvent): boolean {
   switch (event.type) {
     case 'device': return hasEntitlement(user, 'DeviceList');
     case 'gateway': return hasEntitlement(user, 'SystemViewGateways');
     case 'job': return event.ownerId === user.id;
+    case 'history': return HISTORY_ENTITLEMENTS.every((name) => hasEntitlement(user, name));
   }
 }
 
@@ -64,6 +70,10 @@ export async function loadEvent(sources: EventSources, change: Change): Promise<
         id: change.seq, type: 'gateway', objectId: row.id,
         object: { ...(described ?? { name: row.name, usbHubList: [] }), connected: row.connected, lastSeen: row.last_seen_at?.toISOString() },
       };
+    }
+    case 'history': {
+      const row = await db.selectFrom('events').selectAll().where('id', '=', change.objectId).executeTakeFirst();
+      return row && { id: change.seq, type: 'history', objectId: row.id, object: toWireEvent(row) };
     }
     case 'job': {
       const job = await db.selectFrom('async_jobs').select(['id', 'kind', 'status', 'owner_id', 'result', 'completed_at', 'progress'])

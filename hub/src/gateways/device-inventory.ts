@@ -1,16 +1,20 @@
 /**
  * Writes what gateways report about their devices into the records: one short transaction per device (or per
  * batch when a whole gateway goes away), with a DeviceAvailability event in the same transaction as every
- * Online/Offline flip. Devices are keyed by vendor unique identifier, so a device keeps its Guid across
+ * Online/Offline flip (naming who and why when a user's port switch or reboot caused it: availability-causes.ts). Devices are keyed by vendor unique identifier, so a device keeps its Guid across
  * disconnects and even when it moves to another gateway.
  */
 import { thisReplica } from '../fleet/replica';
 import { sql } from 'kysely';
 import type { DeviceState, UsbHubReport } from '@devicelab/proto';
+import { claimCauses } from '../domain/availability-causes';
 import { recordEvent } from '../domain/events';
 import { licensedDeviceLimit } from '../config';
 import { countLicensedDevices, licensedLimitReached, lockLicensedDevices } from '../domain/hub-settings';
 import { withTx, type Db, type Tx } from '../store/database';
+
+/** Why a device its gateway stopped reporting is Offline, when no user's port switch says more. */
+export const NO_LONGER_REPORTED = 'Unplugged, or its USB connection was lost: the gateway no longer sees it';
 
 /** Set by the domain when it reboots a device; holds until the gateway reports the device Ready again. */
 const HUB_REBOOTING = 'Rebooting';
@@ -117,12 +121,20 @@ async function updateKnownDevice(
         last_disconnected_at = CASE WHEN next.readiness <> 'Ready' AND next.before = 'Online' THEN now() ELSE d.last_disconnected_at END`])}
       FROM next WHERE d.id = next.id
       RETURNING d.id, next.name, d.availability, next.before
+    ), cause AS (
+      DELETE FROM availability_causes a USING changed c
+      WHERE a.device_id = c.id AND c.availability <> c.before AND (a.expected = c.availability OR a.expires_at <= now())
+      RETURNING a.*
     ), event AS (
-      INSERT INTO events (event_type, device_id, device_name, message, bool_value, string_value, device_online_count, device_inuse_count)
+      INSERT INTO events (event_type, device_id, device_name, message, bool_value, string_value, performed_by_id,
+        performed_by_name, device_online_count, device_inuse_count)
       -- This statement's own change is not in the tallies yet (their trigger runs after it): counted by hand.
-      SELECT 'DeviceAvailability', c.id, c.name, 'Device ' || c.availability, c.availability = 'Online', c.availability,
+      SELECT 'DeviceAvailability', c.id, c.name, 'Device ' || c.availability, c.availability = 'Online',
+        coalesce(k.reason, c.availability), k.performed_by_id, k.performed_by_name,
         others.online + (c.availability = 'Online')::int, lab.in_use
-      FROM changed c, lab_counts(c.id) others, lab_counts() lab WHERE c.availability <> c.before
+      FROM changed c CROSS JOIN lab_counts(c.id) others CROSS JOIN lab_counts() lab
+        LEFT JOIN cause k ON k.device_id = c.id AND k.expected = c.availability AND k.expires_at > now()
+      WHERE c.availability <> c.before
     )
     SELECT id, availability, before FROM changed`.execute(db);
   const row = rows[0];
@@ -261,7 +273,10 @@ export async function takeDevicesOfflineIn(trx: Tx, scope: TakeOfflineScope): Pr
       .updateTable('devices')
       .set({
         readiness: sql`CASE WHEN readiness = ${HUB_REBOOTING} THEN readiness ELSE 'Offline' END`,
-        readiness_detail: sql`CASE WHEN readiness = ${HUB_REBOOTING} THEN readiness_detail ELSE ${scope.detail} END`,
+        // A user's port switch says what it was; anything else is the scope's reason.
+        readiness_detail: sql`CASE WHEN readiness = ${HUB_REBOOTING} THEN readiness_detail ELSE coalesce((
+          SELECT reason FROM availability_causes a WHERE a.device_id = devices.id AND a.expected = 'Offline' AND a.expires_at > now()
+        ), ${scope.detail}) END`,
         availability: 'Offline',
         last_disconnected_at: sql`CASE WHEN availability = 'Online' THEN now() ELSE last_disconnected_at END`,
       })
@@ -287,6 +302,7 @@ async function recordAvailabilityEvents(trx: Tx, devices: { id: string; name: st
   const { rows: [counts] } = await sql<{ online: number; in_use: number }>`SELECT * FROM lab_counts()`.execute(trx);
   const onlineAfterAll = counts.online;
   const step = availability === 'Online' ? -1 : 1; // undo later flips to get the count after each one
+  const causes = await claimCauses(trx, devices.map((device) => device.id), availability);
   await trx
     .insertInto('events')
     .values(
@@ -296,7 +312,9 @@ async function recordAvailabilityEvents(trx: Tx, devices: { id: string; name: st
         device_name: device.name,
         message: `Device ${availability}`,
         bool_value: availability === 'Online',
-        string_value: availability,
+        string_value: causes.get(device.id)?.reason ?? availability,
+        performed_by_id: causes.get(device.id)?.performed_by_id ?? null,
+        performed_by_name: causes.get(device.id)?.performed_by_name ?? null,
         device_online_count: onlineAfterAll + step * (devices.length - 1 - index),
         device_inuse_count: counts.in_use,
       })),

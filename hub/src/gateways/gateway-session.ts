@@ -18,7 +18,7 @@ import { MetricsReceiver } from '../metrics/link-ingest';
 import type { MetricsStore } from '../metrics/metrics-store';
 import type { Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
-import { applyDeviceState, setGatewayConnected, setGatewayUsbHubs, takeDevicesOffline } from './device-inventory';
+import { applyDeviceState, NO_LONGER_REPORTED, setGatewayConnected, setGatewayUsbHubs, takeDevicesOffline } from './device-inventory';
 import { GatewayUnavailableError, type ConnectedGateway } from './gateway-directory';
 import { hubProof } from './gateway-tokens';
 
@@ -195,7 +195,7 @@ export class GatewaySession {
         const id = message.deviceRemoved.vendorUniqueIdentifier;
         this.devices.delete(id);
         return this.recordWrite(() =>
-          takeDevicesOffline(this.ctx.db, { gatewayId: this.ctx.gateway.id, only: [id], detail: 'Removed by the gateway' }),
+          takeDevicesOffline(this.ctx.db, { gatewayId: this.ctx.gateway.id, only: [id], detail: NO_LONGER_REPORTED }),
         );
       }
       case 'commandResult':

@@ -1,6 +1,6 @@
 /**
  * GET /apiv1/Events: the live channel, as server-sent events (README, "Event stream"). Each event has an `id`
- * (send it back as Last-Event-ID to resume), a type (`device`, `gateway`, `job`) and JSON data
+ * (send it back as Last-Event-ID to resume), a type (`device`, `gateway`, `job`, `history`) and JSON data
  * `{ "id": objectId, "object": ... }`. A comment every 15 s keeps proxies from closing an idle stream.
  */
 import { Router, type Request, type Response } from 'express';

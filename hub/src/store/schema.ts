@@ -233,6 +233,23 @@ export interface EventsTable {
   seq: ColumnType<string, never, never>;
 }
 
+/** The library record an install through the API put on a device (migration 027). */
+export interface InstalledRecordsTable {
+  device_id: string;
+  application_identifier: string;
+  application_id: string;
+}
+
+/** Who made a device's next availability flip happen, and why (migration 029). */
+export interface AvailabilityCausesTable {
+  device_id: string;
+  expected: string;
+  reason: string;
+  performed_by_id: string | null;
+  performed_by_name: string | null;
+  expires_at: Timestamp;
+}
+
 export interface UserAdbKeysTable {
   user_id: string;
   fingerprint: string;
@@ -315,6 +332,8 @@ export interface Database {
   gateways: GatewaysTable;
   devices: DevicesTable;
   applications: ApplicationsTable;
+  installed_records: InstalledRecordsTable;
+  availability_causes: AvailabilityCausesTable;
   blobs: BlobsTable;
   blob_chunks: BlobChunksTable;
   async_jobs: AsyncJobsTable;

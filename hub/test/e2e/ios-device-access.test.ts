@@ -6,7 +6,11 @@ import { execFile, spawn } from 'node:child_process';
 import { cliEnvironment, startCli } from '../../../cli/test/support/cli-process';
 import { Output } from '../../../cli/src/output';
 import { openTunnel, tunnelUrl } from '../../../cli/src/tunnel';
+import { fixture } from '../../../scripts/jest/shared-files';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
+
+/** The bundle of the fixture app-info-iphone.ipa. */
+const FIXTURE_BUNDLE = 'com.icyleaf.AppInfoDemo';
 
 jest.setTimeout(180_000);
 
@@ -92,7 +96,7 @@ test('devicelab connect of a retained iPhone: idevice tools see only that device
   }
 });
 
-test('devicelab connect --ticket of an iPhone prints the usbmux line; its connections are Note events in the history', async () => {
+test('devicelab connect --ticket of an iPhone prints the usbmux line; each client session is one Note event with its count', async () => {
   const [a] = lab.iosDevices;
   const carol = await lab.addUser('carol@lab.test', ['Tester']);
   const retained = await (await lab.api(carol, `/Device?action=retain&id=${a.udid}`, { method: 'POST' })).json() as
@@ -108,6 +112,7 @@ test('devicelab connect --ticket of an iPhone prints the usbmux line; its connec
     const version = await idevice(address, 'ideviceinfo', '-u', a.udid, '-k', 'ProductVersion');
     expect(version).toMatchObject({ code: 0 });
     expect(version.stdout.trim()).toBe(a.productVersion);
+    expect(await idevice(address, 'ideviceinfo', '-u', a.udid, '-k', 'DeviceName')).toMatchObject({ code: 0 });
   } finally {
     cli.child.kill('SIGTERM');
     expect((await cli.done).code).toBe(0);
@@ -119,11 +124,45 @@ test('devicelab connect --ticket of an iPhone prints the usbmux line; its connec
       { events: { eventType: string; message: string }[] };
     return history.events.filter((e) => e.eventType === 'Note').map((e) => e.message);
   };
-  const expected = [
-    expect.stringMatching(/^usbmux connection to device port 62078 opened by carol@lab\.test from 127\.0\.0\.1 \(through the hub\)$/),
-    expect.stringMatching(/^usbmux connection to device port 62078 opened by alice@lab\.test from 127\.0\.0\.1 \(through the hub\)$/),
-  ];
-  await waitFor(async () => expect.arrayContaining(expected).asymmetricMatch(await notes()), 10_000, 'the usbmux connections are Note events')
-    .catch(() => undefined);
-  expect(await notes()).toEqual(expect.arrayContaining(expected));
+  // Each client's many usbmux connections (a tool opens several) are one session row with their count, written
+  // when the release ends the session.
+  const sessions = async (login: string) => (await notes()).filter((m) => m.startsWith(`usbmux session of ${login} `));
+  await waitFor(async () => (await sessions('carol@lab.test')).length > 0, 10_000, 'carol\'s usbmux session is a Note event');
+  expect(await sessions('carol@lab.test')).toEqual([
+    expect.stringMatching(/^usbmux session of carol@lab\.test from 127\.0\.0\.1 \(through the hub\): 2 connections \(2 to lockdownd, 0 to device services\)$/),
+  ]);
+  // Alice ran ideviceinfo twice and idevicesyslog (a device service): still one row.
+  expect(await sessions('alice@lab.test')).toEqual([
+    expect.stringMatching(/^usbmux session of alice@lab\.test from 127\.0\.0\.1 \(through the hub\): \d+ connections \(\d+ to lockdownd, 1 to device services\)$/),
+  ]);
+});
+
+test('an app ideviceinstaller puts on the iPhone through the usbmux endpoint is in the hub at once, as adb installs are', async () => {
+  const [, b] = lab.iosDevices;
+  const dave = await lab.addUser('dave@lab.test', ['Tester']);
+  expect((await (await lab.api(dave, `/Device?action=retain&id=${b.udid}`, { method: 'POST' })).json() as { isSuccess: boolean }).isSuccess).toBe(true);
+  const bundles = async () => {
+    const devices = await (await lab.api(dave, '/Device?allApplications=true')).json() as
+      { vendorUniqueIdentifier: string; installedApplications?: { applicationIdentifier: string }[] }[];
+    const device = devices.find((d) => d.vendorUniqueIdentifier === b.udid);
+    return (device?.installedApplications ?? []).map((app) => app.applicationIdentifier);
+  };
+  expect(await bundles()).not.toContain(FIXTURE_BUNDLE);
+  const cli = startCli(['connect', b.udid], cliEnvironment(lab, dave));
+  try {
+    await cli.waitFor(/USBMUXD_SOCKET_ADDRESS=127\.0\.0\.1:\d+/);
+    const address = /USBMUXD_SOCKET_ADDRESS=(127\.0\.0\.1:\d+)/.exec(cli.output().stdout)![1];
+    const installed = await idevice(address, 'ideviceinstaller', '-u', b.udid, '-i', fixture('app-info-iphone.ipa'));
+    expect(installed).toMatchObject({ code: 0 });
+    expect(lab.world.iosFleet.installedApps(b.udid).map((app) => app.bundleId)).toContain(FIXTURE_BUNDLE);
+    await waitFor(async () => (await bundles()).includes(FIXTURE_BUNDLE), 10_000, 'the hub lists the installed app');
+
+    const removed = await idevice(address, 'ideviceinstaller', '-u', b.udid, '-U', FIXTURE_BUNDLE);
+    expect(removed).toMatchObject({ code: 0 });
+    await waitFor(async () => !(await bundles()).includes(FIXTURE_BUNDLE), 10_000, 'the hub no longer lists the app');
+  } finally {
+    cli.child.kill('SIGTERM');
+    await cli.done;
+    await lab.api(dave, `/Device?action=release&id=${b.udid}`, { method: 'POST' });
+  }
 });

@@ -16,6 +16,7 @@ import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
 import { rebootDevice } from '../../src/domain/device-actions';
 import { GatewayUnavailableError } from '../../src/gateways/gateway-directory';
 import { BLOB_CHUNK_BYTES } from '../../src/gateways/link-server';
+import { NO_LONGER_REPORTED } from '../../src/gateways/device-inventory';
 import { fixture } from '../../../scripts/jest/shared-files';
 import {
   availabilityHistory, deviceRow, gatewayRow, sleep, startLinkLab, waitForAvailability, waitUntil,
@@ -188,7 +189,7 @@ describe('link server: inventory', () => {
     const history = await availabilityHistory(lab, before.id);
     await lab.world.unplug(A.spec.serial);
     await waitForAvailability(lab, [A.vui], 'Offline', 5_000);
-    expect(await row(A)).toMatchObject({ readiness: 'Offline', readiness_detail: 'Removed by the gateway', last_disconnected_at: expect.any(Date) });
+    expect(await row(A)).toMatchObject({ readiness: 'Offline', readiness_detail: NO_LONGER_REPORTED, last_disconnected_at: expect.any(Date) });
     await expect(send(A, { action: 'readLog', readLog: { maxLines: 1 } }, 1_000)).rejects.toBeInstanceOf(GatewayUnavailableError);
     expect((await row(B)).availability).toBe('Online');
 

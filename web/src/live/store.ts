@@ -3,7 +3,7 @@
  * stream (`GET /apiv1/Events`). The stream is opened first and its events are held until the list has loaded,
  * so no change falls between the two. EventSource reconnects by itself and sends Last-Event-ID; the hub replays
  * what was missed, or sends `reset` when it no longer can, and the lists are loaded again.
- * The stream and the device list are asked for at page load, beside the session check (`begin`), not after it: the
+ * A device's history events go to whoever listens (the device page). The stream and the device list are asked for at page load, beside the session check (`begin`), not after it: the
  * grid then waits for one round trip instead of two. Without a session both answer 401 and are asked again after
  * sign-in. Gateways (an entitlement the session tells) come after and do not hold the grid back.
  */
@@ -13,6 +13,12 @@ import type { Device, GatewayDescription } from '../api/types';
 type Listener = () => void;
 
 export interface JobEvent { id: string; kind: string; status: string; result?: { isSuccess?: boolean; errorMessage?: string } }
+
+/** A device's history event as GET /Report/History shows it (only with the report entitlements). */
+export interface HistoryEvent {
+  id: string; deviceId?: string; eventType: string; eventDate: string; message?: string; performedByName?: string;
+  applicationName?: string; stringValue?: string; isSuccess?: boolean;
+}
 
 class LiveStore {
   devices = new Map<string, Device>();
@@ -28,6 +34,7 @@ class LiveStore {
   lastEventAt = 0;
   private listeners = new Set<Listener>();
   private jobListeners = new Set<(job: JobEvent) => void>();
+  private historyListeners = new Set<(event: HistoryEvent) => void>();
   private source: EventSource | undefined;
   private held: MessageEvent[] | undefined;
   /** The device list asked for at page load; undefined once used or when it was refused. */
@@ -41,6 +48,12 @@ class LiveStore {
   onJob(listener: (job: JobEvent) => void): () => void {
     this.jobListeners.add(listener);
     return () => this.jobListeners.delete(listener);
+  }
+
+  /** Hears each event recorded about a device from now on (the device page's history). */
+  onHistory(listener: (event: HistoryEvent) => void): () => void {
+    this.historyListeners.add(listener);
+    return () => this.historyListeners.delete(listener);
   }
 
   /** At page load, before the session is known: the stream and the device list, if the cookie is good. */
@@ -62,7 +75,7 @@ class LiveStore {
     this.source = source;
     this.held = [];
     const handle = (e: MessageEvent) => (this.held ? this.held.push(e) : this.apply(e));
-    for (const type of ['device', 'gateway', 'job', 'reset']) source.addEventListener(type, handle as EventListener);
+    for (const type of ['device', 'gateway', 'job', 'history', 'reset']) source.addEventListener(type, handle as EventListener);
     source.onopen = () => {
       this.connected = true;
       this.changed();
@@ -126,6 +139,9 @@ class LiveStore {
       }
       case 'job':
         for (const listener of this.jobListeners) listener(data.object as JobEvent);
+        return;
+      case 'history':
+        if (data.object) for (const listener of this.historyListeners) listener(data.object as HistoryEvent);
         return;
       case 'reset':
         void this.reload(this.gateways.size > 0);

@@ -3,11 +3,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { awaitJob, call, getJson, getText, query } from '../api/client';
 import type { Application, Device, Result, SessionUser } from '../api/types';
 import { MetricsPanel } from '../components/metrics-panel';
+import { live, type HistoryEvent } from '../live/store';
 import { useLive } from '../live/use-live';
 import { batteryText, portText, readiness } from '../readiness';
 import { may } from '../session';
-
-interface HistoryEvent { id: string; eventType: string; eventDate: string; message?: string; performedByName?: string }
 
 export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
   const store = useLive();
@@ -214,15 +213,41 @@ function HistoryPanel({ deviceId, user }: { deviceId: string; user: SessionUser 
   const [events, setEvents] = useState<HistoryEvent[] | undefined>();
   useEffect(() => {
     if (!may(user, 'DeviceList') || !may(user, 'UserList') || !may(user, 'ApplicationList')) return;
-    getJson<{ events: HistoryEvent[] }>(`/Report/History${query({ deviceId, take: 50 })}`).then((h) => setEvents(h.events), () => setEvents([]));
+    // Events recorded while the page is open arrive over the live stream; those heard before the first page
+    // loaded are kept and merged with it.
+    const heard: HistoryEvent[] = [];
+    let loaded = false;
+    const merge = (events: HistoryEvent[]) => setEvents((shown) => {
+      const all = [...events, ...(shown ?? [])];
+      return all.filter((e, i) => all.findIndex((other) => other.id === e.id) === i)
+        .sort((a, b) => Date.parse(b.eventDate) - Date.parse(a.eventDate)).slice(0, 50);
+    });
+    const unsubscribe = live.onHistory((event) => {
+      if (event.deviceId !== deviceId) return;
+      if (loaded) merge([event]);
+      else heard.push(event);
+    });
+    getJson<{ events: HistoryEvent[] }>(`/Report/History${query({ deviceId, take: 50 })}`).then((h) => {
+      loaded = true;
+      merge([...heard, ...h.events]);
+    }, () => setEvents([]));
+    return unsubscribe;
   }, [deviceId]);
   if (!events) return <div class="card"><h2>History</h2><p class="muted">History needs the report entitlements.</p></div>;
   return (
     <div class="card">
       <h2>History</h2>
       <table class="table"><thead><tr><th>When</th><th>Event</th><th>By</th><th>Detail</th></tr></thead>
-        <tbody>{events.map((e) => <tr key={e.id}><td>{new Date(e.eventDate).toLocaleString()}</td><td>{e.eventType}</td><td>{e.performedByName ?? ''}</td><td>{e.message ?? ''}</td></tr>)}</tbody>
+        <tbody>{events.map((e) => <tr key={e.id}><td>{new Date(e.eventDate).toLocaleString()}</td><td>{e.eventType}</td><td>{e.performedByName ?? ''}</td><td>{historyDetail(e)}</td></tr>)}</tbody>
       </table>
     </div>
   );
+}
+
+/** What happened, to which app, and the event's value (a version, a reason) when the message does not say it. */
+function historyDetail(e: HistoryEvent): string {
+  let text = e.message ?? '';
+  if (e.applicationName) text += `: ${e.applicationName}`;
+  if (e.stringValue && !text.includes(e.stringValue)) text += ` (${e.stringValue})`;
+  return text;
 }

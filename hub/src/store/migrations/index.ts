@@ -21,6 +21,9 @@ import * as retainFunctions from './022_retain_functions';
 import * as jobProgress from './024_job_progress';
 import * as retainPlans from './025_retain_plans';
 import * as listStampRows from './026_list_stamp_rows';
+import * as installedRecords from './027_installed_records';
+import * as historyChanges from './028_history_changes';
+import * as availabilityCauses from './029_availability_causes';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -44,6 +47,9 @@ const migrations: Record<string, Migration> = {
   '024_job_progress': jobProgress,
   '025_retain_plans': retainPlans,
   '026_list_stamp_rows': listStampRows,
+  '027_installed_records': installedRecords,
+  '028_history_changes': historyChanges,
+  '029_availability_causes': availabilityCauses,
 };
 
 export const migrationProvider: MigrationProvider = {
