@@ -85,10 +85,11 @@ export class ApiClient {
 
   /**
    * An async POST (spec 4.7): starts it, then polls `/Async` until it completes. Resolves with the completed data
-   * (a Result's data, or the bare value an upload completes with); `onPoll` is told the elapsed time.
+   * (a Result's data, or the bare value an upload completes with); `onPoll` is told the elapsed time and the
+   * percent the hub reports for the operation (installs do), when it does.
    */
   async asyncOperation<T = undefined>(path: string, options: RequestOptions & {
-    deadlineMs: number; onPoll?: (elapsedMs: number) => void; pollIntervalMs?: number;
+    deadlineMs: number; onPoll?: (elapsedMs: number, percent?: number) => void; pollIntervalMs?: number;
   }): Promise<T> {
     const started = Date.now();
     const { asyncResponseId } = await this.result<{ asyncResponseId: string }>('POST', path, options);
@@ -96,10 +97,10 @@ export class ApiClient {
   }
 
   async awaitAsync<T>(id: string, path: string, started: number, options: {
-    deadlineMs: number; onPoll?: (elapsedMs: number) => void; pollIntervalMs?: number; hint?: FailureHint;
+    deadlineMs: number; onPoll?: (elapsedMs: number, percent?: number) => void; pollIntervalMs?: number; hint?: FailureHint;
   }): Promise<T> {
     for (let interval = 250; ; interval = Math.min(interval * 2, options.pollIntervalMs ?? 2000)) {
-      const status = await this.get<{ isComplete: boolean; data?: unknown }>('/Async', { params: { id } });
+      const status = await this.get<{ isComplete: boolean; data?: unknown; progress?: number }>('/Async', { params: { id } });
       if (status.isComplete) {
         const data = status.data as ResultEnvelope<T> | T | undefined;
         if (isFailure(data)) throw this.failure(data.errorMessage, `POST ${path}`, options.hint);
@@ -107,7 +108,7 @@ export class ApiClient {
         return data as T;
       }
       const elapsed = Date.now() - started;
-      options.onPoll?.(elapsed);
+      options.onPoll?.(elapsed, status.progress);
       if (elapsed > options.deadlineMs) {
         throw new CliError(`POST ${path} did not complete within ${Math.round(options.deadlineMs / 1000)} s (async id ${id}). `
           + 'The hub may still finish it: check the device, or allow longer with --timeout.', EXIT.timeout);
@@ -145,6 +146,7 @@ export class ApiClient {
     }
     if (error.name === 'AbortError') return new CliError(`${call} was interrupted.`, EXIT.apiFailure);
     const reason = error.cause?.code ?? error.cause?.message ?? error.message;
+    if (untrustedCertificate(error.cause?.code)) return untrustedHub(this.credentials.url, reason);
     return new CliError(`Cannot reach the hub at ${this.credentials.url} (${reason}). Check the address (from `
       + `${this.credentials.source.url}) and that the hub is running and reachable from here.`, EXIT.unreachable);
   }
@@ -183,4 +185,16 @@ export class ApiClient {
 function isFailure(value: unknown): value is { isSuccess: false; errorMessage?: string } {
   return Boolean(value && typeof value === 'object' && !Array.isArray(value)
     && (value as { isSuccess?: unknown }).isSuccess === false);
+}
+
+/** Node's codes for a TLS certificate chain that does not lead to a CA it trusts. */
+export function untrustedCertificate(code: string | undefined): boolean {
+  return /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|CERT_UNTRUSTED)$/
+    .test(code ?? '');
+}
+
+export function untrustedHub(url: string, reason: string): CliError {
+  return new CliError(`The hub at ${url} presents a TLS certificate this machine does not trust (${reason}). If the hub's `
+    + 'certificate is self-signed or from your own CA, point NODE_EXTRA_CA_CERTS at that certificate (a PEM file), '
+    + 'e.g. `NODE_EXTRA_CA_CERTS=/path/to/hub-ca.pem devicelab ...`.', EXIT.unreachable);
 }

@@ -80,16 +80,16 @@ function ensureNewline(text: string): string {
   return text === '' || text.endsWith('\n') ? text : `${text}\n`;
 }
 
-/** `1.5 MB` style sizes (powers of 1024, as file managers show). */
+/** `1.5 MiB` style sizes (powers of 1024, named as such); whole bytes below 1 KiB. */
 export function formatBytes(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
   let unit = 0;
   while (value >= 1024 && unit < units.length - 1) {
     value /= 1024;
     unit += 1;
   }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+  return `${unit === 0 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
 }
 
 /** `1:05` / `1:02:05` for elapsed times. */

@@ -24,7 +24,8 @@ export function buildProgram(): Command {
     .exitOverride()
     .addHelpText('after', `
 Exit codes: 0 ok, 1 the hub answered a failure, 2 usage error, 3 no matching device free within --wait,
-4 not authorised, 5 hub unreachable, 124 timed out; \`run\` exits with its command's code.
+4 not authorised, 5 hub unreachable, 124 timed out, 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM;
+\`run\` exits with its command's code.
 
 Examples:
   devicelab login --url http://devicelab.example:8080 --user qa@example.com --token <token>

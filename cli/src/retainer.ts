@@ -9,6 +9,7 @@ import { hubQuery, isFree, matches, type DeviceFilter } from './device-filter';
 import { CliError, EXIT } from './errors';
 import type { Device, DeviceAccessTicket } from './models';
 import { formatElapsed, type Output } from './output';
+import { signalExitCode, type StopSignal } from './stop-signals';
 
 export interface Retained {
   device: Device;
@@ -26,6 +27,14 @@ export interface RetainRequest {
 
 const POLL_INTERVAL_MS = 2000;
 
+interface Candidates {
+  /** Those a retain may get now. */
+  free: Device[];
+  matching: Device[];
+  /** How many devices match at all, whatever their state: more than this can never be retained. */
+  possible: number;
+}
+
 export class Retainer {
   readonly retained: Retained[] = [];
 
@@ -40,6 +49,11 @@ export class Retainer {
     for (let round = 0; ; round++) {
       this.checkInterrupted();
       const candidates = named ? await this.refresh(named) : await this.matching(request.filter ?? { text: '' });
+      if (candidates.possible < wanted) {
+        // Fewer devices match at all (busy or offline included) than asked for: waiting cannot help.
+        this.out.clearProgress();
+        throw new CliError(this.tooFewMessage(describe, wanted, candidates.possible), EXIT.noDevice);
+      }
       for (const device of candidates.free) {
         if (this.retained.length >= wanted) break;
         if (this.retained.some((r) => r.device.id === device.id)) continue;
@@ -91,27 +105,31 @@ export class Retainer {
     return device;
   }
 
-  private async refresh(devices: Device[]): Promise<{ free: Device[]; matching: Device[] }> {
+  private async refresh(devices: Device[]): Promise<Candidates> {
     const current = await Promise.all(devices.map((d) => this.resolve(d.id)));
     // A named device this login already holds is retained again (the hub answers the same retain).
     const mine = (d: Device) => d.retainedByUserName?.toLowerCase() === this.api.credentials.user.toLowerCase();
-    return { free: current.filter((d) => isFree(d) || (mine(d) && d.availability === 'Online')), matching: current };
+    return { free: current.filter((d) => isFree(d) || (mine(d) && d.availability === 'Online')), matching: current, possible: current.length };
   }
 
-  private async matching(filter: DeviceFilter): Promise<{ free: Device[]; matching: Device[] }> {
+  private async matching(filter: DeviceFilter): Promise<Candidates> {
     const all = await this.api.get<Device[]>('/Device', { params: hubQuery(filter) });
+    const possible = all.filter((device) => matches(device, { ...filter, free: undefined, online: undefined })).length;
     const matching = all.filter((device) => matches(device, { ...filter, free: undefined }));
     // Fullest battery first, then by name: a stable, sensible order for people reading the log.
     const free = matching.filter(isFree).sort((a, b) => (b.batteryPercentCharged ?? 0) - (a.batteryPercentCharged ?? 0)
       || (a.name ?? '').localeCompare(b.name ?? ''));
-    return { free: filter.free === false ? [] : free, matching };
+    return { free: filter.free === false ? [] : free, matching, possible };
+  }
+
+  private tooFewMessage(describe: string, wanted: number, possible: number): string {
+    if (possible === 0) return `No device matches ${describe}. \`devicelab devices\` shows what the lab has; widen the filter.`;
+    return `Only ${possible} device(s) match ${describe}, busy or offline ones included: --count ${wanted} cannot be met, however `
+      + `long it waits. Ask for fewer (--count ${possible}) or widen the filter.`;
   }
 
   private noDeviceMessage(describe: string, wanted: number, matching: Device[], waitMs: number): string {
     const got = this.retained.length ? ` (${this.retained.length} retained, now released)` : '';
-    if (matching.length === 0) {
-      return `No device matches ${describe}. \`devicelab devices\` shows what the lab has; widen the filter.`;
-    }
     const busy = matching.filter((d) => !isFree(d) && !this.retained.some((r) => r.device.id === d.id)).map((d) => `${label(d)}: ${whyNotFree(d)}`).join('; ');
     return `Fewer than ${wanted} device(s) matching ${describe} were free within ${formatElapsed(waitMs)}${got}`
       + `${busy ? ` [${busy}]` : ''}. Wait longer (--wait 30m), ask for fewer (--count), or widen the filter.`;
@@ -135,10 +153,10 @@ export class Retainer {
   }
 }
 
-/** The error of a command stopped by SIGINT (exit 130) or SIGTERM (143), as shells report them. */
+/** The error of a command stopped by SIGINT (exit 130), SIGTERM (143) or SIGHUP (129), as shells report them. */
 export function interrupted(signal: AbortSignal): CliError {
-  const name = signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT';
-  return new CliError(`Stopped by ${name}; the devices this command retained are released.`, name === 'SIGTERM' ? 143 : 130);
+  const name: StopSignal = signal.reason === 'SIGTERM' || signal.reason === 'SIGHUP' ? signal.reason : 'SIGINT';
+  return new CliError(`Stopped by ${name}; the devices this command retained are released.`, signalExitCode(name));
 }
 
 export function label(device: Device): string {

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import WebSocket, { createWebSocketStream } from 'ws';
 import { earlyAckRelay } from './adb-early-ack';
-import type { ApiClient } from './api-client';
+import { untrustedCertificate, untrustedHub, type ApiClient } from './api-client';
 import { CliError, EXIT } from './errors';
 import type { Output } from './output';
 
@@ -97,14 +97,16 @@ export function probeTunnel(target: TunnelTarget, timeoutMs = 15_000): Promise<T
       clearTimeout(timer);
       readRefusal(res, (status, message) => reject(refusal(status, message, target)));
     });
-    ws.once('error', (err) => {
+    ws.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new CliError(`Cannot open the device tunnel (${err.message}). Check the hub address and that the hub is running.`, EXIT.unreachable));
+      if (untrustedCertificate(err.code)) reject(untrustedHub(new URL(target.url).origin.replace(/^ws/, 'http'), err.code!));
+      else reject(new CliError(`Cannot open the device tunnel (${err.message}). Check the hub address and that the hub is running.`, EXIT.unreachable));
     });
   });
 }
 
-function refusal(status: number, message: string, target: TunnelTarget): CliError {
+/** The error for the hub's refusal of a tunnel: what went wrong and what to do. */
+export function refusal(status: number, message: string, target: TunnelTarget): CliError {
   const byTicket = target.authorization.startsWith('Bearer ');
   if (status === 401) {
     return new CliError(byTicket
@@ -123,8 +125,11 @@ export interface TunnelOptions {
   /** Local port; 0 (default) picks a free one. */
   port?: number;
   host?: string;
-  /** Told about each connection the hub refused: `<status>: <errorMessage>` (default: a warning on stderr). */
-  onRefused?: (message: string) => void;
+  /**
+   * Told about each connection the hub refused: `<status>: <errorMessage>`, and the two apart (default: a warning
+   * on stderr, once for repeats of one refusal).
+   */
+  onRefused?: (text: string, status: number, message: string) => void;
   /**
    * The tunnel carries adb: answer the client's writes early (adb-early-ack.ts), `earlyAcks` packets per stream
    * (0 or undefined: none, every OKAY comes from the device).
@@ -132,11 +137,19 @@ export interface TunnelOptions {
   earlyAcks?: number;
 }
 
+/** A warning per refused connection; adb reconnects at once, again and again: one line per different answer. */
+export function refusalWarning(out: Output): (text: string) => void {
+  let last = '';
+  return (text) => {
+    if (text !== last) out.warn(`the hub refused a tunnel connection (HTTP ${text}); is the device still retained by you?`);
+    last = text;
+  };
+}
+
 /** Listens on `host:port` (0: any free port) and relays each connection through its own WebSocket. */
 export async function openTunnel(target: TunnelTarget, out: Output, options: TunnelOptions = {}): Promise<Tunnel> {
   const host = options.host ?? '127.0.0.1';
-  const onRefused = options.onRefused
-    ?? ((message: string) => out.warn(`the hub refused a tunnel connection (HTTP ${message}); is the device still retained by you?`));
+  const onRefused = options.onRefused ?? refusalWarning(out);
   const relays = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     relays.add(socket);
@@ -150,7 +163,7 @@ export async function openTunnel(target: TunnelTarget, out: Output, options: Tun
       relays.delete(socket);
     };
     ws.once('unexpected-response', (_req, res) => readRefusal(res, (status, message) => {
-      onRefused(message ? `${status}: ${message}` : `${status}`);
+      onRefused(message ? `${status}: ${message}` : `${status}`, status, message);
       finish();
     }));
     socket.on('error', finish);

@@ -2,7 +2,7 @@
  * `apps upload`: the file is streamed from disk as a multipart body (never held in memory, so a 2 GB IPA costs
  * a few chunks), with a progress bar of bytes and rate on stderr, then the hub's package check is awaited on /Async.
  */
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -10,6 +10,34 @@ import type { ApiClient } from './api-client';
 import { CliError, EXIT } from './errors';
 import type { Application } from './models';
 import { formatBytes, formatElapsed, type Output } from './output';
+
+const PACKAGE_OS: Record<string, 'Android' | 'iOS'> = { '.apk': 'Android', '.ipa': 'iOS', '.zip': 'iOS' };
+const ZIP_MAGIC = Buffer.of(0x50, 0x4b, 0x03, 0x04); // PK\x03\x04: a zip archive's local file header
+
+/**
+ * The operating system a local package is for, by its extension as the hub types uploads (`.zip`: a zipped
+ * simulator `.app`); a file that is not one, or not a zip archive as every package is, is refused before any
+ * byte of it is sent.
+ */
+export function packageOs(file: string): 'Android' | 'iOS' {
+  const os = PACKAGE_OS[path.extname(file).toLowerCase()];
+  if (!os) throw new CliError(`Cannot upload '${file}': not an .apk or .ipa file (nor a zipped simulator .app).`, EXIT.usage);
+  const head = Buffer.alloc(ZIP_MAGIC.length);
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    readSync(fd, head, 0, head.length, 0);
+  } catch (err) {
+    throw new CliError(`Cannot upload '${file}': ${(err as Error).message}. Give the path of an .apk or .ipa file.`, EXIT.usage);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  if (!head.equals(ZIP_MAGIC)) {
+    throw new CliError(`Cannot upload '${file}': it is not a zip archive, so not an ${path.extname(file).toLowerCase()} package. `
+      + 'Check that the build wrote the file completely.', EXIT.usage);
+  }
+  return os;
+}
 
 export async function uploadApplication(api: ApiClient, out: Output, file: string, deadlineMs: number): Promise<Application> {
   let size: number;
@@ -20,6 +48,7 @@ export async function uploadApplication(api: ApiClient, out: Output, file: strin
   } catch (err) {
     throw new CliError(`Cannot upload '${file}': ${(err as Error).message}. Give the path of an .apk or .ipa file.`, EXIT.usage);
   }
+  packageOs(file);
   const boundary = `devicelab-${randomBytes(12).toString('hex')}`;
   const name = path.basename(file).replace(/["\r\n]/g, '_');
   const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${name}"\r\n`

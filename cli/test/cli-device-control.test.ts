@@ -38,8 +38,8 @@ test('apps upload on a terminal: a redrawn progress bar with bytes and rate on s
   // script(1) gives the CLI a pseudo-terminal as stdin/stdout/stderr, as an interactive shell would.
   const command = `${process.execPath} ${CLI_MAIN} apps upload ${fixture('ApiDemos-debug.apk')}`;
   const { stdout } = await exec('script', ['-qfec', command, '/dev/null'], { env: env() });
-  expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[#{10,24}\] 100% 3\.0 MB \/ 3\.0 MB {2}[\d.]+ [KMG]?B\/s/);
-  expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[-{10,24}\] {3}0% 0 B \/ 3\.0 MB/);
+  expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[#{10,24}\] 100% 3\.0 MiB \/ 3\.0 MiB {2}(\d+ |[\d.]+ [KMG]i)B\/s/);
+  expect(stdout).toMatch(/\r\x1b\[2KApiDemos-debug\.apk \[-{10,24}\] {3}0% 0 B \/ 3\.0 MiB/);
   // Frames between 0% and 100% depend on how fast loopback carries 3 MB (none when it all goes in one redraw
   // interval), so they are not asserted here.
   // The id on a line of its own, after the progress line was cleared (stdout and stderr share the terminal).
@@ -50,8 +50,8 @@ test('apps upload in a log (not a terminal): plain progress lines, no terminal c
   const result = await runCli(['apps', 'upload', fixture('ContactManager.apk')], env({ NO_COLOR: '1' }));
   expect(result).toMatchObject({ code: 0 });
   expect(result.stdout).toMatch(/^[0-9a-f-]{36}\n$/);
-  expect(result.stderr).toMatch(/^devicelab: uploading ContactManager\.apk: 0% 0 B \/ 25\.3 KB/m);
-  expect(result.stderr).toMatch(/^devicelab: uploading ContactManager\.apk: 100% 25\.3 KB \/ 25\.3 KB/m);
+  expect(result.stderr).toMatch(/^devicelab: uploading ContactManager\.apk: 0% 0 B \/ 25\.3 KiB/m);
+  expect(result.stderr).toMatch(/^devicelab: uploading ContactManager\.apk: 100% 25\.3 KiB \/ 25\.3 KiB/m);
   expect(result.stderr).not.toMatch(/\x1b\[|\r/);
   const list = JSON.parse((await runCli(['apps', 'list', '--json'], env())).stdout) as { id: string; applicationIdentifier: string }[];
   expect(list.map((app) => app.applicationIdentifier)).toEqual(expect.arrayContaining(['com.example.android.contactmanager', 'io.appium.android.apis']));

@@ -112,21 +112,40 @@ test('retain --wait waits (a progress line on stderr) until the holder releases,
   await runCli(['release', serial], asTester());
 });
 
-test('retain all-or-nothing: not enough free devices within --wait releases the ones it got (exit 3)', async () => {
-  const result = await runCli(['retain', '--filter', 'os=android', '--count', '4', '--wait', '1s'], asTester());
-  expect(result.code).toBe(3);
-  expect(result.stderr).toMatch(/3 retained, now released/);
-  for (const spec of lab.devices) expect((await deviceState(lab, spec.serial)).retainedById).toBeUndefined();
-});
+/** Runs `body` while another user holds the first Android device: of the lab's Android devices, one fewer is free. */
+async function withOneHeld(body: () => Promise<void>): Promise<void> {
+  const held = lab.devices[0].serial;
+  expect((await runCli(['retain', held], cliEnvironment(lab, other))).code).toBe(0);
+  try {
+    await body();
+  } finally {
+    await runCli(['release', held], cliEnvironment(lab, other));
+  }
+}
 
-test('retain Ctrl-C while waiting releases what it got and exits 130', async () => {
-  const waiting = startCli(['retain', '--filter', 'os=android', '--count', '4', '--wait', '5m'], asTester());
-  await waiting.waitFor(/waiting for 4 device\(s\)/);
+test('retain all-or-nothing: not enough free devices within --wait releases the ones it got (exit 3)', () => withOneHeld(async () => {
+  const all = lab.devices.length;
+  const result = await runCli(['retain', '--filter', 'os=android', '--count', String(all), '--wait', '1s'], asTester());
+  expect(result.code).toBe(3);
+  expect(result.stderr).toMatch(new RegExp(`${all - 1} retained, now released`));
+  for (const spec of lab.devices.slice(1)) expect((await deviceState(lab, spec.serial)).retainedById).toBeUndefined();
+}));
+
+test('retain Ctrl-C while waiting releases what it got and exits 130', () => withOneHeld(async () => {
+  const all = lab.devices.length;
+  const waiting = startCli(['retain', '--filter', 'os=android', '--count', String(all), '--wait', '5m'], asTester());
+  await waiting.waitFor(new RegExp(`waiting for ${all} device\\(s\\)`));
   waiting.child.kill('SIGINT');
   const result = await waiting.done;
   expect(result.code).toBe(130);
   expect(result.stderr).toMatch(/Stopped by SIGINT/);
-  for (const spec of lab.devices) expect((await deviceState(lab, spec.serial)).retainedById).toBeUndefined();
+  for (const spec of lab.devices.slice(1)) expect((await deviceState(lab, spec.serial)).retainedById).toBeUndefined();
+}));
+
+test('retain --count beyond the devices that match at all: says so at once, whatever --wait (exit 3)', async () => {
+  const result = await runCli(['retain', '--filter', 'os=android', '--count', String(lab.devices.length + 1), '--wait', '10m'], asTester());
+  expect(result.code).toBe(3);
+  expect(result.stderr).toMatch(new RegExp(`Only ${lab.devices.length} device\\(s\\) match --filter os=android`));
 });
 
 test('exit codes: usage 2, API failure 1, not authorised 4, unreachable 5; each message says what to do', async () => {

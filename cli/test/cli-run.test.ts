@@ -122,19 +122,20 @@ test('a command that does not exist: exit 127, released', async () => {
   await expectAllReleased();
 });
 
-test('--install uploads the file, installs it on the devices before the command; a failed install releases (exit 1)', async () => {
+test('--install uploads the file before it retains, installs it on the devices before the command; a file that is no app retains nothing', async () => {
   const result = await runCli(['run', '--filter', 'os=android', '--count', '2', '--no-adb', '--install', fixture('ContactManager.apk'), '--',
     'echo ok'], env());
-  expect(result.code).toBe(0);
-  expect(result.stderr).toMatch(/installed .* on 2 device\(s\)/);
+  expect(result).toMatchObject({ code: 0 });
+  expect(result.stderr).toMatch(/uploading ContactManager\.apk[^]*retained [^]*installed .* on 2 device\(s\)/);
   const devices = await (await lab.api(lab.admin, '/Device?BundleInstalled=com.example.android.contactmanager')).json() as unknown[];
   expect(devices).toHaveLength(2);
   await expectAllReleased();
 
   const notAnApp = await runCli(['run', '--filter', 'os=android', '--no-adb', '--install', fixture('README.md'), '--', 'echo should-not-run'], env());
-  expect(notAnApp.code).toBe(1);
+  expect(notAnApp.code).toBe(2);
   expect(notAnApp.stdout).toBe('');
-  expect(notAnApp.stderr).toMatch(/error: .*Check that the file is a complete, signed .apk or .ipa/s);
+  expect(notAnApp.stderr).toMatch(/error: Cannot upload '.*README\.md': not an \.apk or \.ipa file/);
+  expect(notAnApp.stderr).not.toMatch(/retained/);
   await expectAllReleased();
 });
 

@@ -1,39 +1,73 @@
 /** `apps upload|list`, `install`, `uninstall`, `launch`. */
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../api-client';
 import { action, durationOption, type Context } from '../context';
 import { CliError, EXIT } from '../errors';
-import type { Application } from '../models';
+import type { Application, Device } from '../models';
 import { formatBytes, type Output, table } from '../output';
-import { uploadApplication } from '../upload';
+import { label } from '../retainer';
+import { packageOs, uploadApplication } from '../upload';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ASYNC_DEADLINE = '20m';
 
 /**
- * An application by Guid, display name or package/bundle id (the newest upload of it), or a local .apk/.ipa file,
- * which is uploaded first.
+ * An application by Guid, display name or package/bundle id (the newest upload of it, said on stderr when there
+ * are several), or a local .apk/.ipa file, which is uploaded first.
  */
 export async function resolveApplication(api: ApiClient, out: Output, reference: string, deadlineMs: number): Promise<Application> {
-  if (GUID.test(reference)) return { id: reference };
+  if (GUID.test(reference)) {
+    // The record, for its operating system; an id the list does not show is left to the hub to judge.
+    const [app] = await api.get<Application[]>('/Application', { params: { IdOrName: reference } });
+    return app ?? { id: reference };
+  }
   if (existsSync(reference)) return uploadApplication(api, out, reference, deadlineMs);
   const byName = await api.get<Application[]>('/Application', { params: { IdOrName: reference } });
   const byPackage = byName.length ? byName : await api.get<Application[]>('/Application', { params: { applicationIdentifier: reference } });
-  const newest = byPackage.sort((a, b) => (b.versionCounter ?? 0) - (a.versionCounter ?? 0)
-    || (b.createdDate ?? '').localeCompare(a.createdDate ?? ''))[0];
+  const [newest, ...older] = byPackage.sort((a, b) => (b.versionCounter ?? 0) - (a.versionCounter ?? 0)
+    || (b.createdDate ?? '').localeCompare(a.createdDate ?? ''));
   if (!newest) {
     throw new CliError(`No application '${reference}' on the hub (not a Guid, display name, package id or local file). `
       + '`devicelab apps list` shows what is there; `devicelab apps upload <file>` adds one.', EXIT.apiFailure);
   }
+  if (older.some((app) => app.applicationIdentifier !== newest.applicationIdentifier)) {
+    throw new CliError(`'${reference}' names ${byPackage.length} different applications (${byPackage.map(describeEntry).join('; ')}). `
+      + 'Give the id of the one you mean.', EXIT.usage);
+  }
+  if (older.length) {
+    out.note(`${byPackage.length} library entries match '${reference}'; using the newest, ${describeEntry(newest)}. `
+      + `Give an id to use another (\`devicelab apps list --package ${newest.applicationIdentifier ?? reference}\`).`);
+  }
   return newest;
+}
+
+function describeEntry(app: Application): string {
+  const what = [app.applicationIdentifier, app.version, app.versionCounter === undefined ? undefined : `#${app.versionCounter}`,
+    app.createdDate && `uploaded ${app.createdDate}`].filter(Boolean).join(' ');
+  return `${app.id} (${what})`;
+}
+
+/**
+ * Refuses an app built for another operating system than the device's before anything is sent: no install
+ * option can make it fit.
+ */
+export function assertFits(app: Pick<Application, 'operatingSystem' | 'displayName' | 'id'>, device: Device): void {
+  const os = device.operatingSystem;
+  if (!app.operatingSystem || !os || os === 'Unknown' || app.operatingSystem === os) return;
+  const build = os === 'iOS' ? 'an .ipa' : 'an .apk';
+  throw new CliError(`'${app.displayName ?? app.id}' is an ${app.operatingSystem} app and ${label(device)} runs ${os}: it cannot be installed `
+    + `there. Install ${build} of your app, or pick an ${app.operatingSystem} device (\`devicelab devices --filter os=${app.operatingSystem.toLowerCase()}\`).`,
+  EXIT.apiFailure);
 }
 
 export async function installOnDevice(ctx: Context, app: Application, device: string, options: { force?: boolean; deadlineMs: number }): Promise<void> {
   await ctx.api().asyncOperation('/Application', {
     params: { action: 'install', id: app.id, deviceId: device, force: options.force || undefined },
     deadlineMs: options.deadlineMs,
-    onPoll: (elapsed) => ctx.out.progress(`installing ${app.displayName ?? app.id} on ${device} (${Math.round(elapsed / 1000)} s)`),
+    onPoll: (elapsed, percent) => ctx.out.progress(`installing ${app.displayName ?? app.id} on ${device}`
+      + `${percent === undefined ? '' : `: ${percent}%`} (${Math.round(elapsed / 1000)} s)`),
     hint: installFailureHint,
   });
   ctx.out.clearProgress();
@@ -89,7 +123,11 @@ export function registerAppCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  devicelab install app-debug.apk 8ABX0001\n  devicelab install com.example.app 8ABX0001 --force')
     .action(action(async (ctx: Context, appRef: string, device: string, opts: { force?: boolean; timeout: string }) => {
       const deadlineMs = durationOption(opts.timeout, '--timeout', 0);
+      const [target] = await ctx.api().get<Device[]>('/Device', { params: { AnyId: device } });
+      // A local file is checked before its upload (the hub says what is wrong with an unknown device).
+      if (target && existsSync(appRef)) assertFits({ id: appRef, displayName: path.basename(appRef), operatingSystem: packageOs(appRef) }, target);
       const app = await resolveApplication(ctx.api(), ctx.out, appRef, deadlineMs);
+      if (target) assertFits(app, target);
       await installOnDevice(ctx, app, device, { force: opts.force, deadlineMs });
       ctx.out.result({ installed: app.id, device }, () => '');
       if (!ctx.out.json) ctx.out.note(`installed ${app.displayName ?? app.id} on ${device}`);

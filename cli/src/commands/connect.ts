@@ -3,10 +3,11 @@ import type { Command } from 'commander';
 import { adbConnect, adbDisconnect, registerAdbKey } from '../adb';
 import { resolveTicket } from '../config';
 import { action, type Context } from '../context';
-import { usageError } from '../errors';
+import { type CliError, usageError } from '../errors';
 import { label, Retainer } from '../retainer';
 import { EARLY_ACK_WINDOW } from '../adb-early-ack';
-import { openTunnel, probeTunnel, ticketTunnel, userTunnel, type TunnelTarget } from '../tunnel';
+import { onStopSignals } from '../stop-signals';
+import { openTunnel, probeTunnel, refusal, refusalWarning, ticketTunnel, userTunnel, type TunnelTarget } from '../tunnel';
 
 export function registerConnectCommand(program: Command): void {
   program.command('connect')
@@ -27,17 +28,15 @@ export function registerConnectCommand(program: Command): void {
       const earlyAcks = Number(opts.earlyAcks);
       if (!Number.isInteger(earlyAcks) || earlyAcks < 0 || earlyAcks > 64) throw usageError(`--early-acks ${opts.earlyAcks}: give a number of packets (0-64).`);
       const controller = new AbortController();
-      const stop = (signal: NodeJS.Signals) => controller.abort(signal);
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
+      const stopListening = onStopSignals((signal) => controller.abort(signal), { watchParent: false });
       const ticket = resolveTicket({ ...ctx.globals, ticket: opts.ticket });
       if (ticket) {
         // The ticket already holds the device: nothing to retain, release or register, and no login needed.
         try {
           await serve(ctx, ticketTunnel(ticket.apiBase, ticket.authenticator, device), { device, port, adb: opts.adb, earlyAcks }, controller.signal, device);
+          ctx.out.note(`${device} stays retained by its ticket`);
         } finally {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
+          stopListening();
         }
         return;
       }
@@ -59,33 +58,48 @@ export function registerConnectCommand(program: Command): void {
         }
         await serve(ctx, userTunnel(api, target.id), { device: target.id, serialNumber: target.serialNumber, port, adb: opts.adb, earlyAcks },
           controller.signal, `${label(target)}`, mine ? '' : ' and releases the device');
+        if (mine) ctx.out.note(`${label(target)} stays retained by you, as it was before; \`devicelab release ${target.id}\` releases it`);
       } finally {
+        const held = retainer.retained.map((r) => label(r.device));
         await retainer.releaseAll();
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
+        if (held.length) ctx.out.note(`released ${held.join(', ')}`);
+        stopListening();
       }
     }));
 }
 
 /**
  * Probes the tunnel, listens, prints the `adb connect` line (iOS: the USBMUXD_SOCKET_ADDRESS one, as the hub says
- * what the tunnel carries) and relays until the signal.
+ * what the tunnel carries) and relays until the signal. A connection the hub refuses for want of the right to the
+ * device (the device was released, or retained by someone else) ends it: adb would retry it forever.
  */
 async function serve(ctx: Context, target: TunnelTarget,
   options: { device: string; serialNumber?: string; port: number; adb?: boolean; earlyAcks: number },
   signal: AbortSignal, name: string, onClose = ''): Promise<void> {
   const usbmux = await probeTunnel(target) === 'usbmux';
   const adb = options.adb && !usbmux;
-  const tunnel = await openTunnel(target, ctx.out, { port: options.port, earlyAcks: usbmux ? 0 : options.earlyAcks });
+  let refused!: (err: CliError) => void;
+  const ended = new Promise<void>((resolve, reject) => {
+    refused = reject;
+    if (signal.aborted) resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  ended.catch(() => undefined); // a refusal during the adb connect is thrown by the `await ended` below
+  const warn = refusalWarning(ctx.out);
+  const tunnel = await openTunnel(target, ctx.out, {
+    port: options.port, earlyAcks: usbmux ? 0 : options.earlyAcks,
+    onRefused: (text, status, message) => (status === 401 || status === 403 ? refused(refusal(status, message, target)) : warn(text)),
+  });
   try {
     if (adb) await adbConnect(tunnel.address);
     ctx.out.result({ deviceId: options.device, serialNumber: options.serialNumber, address: tunnel.address, port: tunnel.port },
       // An iOS device's tunnel is a usbmuxd that lists only that device, for libimobiledevice's tools.
       () => usbmux ? `export USBMUXD_SOCKET_ADDRESS=${tunnel.address}` : `adb connect ${tunnel.address}`);
     ctx.out.note(`tunnel to ${name} open on ${tunnel.address}${adb ? ' (adb connected)' : ''}; Ctrl-C closes it${onClose}`);
-    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-    if (adb) await adbDisconnect(tunnel.address);
+    await ended;
   } finally {
+    if (adb) await adbDisconnect(tunnel.address);
     await tunnel.close();
+    ctx.out.note(`closed the tunnel to ${name}`);
   }
 }

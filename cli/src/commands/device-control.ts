@@ -35,12 +35,12 @@ export function registerDeviceControlCommands(program: Command): void {
 
   program.command('port')
     .argument('<device>', 'device Guid, serial number or vendor id, or * for every device')
-    .argument('<state>', 'off, data or charge')
+    .argument('<state>', 'off, data (or sync, its other name) or charge')
     .description('Switch the USB hub port a device hangs from: off, data (connected) or charge (charging only).')
     .addHelpText('after', '\nExamples:\n  devicelab port 8ABX0001 off\n  devicelab port 8ABX0001 data\n  devicelab port \'*\' charge')
     .action(action(async (ctx: Context, device: string, state: string) => {
-      const wire = ({ off: 'Off', data: 'Data', charge: 'Charge' } as Record<string, string>)[state.toLowerCase()];
-      if (!wire) throw usageError(`Port state '${state}': use off, data or charge.`);
+      const wire = ({ off: 'Off', data: 'Data', sync: 'Data', charge: 'Charge' } as Record<string, string>)[state.toLowerCase()];
+      if (!wire) throw usageError(`Port state '${state}': use off, data (or sync) or charge.`);
       await ctx.api().result('POST', '/Device/UsbPort?update', {
         params: { id: device, usbHubPortState: wire }, timeoutMs: 120_000,
         hint: 'Check that the device hangs from a managed USB hub (`devicelab gateways`).',

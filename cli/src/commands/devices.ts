@@ -6,6 +6,7 @@ import { usageError } from '../errors';
 import type { Device } from '../models';
 import { table } from '../output';
 import { interrupted, label, Retainer } from '../retainer';
+import { onStopSignals } from '../stop-signals';
 
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
@@ -79,10 +80,9 @@ export function registerDeviceCommands(program: Command): void {
     }));
 }
 
-/** Aborted on the first SIGINT or SIGTERM, so that a waiting retain stops and releases what it got. */
+/** Aborted on the first stop signal (or the end of the parent), so that a waiting retain stops and releases what it got. */
 export function interruptSignal(): AbortSignal {
   const controller = new AbortController();
-  process.once('SIGINT', () => controller.abort('SIGINT'));
-  process.once('SIGTERM', () => controller.abort('SIGTERM'));
+  onStopSignals((signal) => controller.abort(signal));
   return controller.signal;
 }

@@ -1,19 +1,22 @@
 /**
- * `run`: retain devices, install apps, open adb tunnels, run a command with the devices in its environment, and
- * release the devices on every way out: the command's end, a failure of any step, Ctrl-C (SIGINT) and SIGTERM
- * (forwarded to the command; a second one kills it). Exits with the command's code (128 + signal when a signal
- * ended it; 124 when --timeout ended it).
+ * `run`: upload the apps to install, retain devices, install the apps, open adb tunnels, run a command with the
+ * devices in its environment, and release the devices on every way out: the command's end, a failure of any
+ * step, SIGINT, SIGTERM and SIGHUP (passed to the command's whole process group; a second one kills it) and the
+ * end of the process that started devicelab. Exits with the command's code (128 + signal when a signal ended it;
+ * 124 when --timeout ended it).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { Command } from 'commander';
 import { adbConnect, adbDisconnect, registerAdbKey } from '../adb';
 import { childEnvironment } from '../config';
 import { action, durationOption, positiveInt, type Context } from '../context';
 import { FILTER_KEYS, parseFilter } from '../device-filter';
 import { CliError, EXIT, usageError } from '../errors';
+import type { Application } from '../models';
+import { CommandGroup, KILL_GRACE_MS } from '../process-group';
 import { interrupted, label, Retainer } from '../retainer';
+import { onStopSignals, signalExitCode, type StopSignal } from '../stop-signals';
 import { openTunnel, probeTunnel, userTunnel, type Tunnel } from '../tunnel';
-import { installOnDevice, resolveApplication } from './apps';
+import { assertFits, installOnDevice, resolveApplication } from './apps';
 import { collect } from './devices';
 
 interface RunOptions {
@@ -27,8 +30,7 @@ interface RunOptions {
   timeout?: string;
 }
 
-const KILL_GRACE_MS = 10_000;
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+const INSTALL_DEADLINE_MS = 20 * 60_000;
 
 export function registerRunCommand(program: Command): void {
   program.command('run')
@@ -63,21 +65,19 @@ async function runCommand(ctx: Context, command: string[], opts: RunOptions): Pr
   const timeoutMs = opts.timeout ? durationOption(opts.timeout, '--timeout', 0) : undefined;
   const api = ctx.api();
 
-  let child: ChildProcess | undefined;
+  let group: CommandGroup | undefined;
   let signalsSeen = 0;
   const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
+  const stopListening = onStopSignals((signal: StopSignal) => {
     signalsSeen += 1;
     if (!controller.signal.aborted) controller.abort(signal);
-    if (child && child.exitCode === null && child.signalCode === null) {
+    if (group?.alive()) {
       ctx.out.note(signalsSeen > 1 ? 'killing the command' : `passing ${signal} to the command; the devices are released when it ends`);
-      child.kill(signalsSeen > 1 ? 'SIGKILL' : signal);
+      group.signal(signalsSeen > 1 ? 'SIGKILL' : signal);
     } else {
       ctx.out.note(`${signal}: stopping and releasing the devices`);
     }
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  });
   const checkInterrupted = () => {
     if (controller.signal.aborted) throw interrupted(controller.signal);
   };
@@ -86,15 +86,21 @@ async function runCommand(ctx: Context, command: string[], opts: RunOptions): Pr
   const tunnels: Tunnel[] = [];
   const adbConnected: string[] = [];
   try {
+    // Uploads first: a long upload, or a file the hub refuses, keeps no device from anyone.
+    const apps: Application[] = [];
+    for (const reference of opts.install ?? []) {
+      apps.push(await resolveApplication(api, ctx.out, reference, INSTALL_DEADLINE_MS));
+      checkInterrupted();
+    }
+
     const retained = await retainer.retain(request);
     checkInterrupted();
     for (const { device } of retained) ctx.out.note(`retained ${label(device)}`);
 
-    for (const reference of opts.install ?? []) {
-      const app = await resolveApplication(api, ctx.out, reference, 20 * 60_000);
-      checkInterrupted();
-      await Promise.all(retained.map(({ device }) => installOnDevice(ctx, app, device.id, { force: opts.force, deadlineMs: 20 * 60_000 })));
-      ctx.out.note(`installed ${app.displayName ?? reference} on ${retained.length} device(s)`);
+    for (const app of apps) {
+      for (const { device } of retained) assertFits(app, device);
+      await Promise.all(retained.map(({ device }) => installOnDevice(ctx, app, device.id, { force: opts.force, deadlineMs: INSTALL_DEADLINE_MS })));
+      ctx.out.note(`installed ${app.displayName ?? app.id} on ${retained.length} device(s)`);
       checkInterrupted();
     }
 
@@ -123,22 +129,24 @@ async function runCommand(ctx: Context, command: string[], opts: RunOptions): Pr
       env.DEVICELAB_ADB_SERIALS = adbSerials.join(',');
     }
     checkInterrupted();
-    child = spawn(command[0], command.slice(1), {
-      stdio: 'inherit', env: childEnvironment(env), shell: command.length === 1,
-    });
-    return await waitForChild(child, ctx, command, timeoutMs);
+    group = new CommandGroup(command, { stdio: 'inherit', env: childEnvironment(env), shell: command.length === 1 });
+    return await waitForCommand(group, ctx, command, timeoutMs);
   } finally {
     for (const address of adbConnected) await adbDisconnect(address);
     await Promise.all(tunnels.map((tunnel) => tunnel.close()));
     const held = retainer.retained.map((r) => label(r.device));
     await retainer.releaseAll();
     if (held.length) ctx.out.note(`released ${held.join(', ')}`);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stopListening();
   }
 }
 
-function waitForChild(child: ChildProcess, ctx: Context, command: string[], timeoutMs?: number): Promise<number> {
+/**
+ * Resolves with the command's exit code once it and everything it left in its process group ended (what is left
+ * when the command itself exits gets SIGTERM, then SIGKILL).
+ */
+function waitForCommand(group: CommandGroup, ctx: Context, command: string[], timeoutMs?: number): Promise<number> {
+  const { child } = group;
   return new Promise((resolve, reject) => {
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
@@ -147,8 +155,8 @@ function waitForChild(child: ChildProcess, ctx: Context, command: string[], time
       timer = setTimeout(() => {
         timedOut = true;
         ctx.out.error(`the command ran longer than --timeout; stopping it (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`);
-        child.kill('SIGTERM');
-        killTimer = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
+        group.signal('SIGTERM');
+        killTimer = setTimeout(() => group.signal('SIGKILL'), KILL_GRACE_MS);
       }, timeoutMs);
     }
     child.once('error', (err: NodeJS.ErrnoException) => {
@@ -158,10 +166,11 @@ function waitForChild(child: ChildProcess, ctx: Context, command: string[], time
     });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      clearTimeout(killTimer);
-      if (timedOut) resolve(EXIT.timeout);
-      else if (signal) resolve(128 + (SIGNAL_NUMBERS[signal] ?? 1));
-      else resolve(code ?? EXIT.apiFailure);
+      const exitCode = timedOut ? EXIT.timeout : signal ? signalExitCode(signal) : code ?? EXIT.apiFailure;
+      void group.end().then(() => {
+        clearTimeout(killTimer);
+        resolve(exitCode);
+      });
     });
   });
 }

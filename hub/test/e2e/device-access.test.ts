@@ -175,9 +175,14 @@ test('through the hub tunnel: devicelab connect gives an adb connection; release
       eventType: 'Note', isSuccess: false,
       message: expect.stringMatching(/^Device connection through the hub refused for bob@lab\.test from \S+: .*not retained by you/),
     }));
+    // adb reconnects through the tunnel; the hub refuses the released ticket, which ends `devicelab connect` (exit 4).
+    await alice.adb.adb(['connect', address]).catch(() => undefined);
+    const ended = await cli.done;
+    expect(ended.code).toBe(4);
+    expect(ended.stderr).toMatch(/refused the device tunnel \(HTTP 403/);
   } finally {
     cli.child.kill('SIGTERM');
-    expect((await cli.done).code).toBe(0);
+    await cli.done;
     await bobTunnel.close();
   }
 });
