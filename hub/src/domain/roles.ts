@@ -12,6 +12,7 @@ import { sql } from 'kysely';
 import { ADMINISTRATOR_ROLE, ApiFailure, Entitlement, type Entitlement as EntitlementName, type Role } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
+import { endWebSessions, losesEntitlements } from '../auth/session-revocation';
 import { isUniqueViolation, withTx, type Db, type Tx } from '../store/database';
 import { readDeferred, type Deferred } from './deferred-input';
 import { requireGrantWithinReach, requireRoleWithinReach } from './privilege';
@@ -69,6 +70,10 @@ export async function updateRole(
         throw new ApiFailure(builtInRoleFixed(role.name, 'given other entitlements: it holds every entitlement'));
       }
       if (!unchanged) await trx.updateTable('roles').set({ entitlements }).where('id', '=', role.id).execute();
+      if (losesEntitlements(role.entitlements, new Set(entitlements))) {
+        const holders = await trx.selectFrom('user_roles').select('user_id').where('role_id', '=', role.id).execute();
+        await endWebSessions(trx, holders.map((holder) => holder.user_id));
+      }
     }
   }));
 }

@@ -6,10 +6,12 @@
  */
 import { sql, type Updateable } from 'kysely';
 import { ADMINISTRATOR_ROLE, ApiFailure, missingEntitlementMessage, TESTER_ROLE, type UserProperty } from '@devicelab/shared';
-import { generateApiToken, hashToken } from '../auth/api-tokens';
+import { generateApiToken } from '../auth/api-tokens';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hashPassword } from '../auth/passwords';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
+import { endWebSessions, grantedEntitlements, losesEntitlements } from '../auth/session-revocation';
+import { setUserToken } from '../auth/users';
 import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
 import type { UserRow, UsersTable } from '../store/schema';
 import type { ChangeRequest } from './deferred-input';
@@ -53,9 +55,12 @@ export async function modifyUser(
     if (Object.keys(change.profile).length > 0) columns.profile = JSON.stringify(mergeProfile(row.profile, change.profile));
     if (Object.keys(columns).length > 0) await trx.updateTable('users').set(columns).where('id', '=', id).execute();
 
+    const entitlementsBefore = change.roles !== undefined ? await grantedEntitlements(trx, id) : undefined;
     if (change.roles !== undefined) await replaceRoles(trx, caller, id, change.roles);
     if (change.properties !== undefined) await replaceProperties(trx, id, change.properties);
     if (guardsAdministrators) await requireAnActiveAdministrator(trx);
+    const losesRights = entitlementsBefore !== undefined && losesEntitlements(entitlementsBefore, await grantedEntitlements(trx, id));
+    if (change.isActive === false || losesRights) await endWebSessions(trx, [id]);
   }));
 }
 
@@ -103,7 +108,7 @@ export async function generateUserToken(db: Db, caller: AuthenticatedUser, id: s
     const row = await trx.selectFrom('users').select(['id', 'login']).where('id', '=', id).forUpdate().executeTakeFirst();
     if (!row) throw new ApiFailure(userNotFound(id));
     await requireUserWithinReach(trx, caller, row);
-    await trx.updateTable('users').set({ token_sha256: hashToken(token) }).where('id', '=', id).execute();
+    await setUserToken(trx, id, token);
   });
   return token;
 }
