@@ -16,6 +16,7 @@ import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from 
 import type { UserRow, UsersTable } from '../store/schema';
 import type { ChangeRequest } from './deferred-input';
 import { recordEvent } from './events';
+import { requireDistinctName } from './name-rules';
 import { requireRoleWithinReach, requireUserWithinReach } from './privilege';
 import { roleNotFound } from './roles';
 import { BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, userNotFound, type UserChange } from './users';
@@ -44,6 +45,7 @@ export async function modifyUser(
     if (!row) throw new ApiFailure(userNotFound(id));
     await requireUserWithinReach(trx, caller, row);
     checkLoginChange(row, change.login);
+    if (change.login !== undefined && change.login !== row.login) await requireDistinctName(trx, 'login', change.login, id);
 
     const columns: Updateable<UsersTable> = {};
     if (change.login !== undefined && change.login !== row.login) columns.login = change.login;
@@ -80,6 +82,7 @@ export async function importUser(db: Db, caller: AuthenticatedUser, request: Cha
   const passwordHash = change.password !== undefined ? await hashPassword(change.password) : null;
 
   return translateDuplicates(() => withTx(db, async (trx) => {
+    await requireDistinctName(trx, 'login', change.login!);
     const row = await trx.insertInto('users').values({
       login: change.login!,
       first_name: change.names.firstName ?? null,

@@ -16,6 +16,8 @@ export const LockKind = {
   leader: 16_003,
   /** Metrics maintenance at start: one replica at a time. */
   maintenance: 16_004,
+  /** Creating or renaming users or roles: one at a time per kind, so confusable names cannot pass together. */
+  names: 16_005,
 } as const;
 
 /** The second key of a lock on `id`: a non-negative int4, so pg_locks shows it as the same oid. */
