@@ -62,6 +62,14 @@ function isSameOriginRequest(req: Request): boolean {
   }
 }
 
+/** Whether the session a request was authenticated by still stands: a long-lived answer (the event stream) asks again. */
+export type SessionCheck = () => Promise<boolean>;
+
+/** The check of a request authenticated by the session cookie; undefined for Basic auth. */
+export function sessionCheckOf(req: Request): SessionCheck | undefined {
+  return (req as Request & { sessionCheck?: SessionCheck }).sessionCheck;
+}
+
 function cookieAttributes(req: Request, maxAgeSeconds: number): string {
   const secure = req.secure ? '; Secure' : '';
   return `Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
@@ -87,7 +95,8 @@ export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestH
     }
     findWebSessionUser(db, cookie).then((user) => {
       if (!user) return fromDashboard ? sendSignInRequired(res) : sendAuthenticationRequired(res, prettyRequested(req));
-      (req as Request & { user?: AuthenticatedUser }).user = user;
+      (req as Request & { user?: AuthenticatedUser; sessionCheck?: SessionCheck }).user = user;
+      (req as Request & { sessionCheck?: SessionCheck }).sessionCheck = async () => (await findWebSessionUser(db, cookie)) !== undefined;
       next();
     }, next);
   };

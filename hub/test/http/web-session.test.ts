@@ -180,6 +180,20 @@ it('a role change that takes entitlements away ends the user\'s sessions; one th
   expect(await sessionStatus(again)).toBe(401);
 });
 
+it('an event stream opened with a session ends when the session does', async () => {
+  const { user, token } = await createUser(hub.db, { login: 'streamer@example.com', roles: ['Tester'] });
+  const cookie = cookieOf(await signIn('streamer@example.com', token));
+  const res = await fetch(`${hub.url}/apiv1/Events`, { headers: asDashboard(cookie) });
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  expect((await reader.read()).done).toBe(false); // the opening frame
+  await adminPost(`User?action=generateToken&id=${user.id}`);
+  const ended = (async () => { for (;;) if ((await reader.read()).done) return 'ended'; })();
+  const stillOpen = new Promise((resolve) => setTimeout(() => resolve('still open'), 20_000));
+  expect(await Promise.race([ended, stillOpen])).toBe('ended');
+  await reader.cancel();
+}, 30_000);
+
 it('a deactivated user\'s session stays ended when the user is activated again', async () => {
   const { user, token } = await createUser(hub.db, { login: 'returning@example.com', roles: ['Tester'] });
   const cookie = cookieOf(await signIn('returning@example.com', token));
