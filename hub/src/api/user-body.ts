@@ -96,7 +96,7 @@ function readRoles(body: JsonBody): string[] {
   if (Array.isArray(raw) && raw.some((r) => typeof r !== 'string')) {
     throw new ApiFailure('roles must be a list of role names.');
   }
-  const roles = (body.stringArray('roles') ?? []).map((r) => r.trim());
+  const roles = (body.stringArray('roles') ?? []).map((r) => r.trim().normalize('NFC')); // as role names are stored
   if (roles.some((r) => r === '')) throw new ApiFailure('roles must not contain an empty name.');
   return roles;
 }

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ECHO_MAX_CHARS } from '../../src/http/echo';
+import { ECHO_MAX_CHARS, FAILURE_MESSAGE_MAX_CHARS } from '../../src/http/echo';
 import { MAX_FILE_NAME_LENGTH } from '../../src/http/upload';
 import { startHub, type RunningHub } from '../../src/server';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
@@ -67,4 +67,12 @@ it('quotes at most a short prefix of an unknown key, action or report type back'
     expect(result.errorMessage).toContain(`'k${'x'.repeat(ECHO_MAX_CHARS - 1)}…'`);
     expect(result.errorMessage.length).toBeLessThan(ECHO_MAX_CHARS + 300);
   }
+});
+
+it('cuts any failure message that quotes an identifier as sent, wherever the message is made', async () => {
+  const headers = { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`,
+    'content-type': 'application/x-www-form-urlencoded' };
+  const res = await fetch(`${hub.url}/apiv1/Device`, { method: 'POST', headers, body: `action=retain&id=${'d'.repeat(65_000)}` });
+  const result: any = await res.json();
+  expect(result).toEqual({ isSuccess: false, errorMessage: `Device '${'d'.repeat(FAILURE_MESSAGE_MAX_CHARS - 8)}…` });
 });
