@@ -7,14 +7,18 @@
  * half-open connection: a new link replaces it, as a gateway reconnecting after a network break needs.
  */
 import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '@devicelab/shared';
 import type { ConnectCall, GatewaySession } from './gateway-session';
 
 /** More than one interval (a heartbeat may come a little late), well under the three that end a session. */
 export const LIVE_SILENCE_INTERVALS = 1.5;
 
 /** Refuses `call` when `current` (the gateway's session on this hub) is live; true when it did. */
-export function refuseSecondLiveLink(current: GatewaySession | undefined, call: ConnectCall, heartbeatIntervalMs: number): boolean {
+export function refuseSecondLiveLink(
+  current: GatewaySession | undefined, call: ConnectCall, heartbeatIntervalMs: number, logger: Logger,
+): boolean {
   if (!current || current.silentForMs > LIVE_SILENCE_INTERVALS * heartbeatIntervalMs) return false;
+  logger.warn({ gateway: current.gatewayName, peer: call.getPeer() }, 'second link of a connected gateway refused: two processes share its name and token');
   call.emit('error', {
     code: grpc.status.ALREADY_EXISTS,
     details: `gateway ${current.gatewayName} is already connected (since ${current.connectedAt.toISOString()}) and answering: `

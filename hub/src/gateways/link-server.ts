@@ -184,7 +184,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'unknown gateway or wrong token' });
           return;
         }
-        if (call.cancelled || refuseSecondLiveLink(sessions.get(gateway.name), call, heartbeatIntervalMs)) return;
+        if (call.cancelled || refuseSecondLiveLink(sessions.get(gateway.name), call, heartbeatIntervalMs, logger)) return;
         return own(gateway, call).then((owned) => {
           if (!owned) return;
           const session: GatewaySession = new GatewaySession({
