@@ -24,11 +24,11 @@ const INT32_MAX = 2147483647;
 
 export const BAD_BOOLEAN = 'Value is not equivalent to either TrueString or FalseString.';
 export const BAD_INT32 = 'Input string was not in a correct format.';
-const invalidGuid = (value: string): string => `Invalid Guid format: ${value}`;
+const invalidGuid = (value: string): string => `Invalid Guid format: ${echo(value)}`;
 const enumValueNotFound = (value: string): string => `The requested value '${echo(value)}' was not found.`;
 const nulInParameter = (name: string): string => `Parameter '${echo(name)}' must not contain a NUL character.`;
 const dateOutOfRange = (name: string, value: string): string =>
-  `Parameter '${name}' is out of range: '${value}'. Dates from ${REQUEST_DATE_RANGE_TEXT} are accepted.`;
+  `Parameter '${name}' is out of range: '${echo(value)}'. Dates from ${REQUEST_DATE_RANGE_TEXT} are accepted.`;
 const unknownParameter = (name: string, route: string): string =>
   `Unknown parameter '${echo(name)}' for ${route}.`;
 

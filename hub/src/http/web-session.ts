@@ -95,8 +95,9 @@ export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestH
     }
     findWebSessionUser(db, cookie).then((user) => {
       if (!user) return fromDashboard ? sendSignInRequired(res) : sendAuthenticationRequired(res, prettyRequested(req));
-      (req as Request & { user?: AuthenticatedUser; sessionCheck?: SessionCheck }).user = user;
-      (req as Request & { sessionCheck?: SessionCheck }).sessionCheck = async () => (await findWebSessionUser(db, cookie)) !== undefined;
+      const authenticated = req as Request & { user?: AuthenticatedUser; sessionCheck?: SessionCheck };
+      authenticated.user = user;
+      authenticated.sessionCheck = async () => (await findWebSessionUser(db, cookie)) !== undefined;
       next();
     }, next);
   };
