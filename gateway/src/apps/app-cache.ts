@@ -2,18 +2,22 @@
  * Content-addressed cache of app binaries: `<cacheDir>/<sha256><extension>`, the extension being the platform's file
  * type (`.apk`, `.ipa`: installers look at it). A blob is downloaded once (to a temp
  * file, SHA-256 verified, then renamed into place); concurrent requests for one address share one download, and can
- * read the bytes while they arrive (`arriving`).
+ * read the bytes while they arrive (`arriving`). A temp file is named `.<sha256>.<pid>.<random>.part`: one whose process is
+ * gone (killed mid-download) is removed when a cache opens on the folder and when the same address completes; one
+ * another running gateway is writing (a shared folder) is left alone.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ArrivingApp } from '../drivers/device-driver';
 import { ArrivingFile } from './arriving-file';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const EXTENSION = /^\.[a-z0-9]{1,8}$/;
+/** A download's temp file: address, then the downloading process's id (absent in older versions), then a random tag. */
+const TEMP_FILE = /^\.([0-9a-f]{64})\.(?:(\d+)\.)?[0-9a-f]+\.part$/;
 
 export class BlobDigestMismatchError extends Error {
   constructor(expected: string, actual: string) {
@@ -35,8 +39,14 @@ export class BlobSizeMismatchError extends Error {
 export class AppCache {
   /** Downloads running, by target path. */
   private readonly pending = new Map<string, ArrivingFile>();
+  /** Temp files this process is writing now. */
+  private readonly writing = new Set<string>();
+  /** Settles once the temp files of downloads nobody runs any more are gone from the folder. */
+  readonly leftoversRemoved: Promise<void>;
 
-  constructor(readonly cacheDir: string) {}
+  constructor(readonly cacheDir: string) {
+    this.leftoversRemoved = this.removeLeftovers();
+  }
 
   pathFor(sha256: string, extension: string): string {
     if (!EXTENSION.test(extension)) throw new Error(`Not an app file extension: ${extension}`);
@@ -70,11 +80,28 @@ export class AppCache {
     const running = this.pending.get(key);
     if (running) return running;
     const address = normalise(sha256);
-    const file = new ArrivingFile(path.join(this.cacheDir, `.${address}.${randomBytes(6).toString('hex')}.part`));
+    const file = new ArrivingFile(path.join(this.cacheDir, `.${address}.${process.pid}.${randomBytes(6).toString('hex')}.part`));
     this.pending.set(key, file);
+    this.writing.add(file.temp);
     // Off the list before it settles: a request that hears of the outcome and asks again starts afresh.
-    void this.download(file, address, extension, fetch, () => this.pending.delete(key));
+    void this.download(file, address, extension, fetch, () => {
+      this.pending.delete(key);
+      this.writing.delete(file.temp);
+    });
     return file;
+  }
+
+  /** Removes temp files (of `sha256` only, when given) whose download no running process continues. */
+  private async removeLeftovers(sha256?: string): Promise<void> {
+    const names = await readdir(this.cacheDir).catch(() => [] as string[]);
+    await Promise.all(names.map(async (name) => {
+      const match = TEMP_FILE.exec(name);
+      if (!match || (sha256 !== undefined && match[1] !== sha256)) return;
+      const file = path.join(this.cacheDir, name);
+      const pid = match[2] === undefined ? undefined : Number(match[2]);
+      const continued = pid === process.pid ? this.writing.has(file) : pid !== undefined && isRunning(pid);
+      if (!continued) await unlink(file).catch(() => undefined);
+    }));
   }
 
   /** Settles `file`: finished once verified and renamed into place, failed otherwise. Never rejects. */
@@ -115,6 +142,7 @@ export class AppCache {
       const announced = file.announcedSize;
       if (announced !== undefined && announced !== received) throw new BlobSizeMismatchError(announced, received);
       await rename(temp, target);
+      await this.removeLeftovers(sha256);
       done();
       file.finish(target);
     } catch (err) {
@@ -128,6 +156,15 @@ export class AppCache {
       done();
       file.fail(err instanceof Error ? err : new Error(String(err)));
     }
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, owned by another user
   }
 }
 

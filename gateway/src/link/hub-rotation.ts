@@ -4,7 +4,9 @@
  * Within a round (until every address was tried once since the last session) the next attempt starts at once, so a
  * gateway whose replica died is on another one within a round trip; after a whole round failed it waits with the
  * exponential backoff. A round in which a replica refused the link because another replica still owns it (that
- * owner's session is ending) waits only `ownerBusyMs`: the link will be free in a moment.
+ * owner's session is ending) waits only `ownerBusyMs`: the link will be free in a moment. Rounds refused like that one
+ * after another wait twice as long each time, up to the backoff's maximum: the owner is then a live link of another
+ * process with this gateway's name and token, which a retry every `ownerBusyMs` would only hammer.
  */
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 
@@ -17,7 +19,10 @@ export class HubRotation {
   private index = 0;
   private triedInRound = 0;
   private ownerBusyInRound = false;
+  /** Rounds in a row in which a replica said another link owns this gateway. */
+  private ownerBusyRounds = 0;
   private readonly backoff: Backoff;
+  private readonly maxDelayMs: number;
 
   constructor(
     readonly addresses: readonly string[],
@@ -27,6 +32,7 @@ export class HubRotation {
   ) {
     if (addresses.length === 0) throw new Error('at least one hub address is needed');
     this.backoff = new Backoff(backoff, random);
+    this.maxDelayMs = backoff.maxMs;
   }
 
   /** The address the current (or next) attempt dials. */
@@ -38,6 +44,7 @@ export class HubRotation {
   connected(): void {
     this.triedInRound = 0;
     this.ownerBusyInRound = false;
+    this.ownerBusyRounds = 0;
     this.backoff.reset();
   }
 
@@ -50,7 +57,8 @@ export class HubRotation {
     const ownerBusy = this.ownerBusyInRound;
     this.triedInRound = 0;
     this.ownerBusyInRound = false;
-    return ownerBusy ? this.ownerBusyMs : this.backoff.next();
+    this.ownerBusyRounds = ownerBusy ? this.ownerBusyRounds + 1 : 0;
+    return ownerBusy ? Math.min(this.ownerBusyMs * 2 ** (this.ownerBusyRounds - 1), this.maxDelayMs) : this.backoff.next();
   }
 }
 

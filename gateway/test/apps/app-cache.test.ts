@@ -1,4 +1,6 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import fs, { type WriteStream } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -142,6 +144,65 @@ describe('AppCache', () => {
         .rejects.toThrow('no such blob');
       expect(await readdir(dir)).toEqual([]);
     });
+  });
+
+  describe('a download cut by a killed gateway', () => {
+    const register = path.join(__dirname, '..', '..', '..', 'hub', 'test', 'support', 'ts-register.cjs');
+    const appCacheSource = path.join(__dirname, '..', '..', 'src', 'apps', 'app-cache.ts');
+    const children: ChildProcess[] = [];
+    afterEach(() => { for (const child of children.splice(0)) child.kill('SIGKILL'); });
+
+    /** A gateway process whose cache in `cacheDir` downloads `size` bytes of `fill`: half is on disk, the rest never comes. */
+    async function cutDownload(cacheDir: string, size: number, fill: number): Promise<ChildProcess> {
+      const data = Buffer.alloc(size, fill);
+      const script = `
+        const { AppCache } = require(${JSON.stringify(appCacheSource)});
+        const half = Buffer.alloc(${size / 2}, ${fill});
+        new AppCache(${JSON.stringify(cacheDir)}).ensure(${JSON.stringify(sha(data))}, '.apk', () => (async function* () {
+          yield half;
+          await new Promise(() => setInterval(() => undefined, 1000)); // alive, as a gateway on its hub link
+        })());`;
+      const child = spawn(process.execPath, ['-r', register, '-e', script], { stdio: 'ignore' });
+      children.push(child);
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const parts = (await readdir(cacheDir).catch(() => [] as string[])).filter((name) => name.startsWith(`.${sha(data)}.`));
+        if (parts.length === 1 && fs.statSync(path.join(cacheDir, parts[0])).size === data.length / 2) return child;
+        if (Date.now() > deadline) throw new Error('the child never wrote half of the download');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    const kill = async (child: ChildProcess) => {
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    };
+
+    it('leaves a .part that the next cache on the folder removes; a download another process still runs is kept', async () => {
+      const cut = Buffer.alloc(200_000, 4);
+      const running = Buffer.alloc(100_000, 6);
+      await cutDownload(dir, running.length, 6);
+      await kill(await cutDownload(dir, cut.length, 4));
+      const leftover = (await readdir(dir)).filter((name) => name.startsWith(`.${sha(cut)}.`));
+      expect(leftover).toHaveLength(1);
+
+      const restarted = new AppCache(dir);
+      await restarted.leftoversRemoved;
+      const names = await readdir(dir);
+      expect(names).toHaveLength(1);
+      expect(names[0]).toMatch(new RegExp(`^\\.${sha(running)}\\.\\d+\\.[0-9a-f]+\\.part$`));
+      expect(await restarted.ensure(sha(cut), '.apk', source(cut, { calls: 0 }))).toBe(path.join(dir, `${sha(cut)}.apk`));
+    }, 60_000);
+
+    it('leaves a .part that a later successful download of the same app removes', async () => {
+      const data = Buffer.alloc(200_000, 8);
+      const cache = new AppCache(dir);
+      await cache.leftoversRemoved;
+      await kill(await cutDownload(dir, data.length, 8));
+      expect((await readdir(dir)).filter((name) => name.endsWith('.part'))).toHaveLength(1);
+      await cache.ensure(sha(data), '.apk', source(data, { calls: 0 }));
+      expect(await readdir(dir)).toEqual([`${sha(data)}.apk`]);
+    }, 60_000);
   });
 
   it('refuses addresses that are not SHA-256', () => {

@@ -42,6 +42,16 @@ describe('hub rotation', () => {
     expect(hubs.current).toBe('a:1');
   });
 
+  it('rounds refused for an owned link one after another wait longer each time, up to the backoff maximum', () => {
+    const hubs = rotation(['a:1']);
+    const delays = Array.from({ length: 5 }, () => hubs.next('ownerBusy'));
+    expect(delays).toEqual([OWNER_BUSY_RETRY_MS, 2 * OWNER_BUSY_RETRY_MS, 4 * OWNER_BUSY_RETRY_MS, 1600, 1600]);
+    expect([hubs.next('failed'), hubs.next('ownerBusy')]).toEqual([200, OWNER_BUSY_RETRY_MS]);
+    hubs.next('ownerBusy');
+    hubs.connected();
+    expect(hubs.next('ownerBusy')).toBe(OWNER_BUSY_RETRY_MS);
+  });
+
   it('reads a DEVICELAB_HUB list', () => {
     expect(parseHubAddresses('a:7443')).toEqual(['a:7443']);
     expect(parseHubAddresses(' a:7443 , b:7443,,a:7443')).toEqual(['a:7443', 'b:7443']);

@@ -5,6 +5,7 @@
 import { ApiFailure } from '@devicelab/shared';
 import type { ApplicationChanges } from '../domain/application-changes';
 import { JsonBody } from '../http/json-body';
+import { echo } from '../http/echo';
 import { BAD_BOOLEAN } from '../http/params';
 
 const UPDATABLE = ['displayname', 'enabled', 'notes'] as const;
@@ -13,7 +14,7 @@ const UPDATABLE = ['displayname', 'enabled', 'notes'] as const;
 export const MAX_APPLICATION_NOTES = 4000;
 
 export const notUpdatable = (key: string): string =>
-  `Property '${key}' cannot be updated. Updatable properties: displayName, enabled, notes.`;
+  `Property '${echo(key)}' cannot be updated. Updatable properties: displayName, enabled, notes.`;
 
 /**
  * The changes, read when the domain asks (after the entitlement check). An unknown key or a bad value fails the

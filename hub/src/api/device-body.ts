@@ -3,6 +3,7 @@ import { ApiFailure } from '@devicelab/shared';
 import type { ChangeRequest } from '../domain/deferred-input';
 import type { DeviceChanges } from '../domain/device-updates';
 import { JsonBody } from '../http/json-body';
+import { echo } from '../http/echo';
 import { BAD_BOOLEAN } from '../http/params';
 
 /** Body keys (lower case) -> property. A Map: keys such as `__proto__` must not find inherited members. */
@@ -25,7 +26,7 @@ function readDeviceChanges(body: JsonBody): DeviceChanges {
   const keys = body.keys();
   const unknown = keys.filter((k) => !PROPERTIES.has(k));
   if (unknown.length > 0) {
-    throw new ApiFailure(`Device property '${unknown[0]}' cannot be updated. Updatable: name, slotNumber, notes, enabled, deleted.`);
+    throw new ApiFailure(`Device property '${echo(unknown[0])}' cannot be updated. Updatable: name, slotNumber, notes, enabled, deleted.`);
   }
   if (keys.length === 0) throw new ApiFailure('No device properties to update.');
   const changes: DeviceChanges = {};

@@ -3,6 +3,7 @@ import { ApiFailure, DeviceAvailabilityStatus, DeviceOperatingSystem } from '@de
 import type { ApplicationFilters } from '../domain/applications';
 import type { DeviceDetailOptions } from '../domain/device-mapping';
 import type { DeviceFilters } from '../domain/devices';
+import { echo } from '../http/echo';
 import type { RequestParams } from '../http/params';
 
 export function requireString(params: RequestParams, ...names: string[]): string {
@@ -65,7 +66,7 @@ export function applicationFilters(params: RequestParams): ApplicationFilters {
   };
 }
 
-export const unknownAction = (name: string): string => `Unknown action '${name}'.`;
+export const unknownAction = (name: string): string => `Unknown action '${echo(name)}'.`;
 
 /** The verb or action of a POST, for dispatch: `action:<name>` or `verb:<name>`; ApiFailure when there is none. */
 export function postOperation(params: RequestParams): string {

@@ -11,6 +11,7 @@ import { resolveReportQuery, type ReportFilters } from '../domain/reports-query'
 import { deviceUsageHistory } from '../domain/usage-report';
 import { requireEntitlement } from '../auth/entitlements';
 import { handle, type Handler } from '../http/handler';
+import { echo } from '../http/echo';
 import type { RequestParams } from '../http/params';
 import type { ApiDependencies } from './context';
 
@@ -34,7 +35,7 @@ function reportFilters(params: RequestParams): ReportFilters {
   };
 }
 
-const unknownReportType = (type: string): string => `Unknown report type '${type}'.`;
+const unknownReportType = (type: string): string => `Unknown report type '${echo(type)}'.`;
 
 export function reportRouter(deps: ApiDependencies): Router {
   const { db, clock } = deps;

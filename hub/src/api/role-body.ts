@@ -1,19 +1,21 @@
 /** The JSON body of `POST /Role?add|update` (`{"name":..,"entitlements":[..]}`), read into typed role changes. */
 import { ApiFailure, Entitlement, type Entitlement as EntitlementName } from '@devicelab/shared';
+import { readableName } from '../domain/name-rules';
 import { orderEntitlements, type RoleChanges } from '../domain/roles';
 import type { BodyReader, JsonBody } from '../http/json-body';
+import { echo } from '../http/echo';
 
 const MAX_NAME_LENGTH = 100;
 
 const unknownEntitlement = (name: string): string =>
-  `Unknown entitlement '${name}'. Known entitlements: ${Entitlement.join(', ')}.`;
+  `Unknown entitlement '${echo(name)}'. Known entitlements: ${Entitlement.join(', ')}.`;
 
 /** The changes, read when the domain asks (after UserRolesModify is checked). */
 export function roleChanges(readBody: BodyReader): () => RoleChanges {
   return () => {
     const body = readBody();
     const unknown = body.keys().find((k) => k !== 'name' && k !== 'entitlements');
-    if (unknown !== undefined) throw new ApiFailure(`Property '${unknown}' is not part of a role: send name and entitlements.`);
+    if (unknown !== undefined) throw new ApiFailure(`Property '${echo(unknown)}' is not part of a role: send name and entitlements.`);
     const changes: RoleChanges = {};
     const name = readName(body);
     if (name !== undefined) changes.name = name;
@@ -25,7 +27,7 @@ export function roleChanges(readBody: BodyReader): () => RoleChanges {
 
 function readName(body: JsonBody): string | undefined {
   if (!body.has('name')) return undefined;
-  const name = body.string('name')?.trim() ?? '';
+  const name = readableName(body.string('name')?.trim() ?? '', 'A role name');
   if (name === '') throw new ApiFailure('A role name must not be empty.');
   if (name.length > MAX_NAME_LENGTH) throw new ApiFailure(`A role name must not exceed ${MAX_NAME_LENGTH} characters.`);
   return name;

@@ -14,7 +14,7 @@ function roleRef(params: RequestParams): RoleRef {
   const id = params.guid('id');
   if (id !== undefined) return { id };
   const name = params.string('name');
-  if (name !== undefined) return { name };
+  if (name !== undefined) return { name: name.normalize('NFC') }; // as role names are stored
   throw new ApiFailure("Parameter 'name' (or 'id') is required.");
 }
 

@@ -3,6 +3,7 @@ import { ApiFailure, DataPortStateName, parseEnumValue } from '@devicelab/shared
 import { LICENSED_DEVICES_ENV } from '../config';
 import { STORED_SETTINGS, type SettingsChanges } from '../domain/hub-settings';
 import { JsonBody } from '../http/json-body';
+import { echo } from '../http/echo';
 
 /** The changes, read when the domain asks (after SystemManageSettings is checked); unknown keys are failures. */
 export function settingsChanges(bodyText: string): () => SettingsChanges {
@@ -23,7 +24,7 @@ export function settingsChanges(bodyText: string): () => SettingsChanges {
       } else if (key === 'licenseddevicelimit') {
         throw new ApiFailure(`licensedDeviceLimit is set by the hub's ${LICENSED_DEVICES_ENV} environment variable.`);
       } else {
-        throw new ApiFailure(`Unknown setting '${key}'. Settings: ${[...STORED_SETTINGS, 'dataPortState'].join(', ')}.`);
+        throw new ApiFailure(`Unknown setting '${echo(key)}'. Settings: ${[...STORED_SETTINGS, 'dataPortState'].join(', ')}.`);
       }
     }
     if (Object.keys(changes).length === 0) throw new ApiFailure('No settings to update.');

@@ -5,10 +5,12 @@
  */
 import { ApiFailure, type UserProperty } from '@devicelab/shared';
 import type { ChangeRequest } from '../domain/deferred-input';
+import { readableName } from '../domain/name-rules';
 import {
   BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, NAME_FIELDS, PROFILE_FIELDS, type NameField, type UserChange,
 } from '../domain/users';
 import type { BodyReader, JsonBody } from '../http/json-body';
+import { echo } from '../http/echo';
 
 /** The longest e-mail address (RFC 5321); also keeps the unique login index within PostgreSQL's entry size. */
 const MAX_LOGIN_LENGTH = 254;
@@ -26,7 +28,7 @@ const UPDATABLE_USER_PROPERTIES = [
   ...PROFILE_FIELDS.map((f) => f[0].toUpperCase() + f.slice(1)), 'roles', 'properties',
 ];
 const notUpdatable = (key: string): string =>
-  `Property '${key}' cannot be updated. Updatable properties: ${UPDATABLE_USER_PROPERTIES.join(', ')}.`;
+  `Property '${echo(key)}' cannot be updated. Updatable properties: ${UPDATABLE_USER_PROPERTIES.join(', ')}.`;
 
 /** Body keys (lower case) -> the change they make; `properties()` tells the domain which, before any value is read. */
 const CHANGED_BY_KEY = new Map<string, keyof UserChange>([
@@ -62,7 +64,9 @@ function readUserChange(body: JsonBody): UserChange {
   if (isActive !== undefined) change.isActive = isActive;
 
   for (const [key, field] of NAME_KEYS) {
-    if (body.has(key)) change.names[field] = emptyToNull(body.string(key));
+    if (!body.has(key)) continue;
+    const name = emptyToNull(body.string(key));
+    change.names[field] = name === null ? null : readableName(name, field);
   }
   for (const [key, field] of PROFILE_KEYS) {
     if (body.has(key)) change.profile[field] = emptyToNull(body.string(key));
@@ -80,7 +84,7 @@ function readLogin(body: JsonBody): string | undefined {
   if (userName != null && email != null && userName.trim() !== email.trim()) {
     throw new ApiFailure('UserName and Email differ: send one of them.');
   }
-  const login = (userName ?? email ?? '').trim();
+  const login = readableName((userName ?? email ?? '').trim(), 'UserName');
   if (login.length > MAX_LOGIN_LENGTH) throw new ApiFailure(LOGIN_TOO_LONG);
   if (login.toLowerCase() !== BUILT_IN_ADMIN_LOGIN && !isEmail(login)) throw new ApiFailure(INVALID_USERNAME);
   return login;
@@ -92,7 +96,7 @@ function readRoles(body: JsonBody): string[] {
   if (Array.isArray(raw) && raw.some((r) => typeof r !== 'string')) {
     throw new ApiFailure('roles must be a list of role names.');
   }
-  const roles = (body.stringArray('roles') ?? []).map((r) => r.trim());
+  const roles = (body.stringArray('roles') ?? []).map((r) => r.trim().normalize('NFC')); // as role names are stored
   if (roles.some((r) => r === '')) throw new ApiFailure('roles must not contain an empty name.');
   return roles;
 }
@@ -118,7 +122,7 @@ function readProperties(raw: unknown): UserProperty[] {
     if (value !== null && value !== undefined && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
       throw new ApiFailure(BAD_PROPERTIES);
     }
-    if (seen.has(name)) throw new ApiFailure(`Property '${name}' is given more than once.`);
+    if (seen.has(name)) throw new ApiFailure(`Property '${echo(name)}' is given more than once.`);
     seen.add(name);
     return { name, value: value === null || value === undefined ? '' : String(value) };
   });

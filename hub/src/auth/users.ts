@@ -10,6 +10,7 @@ import { generateApiToken, hashToken, isWellFormedApiToken, tokenMatchesHash } f
 import { displayNameOf, type AuthenticatedUser } from './authenticated-user';
 import { noteAuthentication } from './login-tracking';
 import { readUsers, type CheckedUserRow, type CredentialReads, type RoleGrant } from './credential-reads';
+import { endWebSessions } from './session-revocation';
 import type { ListStamps } from '../domain/device-list-cache';
 
 export const ADMIN_LOGIN = 'admin';
@@ -106,8 +107,8 @@ async function ensureBuiltIns(trx: Tx, adminToken: string | undefined): Promise<
 
   const existing = await findUserRow(trx, ADMIN_LOGIN);
   if (existing) {
-    if (adminToken !== undefined) {
-      await trx.updateTable('users').set({ token_sha256: hashToken(adminToken) }).where('id', '=', existing.id).execute();
+    if (adminToken !== undefined && !tokenMatchesHash(adminToken, existing.token_sha256)) {
+      await setUserToken(trx, existing.id, adminToken);
     }
     await assignRoles(trx, existing.id, [ADMINISTRATOR_ROLE]);
     return { adminCreated: false, adminToken, adminTokenGenerated: false };
@@ -163,14 +164,18 @@ export async function createUser(db: Db, user: NewUser): Promise<{ user: UserRow
 /** Replaces a user's token with a new one and returns it; the old token stops working at once. */
 export async function rotateUserToken(db: Db, login: string): Promise<string> {
   const token = generateApiToken();
-  const updated = await db
-    .updateTable('users')
-    .set({ token_sha256: hashToken(token) })
-    .where(sql<boolean>`lower(login) = lower(${login})`)
-    .returning('id')
-    .executeTakeFirst();
-  if (!updated) throw new UserNotFoundError(login);
+  await withTx(db, async (trx) => {
+    const row = await findUserRow(trx, login);
+    if (!row) throw new UserNotFoundError(login);
+    await setUserToken(trx, row.id, token);
+  });
   return token;
+}
+
+/** Every change of a user's API token: the old token, and the dashboard sessions signed in with it, end at once. */
+export async function setUserToken(trx: Tx, userId: string, token: string): Promise<void> {
+  await trx.updateTable('users').set({ token_sha256: hashToken(token) }).where('id', '=', userId).execute();
+  await endWebSessions(trx, [userId]);
 }
 
 /** What a credential check found; the reason of a failure is for the log only, never for the client. */

@@ -12,8 +12,10 @@ import { sql } from 'kysely';
 import { ADMINISTRATOR_ROLE, ApiFailure, Entitlement, type Entitlement as EntitlementName, type Role } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
+import { endWebSessions, losesEntitlements } from '../auth/session-revocation';
 import { isUniqueViolation, withTx, type Db, type Tx } from '../store/database';
 import { readDeferred, type Deferred } from './deferred-input';
+import { requireDistinctName } from './name-rules';
 import { requireGrantWithinReach, requireRoleWithinReach } from './privilege';
 
 export const roleNotFound = (ref: string): string => `Role '${ref}' not found.`;
@@ -46,7 +48,10 @@ export async function addRole(db: Db, caller: AuthenticatedUser, changes: Deferr
   const { name, entitlements = [] } = readDeferred(changes);
   if (name === undefined) throw new ApiFailure('A role needs a name.');
   requireGrantWithinReach(caller, entitlements);
-  await translateDuplicate(name, () => db.insertInto('roles').values({ name, entitlements, built_in: false }).execute());
+  await translateDuplicate(name, () => withTx(db, async (trx) => {
+    await requireDistinctName(trx, 'role', name);
+    await trx.insertInto('roles').values({ name, entitlements, built_in: false }).execute();
+  }));
 }
 
 /** Renames a role and/or replaces its entitlements. */
@@ -61,6 +66,7 @@ export async function updateRole(
     requireRoleWithinReach(caller, role);
     if (name !== undefined && name !== role.name) {
       if (role.built_in) throw new ApiFailure(builtInRoleFixed(role.name, 'renamed'));
+      await requireDistinctName(trx, 'role', name, role.id);
       await trx.updateTable('roles').set({ name }).where('id', '=', role.id).execute();
     }
     if (entitlements !== undefined) {
@@ -69,6 +75,10 @@ export async function updateRole(
         throw new ApiFailure(builtInRoleFixed(role.name, 'given other entitlements: it holds every entitlement'));
       }
       if (!unchanged) await trx.updateTable('roles').set({ entitlements }).where('id', '=', role.id).execute();
+      if (losesEntitlements(role.entitlements, new Set(entitlements))) {
+        const holders = await trx.selectFrom('user_roles').select('user_id').where('role_id', '=', role.id).execute();
+        await endWebSessions(trx, holders.map((holder) => holder.user_id));
+      }
     }
   }));
 }

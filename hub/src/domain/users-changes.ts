@@ -6,14 +6,17 @@
  */
 import { sql, type Updateable } from 'kysely';
 import { ADMINISTRATOR_ROLE, ApiFailure, missingEntitlementMessage, TESTER_ROLE, type UserProperty } from '@devicelab/shared';
-import { generateApiToken, hashToken } from '../auth/api-tokens';
+import { generateApiToken } from '../auth/api-tokens';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hashPassword } from '../auth/passwords';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
+import { endWebSessions, grantedEntitlements, losesEntitlements } from '../auth/session-revocation';
+import { setUserToken } from '../auth/users';
 import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
 import type { UserRow, UsersTable } from '../store/schema';
 import type { ChangeRequest } from './deferred-input';
 import { recordEvent } from './events';
+import { requireDistinctName } from './name-rules';
 import { requireRoleWithinReach, requireUserWithinReach } from './privilege';
 import { roleNotFound } from './roles';
 import { BUILT_IN_ADMIN_LOGIN, INVALID_USERNAME, userNotFound, type UserChange } from './users';
@@ -42,6 +45,7 @@ export async function modifyUser(
     if (!row) throw new ApiFailure(userNotFound(id));
     await requireUserWithinReach(trx, caller, row);
     checkLoginChange(row, change.login);
+    if (change.login !== undefined && change.login !== row.login) await requireDistinctName(trx, 'login', change.login, id);
 
     const columns: Updateable<UsersTable> = {};
     if (change.login !== undefined && change.login !== row.login) columns.login = change.login;
@@ -53,9 +57,12 @@ export async function modifyUser(
     if (Object.keys(change.profile).length > 0) columns.profile = JSON.stringify(mergeProfile(row.profile, change.profile));
     if (Object.keys(columns).length > 0) await trx.updateTable('users').set(columns).where('id', '=', id).execute();
 
+    const entitlementsBefore = change.roles !== undefined ? await grantedEntitlements(trx, id) : undefined;
     if (change.roles !== undefined) await replaceRoles(trx, caller, id, change.roles);
     if (change.properties !== undefined) await replaceProperties(trx, id, change.properties);
     if (guardsAdministrators) await requireAnActiveAdministrator(trx);
+    const losesRights = entitlementsBefore !== undefined && losesEntitlements(entitlementsBefore, await grantedEntitlements(trx, id));
+    if (change.isActive === false || losesRights) await endWebSessions(trx, [id]);
   }));
 }
 
@@ -75,6 +82,7 @@ export async function importUser(db: Db, caller: AuthenticatedUser, request: Cha
   const passwordHash = change.password !== undefined ? await hashPassword(change.password) : null;
 
   return translateDuplicates(() => withTx(db, async (trx) => {
+    await requireDistinctName(trx, 'login', change.login!);
     const row = await trx.insertInto('users').values({
       login: change.login!,
       first_name: change.names.firstName ?? null,
@@ -103,7 +111,7 @@ export async function generateUserToken(db: Db, caller: AuthenticatedUser, id: s
     const row = await trx.selectFrom('users').select(['id', 'login']).where('id', '=', id).forUpdate().executeTakeFirst();
     if (!row) throw new ApiFailure(userNotFound(id));
     await requireUserWithinReach(trx, caller, row);
-    await trx.updateTable('users').set({ token_sha256: hashToken(token) }).where('id', '=', id).execute();
+    await setUserToken(trx, id, token);
   });
   return token;
 }

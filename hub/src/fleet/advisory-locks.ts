@@ -16,6 +16,8 @@ export const LockKind = {
   leader: 16_003,
   /** Metrics maintenance at start: one replica at a time. */
   maintenance: 16_004,
+  /** Creating or renaming users or roles: one at a time per kind, so confusable names cannot pass together. */
+  names: 16_005,
   /** Replacing the database routines at start (store/routines): one replica at a time. */
   routines: 16_006,
 } as const;

@@ -90,6 +90,11 @@ export class GatewaySession {
     return this.ctx.gateway.id;
   }
 
+  /** How long the gateway has sent nothing (its heartbeats keep this under one interval while it runs). */
+  get silentForMs(): number {
+    return Date.now() - this.lastMessageAt;
+  }
+
   /** The records store lost some of this gateway's reports: record it connected and ask for a fresh snapshot. */
   resync(): void {
     const hello = this.hello;

@@ -30,6 +30,7 @@ import {
 } from './gateway-directory';
 import { GatewaySession, type ConnectCall, type WriteLane } from './gateway-session';
 import { authenticateGateway } from './gateway-tokens';
+import { refuseSecondLiveLink } from './duplicate-links';
 import { InventoryResync } from './inventory-resync';
 
 /**
@@ -183,7 +184,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'unknown gateway or wrong token' });
           return;
         }
-        if (call.cancelled) return;
+        if (call.cancelled || refuseSecondLiveLink(sessions.get(gateway.name), call, heartbeatIntervalMs, logger)) return;
         return own(gateway, call).then((owned) => {
           if (!owned) return;
           const session: GatewaySession = new GatewaySession({

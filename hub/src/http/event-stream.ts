@@ -1,17 +1,22 @@
 /**
  * GET /apiv1/Events: the live channel, as server-sent events (README, "Event stream"). Each event has an `id`
  * (send it back as Last-Event-ID to resume), a type (`device`, `gateway`, `job`, `history`) and JSON data
- * `{ "id": objectId, "object": ... }`. A comment every 15 s keeps proxies from closing an idle stream.
+ * `{ "id": objectId, "object": ... }`. A comment every 15 s keeps proxies from closing an idle stream. A stream opened
+ * with the dashboard's session ends soon after the session does (a new token, deactivation, lost entitlements):
+ * the browser reconnects, and is asked to sign in again.
  */
 import { Router, type Request, type Response } from 'express';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { EventPublisher, LabEvent } from '../events/event-publisher';
+import { sessionCheckOf } from './web-session';
 
 const KEEPALIVE_MS = 15_000;
 /** What a browser waits before reconnecting (the SSE `retry` field). */
 const RETRY_MS = 1000;
 /** A client that reads slower than this much unsent data is dropped; it reconnects and is replayed. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** How often a session's stream checks that the session still stands. */
+const SESSION_RECHECK_MS = 5_000;
 
 function frame(event: LabEvent): string {
   const data = JSON.stringify({ id: event.objectId, object: event.object ?? null });
@@ -54,9 +59,14 @@ export function eventStreamRouter(publisher: EventPublisher): Router {
     };
     const disconnect = publisher.connect(user, (event) => (replaying ? pending.push(event) : send(event)));
     const keepalive = setInterval(() => write(': keepalive\n\n'), KEEPALIVE_MS);
+    const sessionCheck = sessionCheckOf(req);
+    const recheck = sessionCheck && setInterval(() => {
+      sessionCheck().then((stands) => { if (!stands) res.end(); }, () => undefined);
+    }, SESSION_RECHECK_MS);
     res.on('close', () => {
       closed = true;
       clearInterval(keepalive);
+      clearInterval(recheck);
       disconnect();
     });
     write(`retry: ${RETRY_MS}\n: DeviceLab event stream\n\n`);

@@ -9,6 +9,7 @@ import type { Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { ListStamps } from '../domain/device-list-cache';
 import { sendAuthenticationRequired } from './basic-auth';
+import { echo } from './echo';
 import { isDatabaseUnavailable } from '../store/database';
 import { prettyRequested, requestParams, type RequestParams } from './params';
 import { writeFailure, writeJson } from './respond';
@@ -91,7 +92,7 @@ export function rejectUnknownParameters(routes: ReadonlyMap<string, RouteParamet
 
 /** Unknown paths: 404 with a failure Result. */
 export function notFound(): RequestHandler {
-  return (req, res) => writeFailure(res, 404, `No resource at '${req.method} ${req.path}'.`, prettyRequested(req));
+  return (req, res) => writeFailure(res, 404, `No resource at '${req.method} ${echo(req.path)}'.`, prettyRequested(req));
 }
 
 /**

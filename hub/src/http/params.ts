@@ -8,6 +8,7 @@ import {
   ApiFailure, isWithinRequestDateRange, parseEnumValue, parseGuid, parseRequestDate, REQUEST_DATE_RANGE_TEXT,
   type ParsedRequestDate,
 } from '@devicelab/shared';
+import { echo } from './echo';
 
 const VERBS = ['update', 'delete', 'add', 'get'] as const;
 export type Verb = (typeof VERBS)[number];
@@ -23,13 +24,13 @@ const INT32_MAX = 2147483647;
 
 export const BAD_BOOLEAN = 'Value is not equivalent to either TrueString or FalseString.';
 export const BAD_INT32 = 'Input string was not in a correct format.';
-const invalidGuid = (value: string): string => `Invalid Guid format: ${value}`;
-const enumValueNotFound = (value: string): string => `The requested value '${value}' was not found.`;
-const nulInParameter = (name: string): string => `Parameter '${name}' must not contain a NUL character.`;
+const invalidGuid = (value: string): string => `Invalid Guid format: ${echo(value)}`;
+const enumValueNotFound = (value: string): string => `The requested value '${echo(value)}' was not found.`;
+const nulInParameter = (name: string): string => `Parameter '${echo(name)}' must not contain a NUL character.`;
 const dateOutOfRange = (name: string, value: string): string =>
-  `Parameter '${name}' is out of range: '${value}'. Dates from ${REQUEST_DATE_RANGE_TEXT} are accepted.`;
+  `Parameter '${name}' is out of range: '${echo(value)}'. Dates from ${REQUEST_DATE_RANGE_TEXT} are accepted.`;
 const unknownParameter = (name: string, route: string): string =>
-  `Unknown parameter '${name.length > 100 ? `${name.slice(0, 100)}…` : name}' for ${route}.`;
+  `Unknown parameter '${echo(name)}' for ${route}.`;
 
 export class RequestParams {
   /** lower-case name -> raw value ('' when sent without value); the first occurrence wins. */
@@ -111,7 +112,7 @@ export class RequestParams {
     const value = this.string(name);
     if (value === undefined) return undefined;
     const parsed = parseRequestDate(value);
-    if (!parsed) throw new ApiFailure(`String '${value}' was not recognized as a valid DateTime.`);
+    if (!parsed) throw new ApiFailure(`String '${echo(value)}' was not recognized as a valid DateTime.`);
     if (!isWithinRequestDateRange(parsed.date)) {
       throw new ApiFailure(dateOutOfRange(this.spellings.get(name.toLowerCase()) ?? name, value));
     }

@@ -4,6 +4,7 @@
  */
 import type { Response } from 'express';
 import { failure, formatWireDate } from '@devicelab/shared';
+import { boundedFailureMessage } from './echo';
 
 /** Turns a value into its wire form: nulls dropped from objects, Dates formatted, Result keys ordered. */
 export function toWire(value: unknown): unknown {
@@ -34,5 +35,5 @@ export function writeJson(res: Response, status: number, value: unknown, pretty 
 }
 
 export function writeFailure(res: Response, status: number, message: string, pretty = false): void {
-  writeJson(res, status, failure(message), pretty);
+  writeJson(res, status, failure(boundedFailureMessage(message)), pretty);
 }

@@ -28,6 +28,10 @@ export interface UploadedFile {
   operatingSystem: DeviceOperatingSystem;
 }
 
+/** The longest file name an upload keeps (what file systems allow), in characters. */
+export const MAX_FILE_NAME_LENGTH = 255;
+const FILE_NAME_TOO_LONG = `The file name must not be longer than ${MAX_FILE_NAME_LENGTH} characters.`;
+
 /** Temporary upload files are named `<uuid>.upload` in the upload directory (what `removeStaleUploads` removes). */
 const UPLOAD_SUFFIX = '.upload';
 
@@ -71,6 +75,8 @@ export async function removeStaleUploads(tempDir: string): Promise<number> {
 export function createUploadMiddleware(options: { tempDir: string; limitBytes: number }): RequestHandler {
   const upload = multer({
     storage: hashingDiskStorage(options.tempDir),
+    // Browsers, curl and fetch send a file name's UTF-8 bytes as they are; read as latin1 "é" became "Ã©".
+    defParamCharset: 'utf8',
     limits: { fileSize: options.limitBytes, files: 4, fields: 100 },
   }).any();
   return (req: Request, res: Response, next) => {
@@ -98,6 +104,10 @@ export async function takeUploadedFile(req: Request): Promise<UploadedFile> {
   if (chosen.originalname.includes('\u0000')) {
     await fs.rm(chosen.path, { force: true });
     throw new ApiFailure('The file name must not contain a NUL character.');
+  }
+  if ([...path.basename(chosen.originalname)].length > MAX_FILE_NAME_LENGTH) {
+    await fs.rm(chosen.path, { force: true });
+    throw new ApiFailure(FILE_NAME_TOO_LONG);
   }
   const operatingSystem = fileTypeOf(chosen.originalname);
   if (!operatingSystem) {

@@ -2,8 +2,10 @@
  * The dashboard's sign-in over HTTP: `POST /apiv1/Session` (form `login`, `token`) sets an HTTP-only,
  * SameSite=Strict session cookie (Secure over TLS), `DELETE /apiv1/Session` signs out, `GET /apiv1/Session` says
  * who is signed in and what they may do. `sessionOrBasicAuth` accepts that cookie next to Basic auth. A request
- * that changes something on the strength of the cookie alone must come from this origin (its Origin header) or
- * carry the `X-DeviceLab-CSRF` header, which no other site can send without a CORS preflight we never grant.
+ * that changes something on the strength of the cookie alone must come from this origin (its Origin header: the
+ * same scheme, host and port) or carry `X-DeviceLab-CSRF: 1`, which no other site can send without a CORS
+ * preflight we never grant. The hub's own scheme is the request's (`req.protocol`): behind a TLS-terminating proxy
+ * it is https only when the proxy is trusted (`trust proxy`, DEVICELAB_TRUST_PROXY) and sends X-Forwarded-Proto.
  */
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { createLogger, successWith, type Logger } from '@devicelab/shared';
@@ -20,6 +22,8 @@ import { writeFailure, writeJson } from './respond';
 
 export const SESSION_COOKIE = 'devicelab_session';
 export const CSRF_HEADER = 'x-devicelab-csrf';
+/** The CSRF header's one accepted value (what the dashboard sends). */
+const CSRF_VALUE = '1';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const SIGN_IN_FAILED = 'Sign-in failed: check the login and the API token.';
 
@@ -40,16 +44,30 @@ export function sessionCookieOf(req: Request): string | undefined {
   return undefined;
 }
 
-/** Same origin: the Origin header names this host, or (no Origin) the CSRF header is present. */
+/** The request carries `X-DeviceLab-CSRF: 1`, as the dashboard sends it. */
+function hasCsrfHeader(req: Request): boolean {
+  return req.headers[CSRF_HEADER] === CSRF_VALUE;
+}
+
+/** Same origin: the CSRF header, or an Origin of the same scheme, host and port as the hub as this request reached it. */
 function isSameOriginRequest(req: Request): boolean {
-  if (req.headers[CSRF_HEADER] !== undefined) return true;
+  if (hasCsrfHeader(req)) return true;
   const origin = req.headers.origin;
-  if (!origin || origin === 'null') return false;
+  if (!origin || origin === 'null' || !req.host) return false;
   try {
-    return new URL(origin).host === req.headers.host;
+    // URL's origin drops a scheme's default port, so https://hub and https://hub:443 are one origin.
+    return new URL(origin).origin === new URL(`${req.protocol}://${req.host}`).origin;
   } catch {
     return false;
   }
+}
+
+/** Whether the session a request was authenticated by still stands: a long-lived answer (the event stream) asks again. */
+export type SessionCheck = () => Promise<boolean>;
+
+/** The check of a request authenticated by the session cookie; undefined for Basic auth. */
+export function sessionCheckOf(req: Request): SessionCheck | undefined {
+  return (req as Request & { sessionCheck?: SessionCheck }).sessionCheck;
 }
 
 function cookieAttributes(req: Request, maxAgeSeconds: number): string {
@@ -65,7 +83,7 @@ function cookieAttributes(req: Request, maxAgeSeconds: number): string {
 export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestHandler {
   const basic = basicAuthMiddleware(db, { logger: options.logger, throttle: options.throttle });
   return (req, res, next) => {
-    const fromDashboard = req.headers[CSRF_HEADER] !== undefined;
+    const fromDashboard = hasCsrfHeader(req);
     const cookie = req.headers.authorization === undefined ? sessionCookieOf(req) : undefined;
     if (cookie === undefined) {
       if (req.headers.authorization === undefined && fromDashboard) return sendSignInRequired(res);
@@ -77,7 +95,9 @@ export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestH
     }
     findWebSessionUser(db, cookie).then((user) => {
       if (!user) return fromDashboard ? sendSignInRequired(res) : sendAuthenticationRequired(res, prettyRequested(req));
-      (req as Request & { user?: AuthenticatedUser }).user = user;
+      const authenticated = req as Request & { user?: AuthenticatedUser; sessionCheck?: SessionCheck };
+      authenticated.user = user;
+      authenticated.sessionCheck = async () => (await findWebSessionUser(db, cookie)) !== undefined;
       next();
     }, next);
   };

@@ -13,6 +13,8 @@ import { DEVICE_CONNECT_PATH } from '../../src/api/device-connect-socket';
 import { ENDPOINTS } from '../../src/api/openapi/endpoints';
 import { BlobStore } from '../../src/apps/blob-store';
 import { basicAuthMiddleware } from '../../src/http/basic-auth';
+import { webSessionRouter } from '../../src/http/web-session';
+import { LoginThrottle } from '../../src/auth/login-throttle';
 import { createUser, ensureBuiltInRolesAndAdmin } from '../../src/auth/users';
 import { newTicketKeys } from '../../src/domain/device-ticket';
 import type { LinkServer } from '../../src/gateways/link-server';
@@ -32,7 +34,8 @@ beforeAll(async () => {
   link = await startIdleLinkServer(t.db);
   app = createApiApp({
     db: t.db, blobs: new BlobStore(t.db), gateways: link.directory,
-    authenticate: basicAuthMiddleware(t.db), logger: createLogger('test'), ticketKeys: newTicketKeys(),
+    authenticate: basicAuthMiddleware(t.db), signIn: webSessionRouter(t.db, { throttle: new LoginThrottle() }),
+    logger: createLogger('test'), ticketKeys: newTicketKeys(),
     serviceNodeId: 'node-1', serviceVersion: '9.9.9',
   });
   server = http.createServer(app).listen(0, '127.0.0.1');

@@ -207,3 +207,46 @@ describe('/Role (extension)', () => {
       .toEqual(['DeviceList', 'UserList']);
   });
 });
+
+describe('names that read as what they are', () => {
+  const errorOf = async (res: Promise<{ text: string }>) => JSON.parse((await res).text).errorMessage as string | undefined;
+
+  it('refuses a login or role name confusable with an existing one: Cyrillic, Greek, digit look-alikes', async () => {
+    expect(await post('/User?add', { json: { userName: 'carol@corp.com' } })).toEqual({ status: 200, text: ok });
+    // "с" and "о" below are Cyrillic; "Ι" is a Greek capital iota.
+    expect(await errorOf(post('/User?add', { json: { userName: 'сarol@cоrp.com' } })))
+      .toBe("The user name 'сarol@cоrp.com' can be mistaken for the existing 'carol@corp.com'; choose another.");
+    expect(await errorOf(post('/User?add', { json: { userName: 'CAROL@C0RP.COM' } }))).toMatch(/can be mistaken for the existing 'carol@corp.com'/);
+    expect(await errorOf(post('/Role?add', { json: { name: 'Аdministrator' } })))
+      .toBe("The role name 'Аdministrator' can be mistaken for the existing 'Administrator'; choose another.");
+    expect(await errorOf(post('/Role?add', { json: { name: 'ΤΕSΤΕR' } }))).toMatch(/can be mistaken for the existing 'Tester'/);
+    expect(await post('/Role?add', { json: { name: 'Operators' } })).toEqual({ status: 200, text: ok });
+    expect(await errorOf(post('/Role?update&name=Operators', { json: { name: 'Теster' } }))).toMatch(/mistaken for the existing 'Tester'/);
+    expect(await post('/User?add', { json: { userName: 'dave@corp.com' } })).toEqual({ status: 200, text: ok });
+    const carol = await userId('carol@corp.com');
+    expect(await errorOf(post(`/User?update&id=${carol}`, { json: { userName: 'dаve@corp.com' } }))).toMatch(/mistaken for the existing 'dave@corp.com'/);
+    // Nothing was stored; names that really differ, and a user's own name in other letter case, pass.
+    expect(JSON.parse((await call('/Role')).text).map((r: { name: string }) => r.name)).not.toContain('Аdministrator');
+    expect(JSON.parse((await call('/User?UserName=сarol@cоrp.com')).text)).toEqual([]);
+    expect(await post('/User?add', { json: { userName: 'caroline@corp.com' } })).toEqual({ status: 200, text: ok });
+    expect(await post(`/User?update&id=${carol}`, { json: { userName: 'Carol@Corp.com' } })).toEqual({ status: 200, text: ok });
+    // An exact duplicate ignoring case still fails as clients expect (the unique index's text).
+    expect(await errorOf(post('/Role?add', { json: { name: 'operators' } }))).toBe("A role named 'operators' already exists.");
+  });
+
+  it('refuses control and format characters and stores names in NFC', async () => {
+    expect(await errorOf(post('/User?add', { json: { userName: 'bell\u0007@corp.com' } })))
+      .toBe('UserName must not contain control, format or separator characters.');
+    expect(await errorOf(post('/User?add', { json: { userName: 'evil\u202e@corp.com' } })))
+      .toBe('UserName must not contain control, format or separator characters.');
+    expect(await errorOf(post('/Role?add', { json: { name: 'Zero\u200bWidth' } })))
+      .toBe('A role name must not contain control, format or separator characters.');
+    expect(await errorOf(post('/User?add', { json: { userName: 'named@corp.com', firstName: 'Ann\u0000' } }))).toMatch(/NUL|control/);
+    expect(await errorOf(post('/User?add', { json: { userName: 'named@corp.com', lastName: 'Lee\u2028' } })))
+      .toBe('lastName must not contain control, format or separator characters.');
+    // "é" sent decomposed (e + U+0301) is stored composed: one name, one spelling.
+    expect(await post('/User?add', { json: { userName: 'rene\u0301@corp.com' } })).toEqual({ status: 200, text: ok });
+    expect(JSON.parse((await call('/User?UserName=ren%C3%A9@corp.com')).text)[0].email).toBe('ren\u00e9@corp.com');
+    expect(await errorOf(post('/User?add', { json: { userName: 'ren\u00e9@corp.com' } }))).toMatch(/^ERROR: 23505/);
+  });
+});

@@ -17,7 +17,11 @@ let dataDir: string;
 beforeAll(async () => {
   database = await createTestDatabase({ maxConnections: 2 });
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-web-session-'));
-  hub = await startHub({ port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: database.url, dataDir, adminToken: ADMIN_TOKEN, uploadLimitBytes: 1024 * 1024 });
+  // The hub as behind a TLS-terminating proxy on this host: it learns its scheme from X-Forwarded-Proto.
+  hub = await startHub({
+    port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: database.url, dataDir, adminToken: ADMIN_TOKEN, uploadLimitBytes: 1024 * 1024,
+    trustProxy: ['loopback'],
+  });
 }, 60_000);
 afterAll(async () => {
   await hub?.stop();
@@ -86,6 +90,21 @@ it('a change with only the cookie must come from the same origin or carry the CS
   expect(withHeader.status).toBe(200);
 });
 
+it('the Origin must match the hub\'s scheme, host and port, and the CSRF header must say exactly 1', async () => {
+  const cookie = cookieOf(await signIn('admin', ADMIN_TOKEN));
+  const retain = (headers: Record<string, string>) =>
+    fetch(`${hub.url}/apiv1/Device?action=retain&id=nothing`, { method: 'POST', headers: { cookie, ...headers } }).then((res) => res.status);
+  const { hostname: host, port } = new URL(hub.url);
+  expect(await retain({ origin: `https://${host}` })).toBe(403); // same host name, other scheme and port
+  expect(await retain({ origin: `https://${host}:${port}` })).toBe(403); // same host and port, other scheme
+  expect(await retain({ origin: `http://${host}:${Number(port) + 1}` })).toBe(403);
+  expect(await retain({ 'x-devicelab-csrf': '0' })).toBe(403);
+  expect(await retain({ 'x-devicelab-csrf': '' })).toBe(403);
+  // Behind a trusted TLS-terminating proxy the hub's origin is https.
+  expect(await retain({ origin: `https://${host}:${port}`, 'x-forwarded-proto': 'https' })).toBe(200);
+  expect(await retain({ origin: `http://${host}:${port}`, 'x-forwarded-proto': 'https' })).toBe(403);
+});
+
 it('sign out deletes the session: the same cookie no longer authenticates', async () => {
   const cookie = cookieOf(await signIn('admin', ADMIN_TOKEN));
   const out = await fetch(`${hub.url}/apiv1/Session`, { method: 'DELETE', headers: { cookie, 'x-devicelab-csrf': '1' } });
@@ -105,6 +124,83 @@ it('a deactivated user\'s session stops working at once', async () => {
   expect((await fetch(`${hub.url}/apiv1/Session`, { headers: { cookie } })).status).toBe(200);
   await hub.db.updateTable('users').set({ is_active: false }).where('login', '=', 'leaver').execute();
   expect((await fetch(`${hub.url}/apiv1/Session`, { headers: { cookie } })).status).toBe(401);
+});
+
+const ADMIN_AUTH = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
+/** What the dashboard sends: the cookie and the CSRF header. */
+const asDashboard = (cookie: string) => ({ cookie, 'x-devicelab-csrf': '1' });
+const sessionStatus = async (cookie: string) => (await fetch(`${hub.url}/apiv1/Session`, { headers: asDashboard(cookie) })).status;
+
+async function adminPost(pathAndQuery: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${hub.url}/apiv1/${pathAndQuery}`, {
+    method: 'POST', headers: { authorization: ADMIN_AUTH, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}),
+  });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+it('rotating a token ends the sessions signed in with it, whoever rotates it; other users\' sessions stay', async () => {
+  const { user, token } = await createUser(hub.db, { login: 'leaked@example.com', roles: ['Tester'] });
+  const first = cookieOf(await signIn('leaked@example.com', token));
+  const second = cookieOf(await signIn('leaked@example.com', token));
+  const adminCookie = cookieOf(await signIn('admin', ADMIN_TOKEN));
+  expect(await sessionStatus(first)).toBe(200);
+
+  // The user rotates their own token from the dashboard: the session that asked ends too.
+  const rotated = await fetch(`${hub.url}/apiv1/User?action=generateToken&id=${user.id}`, { method: 'POST', headers: asDashboard(first) });
+  const { data } = (await rotated.json()) as any;
+  expect(data.apiToken).toMatch(/^[0-9a-f-]{36}$/);
+  expect(await sessionStatus(first)).toBe(401);
+  expect(await sessionStatus(second)).toBe(401);
+  expect(await sessionStatus(adminCookie)).toBe(200);
+
+  // A sign-in with the new token works until an administrator rotates it again.
+  const third = cookieOf(await signIn('leaked@example.com', data.apiToken));
+  expect(await sessionStatus(third)).toBe(200);
+  await adminPost(`User?action=generateToken&id=${user.id}`);
+  expect(await sessionStatus(third)).toBe(401);
+});
+
+it('a role change that takes entitlements away ends the user\'s sessions; one that only adds keeps them', async () => {
+  await adminPost('Role?add', { name: 'Rebooters', entitlements: ['DeviceReboot'] });
+  await adminPost('Role?add', { name: 'Listers', entitlements: ['UserList'] });
+  const { user, token } = await createUser(hub.db, { login: 'demoted@example.com', roles: ['Tester', 'Listers'] });
+  const cookie = cookieOf(await signIn('demoted@example.com', token));
+
+  await adminPost(`User?update&id=${user.id}`, { roles: ['Tester', 'Listers', 'Rebooters'] });
+  expect(await sessionStatus(cookie)).toBe(200);
+  await adminPost(`User?update&id=${user.id}`, { roles: ['Tester', 'Rebooters'] });
+  expect(await sessionStatus(cookie)).toBe(401);
+
+  // The same when a role the user holds loses an entitlement.
+  const again = cookieOf(await signIn('demoted@example.com', token));
+  await adminPost('Role?update&name=Rebooters', { entitlements: ['DeviceReboot', 'UserList'] });
+  expect(await sessionStatus(again)).toBe(200);
+  await adminPost('Role?update&name=Rebooters', { entitlements: ['UserList'] });
+  expect(await sessionStatus(again)).toBe(401);
+});
+
+it('an event stream opened with a session ends when the session does', async () => {
+  const { user, token } = await createUser(hub.db, { login: 'streamer@example.com', roles: ['Tester'] });
+  const cookie = cookieOf(await signIn('streamer@example.com', token));
+  const res = await fetch(`${hub.url}/apiv1/Events`, { headers: asDashboard(cookie) });
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  expect((await reader.read()).done).toBe(false); // the opening frame
+  await adminPost(`User?action=generateToken&id=${user.id}`);
+  const ended = (async () => { for (;;) if ((await reader.read()).done) return 'ended'; })();
+  const stillOpen = new Promise((resolve) => setTimeout(() => resolve('still open'), 20_000));
+  expect(await Promise.race([ended, stillOpen])).toBe('ended');
+  await reader.cancel();
+}, 30_000);
+
+it('a deactivated user\'s session stays ended when the user is activated again', async () => {
+  const { user, token } = await createUser(hub.db, { login: 'returning@example.com', roles: ['Tester'] });
+  const cookie = cookieOf(await signIn('returning@example.com', token));
+  await adminPost(`User?update&id=${user.id}`, { isActive: false });
+  expect(await sessionStatus(cookie)).toBe(401);
+  await adminPost(`User?update&id=${user.id}`, { isActive: true });
+  expect(await sessionStatus(cookie)).toBe(401);
 });
 
 it('failed sign-ins are throttled like failed Basic logins', async () => {

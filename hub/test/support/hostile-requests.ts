@@ -9,7 +9,7 @@ import { ENDPOINTS, type EndpointDescription, type OperationDescription } from '
 import { hostileJsonValue, hostileText, paramValue, scrambledCase, type LabPools } from './hostile-values';
 
 export interface HostileRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Under /apiv1. */
   path: string;
   /** Already percent-encoded (it may hold malformed escapes on purpose). */
@@ -101,7 +101,7 @@ const wrongContentType = fc.constantFrom('text/xml', 'application/octet-stream',
   'application/json; charset=nope', 'text/plain', 'multipart/form-data', 'application/x-www-form-urlencoded; charset=latin1', '');
 
 function request(endpoint: EndpointDescription, op: OperationDescription, pools: LabPools): fc.Arbitrary<HostileRequest> {
-  const method = endpoint.method === 'get' ? 'GET' as const : 'POST' as const;
+  const method = ({ get: 'GET', post: 'POST', delete: 'DELETE' } as const)[endpoint.method];
   return fc.record({
     select: selector(op), params: fc.boolean().chain((sparse) => paramPairs(op, pools, sparse)), inForm: fc.boolean(),
     body: fc.oneof(
@@ -113,7 +113,7 @@ function request(endpoint: EndpointDescription, op: OperationDescription, pools:
     ),
   }).map(({ select, params, inForm, body }): HostileRequest => {
     const query = [...select, ...params].join('&');
-    if (method === 'GET') return { method, path: endpoint.path, query };
+    if (method !== 'POST') return { method, path: endpoint.path, query };
     // C# style: every parameter in a form body, no query string.
     if (inForm && body === undefined) return { method, path: endpoint.path, query: '', body: query, contentType: 'application/x-www-form-urlencoded' };
     return { method, path: endpoint.path, query, ...body };

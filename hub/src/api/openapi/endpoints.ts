@@ -36,7 +36,7 @@ export interface OperationDescription {
 }
 
 export interface EndpointDescription {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   path: string;
   operations: OperationDescription[];
 }
@@ -254,6 +254,14 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'get', path: '/Session', operations: [{
     select: '', summary: 'Who is signed in (dashboard session cookie or Basic auth) and their entitlements (extension).',
     entitlement: 'none', response: resultOf({ type: 'object' }) }] },
+  { method: 'post', path: '/Session', operations: [{
+    select: '', summary: 'Dashboard sign-in (extension): sets an HTTP-only session cookie for 12 hours, ended sooner by a new '
+      + 'token, deactivation or lost entitlements. No authentication; failures are HTTP 401 and throttled like Basic auth (429).',
+    entitlement: 'none', params: [required(p('login', 'string')), required(p('token', 'string', 'The user\'s API token.'))],
+    response: resultOf({ type: 'object' }) }] },
+  { method: 'delete', path: '/Session', operations: [{
+    select: '', summary: 'Sign out (extension): ends the session of the cookie sent, if any, and clears the cookie.',
+    entitlement: 'none', response: result }] },
   { method: 'get', path: '/Webhook/Delivery', operations: [{
     select: '', summary: 'The newest 200 deliveries of one endpoint, newest first.', entitlement: 'SystemManageSettings',
     params: [required(p('id', 'guid', 'The webhook Guid.'))], response: resultOf(arrayOf(ref('WebhookDelivery'))) }] },
