@@ -21,7 +21,7 @@ import { writeFailure, writeJson } from './respond';
 export const SESSION_COOKIE = 'devicelab_session';
 export const CSRF_HEADER = 'x-devicelab-csrf';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const SIGN_IN_FAILED = 'Sign-in failed: check the login and the API token.';
+const SIGN_IN_FAILED = 'Sign-in failed: wrong login or token.';
 
 interface WebSessionOptions {
   logger?: Logger;
