@@ -103,10 +103,15 @@ function Reports() {
   }
   const max = Math.max(1, ...perDevice.values());
   const periods = availabilityPeriods(availability);
-  const hours = (totals: Map<string, number>) => [...totals.values()].map((seconds) => Number((seconds / 3600).toFixed(2)));
+  // Bars in hours, or in minutes while every total is under two hours (a new lab's would all read 0.00).
+  const inMinutes = Math.max(0, ...perDevice.values(), ...perUser.values()) < 7200;
+  const unit = inMinutes ? { label: 'minutes', seconds: 60 } : { label: 'hours', seconds: 3600 };
+  const bars = (totals: Map<string, number>): ReportChartData => ({
+    kind: 'bars', names: [...totals.keys()], label: unit.label, values: [...totals.values()].map((s) => Number((s / unit.seconds).toFixed(2))),
+  });
   const charts = useMemo(() => ({
-    perDevice: { kind: 'bars', names: [...perDevice.keys()], label: 'hours', values: hours(perDevice) } as ReportChartData,
-    perUser: { kind: 'bars', names: [...perUser.keys()], label: 'hours', values: hours(perUser) } as ReportChartData,
+    perDevice: bars(perDevice),
+    perUser: bars(perUser),
     availability: {
       kind: 'time', times: availability.map((p) => Date.parse(p.date) / 1000),
       series: [{ label: 'online', values: availability.map((p) => p.online) }, { label: 'in use', values: availability.map((p) => p.inUse) }],
@@ -120,14 +125,14 @@ function Reports() {
       <div class="cols">
         <div>
           <h3>Usage per device <button type="button" onClick={() => download('usage-per-device.csv', [...perDevice].map(([device, seconds]) => ({ device, hours: (seconds / 3600).toFixed(2) })))}>CSV</button></h3>
-          <ReportChart data={charts.perDevice} title="Usage hours per device" />
+          <ReportChart data={charts.perDevice} title="Usage per device" />
           <table class="table"><tbody>{[...perDevice].map(([name, seconds]) => (
             <tr key={name}><td>{name}</td><td class="bar"><span style={{ width: `${(100 * seconds) / max}%` }} /></td><td>{formatDuration(seconds)}</td></tr>))}</tbody></table>
           {perDevice.size === 0 && <p class="muted">No device was used in this period.</p>}
         </div>
         <div>
           <h3>Usage per user <button type="button" onClick={() => download('usage-per-user.csv', [...perUser].map(([user, seconds]) => ({ user, hours: (seconds / 3600).toFixed(2) })))}>CSV</button></h3>
-          <ReportChart data={charts.perUser} title="Usage hours per user" />
+          <ReportChart data={charts.perUser} title="Usage per user" />
           <table class="table"><tbody>{[...perUser].map(([name, seconds]) => <tr key={name}><td>{name}</td><td>{formatDuration(seconds)}</td></tr>)}</tbody></table>
           {perUser.size === 0 && <p class="muted">Nobody used a device in this period.</p>}
         </div>
