@@ -1,6 +1,6 @@
 /**
  * The dashboard's views of the lab read as a user needs them, in Debian's Chromium against a whole lab: two uploads
- * of one APK told apart in the library, a metrics line broken between marker periods, the availability report
+ * of one APK told apart in the library (counter, date, uploader, size), a metrics line broken between marker periods, the availability report
  * without its empty hours, usage in readable durations, and the gateway's own address and "Connected now".
  * Screenshots go to a temporary folder (DEVICELAB_SCREENSHOTS=<dir> keeps them elsewhere).
  */
@@ -43,15 +43,15 @@ afterAll(async () => {
   await lab?.stop();
 }, 60_000);
 
-it('the library tells two uploads of one APK apart: version counter, upload date, size', async () => {
+it('the library tells two uploads of one APK apart: version counter, upload date, uploader, size', async () => {
   const apk = readFileSync(fixture('ApiDemos-debug.apk'));
   for (let i = 0; i < 2; i += 1) {
     const form = new FormData();
     form.append('file', new Blob([apk]), 'ApiDemos-debug.apk');
     expect((await api('/Application?verb=add&wait=true', { method: 'POST', body: form })).isSuccess).toBe(true);
   }
-  const apps = await api('/Application') as { id: string; versionCounter: number; createdDate: string }[];
-  expect(apps).toHaveLength(2);
+  const apps = await api('/Application') as { id: string; versionCounter: number; createdDate: string; uploadedByName: string }[];
+  expect(apps.map((app) => app.uploadedByName)).toEqual(['admin', 'admin']);
   await page.click('nav >> text=Apps');
   for (const app of apps) {
     const row = page.locator(`.apps-table tr[data-app-id="${app.id}"]`);
@@ -61,6 +61,7 @@ it('the library tells two uploads of one APK apart: version counter, upload date
     const upload = await row.locator('[data-testid="upload"]').textContent();
     expect(upload).toContain(uploaded);
     expect(upload).toContain(`${(apk.length / 1024 / 1024).toFixed(1)} MiB`);
+    expect(upload).toContain('by admin');
   }
   await page.screenshot({ path: path.join(shots, 'library.png'), fullPage: true });
 });

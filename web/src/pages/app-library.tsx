@@ -84,7 +84,7 @@ export function AppLibrary({ user }: { user: SessionUser }) {
               <td><strong>{app.displayName}</strong><br /><small>{app.applicationIdentifier}</small>{app.notes && <><br /><small class="muted">{app.notes}</small></>}</td>
               <td>{app.version ?? '—'} <small data-testid="version-counter">(v{app.versionCounter})</small></td>
               <td data-testid="upload"><span>{new Date(app.createdDate).toLocaleString()}</span><br />
-                <small>{formatSize(app.fileByteCount)} · {app.fileName}</small></td>
+                <small>{app.uploadedByName && <>by {app.uploadedByName} · </>}{formatSize(app.fileByteCount)} · {app.fileName}</small></td>
               <td>{app.operatingSystem}</td>
               <td>{warnings(app).map((w) => <div class="warn" key={w}>{w}</div>)}</td>
               <td data-testid="app-enabled">{app.enabled ? 'yes' : 'no'}</td>
