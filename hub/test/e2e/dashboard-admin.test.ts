@@ -153,6 +153,7 @@ it('adb keys: the admin adds the user\'s key, the user retains on the device pag
   expect(command).toMatch(/^adb connect 127\.0\.0\.1:\d+$/);
   expect(await page.locator('code[aria-label="devicelab connect line"]').textContent())
     .toMatch(new RegExp(`^devicelab connect ${ticketAddress.id} --port \\d+ --adb$`));
+  await page.screenshot({ path: path.join(shots, 'connect-390.png') });
   const address = command.replace('adb connect ', '');
   await adbClient.adb(['connect', address]);
   await waitFor(async () => (await adbClient.adb(['-s', address, 'shell', 'echo', 'through-the-line'])).stdout.includes('through-the-line'),

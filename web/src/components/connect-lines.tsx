@@ -21,6 +21,12 @@ function keptTicket(deviceId: string): DeviceAccessTicket | undefined {
   }
 }
 
+/**
+ * A local port for the tunnel: the endpoint's port moved up by 10000, so it differs per device of a gateway and does
+ * not collide with the gateway's own endpoint when both run on one machine (as in the demo).
+ */
+const localPort = (ticket: DeviceAccessTicket | undefined): number => (ticket && ticket.gatewayPort > 0 ? ticket.gatewayPort + 10_000 : 15037);
+
 export function ConnectLines({ device }: { device: Device }) {
   const ticket = keptTicket(device.id);
   const ios = device.operatingSystem === 'iOS';
@@ -32,7 +38,7 @@ export function ConnectLines({ device }: { device: Device }) {
         <CopyLine text={`adb connect ${ticket.gatewayAddress}:${ticket.gatewayPort}`} label="adb connect line" />
       </>}
       <p class="muted">From anywhere, through the hub, with the <code>devicelab</code> CLI:</p>
-      <CopyLine text={ios ? `devicelab connect ${device.id}` : `devicelab connect ${device.id} --port ${ticket?.gatewayPort || 15037} --adb`}
+      <CopyLine text={ios ? `devicelab connect ${device.id}` : `devicelab connect ${device.id} --port ${localPort(ticket)} --adb`}
         label="devicelab connect line" />
     </section>
   );
