@@ -1,7 +1,8 @@
 /**
  * Admin work in the dashboard, in Debian's Chromium against a whole lab: a refused sign-in, adding a user, its token
  * (shown once, then used for an API call), roles within the admin's own rights, adb keys, deactivation; then the new
- * user retains a device and opens it with the `adb connect` line the device page shows, on a phone-sized page.
+ * user retains a device and opens it with the `adb connect` and `devicelab connect` lines the device page shows, on a
+ * phone-sized page.
  * Screenshots go to a temporary folder (DEVICELAB_SCREENSHOTS=<dir> keeps them elsewhere).
  */
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { DEFAULT_WEB_DIR } from '../../src/config';
+import { cliEnvironment, startCli } from '../../../cli/test/support/cli-process';
 import { startAdbClient, type AdbClient } from '../support/adb-client';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
@@ -126,7 +128,7 @@ it('roles: an admin creates a role and assigns it; a user admin is offered only 
   expect(await api(lab.admin, '/Device')).toHaveLength(1);
 });
 
-it('adb keys: the admin adds the user\'s key, the user retains on the device page and connects with the adb line shown there', async () => {
+it('adb keys: the admin adds the user\'s key, the user retains on the device page and connects with the lines shown there', async () => {
   await signIn('admin', lab.adminToken);
   await page.click('nav >> text=Lab');
   await userRow(QA).locator('button:text-is("Manage")').click();
@@ -158,7 +160,19 @@ it('adb keys: the admin adds the user\'s key, the user retains on the device pag
   await adbClient.adb(['connect', address]);
   await waitFor(async () => (await adbClient.adb(['-s', address, 'shell', 'echo', 'through-the-line'])).stdout.includes('through-the-line'),
     20_000, 'a shell through the adb line of the device page');
-  // The line survives a reload while the retain lasts.
+  // The tunnel line, as shown, through the hub with the client CLI (its --adb runs `adb connect` to the local port).
+  const tunnelLine = (await page.locator('code[aria-label="devicelab connect line"]').textContent())!;
+  const localAddress = `127.0.0.1:${/--port (\d+)/.exec(tunnelLine)![1]}`;
+  const tunnel = startCli(tunnelLine.split(' ').slice(1), { ...cliEnvironment(lab, qa), ...adbClient.env });
+  try {
+    await tunnel.waitFor(new RegExp(localAddress.replace(/\./g, '\\.')));
+    await waitFor(async () => (await adbClient.adb(['-s', localAddress, 'shell', 'echo', 'through-the-hub'])).stdout.includes('through-the-hub'),
+      30_000, 'a shell through the devicelab connect line of the device page');
+  } finally {
+    tunnel.child.kill('SIGINT');
+    await tunnel.done;
+  }
+  // The lines survive a reload while the retain lasts.
   await page.reload();
   await line.waitFor();
 });
