@@ -43,7 +43,7 @@ afterAll(async () => {
   await lab?.stop();
 }, 60_000);
 
-it('the library tells two uploads of one APK apart: version counter, upload date, uploader, size', async () => {
+it('the library tells two uploads of one APK apart (version counter, upload date, uploader, size) and names each warning once', async () => {
   const apk = readFileSync(fixture('ApiDemos-debug.apk'));
   for (let i = 0; i < 2; i += 1) {
     const form = new FormData();
@@ -63,6 +63,17 @@ it('the library tells two uploads of one APK apart: version counter, upload date
     expect(upload).toContain(`${(apk.length / 1024 / 1024).toFixed(1)} MiB`);
     expect(upload).toContain('by admin');
   }
+
+  // An IPA whose profile expired: the hub's warning says so, and the page does not say it a second time.
+  const form = new FormData();
+  form.append('file', new Blob([readFileSync(fixture('app-info-iphone.ipa'))]), 'app-info-iphone.ipa');
+  const ipa = await api('/Application?verb=add&wait=true', { method: 'POST', body: form });
+  expect(ipa.data.applicationErrors).toEqual([expect.stringMatching(/^The provisioning profile expired on /)]);
+  await page.reload();
+  const ipaRow = page.locator(`.apps-table tr[data-app-id="${ipa.data.id}"]`);
+  await ipaRow.locator('.warn').first().waitFor();
+  const warned = await ipaRow.locator('.warn').allTextContents();
+  expect(warned.filter((w) => /expired/i.test(w))).toHaveLength(1);
   await page.screenshot({ path: path.join(shots, 'library.png'), fullPage: true });
 });
 

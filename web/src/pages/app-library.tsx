@@ -13,14 +13,13 @@ function formatSize(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-/** Each warning once: the hub's own list may already name what the profile dates say. */
+/** The hub's warnings from the upload, and what the profile's dates say now; an expiry the hub named is not repeated. */
 function warnings(app: Application): string[] {
-  return [...new Set(warningList(app))];
-}
-
-function warningList(app: Application): string[] {
   const list = [...(app.applicationErrors ?? [])];
-  if (app.provisionExpirationDate && Date.parse(app.provisionExpirationDate) < Date.now()) list.push('Provisioning profile expired');
+  const expiryNamed = list.some((w) => /provisioning profile expired/i.test(w));
+  if (app.provisionExpirationDate && Date.parse(app.provisionExpirationDate) < Date.now()) {
+    if (!expiryNamed) list.push('Provisioning profile expired');
+  }
   else if (app.provisionExpirationDate && Date.parse(app.provisionExpirationDate) < Date.now() + 14 * 86_400_000) list.push('Provisioning profile expires soon');
   if (app.operatingSystem === 'iOS' && !app.provisionsAllDevices && app.provisionExpirationDate) list.push('Runs only on the devices in its profile');
   return list;
