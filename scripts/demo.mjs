@@ -85,8 +85,9 @@ try {
     usbmuxdAddress: world.env().USBMUXD_SOCKET_ADDRESS,
     xcrunBinary: xcrun?.binary,
     simulators: mix.simulators ? [{ kind: 'create', deviceType: 'iPhone 15', platform: 'iOS', version: '17.5', count: mix.simulators }] : [],
+    // The gateway's own address; it has no single public port (each retained device's adb endpoint has its own).
     publicAddress: '127.0.0.1',
-    publicPort: hub.port,
+    publicPort: 0,
     usbHubs: demoHubs && {
       ...usbHubsConfigFromEnv(process.env), cambrionix: demoHubs.paths.map((p) => ({ path: p })), portMap: demoHubs.portMap,
     },

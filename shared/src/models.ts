@@ -38,6 +38,8 @@ export interface Application {
   agentDylibTeamIdentifier?: string;
   isAgentDylibEmbeddedInApp: boolean;
   notes?: string;
+  /** Extension: who uploaded this entry (display name at upload); absent for uploads before the hub recorded it. */
+  uploadedByName?: string;
 }
 
 export interface Device {

@@ -12,9 +12,18 @@ export async function currentUser(): Promise<SessionUser | undefined> {
   }
 }
 
+/**
+ * A refused sign-in is a 401 like an expired session, but it must say why (the hub's words, e.g. "wrong login or
+ * token"), not "Signed out": so it is posted here rather than through `call`, which reads every 401 as a sign-out.
+ */
 export async function signIn(login: string, token: string): Promise<SessionUser> {
-  const user = await call<SessionUser>('POST', '/Session', { login, token });
-  return user!;
+  const res = await fetch('/apiv1/Session', {
+    method: 'POST', credentials: 'same-origin', body: new URLSearchParams({ login, token }),
+    headers: { 'X-DeviceLab-CSRF': '1', Accept: 'application/json' },
+  });
+  const body = (await res.json().catch(() => ({ isSuccess: false }))) as Result<SessionUser>;
+  if (!body.isSuccess || !body.data) throw new ApiError(body.errorMessage ?? `Sign-in failed (HTTP ${res.status}).`, res.status);
+  return body.data;
 }
 
 export async function signOut(): Promise<void> {

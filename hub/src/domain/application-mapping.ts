@@ -32,6 +32,7 @@ export function toApplicationModel(row: ApplicationRow): Application {
     agentDylibTeamIdentifier: row.agent_dylib_team_identifier ?? undefined,
     isAgentDylibEmbeddedInApp: row.agent_dylib_embedded,
     notes: row.notes ?? undefined,
+    uploadedByName: row.uploaded_by_name ?? undefined,
   };
 }
 

@@ -64,6 +64,7 @@ export async function uploadApplication(
         launch_activity: meta.launchActivity ?? null,
         platform: meta.platform ?? null,
         application_errors: JSON.stringify(meta.applicationErrors),
+        uploaded_by_name: user.displayName,
       }).returningAll().executeTakeFirstOrThrow();
     });
     await blobs.keepCopyOf(file.path, file.sha256); // moves the file; the rm below is then a no-op

@@ -25,7 +25,7 @@ export const CSRF_HEADER = 'x-devicelab-csrf';
 /** The CSRF header's one accepted value (what the dashboard sends). */
 const CSRF_VALUE = '1';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const SIGN_IN_FAILED = 'Sign-in failed: check the login and the API token.';
+const SIGN_IN_FAILED = 'Sign-in failed: wrong login or token.';
 
 interface WebSessionOptions {
   logger?: Logger;

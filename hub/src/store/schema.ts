@@ -153,6 +153,8 @@ export interface ApplicationsTable {
   application_errors: JsonWithDefault<string[]>;
   enabled: Generated<boolean>;
   notes: string | null;
+  /** The uploader's display name at upload (migration 031); null for older uploads. */
+  uploaded_by_name: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   /** Change stamp for cached lists, kept by the database (migration 014); bigint as text. */
   list_change: Generated<string>;

@@ -14,6 +14,8 @@ const run = promisify(execFile);
 
 export interface AdbClient {
   home: string;
+  /** The environment its adb commands run with (HOME, ANDROID_ADB_SERVER_PORT), for a program that runs adb itself. */
+  env: NodeJS.ProcessEnv;
   /** The text of adbkey.pub (what the user registers). */
   publicKey: string;
   adb(args: string[], timeoutMs?: number): Promise<{ stdout: string; stderr: string; ok: boolean }>;
@@ -49,6 +51,7 @@ export async function startAdbClient(name: string): Promise<AdbClient> {
   await adb(['start-server']);
   return {
     home,
+    env,
     publicKey: readFileSync(path.join(home, '.android', 'adbkey.pub'), 'utf8'),
     adb,
     async stop() {

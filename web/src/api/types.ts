@@ -5,7 +5,7 @@
  * `/Session` user, the Result and /Async envelopes as the client reads them).
  */
 export type {
-  Application, Device, DeviceProperty, FleetGatewayDescription as GatewayDescription, Role, UsbHub, UsbHubDevice, User,
+  Application, Device, DeviceAccessTicket, DeviceProperty, FleetGatewayDescription as GatewayDescription, Role, UsbHub, UsbHubDevice, User,
 } from '../../../shared/src/models';
 export type { DeviceReadinessState as DeviceReadiness } from '../../../shared/src/readiness';
 
@@ -30,4 +30,11 @@ export interface SessionUser {
   displayName: string;
   roles: string[];
   entitlements: string[];
+}
+
+/** GET /User/AdbKey: one of a user's registered adb keys. */
+export interface AdbKey {
+  fingerprint: string;
+  comment: string;
+  addedAt: string;
 }

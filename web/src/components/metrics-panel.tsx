@@ -41,6 +41,7 @@ export function MetricsPanel({ deviceId }: { deviceId: string }) {
 
   const numericFields = numericColumns(doc);
   const shown = numericFields.includes(field) ? field : numericFields[0] ?? '';
+  const plotted = pointsOf(doc, shown);
 
   // The marker periods (the chosen marker, else each retain's `session`), for the bands; none is fine.
   useEffect(() => {
@@ -58,13 +59,13 @@ export function MetricsPanel({ deviceId }: { deviceId: string }) {
     let cancelled = false;
     void Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(([{ default: UPlot }]) => {
       if (cancelled) return;
-      const [xs, ys] = pointsOf(doc, shown);
+      const [xs, ys] = plotted;
       const style = getComputedStyle(document.documentElement);
       const ink = style.getPropertyValue('--ink').trim() || '#222';
       const accent = style.getPropertyValue('--accent').trim() || '#2563eb';
       box.innerHTML = '';
       plot = new UPlot({
-        width: Math.max(320, box.clientWidth), height: 260,
+        width: Math.max(200, box.clientWidth), height: 260,
         series: [{}, { label: shown, stroke: accent, width: 2 }],
         scales: { x: { time: true } },
         axes: [{ stroke: ink }, { stroke: ink, size: 64, values: (_u: unknown, splits: number[]) => splits.map((v) => compact.format(v)) }],
@@ -102,7 +103,8 @@ export function MetricsPanel({ deviceId }: { deviceId: string }) {
       </div>
       {error && <p class="muted">{error}</p>}
       {!error && !shown && <p class="muted">No numeric samples in this range yet.</p>}
-      <div ref={plotBox} class="plot" role="img" aria-label={shown ? `Plot of ${shown}` : 'No plot'} data-points={pointsOf(doc, shown)[0].length} />
+      <div ref={plotBox} class="plot" role="img" aria-label={shown ? `Plot of ${shown}` : 'No plot'}
+        data-points={plotted[1].filter((y) => y !== null).length} data-lines={lineCount(plotted[1])} />
     </section>
   );
 }
@@ -129,8 +131,34 @@ function pointsOf(series: Series[], field: string): [number[], (number | null)[]
     }
   }
   points.sort((a, b) => a[0] - b[0]);
-  return [points.map((p) => p[0]), points.map((p) => p[1])];
+  return withGapsBroken(points);
 }
+
+/**
+ * A null between two samples much further apart than the usual sampling step (between two marker periods, or while
+ * the gateway was away), so that the line breaks there instead of drawing a slope over hours without samples.
+ */
+function withGapsBroken(points: [number, number | null][]): [number[], (number | null)[]] {
+  const steps = points.slice(1).map((p, i) => p[0] - points[i][0]).filter((d) => d > 0).sort((a, b) => a - b);
+  const usualStep = steps[Math.floor(steps.length / 2)] ?? 0;
+  const xs: number[] = [];
+  const ys: (number | null)[] = [];
+  points.forEach(([x, y], i) => {
+    if (i > 0 && usualStep > 0 && x - points[i - 1][0] > GAP_STEPS * usualStep) {
+      xs.push((x + points[i - 1][0]) / 2);
+      ys.push(null);
+    }
+    xs.push(x);
+    ys.push(y);
+  });
+  return [xs, ys];
+}
+
+/** Samples further apart than this many usual steps are not joined by the line. */
+const GAP_STEPS = 5;
+
+/** How many separate lines the plot draws: runs of values between nulls. */
+const lineCount = (ys: (number | null)[]): number => ys.filter((y, i) => y !== null && (i === 0 || ys[i - 1] === null)).length;
 
 /** Each series of a marker query is one marker period, named by its `markerStart`/`markerEnd` tags. */
 function markerBands(text: string): [number, number][] {

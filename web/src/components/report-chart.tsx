@@ -24,7 +24,7 @@ export function ReportChart({ data, title }: { data: ReportChartData; title: str
       const color = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
       const ink = color('--ink', '#222');
       el.innerHTML = '';
-      const width = Math.max(280, el.clientWidth);
+      const width = Math.max(200, el.clientWidth);
       if (data.kind === 'time') {
         plot = new UPlot({
           width, height: 200, scales: { x: { time: true } },

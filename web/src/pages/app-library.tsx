@@ -6,9 +6,20 @@ import { may } from '../session';
 
 type UploadState = { name: string; fraction: number; phase: 'uploading' | 'inspecting' | 'done' | 'failed'; message?: string };
 
+/** Bytes as "812 KiB", "23.4 MiB". */
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** The hub's warnings from the upload, and what the profile's dates say now; an expiry the hub named is not repeated. */
 function warnings(app: Application): string[] {
   const list = [...(app.applicationErrors ?? [])];
-  if (app.provisionExpirationDate && Date.parse(app.provisionExpirationDate) < Date.now()) list.push('Provisioning profile expired');
+  const expiryNamed = list.some((w) => /provisioning profile expired/i.test(w));
+  if (app.provisionExpirationDate && Date.parse(app.provisionExpirationDate) < Date.now()) {
+    if (!expiryNamed) list.push('Provisioning profile expired');
+  }
   else if (app.provisionExpirationDate && Date.parse(app.provisionExpirationDate) < Date.now() + 14 * 86_400_000) list.push('Provisioning profile expires soon');
   if (app.operatingSystem === 'iOS' && !app.provisionsAllDevices && app.provisionExpirationDate) list.push('Runs only on the devices in its profile');
   return list;
@@ -63,18 +74,20 @@ export function AppLibrary({ user }: { user: SessionUser }) {
         </div>
       ))}
       {error && <p class="error" role="alert">{error}</p>}
-      <table class="table apps-table">
-        <thead><tr><th aria-label="Icon" /><th>App</th><th>Version</th><th>Platform</th><th>Warnings</th><th>Enabled</th><th /></tr></thead>
+      <div class="table-scroll"><table class="table apps-table">
+        <thead><tr><th aria-label="Icon" /><th>App</th><th>Version</th><th>Upload</th><th>Platform</th><th>Warnings</th><th>Enabled</th><th /></tr></thead>
         <tbody>
           {apps.map((app) => (
             <tr key={app.id} data-app-id={app.id}>
               <td>{app.iconBlob ? <img class="icon" alt="" src={app.iconBlob.startsWith('data:') ? app.iconBlob : `data:image/png;base64,${app.iconBlob}`} /> : <span class="icon" />}</td>
               <td><strong>{app.displayName}</strong><br /><small>{app.applicationIdentifier}</small>{app.notes && <><br /><small class="muted">{app.notes}</small></>}</td>
-              <td>{app.version ?? '—'} <small>(v{app.versionCounter})</small></td>
+              <td>{app.version ?? '—'} <small data-testid="version-counter">(v{app.versionCounter})</small></td>
+              <td data-testid="upload"><span>{new Date(app.createdDate).toLocaleString()}</span><br />
+                <small>{app.uploadedByName && <>by {app.uploadedByName} · </>}{formatSize(app.fileByteCount)} · {app.fileName}</small></td>
               <td>{app.operatingSystem}</td>
               <td>{warnings(app).map((w) => <div class="warn" key={w}>{w}</div>)}</td>
               <td data-testid="app-enabled">{app.enabled ? 'yes' : 'no'}</td>
-              <td class="buttons">
+              <td><span class="buttons">
                 {may(user, 'ApplicationModify') && <>
                   <button type="button" onClick={() => void change(app, () => update(app, { enabled: !app.enabled }))}>
                     {app.enabled ? 'Disable' : 'Enable'}</button>
@@ -88,11 +101,11 @@ export function AppLibrary({ user }: { user: SessionUser }) {
                 </>}
                 {may(user, 'ApplicationDelete') && <button type="button" onClick={() =>
                   confirm(`Delete ${app.displayName} v${app.versionCounter}?`) && change(app, () => call('POST', `/Application${query({ verb: 'delete', id: app.id })}`))}>Delete</button>}
-              </td>
+              </span></td>
             </tr>
           ))}
         </tbody>
-      </table>
+      </table></div>
     </main>
   );
 }

@@ -1,7 +1,8 @@
 /** One device: facts, actions, USB port, apps, live log, metrics and history. */
 import { useEffect, useState } from 'preact/hooks';
 import { awaitJob, call, getJson, getText, query } from '../api/client';
-import type { Application, Device, Result, SessionUser } from '../api/types';
+import type { Application, Device, DeviceAccessTicket, Result, SessionUser } from '../api/types';
+import { ConnectLines, keepTicket } from '../components/connect-lines';
 import { MetricsPanel } from '../components/metrics-panel';
 import { live, type HistoryEvent } from '../live/store';
 import { useLive } from '../live/use-live';
@@ -47,6 +48,8 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
     call('POST', `/Device/UsbPort${query({ verb: 'update', deviceId: device.id, usbHubPortState: state })}`), `USB port set to ${state}.`);
 
   const mine = device.retainedById === user.id;
+  const retain = () => act('retain', async () => keepTicket(device.id,
+    await call<DeviceAccessTicket>('POST', `/Device${query({ action: 'retain', id: device.id })}`)), 'Retained.');
   return (
     <main class="page device-page">
       <header class="device-head">
@@ -55,7 +58,7 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
         {state.reason && <span class="muted" data-testid="device-state-reason">{state.reason}</span>}
       </header>
       <div class="actions" role="group" aria-label="Device actions">
-        {may(user, 'DeviceConnect') && !device.retainedById && <button type="button" disabled={!!busy} onClick={() => deviceAction('retain', 'Retained.')}>Retain</button>}
+        {may(user, 'DeviceConnect') && !device.retainedById && <button type="button" disabled={!!busy} onClick={retain}>Retain</button>}
         {device.retainedById && (mine || may(user, 'DeviceReleaseAny')) && <button type="button" disabled={!!busy} onClick={() => deviceAction('release', 'Released.')}>Release</button>}
         {may(user, 'DeviceReboot') && <button type="button" disabled={!!busy} onClick={() => deviceAction('reboot', 'Reboot requested.')}>Reboot</button>}
         {may(user, 'DeviceApplicationManagement') && <button type="button" disabled={!!busy}
@@ -73,6 +76,7 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
       </div>
       {notice && <p class="notice" role="status">{notice}</p>}
       {error && <p class="error" role="alert">{error}</p>}
+      {mine && <ConnectLines device={device} />}
       <section class="cols">
         <div class="card">
           <h2>Facts</h2>

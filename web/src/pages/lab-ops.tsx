@@ -2,7 +2,9 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { call, getJson, query } from '../api/client';
 import { ReportChart, type ReportChartData } from '../components/report-chart';
-import type { GatewayDescription, Role, SessionUser, User } from '../api/types';
+import { availabilityPeriods, formatDuration, type AvailabilityPoint } from '../report-format';
+import type { GatewayDescription, SessionUser } from '../api/types';
+import { UsersAdmin } from './admin/users-admin';
 import { useLive } from '../live/use-live';
 import { may } from '../session';
 
@@ -12,13 +14,17 @@ export function LabOps({ user }: { user: SessionUser }) {
       <h1>Lab</h1>
       {may(user, 'SystemViewGateways') ? <Gateways user={user} /> : <p class="muted">Viewing gateways needs SystemViewGateways.</p>}
       {may(user, 'UserList') && may(user, 'DeviceList') && may(user, 'ApplicationList') && <Reports />}
-      {may(user, 'UserList') && <Users user={user} />}
+      {may(user, 'UserList') && <UsersAdmin user={user} />}
     </main>
   );
 }
 
 const isConnected = (g: GatewayDescription): boolean => g.isConnected ?? true;
-const lastSeen = (g: GatewayDescription): string | undefined => g.lastSeenAt;
+/** Where clients reach the gateway, as it reports itself (its port only when it named one). */
+const addressOf = (g: GatewayDescription): string => (g.publicAddress ? `${g.publicAddress}${g.publicPort > 0 ? `:${g.publicPort}` : ''}` : '—');
+/** `lastSeenAt` is when the link last changed; while the link is up the gateway is seen now (heartbeats). */
+const lastSeenText = (g: GatewayDescription): string =>
+  isConnected(g) ? 'Connected now' : g.lastSeenAt ? new Date(g.lastSeenAt).toLocaleString() : '—';
 
 function Gateways({ user }: { user: SessionUser }) {
   const store = useLive();
@@ -33,9 +39,10 @@ function Gateways({ user }: { user: SessionUser }) {
       {gateways.map((g) => (
         <article key={g.name} class="gateway">
           <h3>{g.name} <small class={`state ${isConnected(g) ? 'free' : 'offline'}`} data-testid="gateway-state">{isConnected(g) ? 'Connected' : 'Disconnected'}</small></h3>
-          <p class="muted">{g.publicAddress}:{g.publicPort} · {devicesOf(g.usbHubList.map((h) => h.serialNumber))} devices on its hubs</p>
+          <p class="muted">{devicesOf(g.usbHubList.map((h) => h.serialNumber))} devices on its hubs</p>
           <dl class="facts">
-            <dt>Last seen</dt><dd data-testid="gateway-last-seen">{lastSeen(g) ? new Date(lastSeen(g)!).toLocaleString() : '—'}</dd>
+            <dt>Address</dt><dd data-testid="gateway-address">{addressOf(g)}</dd>
+            <dt>Last seen</dt><dd data-testid="gateway-last-seen">{lastSeenText(g)}</dd>
             <dt>Version</dt><dd data-testid="gateway-version">{g.version ?? '—'}</dd>
             {g.hubReplica && <><dt>Hub replica</dt><dd>{g.hubReplica}</dd></>}
           </dl>
@@ -43,16 +50,16 @@ function Gateways({ user }: { user: SessionUser }) {
             <div key={hub.serialNumber} class="hub">
               <h4>{hub.name || hub.model} {hub.serialNumber} {hub.isErrored && <span class="error">{hub.errorMessage}</span>}</h4>
               <p class="muted">5 V now {hub.fiveVoltNow?.toFixed(2) ?? '—'} V (min {hub.fiveVoltMin?.toFixed(2) ?? '—'}, max {hub.fiveVoltMax?.toFixed(2) ?? '—'})</p>
-              <table class="table"><thead><tr><th>Port</th><th>Device</th><th>State</th><th>Current</th><th>Flags</th>{may(user, 'SystemManageUsbHubs') && <th>Switch</th>}</tr></thead>
+              <div class="table-scroll"><table class="table"><thead><tr><th>Port</th><th>Device</th><th>State</th><th>Current</th><th>Flags</th>{may(user, 'SystemManageUsbHubs') && <th>Switch</th>}</tr></thead>
                 <tbody>{hub.devices.map((port) => (
                   <tr key={port.usbHubPortNumber} data-port={port.usbHubPortNumber}>
                     <td>{port.usbHubPortNumber}</td><td>{port.name || '—'}</td><td data-testid="port-state">{port.state}</td>
                     <td>{port.milliamps} mA</td><td>{port.flags}</td>
-                    {may(user, 'SystemManageUsbHubs') && <td class="buttons">{['Off', 'Data', 'Charge'].map((s) =>
-                      <button type="button" key={s} aria-label={`Port ${port.usbHubPortNumber} ${s}`} onClick={() => setPort(hub.serialNumber, port.usbHubPortNumber, s)}>{s}</button>)}</td>}
+                    {may(user, 'SystemManageUsbHubs') && <td><span class="buttons">{['Off', 'Data', 'Charge'].map((s) =>
+                      <button type="button" key={s} aria-label={`Port ${port.usbHubPortNumber} ${s}`} onClick={() => setPort(hub.serialNumber, port.usbHubPortNumber, s)}>{s}</button>)}</span></td>}
                   </tr>
                 ))}</tbody>
-              </table>
+              </table></div>
             </div>
           ))}
         </article>
@@ -62,7 +69,6 @@ function Gateways({ user }: { user: SessionUser }) {
 }
 
 interface UsageRow { deviceName?: string; reservedByName?: string; performedByName?: string; eventType: string; startDate: string; endDate?: string; duration?: number }
-interface AvailabilityPoint { date: string; online: number; inUse: number }
 
 function toCsv(rows: Record<string, unknown>[]): string {
   if (rows.length === 0) return '';
@@ -96,10 +102,16 @@ function Reports() {
     if (who) perUser.set(who, (perUser.get(who) ?? 0) + seconds);
   }
   const max = Math.max(1, ...perDevice.values());
-  const hours = (totals: Map<string, number>) => [...totals.values()].map((seconds) => Number((seconds / 3600).toFixed(2)));
+  const periods = availabilityPeriods(availability);
+  // Bars in hours, or in minutes while every total is under two hours (a new lab's would all read 0.00).
+  const inMinutes = Math.max(0, ...perDevice.values(), ...perUser.values()) < 7200;
+  const unit = inMinutes ? { label: 'minutes', seconds: 60 } : { label: 'hours', seconds: 3600 };
+  const bars = (totals: Map<string, number>): ReportChartData => ({
+    kind: 'bars', names: [...totals.keys()], label: unit.label, values: [...totals.values()].map((s) => Number((s / unit.seconds).toFixed(2))),
+  });
   const charts = useMemo(() => ({
-    perDevice: { kind: 'bars', names: [...perDevice.keys()], label: 'hours', values: hours(perDevice) } as ReportChartData,
-    perUser: { kind: 'bars', names: [...perUser.keys()], label: 'hours', values: hours(perUser) } as ReportChartData,
+    perDevice: bars(perDevice),
+    perUser: bars(perUser),
     availability: {
       kind: 'time', times: availability.map((p) => Date.parse(p.date) / 1000),
       series: [{ label: 'online', values: availability.map((p) => p.online) }, { label: 'in use', values: availability.map((p) => p.inUse) }],
@@ -113,50 +125,24 @@ function Reports() {
       <div class="cols">
         <div>
           <h3>Usage per device <button type="button" onClick={() => download('usage-per-device.csv', [...perDevice].map(([device, seconds]) => ({ device, hours: (seconds / 3600).toFixed(2) })))}>CSV</button></h3>
-          <ReportChart data={charts.perDevice} title="Usage hours per device" />
+          <ReportChart data={charts.perDevice} title="Usage per device" />
           <table class="table"><tbody>{[...perDevice].map(([name, seconds]) => (
-            <tr key={name}><td>{name}</td><td class="bar"><span style={{ width: `${(100 * seconds) / max}%` }} /></td><td>{(seconds / 3600).toFixed(2)} h</td></tr>))}</tbody></table>
+            <tr key={name}><td>{name}</td><td class="bar"><span style={{ width: `${(100 * seconds) / max}%` }} /></td><td>{formatDuration(seconds)}</td></tr>))}</tbody></table>
+          {perDevice.size === 0 && <p class="muted">No device was used in this period.</p>}
         </div>
         <div>
           <h3>Usage per user <button type="button" onClick={() => download('usage-per-user.csv', [...perUser].map(([user, seconds]) => ({ user, hours: (seconds / 3600).toFixed(2) })))}>CSV</button></h3>
-          <ReportChart data={charts.perUser} title="Usage hours per user" />
-          <table class="table"><tbody>{[...perUser].map(([name, seconds]) => <tr key={name}><td>{name}</td><td>{(seconds / 3600).toFixed(2)} h</td></tr>)}</tbody></table>
+          <ReportChart data={charts.perUser} title="Usage per user" />
+          <table class="table"><tbody>{[...perUser].map(([name, seconds]) => <tr key={name}><td>{name}</td><td>{formatDuration(seconds)}</td></tr>)}</tbody></table>
+          {perUser.size === 0 && <p class="muted">Nobody used a device in this period.</p>}
         </div>
       </div>
       <h3>Availability <button type="button" onClick={() => download('availability.csv', availability as unknown as Record<string, unknown>[])}>CSV</button></h3>
       <ReportChart data={charts.availability} title="Devices online and in use over time" />
-      <table class="table"><thead><tr><th>Date</th><th>Online</th><th>In use</th></tr></thead>
-        <tbody>{availability.slice(-48).map((p) => <tr key={p.date}><td>{new Date(p.date).toLocaleString()}</td><td>{p.online}</td><td>{p.inUse}</td></tr>)}</tbody></table>
-    </section>
-  );
-}
-
-function Users({ user }: { user: SessionUser }) {
-  const [users, setUsers] = useState<User[]>([]);
-  const [roles, setRoles] = useState<Role[]>([]);
-  const [error, setError] = useState('');
-  const load = () => {
-    getJson<User[]>('/User').then(setUsers, (err: Error) => setError(err.message));
-    getJson<Role[]>('/Role').then(setRoles, () => setRoles([]));
-  };
-  useEffect(load, []);
-  const modify = may(user, 'UserModify');
-  const setActive = (u: User) => call('POST', `/User${query({ verb: 'update', id: u.id })}`, undefined, { isActive: !u.isActive })
-    .then(load, (err: Error) => setError(err.message));
-  return (
-    <section class="card">
-      <h2>Users</h2>
-      {error && <p class="error" role="alert">{error}</p>}
-      <table class="table"><thead><tr><th>User</th><th>Roles</th><th>Last login</th><th>Active</th></tr></thead>
-        <tbody>{users.map((u) => (
-          <tr key={u.id}><td>{[u.firstName, u.lastName].filter(Boolean).join(' ') || u.email || u.id}</td><td>{(u.roles ?? []).join(', ')}</td>
-            <td>{u.lastLoginDate ? new Date(u.lastLoginDate).toLocaleString() : '—'}</td>
-            <td>{modify && u.id !== user.id ? <input type="checkbox" aria-label="Active" checked={u.isActive} onChange={() => setActive(u)} /> : u.isActive ? 'yes' : 'no'}</td></tr>
-        ))}</tbody>
-      </table>
-      <h3>Roles</h3>
-      <table class="table"><thead><tr><th>Role</th><th>Entitlements</th></tr></thead>
-        <tbody>{roles.map((r) => <tr key={r.id}><td>{r.name}</td><td><small>{(r.entitlements ?? []).join(', ')}</small></td></tr>)}</tbody></table>
+      {periods.length === 0
+        ? <p class="muted">No device was online or in use in this period.</p>
+        : <div class="table-scroll"><table class="table availability-table"><thead><tr><th>From</th><th>Until</th><th>Online</th><th>In use</th></tr></thead>
+          <tbody>{periods.map((p) => <tr key={p.from}><td>{new Date(p.from).toLocaleString()}</td><td>{p.until ? new Date(p.until).toLocaleString() : 'now'}</td><td>{p.online}</td><td>{p.inUse}</td></tr>)}</tbody></table></div>}
     </section>
   );
 }

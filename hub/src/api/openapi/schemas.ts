@@ -38,7 +38,7 @@ export const SCHEMAS: Record<string, Schema> = {
     signingCertificateName: str, isSigningCertificatePresentInEmbeddedProvisionProfile: bool,
     supportedFormFactors: ref('ApplicationFormFactor'), applicationErrors: arrayOf(str), enabled: bool,
     createdDate: dateTime, appTeamIdentifier: str, agentDylibTeamIdentifier: str, isAgentDylibEmbeddedInApp: bool,
-    notes: str,
+    notes: str, uploadedByName: { ...str, description: 'Extension: who uploaded this entry (display name at upload).' },
   }),
   DeviceProperty: object({ name: str, value: str, type: ref('DevicePropertyType') }),
   Device: object({

@@ -24,6 +24,7 @@ import * as listStampRows from './026_list_stamp_rows';
 import * as installedRecords from './027_installed_records';
 import * as historyChanges from './028_history_changes';
 import * as availabilityCauses from './029_availability_causes';
+import * as applicationUploader from './031_application_uploader';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '027_installed_records': installedRecords,
   '028_history_changes': historyChanges,
   '029_availability_causes': availabilityCauses,
+  '031_application_uploader': applicationUploader,
 };
 
 export const migrationProvider: MigrationProvider = {
