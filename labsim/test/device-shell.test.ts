@@ -130,6 +130,7 @@ describe('the shell language hosts send', () => {
     ['{ echo x; echo y; } > /data/local/tmp/g; (cd /; cat /data/local/tmp/g | wc -l); wc -c < /data/local/tmp/g', '2\n4\n', '', 0],
     ['printf "%s=%03d\\n" a 7 b 42', 'a=007\nb=042\n', '', 0],
     ['sh -c \'echo "$1-$2"\' sh one two; echo $?', 'one-two\n0\n', '', 0],
+    ['pgrep -x system_server && pidof system_server; ime list -s', '600\n600\ncom.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME\n', '', 0],
     ['if', '', '/system/bin/sh: syntax error: unexpected EOF\n', 1],
   ])('%s', async (command, stdout, stderr, code) => {
     expect(await adb('shell', command)).toEqual({ stdout, stderr, code });

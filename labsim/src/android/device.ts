@@ -258,18 +258,17 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   /** What `ps -A` shows: the system's daemons and services, then every running app under its package name. */
   private processes(): DeviceProcess[] {
     const row = (user: string, pid: number, ppid: number, name: string, rss: number): DeviceProcess => ({
-      user, pid, ppid, vsz: name.includes('.') || name === 'system_server' ? 14_800_000 + rss : 2_200_000 + rss, rss, wchan: pid === 1 ? 'do_epoll_wait' : 'do_epoll_wait', state: 'S', name,
+      user, pid, ppid, vsz: name.includes('.') || name === 'system_server' ? 14_800_000 + rss : 2_200_000 + rss, rss, wchan: 'do_epoll_wait', state: 'S', name,
     });
-    const zygote = 600;
+    const pidAt = (i: number) => (i < 2 ? i + 1 : 300 + i * 25);
+    const zygote = pidAt(SYSTEM_PROCESSES.findIndex(([, name]) => name === 'zygote64'));
     const system = SYSTEM_PROCESSES.map(([user, name], i) => {
-      const pid = i === 0 ? 1 : i === 1 ? 2 : 300 + i * 25;
       const appLike = name.includes('.') || name === 'system_server';
-      return row(user, pid, i < 2 ? 0 : appLike ? zygote : 1, name, appLike ? 180_000 + i * 7_000 : 3_000 + i * 500);
+      return row(user, pidAt(i), i < 2 ? 0 : appLike ? zygote : 1, name, appLike ? 180_000 + i * 7_000 : 3_000 + i * 500);
     });
-    system.find((p) => p.name === 'zygote64')!.pid = zygote;
     const apps = this.pm.list()
       .filter((p) => this.am.isRunning(p.packageName))
-      .map((p) => row(`u0_a${p.uid % 100_000 - 10_000}`, this.am.process(p.packageName)!.pid, zygote, p.packageName, 120_000));
+      .map((p) => row(p.uid >= 10_000 ? `u0_a${p.uid % 100_000 - 10_000}` : 'system', this.am.process(p.packageName)!.pid, zygote, p.packageName, 120_000));
     return [...system, ...apps];
   }
 

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { DeviceFileError, DeviceFs, absoluteDevicePath } from '../device-fs';
 import type { ToolIO } from '../tool-io';
 import { ArithmeticError, evaluateArithmetic } from './arith';
@@ -269,7 +270,8 @@ export class ShellSession {
     const resolved = this.host.files.devicePath(host);
     if (!WRITABLE.some((w) => resolved.startsWith(w + '/'))) {
       const err = new Error() as NodeJS.ErrnoException;
-      err.code = /^\/(system|vendor|product|system_ext|odm|apex)?(\/|$)/.test(resolved) ? 'EROFS' : 'EACCES';
+      const parentExists = fs.existsSync(path.dirname(host));
+      err.code = !parentExists ? 'ENOENT' : /^\/(system|vendor|product|system_ext|odm|apex)?(\/|$)/.test(resolved) ? 'EROFS' : 'EACCES';
       throw err;
     }
     return host;

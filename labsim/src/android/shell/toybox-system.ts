@@ -77,6 +77,20 @@ export function systemCommands(system: DeviceSystem): Record<string, CommandFn> 
     return 0;
   };
 
+  const pgrep: CommandFn = (ctx) => {
+    const { flags, operands } = options(ctx.args);
+    let pattern: RegExp;
+    try {
+      pattern = new RegExp(flags.has('x') ? `^(?:${operands[0] ?? ''})$` : operands[0] ?? '');
+    } catch {
+      ctx.io.stderr.write(`pgrep: bad regex '${operands[0]}'\n`);
+      return 2;
+    }
+    const found = [...system.processes(), ...ownProcesses()].filter((p) => pattern.test(p.name));
+    ctx.io.stdout.write(found.map((p) => (flags.has('l') ? `${p.pid} ${p.name}\n` : `${p.pid}\n`)).join(''));
+    return found.length > 0 ? 0 : 1;
+  };
+
   const kill: CommandFn = (ctx) => {
     const { operands } = options(ctx.args, 's');
     let status = 0;
@@ -120,6 +134,6 @@ export function systemCommands(system: DeviceSystem): Record<string, CommandFn> 
     whoami: (ctx) => (ctx.io.stdout.write('shell\n'), 0),
     hostname: (ctx) => (ctx.io.stdout.write(`${system.hostname}\n`), 0),
     getenforce: (ctx) => (ctx.io.stdout.write('Enforcing\n'), 0),
-    ps, pidof, kill, uname, date,
+    ps, pidof, pgrep, kill, uname, date,
   };
 }
