@@ -98,6 +98,14 @@ describe('the device shell through adb', () => {
     expect((await adb('shell', 'exec /usr/bin/env; echo $(/usr/bin/whoami)')).stderr).toContain('/usr/bin/env: inaccessible or not found');
   });
 
+  test('patterns that would backtrack for ages answer at once (the simulator shares one thread)', async () => {
+    const started = Date.now();
+    expect(await adb('shell', `echo ${'a'.repeat(40)}b | grep -E '(a+)+$'`)).toEqual({ stdout: '', stderr: 'grep: pattern too complex\n', code: 2 });
+    const name = 'a'.repeat(200);
+    expect((await adb('shell', `touch /data/local/tmp/${name}; echo /data/local/tmp/${'*a'.repeat(30)}*b`)).stdout).toBe(`/data/local/tmp/${'*a'.repeat(30)}*b\n`);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   test('a loop that never ends holds no other command up, and stops when its stream closes', async () => {
     const spinning = world.adbCli.run(['-s', serial, 'shell', 'while true; do :; done'], 4_000);
     const started = Date.now();

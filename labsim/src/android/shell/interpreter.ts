@@ -15,6 +15,8 @@ import { AndOr, List, Node, Pipeline, Redirect, ShellSyntaxError, Word, parseShe
 export const SH = '/system/bin/sh';
 /** Largest text a word, a variable or a command substitution may hold. */
 export const MAX_TEXT = 4 * 1024 * 1024;
+/** Free space on the host's disk that device writes never take. */
+const HOST_RESERVE = 1024 ** 3;
 
 export interface ShellEnv {
   vars: Map<string, string>;
@@ -62,7 +64,7 @@ export function errorText(e: unknown): string {
   const code = (e as NodeJS.ErrnoException).code;
   if (e instanceof DeviceFileError) return e.message;
   return code === 'ENOENT' ? 'No such file or directory' : code === 'EISDIR' ? 'Is a directory' : code === 'ENOTDIR' ? 'Not a directory'
-    : code === 'EEXIST' ? 'File exists' : code === 'ENOTEMPTY' ? 'Directory not empty' : code === 'EROFS' ? 'Read-only file system' : 'Permission denied';
+    : code === 'ENOSPC' ? 'No space left on device' : code === 'EEXIST' ? 'File exists' : code === 'ENOTEMPTY' ? 'Directory not empty' : code === 'EROFS' ? 'Read-only file system' : 'Permission denied';
 }
 
 /** Device folders the shell user (uid 2000) may write; the rest is read-only to it. */
@@ -277,6 +279,16 @@ export class ShellSession {
     return host;
   }
 
+  /**
+   * Refuses a write that would leave the host's disk nearly full: the device's storage is the host's, and a
+   * `cat /dev/zero > /sdcard/f` must fill the device, not the host.
+   */
+  reserveSpace(hostFile: string, bytes: number): void {
+    const s = fs.statfsSync(path.dirname(hostFile));
+    const free = s.bavail * s.bsize;
+    if (free - bytes < Math.max(HOST_RESERVE, s.blocks * s.bsize * 0.05)) throw Object.assign(new Error('No space left on device'), { code: 'ENOSPC' });
+  }
+
   /** Input from a device file; `/dev/null`, `/dev/zero` and `/dev/urandom` are the kernel's. */
   openInput(devicePath: string, env: ShellEnv): Input {
     const p = absoluteDevicePath(devicePath, env.cwd);
@@ -316,9 +328,17 @@ export class ShellSession {
           } else if (slot === 'stdin') throw new ShellError(`${r.fd}: bad file descriptor`);
           else if (devicePath === '/dev/null' || devicePath === '/dev/zero') io[slot] = sinkOutput(() => undefined);
           else {
-            const fd = fs.openSync(this.writablePath(target, env), r.op === '>>' || r.op === '<>' ? 'a' : 'w', 0o666);
+            const file = this.writablePath(target, env);
+            const fd = fs.openSync(file, r.op === '>>' || r.op === '<>' ? 'a' : 'w', 0o666);
             fds.push(fd);
-            io[slot] = sinkOutput((d) => fs.writeSync(fd, d));
+            io[slot] = sinkOutput((d) => {
+              try {
+                this.reserveSpace(file, d.length);
+                fs.writeSync(fd, d);
+              } catch (e) {
+                throw new ShellError(`write error: ${errorText(e)}`);
+              }
+            });
           }
         } catch (e) {
           if (e instanceof ShellError) throw e;
@@ -411,11 +431,10 @@ export class ShellSession {
         paths = paths.map((p) => (p === '' ? literal : p.endsWith('/') ? p + literal : `${p}/${literal}`));
         continue;
       }
-      const re = globRegExp(part);
       paths = paths.flatMap((p) => {
         try {
           const dir = this.host.files.hostPath(p || '.', env.cwd);
-          return fs.readdirSync(dir).filter((n) => re.test(n) && (!n.startsWith('.') || part.startsWith('.'))).sort()
+          return fs.readdirSync(dir).filter((n) => globMatch(part, n) && (!n.startsWith('.') || part.startsWith('.'))).sort()
             .map((n) => (p === '' ? n : p.endsWith('/') ? p + n : `${p}/${n}`));
         } catch {
           return [];
@@ -427,24 +446,53 @@ export class ShellSession {
   }
 }
 
-function globRegExp(part: string): RegExp {
-  let re = '';
-  for (let i = 0; i < part.length; i++) {
-    const c = part[i];
-    if (c === '\\' && i + 1 < part.length) re += part[++i].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-    else if (c === '*') re += '.*';
-    else if (c === '?') re += '.';
-    else if (c === '[') {
-      const end = part.indexOf(']', i + 2);
-      if (end < 0) re += '\\[';
-      else {
-        const set = part.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
-        re += `[${set}]`;
-        i = end;
-      }
-    } else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+/** One path component against a glob (`*`, `?`, `[set]`, `\\x`), without backtracking beyond the last `*`. */
+function globMatch(pattern: string, name: string): boolean {
+  type Token = { star: true } | { star: false; test: (c: string) => boolean };
+  const tokens: Token[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '*') tokens.push({ star: true });
+    else if (c === '?') tokens.push({ star: false, test: () => true });
+    else if (c === '[' && pattern.indexOf(']', i + 2) > 0) {
+      const end = pattern.indexOf(']', i + 2);
+      const negate = pattern[i + 1] === '!' || pattern[i + 1] === '^';
+      const set = pattern.slice(i + (negate ? 2 : 1), end);
+      i = end;
+      tokens.push({ star: false, test: (ch) => {
+        let hit = false;
+        for (let k = 0; k < set.length; k++) {
+          if (set[k + 1] === '-' && k + 2 < set.length) {
+            hit ||= ch >= set[k] && ch <= set[k + 2];
+            k += 2;
+          } else hit ||= ch === set[k];
+        }
+        return hit !== negate;
+      } });
+    } else {
+      const literal = c === '\\' && i + 1 < pattern.length ? pattern[++i] : c;
+      tokens.push({ star: false, test: (ch) => ch === literal });
+    }
   }
-  return new RegExp(`^${re}$`);
+  let t = 0;
+  let n = 0;
+  let starT = -1;
+  let starN = 0;
+  while (n < name.length) {
+    const token = tokens[t];
+    if (token && !token.star && token.test(name[n])) {
+      t++;
+      n++;
+    } else if (token?.star) {
+      starT = t++;
+      starN = n;
+    } else if (starT >= 0) {
+      t = starT + 1;
+      n = ++starN;
+    } else return false;
+  }
+  while (tokens[t]?.star) t++;
+  return t === tokens.length;
 }
 
 export function copyEnv(env: ShellEnv): ShellEnv {

@@ -150,6 +150,7 @@ function copyOrMove(move: boolean): CommandFn {
     return each(ctx, operands, (source) => {
       const from = move ? writable(ctx, source, false) : host(ctx, source);
       const to = intoDir ? path.join(targetHost, path.posix.basename(source)) : targetHost;
+      if (!move) ctx.session.reserveSpace(to, treeSize(from));
       if (move) fs.renameSync(from, to);
       else if (fs.statSync(from).isDirectory()) {
         if (!flags.has('r') && !flags.has('R') && !flags.has('a')) throw Object.assign(new Error(), { code: 'EISDIR' });
@@ -157,6 +158,11 @@ function copyOrMove(move: boolean): CommandFn {
       } else fs.copyFileSync(from, to);
     });
   };
+}
+
+function treeSize(hostPath: string): number {
+  const st = fs.lstatSync(hostPath);
+  return st.isDirectory() ? fs.readdirSync(hostPath).reduce((sum, n) => sum + treeSize(path.join(hostPath, n)), 0) : st.size;
 }
 
 /** Copies a directory; links are copied as links (their targets are device paths). */

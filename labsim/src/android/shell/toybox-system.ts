@@ -1,6 +1,7 @@
 /** toybox's commands about the device itself: who the shell is, its kernel, its processes, its clock. */
 import { CommandContext, CommandFn } from './interpreter';
 import { options } from './toybox-files';
+import { backtracks } from './toybox-text';
 
 /** One process as `ps` shows it. */
 export interface DeviceProcess {
@@ -81,6 +82,7 @@ export function systemCommands(system: DeviceSystem): Record<string, CommandFn> 
     const { flags, operands } = options(ctx.args);
     let pattern: RegExp;
     try {
+      if (backtracks(operands[0] ?? '')) throw new Error('pattern too complex');
       pattern = new RegExp(flags.has('x') ? `^(?:${operands[0] ?? ''})$` : operands[0] ?? '');
     } catch {
       ctx.io.stderr.write(`pgrep: bad regex '${operands[0]}'\n`);

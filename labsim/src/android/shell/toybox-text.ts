@@ -130,6 +130,7 @@ const grep: CommandFn = async (ctx) => {
       // Basic regular expressions: \( \) \| \{ \} \+ \? are the operators, the bare characters literal.
       return extended ? p : p.replace(/\\([(){}|+?])|([(){}|+?])/g, (_m, op?: string, lit?: string) => (op ? op : `\\${lit}`));
     });
+    if (sources.some(backtracks)) throw new Error('pattern too complex');
     re = new RegExp(sources.map((s) => (word ? `\\b(?:${s})\\b` : `(?:${s})`)).join('|'), ignoreCase ? 'gi' : 'g');
   } catch (e) {
     ctx.io.stderr.write(`grep: ${(e as Error).message}\n`);
@@ -157,6 +158,14 @@ const grep: CommandFn = async (ctx) => {
   if (countOnly) ctx.io.stdout.write(`${matched}\n`);
   return failedAny(ctx, files) ? 2 : matched > 0 ? 0 : 1;
 };
+
+/**
+ * A repeated group that itself repeats or alternates (`(a+)+`, `(a|aa)*`): JavaScript's engine may take
+ * exponential time on such a pattern, and the whole simulator shares one thread.
+ */
+export function backtracks(pattern: string): boolean {
+  return /\((?:[^()\\]|\\.)*[+*|}](?:[^()\\]|\\.)*\)[+*{?]/.test(pattern) || /\\[1-9]/.test(pattern);
+}
 
 /** tr's character sets: ranges (a-z) and escapes (\n, \0, \\, octal). */
 function charSet(spec: string): string[] {
