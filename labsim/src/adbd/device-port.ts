@@ -53,6 +53,8 @@ export interface DevicePort {
   runTool(tool: string, args: string[]): Promise<{ stdout: string; stderr: string; code: number }>;
   /** The host file of a device path (/sdcard/x), links followed inside the device (the last one only if asked). */
   hostPath(devicePath: string, followLast?: boolean): string;
+  /** `hostPath` for a file the shell user (adbd's) writes: an error when the device refuses it that write. */
+  writableHostPath(devicePath: string, followLast?: boolean): string;
   /** Refreshes generated files (/proc, /sys) before a service reads them. */
   refreshGeneratedFiles(): void;
   /** `reboot:` service; the argument is e.g. "" or "bootloader". */

@@ -8,6 +8,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const MAX_LINKS = 40;
+/** Device folders the shell user (uid 2000, as adbd and its shell run) may write; the rest is read-only to it. */
+const WRITABLE = ['/data/local/tmp', '/storage/emulated/0'];
 
 export class DeviceFileError extends Error {
   constructor(readonly code: 'ENOENT' | 'ELOOP') {
@@ -52,6 +54,15 @@ export class DeviceFs {
       resolved.push(part);
     }
     return path.join(this.root, ...resolved);
+  }
+
+  /** `hostPath` for a file the shell user writes; outside its folders an error coded ENOENT, EROFS or EACCES. */
+  writableHostPath(devicePath: string, cwd = '/', followLast = true): string {
+    const host = this.hostPath(devicePath, cwd, followLast);
+    const resolved = this.devicePath(host);
+    if (WRITABLE.some((w) => resolved.startsWith(w + '/'))) return host;
+    const code = !fs.existsSync(path.dirname(host)) ? 'ENOENT' : /^\/(system|vendor|product|system_ext|odm|apex)?(\/|$)/.test(resolved) ? 'EROFS' : 'EACCES';
+    throw Object.assign(new Error(code === 'ENOENT' ? 'No such file or directory' : code === 'EROFS' ? 'Read-only file system' : 'Permission denied'), { code });
   }
 
   /** The device path of a host file inside the tree. */

@@ -167,6 +167,10 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     return this.files.hostPath(devicePath, '/', followLast);
   }
 
+  writableHostPath(devicePath: string, followLast = true): string {
+    return this.files.writableHostPath(devicePath, '/', followLast);
+  }
+
   refreshGeneratedFiles(): void {
     const now = Date.now();
     const write = (rel: string, content: string) => {

@@ -165,7 +165,7 @@ class SyncSession {
     try {
       const link = (send.mode & 0o170000) === S_IFLNK;
       // Resolved now, in the same synchronous step as the write: the tree may have changed while the data came.
-      const hostPath = this.device.hostPath(send.devicePath, !link);
+      const hostPath = this.device.writableHostPath(send.devicePath, !link);
       // Like adbd with fixed_push_mkdir: create missing parent directories.
       fs.mkdirSync(path.dirname(hostPath), { recursive: true });
       const data = Buffer.concat(send.chunks);
@@ -181,7 +181,7 @@ class SyncSession {
       okay.write('OKAY', 0, 'latin1');
       this.stream.write(okay);
     } catch (e) {
-      this.fail(`couldn't create file: ${(e as Error).message.replace(/^[A-Z]+: /, '')}`);
+      this.fail(`couldn't create file: ${(e as Error).message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*$/, '')}`);
     }
   }
 

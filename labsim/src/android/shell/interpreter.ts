@@ -67,9 +67,6 @@ export function errorText(e: unknown): string {
     : code === 'ENOSPC' ? 'No space left on device' : code === 'EEXIST' ? 'File exists' : code === 'ENOTEMPTY' ? 'Directory not empty' : code === 'EROFS' ? 'Read-only file system' : 'Permission denied';
 }
 
-/** Device folders the shell user (uid 2000) may write; the rest is read-only to it. */
-const WRITABLE = ['/data/local/tmp', '/storage/emulated/0'];
-
 export class ShellSession {
   private ended = false;
   readonly gone: Promise<void>;
@@ -266,17 +263,9 @@ export class ShellSession {
 
   // ---- files --------------------------------------------------------------
 
-  /** The host file of a device path the shell user may write, or a ShellError saying why not. */
+  /** The host file of a device path the shell user may write; an errno-coded error says why not. */
   writablePath(devicePath: string, env: ShellEnv, followLast = true): string {
-    const host = this.host.files.hostPath(devicePath, env.cwd, followLast);
-    const resolved = this.host.files.devicePath(host);
-    if (!WRITABLE.some((w) => resolved.startsWith(w + '/'))) {
-      const err = new Error() as NodeJS.ErrnoException;
-      const parentExists = fs.existsSync(path.dirname(host));
-      err.code = !parentExists ? 'ENOENT' : /^\/(system|vendor|product|system_ext|odm|apex)?(\/|$)/.test(resolved) ? 'EROFS' : 'EACCES';
-      throw err;
-    }
-    return host;
+    return this.host.files.writableHostPath(devicePath, env.cwd, followLast);
   }
 
   /**
