@@ -306,6 +306,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     // The commands' files, so `ls /system/bin` and `which` see what the shell runs; their content is never run.
     for (const name of [...TOOL_NAMES, ...this.shellCommands.keys()].filter((n) => /^[a-z0-9]+$/.test(n))) {
       const file = path.join(this.fsRoot, 'system', 'bin', name);
+      // A state directory of an older labsim has links to host binaries here: replaced by plain files.
+      if (fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) fs.rmSync(file);
       if (!fs.existsSync(file)) fs.writeFileSync(file, '', { mode: 0o755 });
     }
     this.refreshGeneratedFiles();

@@ -234,7 +234,12 @@ export class ShellSession {
         err: (d) => io.stderr.write(d),
         gone: Promise.race([this.gone, io.stdout.broken]),
       };
-      return this.host.runTool(name, args, toolIO);
+      // A tool that fails unexpectedly answers as an Android service does, and the script goes on.
+      return this.host.runTool(name, args, toolIO).catch((e: unknown) => {
+        if (e instanceof BrokenPipe || e instanceof ShellError || !(e instanceof Error)) throw e;
+        io.stderr.write(`Exception occurred while executing '${args[0] ?? name}':\n${e.message}\n`);
+        return 255;
+      });
     }
     return this.commands.get(name)!({ name, args, env, io, session: this });
   }
