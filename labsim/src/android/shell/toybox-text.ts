@@ -236,18 +236,14 @@ const cut: CommandFn = async (ctx) => {
   return failedAny(ctx, operands);
 };
 
-/** Backslash escapes of echo and printf. */
+/** Backslash escapes of echo and printf; `\c` ends the output there (`stop`). */
 function escapes(s: string): { text: string; stop: boolean } {
-  let stop = false;
-  const text = s.replace(/\\(0[0-7]{0,3}|[abefnrtv\\c])/g, (_m, e: string) => {
-    if (e === 'c') {
-      stop = true;
-      return '';
-    }
+  const cut = s.search(/\\c/);
+  const text = (cut >= 0 ? s.slice(0, cut) : s).replace(/\\(0[0-7]{0,3}|[abefnrtv\\])/g, (_m, e: string) => {
     if (e.startsWith('0')) return String.fromCharCode(parseInt(e.slice(1) || '0', 8));
     return ({ a: '\x07', b: '\b', e: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' } as Record<string, string>)[e];
   });
-  return { text: stop ? text.slice(0, text.length) : text, stop };
+  return { text, stop: cut >= 0 };
 }
 
 const echo: CommandFn = (ctx) => {
