@@ -139,6 +139,7 @@ describe('the shell language hosts send', () => {
     ['printf "%s=%03d\\n" a 7 b 42', 'a=007\nb=042\n', '', 0],
     ['sh -c \'echo "$1-$2"\' sh one two; echo $?', 'one-two\n0\n', '', 0],
     ['pgrep -x system_server && pidof system_server; ime list -s', '600\n600\ncom.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME\n', '', 0],
+    ['which ls getprop cd', '/system/bin/ls\n/system/bin/getprop\n', '', 1],
     ['if', '', '/system/bin/sh: syntax error: unexpected EOF\n', 1],
   ])('%s', async (command, stdout, stderr, code) => {
     expect(await adb('shell', command)).toEqual({ stdout, stderr, code });

@@ -11,7 +11,7 @@ import { AdbdListener } from '../adbd/listener';
 import { ActivityManager, LaunchRecord } from './activity';
 import { LogBuffer } from './logcat';
 import { DeviceFs } from './device-fs';
-import { DeviceProcess, DeviceShellHost, runDeviceShell, shellCommands } from './shell';
+import { DeviceProcess, DeviceShellHost, SHELL_ONLY, runDeviceShell, shellCommands } from './shell';
 import type { CommandFn } from './shell/interpreter';
 import { InstalledPackage, PackageManager } from './packages';
 import { ProcModel } from './procfs';
@@ -304,7 +304,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
       if (!fs.lstatSync(path.join(this.fsRoot, link), { throwIfNoEntry: false })) fs.symlinkSync(target, path.join(this.fsRoot, link));
     }
     // The commands' files, so `ls /system/bin` and `which` see what the shell runs; their content is never run.
-    for (const name of [...TOOL_NAMES, ...this.shellCommands.keys()].filter((n) => /^[a-z0-9]+$/.test(n))) {
+    for (const name of [...TOOL_NAMES, ...this.shellCommands.keys()].filter((n) => /^[a-z0-9]+$/.test(n) && !SHELL_ONLY.has(n))) {
       const file = path.join(this.fsRoot, 'system', 'bin', name);
       // A state directory of an older labsim has links to host binaries here: replaced by plain files.
       if (fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) fs.rmSync(file);

@@ -46,6 +46,9 @@ function test(args: string[], ctx: CommandContext): boolean {
   return one(args);
 }
 
+/** Commands of the shell itself, with no file in /system/bin (`which cd` finds nothing). */
+export const SHELL_ONLY: ReadonlySet<string> = new Set([':', 'cd', 'exit', 'export', 'unset', 'shift', 'set', 'eval', 'exec', 'command', 'read']);
+
 export const BUILTINS: Record<string, CommandFn> = {
   ':': () => 0,
   true: () => 0,
@@ -89,7 +92,8 @@ export const BUILTINS: Record<string, CommandFn> = {
     let status = 0;
     for (const a of args.filter((x) => !x.startsWith('-'))) {
       const name = session.commandName(a, env);
-      if (name && !(name in BUILTINS) || name === 'true' || name === 'false') io.stdout.write(`/system/bin/${name}\n`);
+      const file = `/system/bin/${name}`;
+      if (name && !SHELL_ONLY.has(name) && fs.existsSync(session.host.files.hostPath(file))) io.stdout.write(`${file}\n`);
       else status = 1;
     }
     return status;

@@ -1,6 +1,6 @@
 /** Entry to the in-process device shell: `adb shell <command>`, `exec:<command>` and the interactive `adb shell`. */
 import type { ShellIO } from '../../adbd/device-port';
-import { BUILTINS, runInteractive } from './builtins';
+import { BUILTINS, SHELL_ONLY, runInteractive } from './builtins';
 import { CommandFn, ShellHost, ShellSession } from './interpreter';
 import { bufferInput, sinkOutput } from './streams';
 import { FILE_COMMANDS } from './toybox-files';
@@ -8,6 +8,7 @@ import { TEXT_COMMANDS } from './toybox-text';
 import { DeviceSystem, systemCommands } from './toybox-system';
 
 export type { DeviceProcess, DeviceSystem } from './toybox-system';
+export { SHELL_ONLY };
 export type DeviceShellHost = ShellHost & DeviceSystem;
 
 /** Every command the device's shell knows besides the device tools (`getprop`, `pm`, ...). */
