@@ -22,6 +22,12 @@ if (!process.env.DEVICELAB_LINK_PORT) config.linkPort = 0;
 // A demo serves this machine only, unless asked otherwise (it prints a loopback URL).
 if (!process.env.DEVICELAB_HOST) config.host = '127.0.0.1';
 
+/** The gateway's Prometheus address: `DEVICELAB_GATEWAY_METRICS_LISTEN`, else a free loopback port. */
+function gatewayMetricsListen(text) {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text?.trim() ?? '');
+  return match ? { host: match[1] ?? match[2], port: Number(match[3]) } : { host: '127.0.0.1', port: 0 };
+}
+
 const stops = [];
 async function stopAll() {
   say('\nstopping the lab ...');
@@ -88,6 +94,7 @@ try {
     // The gateway's own address; it has no single public port (each retained device's adb endpoint has its own).
     publicAddress: '127.0.0.1',
     publicPort: 0,
+    metricsListen: gatewayMetricsListen(process.env.DEVICELAB_GATEWAY_METRICS_LISTEN),
     usbHubs: demoHubs && {
       ...usbHubsConfigFromEnv(process.env), cambrionix: demoHubs.paths.map((p) => ({ path: p })), portMap: demoHubs.portMap,
     },
@@ -105,6 +112,7 @@ try {
   say(`  token:  ${token}`);
   say(`  try:    curl -u admin:${token} ${hub.url}/apiv1/Device`);
   say(`  simulated lab: ${mix.android.length} Android and ${mix.ios.length} iOS devices${mix.simulators ? `, ${mix.simulators} iOS simulators` : ''}; control API ${control.url} (GET /devices)`);
+  say(`  gateway metrics: ${gateway.metricsUrl}${config.metricsToken ? ` (hub: ${hub.url}/metrics with the bearer token)` : ''}`);
   if (xcrun) say(`  fake Xcode: XCRUN_BINARY=${xcrun.binary} (xcrun simctl list devices)`);
   if (mix.ios.length) say(`  simulated usbmuxd: USBMUXD_SOCKET_ADDRESS=${world.env().USBMUXD_SOCKET_ADDRESS} (idevice_id -l, ideviceinfo, ...)`);
   if (demoHubs) say(`  USB hubs: ${demoHubs.hubs.map((h) => h.serial).join(', ')} (curl -u admin:${token} ${hub.url}/apiv1/Gateway)`);

@@ -4,9 +4,11 @@
  * the metrics uplink's backlog (how far sampling is behind reaching the hub). All read at scrape time from what the
  * gateway already holds.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '@devicelab/shared';
 import type { DriverRegistry } from '../drivers/registry';
 import type { MetricsUplink } from '../link/metrics-uplink';
@@ -20,8 +22,18 @@ export interface GatewayMetricsSources {
   usbHubs?: UsbHubService;
 }
 
+const { version } = JSON.parse(readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as { version: string };
+
 export function gatewayMetricsRegistry(sources: GatewayMetricsSources): Registry {
   const registry = new Registry();
+  // The standard process and Node.js series (CPU, memory, event loop lag, handles, GC), read at scrape time.
+  collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'devicelab_build_info',
+    help: 'Always 1: the running gateway\'s version and Node.js version as labels.',
+    labelNames: ['component', 'version', 'node'] as const,
+    registers: [registry],
+  }).set({ component: 'gateway', version, node: process.version }, 1);
   new Gauge({
     name: 'devicelab_gateway_devices',
     help: 'Devices this gateway reports, by operating system and readiness.',

@@ -50,7 +50,7 @@ describe('shell commands under admission control', () => {
   it('a command that times out is stopped on the device and frees its slot; the next one runs', async () => {
     const device = lab.driver.client.getDevice(serial);
     const marker = `/data/local/tmp/slow-${process.pid}`;
-    // The real shell runs this one (a loop), so the device holds a process while it runs.
+    // The device runs this loop until its stream closes.
     const slow = runShell(device, `while true; do echo tick >> ${marker}; sleep 0.2; done`, 800);
     await expect(slow).rejects.toMatchObject({ code: 'DEVICE_TIMEOUT' });
     await eventually(() => lab.driver.admission.active === 0);

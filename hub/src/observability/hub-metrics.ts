@@ -4,13 +4,25 @@
  * gateways, the pool) is read from the database or the link at scrape time, so it is true on any replica and
  * costs nothing between scrapes. Labels are bounded: route templates, command kinds, enum values, gateway names.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { sql } from 'kysely';
 import type { CommandResult } from '@devicelab/proto';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { poolOf, type Db } from '../store/database';
 
 const events = new Registry();
+// The standard process and Node.js series (CPU, memory, event loop lag, handles, GC), read at scrape time.
+collectDefaultMetrics({ register: events });
+
+const { version } = JSON.parse(readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as { version: string };
+new Gauge({
+  name: 'devicelab_build_info',
+  help: 'Always 1: the running hub\'s version and Node.js version as labels.',
+  labelNames: ['component', 'version', 'node'] as const,
+  registers: [events],
+}).set({ component: 'hub', version, node: process.version }, 1);
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 export const httpRequestDuration = new Histogram({
@@ -54,6 +66,19 @@ export const webhookDeliveries = new Counter({
 /** The registry `/metrics` serves for one hub: the process-wide instruments plus this hub's scrape-time state. */
 export function hubMetricsRegistry(db: Db, gateways: GatewayDirectory): Registry {
   const state = new Registry();
+  // First: a scrape collects every series at once, and the queries of the ones below would wait in this pool.
+  new Gauge({
+    name: 'devicelab_db_pool_connections',
+    help: 'PostgreSQL pool of this hub process: total, idle connections and requests waiting for one.',
+    labelNames: ['state'] as const,
+    registers: [state],
+    collect() {
+      const pool = poolOf(db);
+      this.set({ state: 'total' }, pool?.totalCount ?? 0);
+      this.set({ state: 'idle' }, pool?.idleCount ?? 0);
+      this.set({ state: 'waiting' }, pool?.waitingCount ?? 0);
+    },
+  });
   new Gauge({
     name: 'devicelab_devices',
     help: 'Devices (not deleted) by gateway, availability and readiness.',
@@ -82,7 +107,7 @@ export function hubMetricsRegistry(db: Db, gateways: GatewayDirectory): Registry
   });
   new Gauge({
     name: 'devicelab_async_jobs',
-    help: 'Async jobs on record by kind and status (running, complete).',
+    help: 'Async jobs on record by kind and status: running, complete (result not collected yet), delivered (collected, dropped at the next poll); a job nobody polls for 5 minutes is dropped.',
     labelNames: ['kind', 'status'] as const,
     registers: [state],
     async collect() {
@@ -112,18 +137,6 @@ export function hubMetricsRegistry(db: Db, gateways: GatewayDirectory): Registry
     registers: [state],
     collect() {
       this.set(gateways.connectedGateways().length);
-    },
-  });
-  new Gauge({
-    name: 'devicelab_db_pool_connections',
-    help: 'PostgreSQL pool of this hub process: total, idle connections and waiting requests.',
-    labelNames: ['state'] as const,
-    registers: [state],
-    collect() {
-      const pool = poolOf(db);
-      this.set({ state: 'total' }, pool?.totalCount ?? 0);
-      this.set({ state: 'idle' }, pool?.idleCount ?? 0);
-      this.set({ state: 'waiting' }, pool?.waitingCount ?? 0);
     },
   });
   return Registry.merge([events, state]);

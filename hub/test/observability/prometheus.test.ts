@@ -36,6 +36,20 @@ it('refuses a scraper without the token, and the raw URL never becomes a label',
   expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
 });
 
+it('an idle hub has no request waiting for a database connection: the scrape does not count its own queries', async () => {
+  for (let i = 0; i < 3; i++) expect(total(await (await scrape()).text(), 'devicelab_db_pool_connections', { state: 'waiting' })).toBe(0);
+});
+
+it('hub and gateway each serve the standard process and Node.js series and their build', async () => {
+  for (const [component, text] of [['hub', await (await scrape()).text()], ['gateway', await (await fetch(lab.gateway.metricsUrl!)).text()]]) {
+    expect(samples(text, 'devicelab_build_info')).toEqual([{ labels: { component, version: '0.1.0', node: process.version }, value: 1 }]);
+    expect(total(text, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+    expect(total(text, 'process_resident_memory_bytes')).toBeGreaterThan(10 * 1024 * 1024);
+    expect(samples(text, 'nodejs_eventloop_lag_seconds')).toHaveLength(1);
+    expect(samples(text, 'nodejs_heap_size_used_bytes')).toHaveLength(1);
+  }
+});
+
 it('counts devices by gateway and availability as GET /Device shows them, and retains as they happen', async () => {
   const devices = await (await lab.api(lab.admin, '/Device')).json() as { availability: string; id: string }[];
   let text = await (await scrape()).text();

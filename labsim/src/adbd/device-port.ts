@@ -4,7 +4,6 @@
  * The transport and the services only talk to this interface, so the wire
  * protocol code knows nothing about Android state (props, packages, ...).
  */
-import type { ChildProcess } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import type { DeviceSocketAddress } from '../android/device-sockets';
 
@@ -32,6 +31,8 @@ export interface DropFault {
 
 /** Output of a command run inside the simulator process. */
 export interface ShellIO {
+  /** What the host sends (stdin); none for services without input. */
+  input?: { read(): Promise<Buffer | null>; close(): void };
   out(data: Buffer): void;
   err(data: Buffer): void;
   /** Resolves when the host went away. */
@@ -44,19 +45,19 @@ export interface DevicePort {
   authMode(): AuthMode;
   /** Consumes a pending drop fault (returns it once, then undefined). */
   takeDropFault(): DropFault | undefined;
-  /** Spawns `/bin/sh -c <command>` (or an interactive sh when command is empty) inside the device sandbox. */
-  spawnShell(command: string): ChildProcess;
   /**
-   * Runs `command` inside the simulator process when it can (no child process) and resolves with its exit status;
-   * null when it needs a real shell (then `spawnShell`).
+   * Runs `command` in the device's shell (the commands arriving on the input when empty) and resolves with its
+   * exit status. The shell is interpreted inside the simulator: it reaches no host program and no host file.
    */
-  runShellInProcess(command: string, io: ShellIO): Promise<number> | null;
+  runShell(command: string, io: ShellIO): Promise<number>;
   /** Streamed install (abb_exec / exec:cmd package install -S): the complete APK bytes and pm arguments. */
   installStream(apk: Buffer, pmArgs: string[]): Promise<InstallOutcome>;
   /** Runs a device tool in-process (used by abb_exec for non-install commands). */
   runTool(tool: string, args: string[]): Promise<{ stdout: string; stderr: string; code: number }>;
-  /** Maps an absolute device path (/sdcard/x) onto the host file system. */
-  hostPath(devicePath: string): string;
+  /** The host file of a device path (/sdcard/x), links followed inside the device (the last one only if asked). */
+  hostPath(devicePath: string, followLast?: boolean): string;
+  /** `hostPath` for a file the shell user (adbd's) writes: an error when the device refuses it that write. */
+  writableHostPath(devicePath: string, followLast?: boolean): string;
   /** Refreshes generated files (/proc, /sys) before a service reads them. */
   refreshGeneratedFiles(): void;
   /** Connects to a socket a program on the device listens on (`tcp:`, `localabstract:`); undefined when none does. */

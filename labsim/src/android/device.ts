@@ -3,7 +3,6 @@
  * PATH, boot lifecycle and fault injection. Implements the DevicePort the
  * adbd protocol layer talks to.
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -11,17 +10,17 @@ import type { Duplex } from 'node:stream';
 import { DeviceSockets, type DeviceSocketAddress } from './device-sockets';
 import type { AuthMode, DevicePort, DropFault, InstallOutcome, ShellIO } from '../adbd/device-port';
 import { AdbdListener } from '../adbd/listener';
-import { killTree } from '../adbd/services/shell';
 import { ActivityManager, LaunchRecord } from './activity';
 import { LogBuffer } from './logcat';
-import { ShellHost, planShell, runShellScript } from './mini-shell';
+import { DeviceFs } from './device-fs';
+import { DeviceProcess, DeviceShellHost, SHELL_ONLY, runDeviceShell, shellCommands } from './shell';
+import type { CommandFn } from './shell/interpreter';
 import { InstalledPackage, PackageManager } from './packages';
 import { ProcModel } from './procfs';
 import { buildProps } from './props';
 import type { AndroidDeviceSpec } from './spec';
 import { Battery, BatteryState, InputEvent, Settings, WindowManager } from './system-services';
 import { BufferedToolIO } from './tool-io';
-import { ToolServer, installToolScripts } from './tool-server';
 import { TOOL_NAMES, ToolContext, readHostFile, runTool } from './tools';
 
 export type PowerState = 'booted' | 'booting' | 'rebooting' | 'stopped';
@@ -33,20 +32,33 @@ export interface DeviceTimings {
   bootCompleteMs: number;
 }
 
-/** Top-level device directories; absolute paths under them are mapped into the sandbox. */
-const DEVICE_ROOTS = ['data', 'sdcard', 'storage', 'proc', 'sys', 'system', 'system_ext', 'vendor', 'product', 'mnt', 'cache', 'apex'];
-/** toybox commands reachable as /system/bin/<name> (symlinks to the host's). */
-const TOYBOX = ['sh', 'ls', 'cat', 'rm', 'mkdir', 'echo', 'sleep', 'id', 'df', 'ps', 'cp', 'mv', 'chmod', 'touch', 'grep', 'head', 'tail', 'wc', 'true', 'false', 'date', 'md5sum', 'sha256sum', 'stat'];
+/** The device's top-level folders (`ls /`), with its links. */
+const ROOT_DIRS = ['acct', 'apex', 'cache', 'config', 'data/local/tmp', 'data/app', 'dev', 'linkerconfig', 'metadata', 'mnt', 'odm', 'oem', 'proc/net', 'product', 'storage/self', 'sys', 'system/bin', 'system/etc', 'system_ext', 'vendor',
+  'storage/emulated/0/Download', 'storage/emulated/0/DCIM', 'storage/emulated/0/Pictures'];
+const ROOT_LINKS: Record<string, string> = { sdcard: '/storage/self/primary', 'storage/self/primary': '/storage/emulated/0', bin: '/system/bin', etc: '/system/etc', d: '/sys/kernel/debug' };
+/** System services and daemons every booted device runs (`ps -A`), beside the apps. */
+const SYSTEM_PROCESSES: Array<[user: string, name: string]> = [
+  ['root', 'init'], ['root', 'kthreadd'], ['root', 'ueventd'], ['logd', 'logd'], ['system', 'servicemanager'], ['system', 'hwservicemanager'],
+  ['root', 'vold'], ['root', 'netd'], ['root', 'zygote64'], ['root', 'zygote'], ['system', 'surfaceflinger'], ['shell', 'adbd'],
+  ['system', 'system_server'], ['u0_a150', 'com.android.systemui'], ['radio', 'com.android.phone'], ['u0_a120', 'com.google.android.inputmethod.latin'],
+];
+
+/** The device's kernel as `uname` reports it: the release follows the Android version it shipped with. */
+function kernelOf(spec: AndroidDeviceSpec): { release: string; version: string; machine: string } {
+  const release = spec.sdk >= 33 ? '5.10.177-android13-4-00003-g1a8b2e6f4a1c-ab10812345' : spec.sdk >= 31 ? '5.4.210-android12-9-00001-g3c5e2a9b7d4f' : spec.sdk >= 29 ? '4.14.190-perf+' : spec.sdk >= 26 ? '4.4.153-perf+' : '3.18.31-perf';
+  const abi = spec.cpu.abis[0];
+  const machine = abi === 'arm64-v8a' ? 'aarch64' : abi === 'x86_64' ? 'x86_64' : abi === 'x86' ? 'i686' : 'armv7l';
+  return { release, version: '#1 SMP PREEMPT Mon Jan 8 12:00:00 UTC 2024', machine };
+}
 
 export class SimAndroidDevice extends EventEmitter implements DevicePort {
   readonly fsRoot: string;
-  readonly toolDir: string;
+  readonly files: DeviceFs;
   readonly listener: AdbdListener;
-  private readonly toolServer: ToolServer;
-  private readonly children = new Set<ChildProcess>();
+  private readonly shellHost: DeviceShellHost;
+  private readonly shellCommands: ReadonlyMap<string, CommandFn>;
   private readonly propOverrides: Record<string, string> = {};
   private readonly inputs: InputEvent[] = [];
-  private readonly rootPattern: RegExp;
   private bootAtMs = Date.now();
   private bootCompleted = true;
   private power: PowerState = 'stopped';
@@ -66,8 +78,17 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   constructor(readonly spec: AndroidDeviceSpec, readonly stateDir: string, readonly port: number, readonly timings: DeviceTimings) {
     super();
     this.fsRoot = path.join(stateDir, 'fs');
-    this.toolDir = path.join(this.fsRoot, 'system', 'bin');
-    this.rootPattern = new RegExp(`(^|[\\s'"=<>;|&(\`])/(${DEVICE_ROOTS.join('|')})(?=[/\\s'";|&)<>\`]|$)`, 'g');
+    this.files = new DeviceFs(this.fsRoot);
+    this.shellHost = {
+      files: this.files,
+      toolNames: new Set<string>(TOOL_NAMES),
+      runTool: (tool, args, io) => runTool(this.toolContext(), tool, args, io),
+      kernel: kernelOf(spec),
+      hostname: 'localhost',
+      timezone: spec.timezone,
+      processes: () => this.processes(),
+    };
+    this.shellCommands = shellCommands(this.shellHost);
     this.logcat = new LogBuffer(spec.timezone, this.bootAtMs);
     this.logcat.reset(this.bootAtMs);
     this.proc = new ProcModel(spec, this.bootAtMs);
@@ -77,9 +98,6 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.settings = new Settings(spec);
     this.wm = new WindowManager(spec);
     this.listener = new AdbdListener(this, port);
-    this.toolServer = new ToolServer(path.join(stateDir, 'tools.sock'), (tool, args, io) => runTool(this.toolContext(), tool, args, io), (a) =>
-      a.split(this.fsRoot).join(''),
-    );
   }
 
   get adbSerial(): string {
@@ -96,7 +114,6 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
 
   async start(): Promise<void> {
     this.createFileSystem();
-    await this.toolServer.start();
     await this.listener.start();
     this.power = 'booted';
   }
@@ -104,9 +121,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   async stop(): Promise<void> {
     this.rebootTimers.forEach(clearTimeout);
     this.rebootTimers = [];
-    this.killChildren();
+    this.sockets.closeAll();
     await this.listener.stop();
-    await this.toolServer.stop();
     this.power = 'stopped';
   }
 
@@ -137,31 +153,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     return f;
   }
 
-  spawnShell(command: string): ChildProcess {
-    const rewritten = command.replace(this.rootPattern, (_m, pre: string, root: string) => `${pre}${this.fsRoot}/${root}`);
-    const child = spawn('/bin/sh', rewritten ? ['-c', rewritten] : [], {
-      cwd: this.fsRoot,
-      detached: true, // own process group, so killTree can take loops and their children down
-      stdio: 'pipe',
-      env: {
-        PATH: `${this.toolDir}:/usr/bin:/bin`,
-        HOME: this.fsRoot,
-        TMPDIR: path.join(this.fsRoot, 'data', 'local', 'tmp'),
-        ANDROID_DATA: '/data',
-        ANDROID_ROOT: '/system',
-        EXTERNAL_STORAGE: '/sdcard',
-        LABSIM_TOOL_SOCK: path.join(this.stateDir, 'tools.sock'),
-        LANG: 'C.UTF-8',
-      },
-    });
-    this.children.add(child);
-    child.on('close', () => this.children.delete(child));
-    return child;
-  }
-
-  runShellInProcess(command: string, io: ShellIO): Promise<number> | null {
-    const script = planShell(this.shellHost, command);
-    return script && runShellScript(this.shellHost, script, io);
+  runShell(command: string, io: ShellIO): Promise<number> {
+    return runDeviceShell(this.shellHost, this.shellCommands, command, io);
   }
 
   async installStream(apk: Buffer, pmArgs: string[]): Promise<InstallOutcome> {
@@ -175,10 +168,12 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     return { stdout: io.stdout, stderr: io.stderr, code };
   }
 
-  hostPath(devicePath: string): string {
-    if (devicePath.startsWith(this.fsRoot + '/') || devicePath === this.fsRoot) return devicePath;
-    // Normalise inside the sandbox: "/../../etc/passwd" must not escape it.
-    return path.join(this.fsRoot, path.posix.normalize('/' + devicePath));
+  hostPath(devicePath: string, followLast = true): string {
+    return this.files.hostPath(devicePath, '/', followLast);
+  }
+
+  writableHostPath(devicePath: string, followLast = true): string {
+    return this.files.writableHostPath(devicePath, '/', followLast);
   }
 
   refreshGeneratedFiles(): void {
@@ -211,7 +206,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.bootCompleted = false;
     this.emit('state', this.power);
     this.logcat.log('I', 'ShutdownThread', `Rebooting, reason: ${target || 'userrequested'}`);
-    this.killChildren();
+    // The programs that listened on the device's sockets end with everything else running on it.
+    this.sockets.closeAll();
     void this.listener.stop();
     this.rebootTimers.push(
       setTimeout(() => {
@@ -274,11 +270,22 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
 
   // ---- internals ---------------------------------------------------------
 
-  private readonly shellHost: ShellHost = {
-    toolNames: new Set<string>(TOOL_NAMES),
-    runTool: (tool, args, io) => runTool(this.toolContext(), tool, args, io),
-    hostPath: (p) => this.hostPath(p),
-  };
+  /** What `ps -A` shows: the system's daemons and services, then every running app under its package name. */
+  private processes(): DeviceProcess[] {
+    const row = (user: string, pid: number, ppid: number, name: string, rss: number): DeviceProcess => ({
+      user, pid, ppid, vsz: name.includes('.') || name === 'system_server' ? 14_800_000 + rss : 2_200_000 + rss, rss, wchan: 'do_epoll_wait', state: 'S', name,
+    });
+    const pidAt = (i: number) => (i < 2 ? i + 1 : 300 + i * 25);
+    const zygote = pidAt(SYSTEM_PROCESSES.findIndex(([, name]) => name === 'zygote64'));
+    const system = SYSTEM_PROCESSES.map(([user, name], i) => {
+      const appLike = name.includes('.') || name === 'system_server';
+      return row(user, pidAt(i), i < 2 ? 0 : appLike ? zygote : 1, name, appLike ? 180_000 + i * 7_000 : 3_000 + i * 500);
+    });
+    const apps = this.pm.list()
+      .filter((p) => this.am.isRunning(p.packageName))
+      .map((p) => row(p.uid >= 10_000 ? `u0_a${p.uid % 100_000 - 10_000}` : 'system', this.am.process(p.packageName)!.pid, zygote, p.packageName, 120_000));
+    return [...system, ...apps];
+  }
 
   private toolContext(): ToolContext {
     return {
@@ -302,24 +309,17 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     };
   }
 
-  /** Everything running on the device ends (reboot, stop): its processes and the sockets they listened on. */
-  private killChildren(): void {
-    for (const c of this.children) killTree(c);
-    this.children.clear();
-    this.sockets.closeAll();
-  }
-
   private createFileSystem(): void {
-    for (const dir of ['data/local/tmp', 'data/app', 'storage/emulated/0/Download', 'storage/emulated/0/DCIM', 'storage/emulated/0/Pictures', 'proc/net', 'sys', 'vendor', 'product']) {
-      fs.mkdirSync(path.join(this.fsRoot, dir), { recursive: true });
+    for (const dir of ROOT_DIRS) fs.mkdirSync(path.join(this.fsRoot, dir), { recursive: true });
+    for (const [link, target] of Object.entries(ROOT_LINKS)) {
+      if (!fs.lstatSync(path.join(this.fsRoot, link), { throwIfNoEntry: false })) fs.symlinkSync(target, path.join(this.fsRoot, link));
     }
-    const sdcard = path.join(this.fsRoot, 'sdcard');
-    if (!fs.existsSync(sdcard)) fs.symlinkSync('storage/emulated/0', sdcard);
-    installToolScripts(this.toolDir, TOOL_NAMES);
-    for (const name of TOYBOX) {
-      const link = path.join(this.toolDir, name);
-      const target = ['/bin/' + name, '/usr/bin/' + name].find((t) => fs.existsSync(t));
-      if (target && !fs.existsSync(link)) fs.symlinkSync(target, link);
+    // The commands' files, so `ls /system/bin` and `which` see what the shell runs; their content is never run.
+    for (const name of [...TOOL_NAMES, ...this.shellCommands.keys()].filter((n) => /^[a-z0-9]+$/.test(n) && !SHELL_ONLY.has(n))) {
+      const file = path.join(this.fsRoot, 'system', 'bin', name);
+      // A state directory of an older labsim has links to host binaries here: replaced by plain files.
+      if (fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) fs.rmSync(file);
+      if (!fs.existsSync(file)) fs.writeFileSync(file, '', { mode: 0o755 });
     }
     this.refreshGeneratedFiles();
   }

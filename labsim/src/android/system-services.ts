@@ -94,6 +94,10 @@ export class Settings {
     return this.values[ns].get(key);
   }
 
+  set(ns: Namespace, key: string, value: string): void {
+    this.values[ns].set(key, value);
+  }
+
   command(args: string[], io: ToolIO): number {
     const [verb, ns, key, ...value] = args.filter((a, i) => a !== '--user' && args[i - 1] !== '--user');
     if (!['global', 'secure', 'system'].includes(ns ?? '')) {

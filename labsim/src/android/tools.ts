@@ -13,7 +13,7 @@ import { formatProps } from './props';
 import { renderGfxinfo } from './gfxinfo';
 import type { AndroidDeviceSpec } from './spec';
 
-export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input'] as const;
+export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input', 'ime'] as const;
 
 export interface ToolContext {
   spec: AndroidDeviceSpec;
@@ -76,10 +76,43 @@ export async function runTool(ctx: ToolContext, tool: string, args: string[], io
       return 0;
     case 'input':
       return inputCommand(args, io, ctx.recordInput);
+    case 'ime':
+      return ime(ctx, args, io);
     default:
       io.err(`/system/bin/sh: ${tool}: inaccessible or not found\n`);
       return 127;
   }
+}
+
+/** `ime list [-s] [-a]`, `ime enable|disable|set <id>`: the keyboards the device knows, the selected one in settings. */
+function ime(ctx: ToolContext, args: string[], io: ToolIO): number {
+  const [sub, ...rest] = args;
+  const id = rest.filter((a) => !a.startsWith('-')).pop() ?? '';
+  const current = ctx.settings.get('secure', 'default_input_method') ?? '';
+  const enabled = (ctx.settings.get('secure', 'enabled_input_methods') ?? current).split(':').filter(Boolean);
+  const known = (ime: string) => ime === current || ctx.pm.get(ime.split('/')[0]) !== undefined;
+  if (sub === 'list') {
+    const shown = rest.includes('-a') ? [...new Set([current, ...enabled])] : enabled;
+    io.out(shown.map((i) => (rest.includes('-s') ? `${i}\n` : `${i}:\n  mId=${i} mSettingsActivity=null mIsVrOnly=false\n`)).join(''));
+    return 0;
+  }
+  if ((sub === 'enable' || sub === 'disable' || sub === 'set') && id) {
+    if (!known(id)) {
+      io.err(`Unknown input method ${id} cannot be ${sub === 'set' ? 'selected' : `${sub}d`} for user #0\n`);
+      return 255;
+    }
+    if (sub === 'set') {
+      ctx.settings.set('secure', 'default_input_method', id);
+      io.out(`Input method ${id} selected for user #0\n`);
+    } else {
+      const next = sub === 'enable' ? [...new Set([...enabled, id])] : enabled.filter((i) => i !== id);
+      ctx.settings.set('secure', 'enabled_input_methods', next.join(':'));
+      io.out(`Input method ${id}: ${sub === 'enable' ? (enabled.includes(id) ? 'already enabled' : 'now enabled') : 'now disabled'} for user #0\n`);
+    }
+    return 0;
+  }
+  io.err('ime <command>:\n  list [-a] [-s]\n  enable [--user <USER_ID>] <ID>\n  disable [--user <USER_ID>] <ID>\n  set [--user <USER_ID>] <ID>\n');
+  return 255;
 }
 
 function getprop(ctx: ToolContext, args: string[], io: ToolIO): number {

@@ -10,7 +10,7 @@
 import type { AdbStream } from '../stream';
 import type { DevicePort } from '../device-port';
 import { splitShellWords } from '@devicelab/shared';
-import { killTree, streamGone } from './shell';
+import { StreamInput, streamGone } from './shell';
 
 export function startExecService(stream: AdbStream, device: DevicePort, command: string): void {
   const words = splitShellWords(command);
@@ -18,20 +18,13 @@ export function startExecService(stream: AdbStream, device: DevicePort, command:
     streamedInstall(stream, device, words.slice(3));
     return;
   }
-  // Without the shell protocol adbd hands the child one fd for stdout and stderr.
-  const run = device.runShellInProcess(command, { out: (d) => stream.write(d), err: (d) => stream.write(d), gone: streamGone(stream) });
-  if (run) {
-    run.then(() => stream.end(), (e: Error) => stream.end(`sh: ${e.message}\n`));
-    return;
-  }
-  const child = device.spawnShell(command);
-  child.stdin?.on('error', () => undefined);
-  child.stdout?.on('data', (d: Buffer) => stream.write(d));
-  child.stderr?.on('data', (d: Buffer) => stream.write(d));
-  stream.on('data', (d: Buffer) => child.stdin?.write(d));
-  stream.on('close', () => killTree(child));
-  child.on('close', () => stream.end());
-  child.on('error', () => stream.end());
+  // Without the shell protocol adbd hands the command one fd for stdout and stderr.
+  const input = new StreamInput();
+  stream.on('data', (d: Buffer) => input.push(d));
+  stream.on('close', () => input.end());
+  device
+    .runShell(command, { input, out: (d) => stream.write(d), err: (d) => stream.write(d), gone: streamGone(stream) })
+    .then(() => stream.end(), (e: Error) => stream.end(`sh: ${e.message}\n`));
 }
 
 export function startAbbExecService(stream: AdbStream, device: DevicePort, args: string[]): void {

@@ -6,7 +6,6 @@
  * v2: frames of [id:u8][len:u32 LE][data]; host sends stdin (0) and
  * close-stdin (4); device sends stdout (1), stderr (2), exit (3, one byte).
  */
-import type { ChildProcess } from 'node:child_process';
 import type { AdbStream } from '../stream';
 import type { DevicePort } from '../device-port';
 
@@ -15,7 +14,6 @@ const ID_STDOUT = 1;
 const ID_STDERR = 2;
 const ID_EXIT = 3;
 const ID_CLOSE_STDIN = 4;
-const ID_WINDOW_SIZE = 5;
 
 function encodeShellFrame(id: number, data: Buffer): Buffer {
   const header = Buffer.alloc(5);
@@ -41,70 +39,62 @@ class ShellFrameDecoder {
   }
 }
 
-/** Exit status as a shell reports it: signals become 128 + signal number. */
-function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
-  if (code !== null) return code & 0xff;
-  const signals: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13 };
-  return 128 + (signal ? signals[signal] ?? 1 : 1);
-}
-
-/** Kills the whole process group: `sh -c 'while ..; do sleep 1; done'` must not leave `sleep` behind. */
-export function killTree(child: ChildProcess): void {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
-}
-
 /** Resolves when the host closes the stream (or the transport dies). */
 export function streamGone(stream: AdbStream): Promise<void> {
   return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
 }
 
-/** Runs the command inside the simulator when it can; false when it needs a real shell. */
-function startInProcess(stream: AdbStream, device: DevicePort, command: string, v2: boolean): boolean {
-  const run = device.runShellInProcess(command, {
-    out: (d) => stream.write(v2 ? encodeShellFrame(ID_STDOUT, d) : d),
-    err: (d) => stream.write(v2 ? encodeShellFrame(ID_STDERR, d) : d),
-    gone: streamGone(stream),
-  });
-  if (!run) return false;
-  run.then(
-    (status) => stream.end(v2 ? encodeShellFrame(ID_EXIT, Buffer.from([status & 0xff])) : undefined),
-    (e: Error) => stream.end(v2 ? Buffer.concat([encodeShellFrame(ID_STDERR, Buffer.from(`sh: ${e.message}\n`)), encodeShellFrame(ID_EXIT, Buffer.from([255]))]) : `sh: ${e.message}\n`),
-  );
-  return true;
+/** The host's bytes for the command's input, in order; ends when the host closes stdin or the stream. */
+export class StreamInput {
+  private chunks: Buffer[] = [];
+  private ended = false;
+  private wake: (() => void) | undefined;
+
+  push(data: Buffer): void {
+    if (this.ended) return;
+    this.chunks.push(data);
+    this.wake?.();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.wake?.();
+  }
+
+  async read(): Promise<Buffer | null> {
+    while (this.chunks.length === 0 && !this.ended) await new Promise<void>((resolve) => (this.wake = resolve));
+    this.wake = undefined;
+    return this.chunks.shift() ?? null;
+  }
+
+  close(): void {
+    this.chunks = [];
+    this.end();
+  }
 }
 
 export function startShellService(stream: AdbStream, device: DevicePort, command: string, v2: boolean): void {
-  if (command && startInProcess(stream, device, command, v2)) return;
-  const child = device.spawnShell(command);
-  child.stdin?.on('error', () => undefined); // EPIPE when the command ignores stdin
-  stream.on('close', () => killTree(child));
-
-  if (!v2) {
-    child.stdout?.on('data', (d: Buffer) => stream.write(d));
-    child.stderr?.on('data', (d: Buffer) => stream.write(d));
-    stream.on('data', (d: Buffer) => child.stdin?.write(d));
-    child.on('close', () => stream.end());
-    child.on('error', () => stream.end());
-    return;
-  }
-
-  const decoder = new ShellFrameDecoder();
-  stream.on('data', (chunk: Buffer) => {
-    for (const frame of decoder.push(chunk)) {
-      if (frame.id === ID_STDIN) child.stdin?.write(frame.data);
-      else if (frame.id === ID_CLOSE_STDIN) child.stdin?.end();
-      // ID_WINDOW_SIZE: no PTY is simulated, so there is nothing to resize.
-    }
-  });
-  child.stdout?.on('data', (d: Buffer) => stream.write(encodeShellFrame(ID_STDOUT, d)));
-  child.stderr?.on('data', (d: Buffer) => stream.write(encodeShellFrame(ID_STDERR, d)));
-  child.on('close', (code, signal) => {
-    stream.end(encodeShellFrame(ID_EXIT, Buffer.from([exitStatus(code, signal)])));
-  });
-  child.on('error', () => stream.end(encodeShellFrame(ID_EXIT, Buffer.from([127]))));
+  const input = new StreamInput();
+  stream.on('close', () => input.end());
+  if (v2) {
+    const decoder = new ShellFrameDecoder();
+    stream.on('data', (chunk: Buffer) => {
+      for (const frame of decoder.push(chunk)) {
+        if (frame.id === ID_STDIN) input.push(frame.data);
+        else if (frame.id === ID_CLOSE_STDIN) input.end();
+        // ID_WINDOW_SIZE: no terminal is simulated, so there is nothing to resize.
+      }
+    });
+  } else stream.on('data', (d: Buffer) => input.push(d));
+  device
+    .runShell(command, {
+      input,
+      out: (d) => stream.write(v2 ? encodeShellFrame(ID_STDOUT, d) : d),
+      err: (d) => stream.write(v2 ? encodeShellFrame(ID_STDERR, d) : d),
+      gone: streamGone(stream),
+    })
+    .then(
+      (status) => stream.end(v2 ? encodeShellFrame(ID_EXIT, Buffer.from([status & 0xff])) : undefined),
+      (e: Error) => stream.end(v2 ? Buffer.concat([encodeShellFrame(ID_STDERR, Buffer.from(`sh: ${e.message}\n`)), encodeShellFrame(ID_EXIT, Buffer.from([255]))]) : `sh: ${e.message}\n`),
+    );
 }

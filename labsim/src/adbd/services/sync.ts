@@ -16,7 +16,7 @@ const SYNC_DATA_MAX = 64 * 1024;
 
 const S_IFLNK = 0o120000;
 
-type SendState = { devicePath: string; hostPath: string; mode: number; chunks: Buffer[] };
+type SendState = { devicePath: string; mode: number; chunks: Buffer[] };
 
 export function startSyncService(stream: AdbStream, device: DevicePort): void {
   new SyncSession(stream, device);
@@ -103,7 +103,7 @@ class SyncSession {
     const out = Buffer.alloc(72);
     out.write(id, 0, 'latin1');
     try {
-      const hostPath = this.device.hostPath(devicePath);
+      const hostPath = this.device.hostPath(devicePath, !lstat);
       writeStat2(out, 4, lstat ? fs.lstatSync(hostPath) : fs.statSync(hostPath));
     } catch (e) {
       out.writeUInt32LE(errnoOf(e), 4);
@@ -112,9 +112,10 @@ class SyncSession {
   }
 
   private list(devicePath: string, v2: boolean): void {
-    const hostDir = this.device.hostPath(devicePath);
+    let hostDir = '';
     let names: string[] = [];
     try {
+      hostDir = this.device.hostPath(devicePath);
       names = ['.', '..', ...fs.readdirSync(hostDir)];
     } catch {
       names = [];
@@ -155,29 +156,32 @@ class SyncSession {
     const comma = spec.lastIndexOf(',');
     const devicePath = comma < 0 ? spec : spec.slice(0, comma);
     const mode = comma < 0 ? 0o100644 : Number(spec.slice(comma + 1));
-    this.send = { devicePath, hostPath: this.device.hostPath(devicePath), mode, chunks: [] };
+    this.send = { devicePath, mode, chunks: [] };
   }
 
   private finishSend(mtime: number): void {
     const send = this.send!;
     this.send = null;
     try {
+      const link = (send.mode & 0o170000) === S_IFLNK;
+      // Resolved now, in the same synchronous step as the write: the tree may have changed while the data came.
+      const hostPath = this.device.writableHostPath(send.devicePath, !link);
       // Like adbd with fixed_push_mkdir: create missing parent directories.
-      fs.mkdirSync(path.dirname(send.hostPath), { recursive: true });
+      fs.mkdirSync(path.dirname(hostPath), { recursive: true });
       const data = Buffer.concat(send.chunks);
-      if ((send.mode & 0o170000) === S_IFLNK) {
-        fs.rmSync(send.hostPath, { force: true });
-        fs.symlinkSync(data.toString('utf8'), send.hostPath);
+      if (link) {
+        fs.rmSync(hostPath, { force: true });
+        fs.symlinkSync(data.toString('utf8'), hostPath);
       } else {
-        fs.writeFileSync(send.hostPath, data, { mode: send.mode & 0o777 });
-        fs.chmodSync(send.hostPath, send.mode & 0o777);
-        if (mtime > 0) fs.utimesSync(send.hostPath, mtime, mtime);
+        fs.writeFileSync(hostPath, data, { mode: send.mode & 0o777 });
+        fs.chmodSync(hostPath, send.mode & 0o777);
+        if (mtime > 0) fs.utimesSync(hostPath, mtime, mtime);
       }
       const okay = Buffer.alloc(8);
       okay.write('OKAY', 0, 'latin1');
       this.stream.write(okay);
     } catch (e) {
-      this.fail(`couldn't create file: ${(e as Error).message.replace(/^[A-Z]+: /, '')}`);
+      this.fail(`couldn't create file: ${(e as Error).message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*$/, '')}`);
     }
   }
 
