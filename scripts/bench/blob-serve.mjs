@@ -91,7 +91,8 @@ async function startFileBlobServer(grpc, file, chunkBytes) {
 async function main() {
   const sizes = (process.argv[2] ?? process.env.BENCH_BLOB_MB ?? '50 200').split(/[\s,]+/).filter(Boolean).map(Number);
   const { BlobStore } = hub('apps/blob-store.js');
-  const { startLinkServer, BLOB_CHUNK_BYTES } = hub('gateways/link-server.js');
+  const { startLinkServer } = hub('gateways/link-server.js');
+  const { BLOB_CHUNK_BYTES } = hub('gateways/channels/blobs.js');
   const { registerGateway } = hub('gateways/gateway-tokens.js');
   const grpc = fromPackage('hub', '@grpc/grpc-js');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'blob-serve-'));
@@ -147,5 +148,5 @@ async function main() {
     await rm(dir, { recursive: true, force: true });
   }
   console.table(rows);
-  console.log(`load average: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; chunk sent ${hub('gateways/link-server.js').BLOB_CHUNK_BYTES} B`);
+  console.log(`load average: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; chunk sent ${hub('gateways/channels/blobs.js').BLOB_CHUNK_BYTES} B`);
 }

@@ -15,7 +15,8 @@ import type { CommandAction } from '@devicelab/proto';
 import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
 import { rebootDevice } from '../../src/domain/device-actions';
 import { GatewayUnavailableError } from '../../src/gateways/gateway-directory';
-import { BLOB_CHUNK_BYTES } from '../../src/gateways/link-server';
+import type { GatewaySession } from '../../src/gateways/gateway-session';
+import { BLOB_CHUNK_BYTES } from '../../src/gateways/channels/blobs';
 import { fixture } from '../../../scripts/jest/shared-files';
 import {
   availabilityHistory, deviceRow, gatewayRow, sleep, startLinkLab, waitForAvailability, waitUntil,
@@ -137,7 +138,7 @@ describe('link server: inventory', () => {
 
     // Restarted as the daemon: the same records come back Online.
     const hung = lab.spawnGatewayDaemon();
-    await waitForAvailability(lab, [A.vui, B.vui], 'Online', 15_000).catch((err: Error) => {
+    await waitForAvailability(lab, [A.vui, B.vui], 'Online', 60_000).catch((err: Error) => {
       throw new Error(`${err.message}\ngateway daemon output:\n${hung.output()}`);
     });
     expect((await row(A)).id).toBe(a.id);
@@ -148,6 +149,8 @@ describe('link server: inventory', () => {
     // Its host hangs (stream open, nothing sent); meanwhile B is unplugged, and a new instance of the gateway
     // gets through before the hub gives up on the hung one. (The new instance reaches the hub only once it has
     // read its devices: a gateway just started reports them Booting, which would flap A on its own.)
+    // The hung instance's session, once the new one replaces it.
+    const replaced = new Promise<GatewaySession>((resolve) => lab.link.sessions.once('removed', resolve));
     try {
       hung.child.kill('SIGSTOP');
       await lab.world.unplug(B.spec.serial);
@@ -170,7 +173,9 @@ describe('link server: inventory', () => {
       // The hung process finally dies: its replaced session takes nothing Offline.
       await hung.kill();
     }
-    await sleep(500);
+    // Its stream is gone at the hub, and whatever that queued for the records has landed.
+    await (await replaced).streamGone;
+    await lab.link.recorded(A.vui);
     expect((await row(A)).availability).toBe('Online');
     expect(await availabilityHistory(lab, a.id)).toEqual(aHistory);
     expect((await gatewayRow(lab))?.connected).toBe(true);
@@ -180,7 +185,7 @@ describe('link server: inventory', () => {
     await lab.world.plug(B.spec.serial);
     await waitForAvailability(lab, [A.vui, B.vui], 'Online', 10_000);
     expect((await row(B)).id).toBe(b.id);
-  }, 60_000);
+  }, 120_000);
 
   it('applies deltas: an unplugged device goes Offline and takes no commands; plugged again it is Online under its Guid', async () => {
     await waitForAvailability(lab, [A.vui, B.vui], 'Online', 10_000);
