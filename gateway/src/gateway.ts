@@ -82,9 +82,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger: logger.child({ component: 'access' }),
     // A device not seen yet may still turn out to be Android; a known device of another platform gets no adb.
     ownsAndroidDevice: (id) => (registry.platformOf(id) ?? 'Android') === 'Android',
-    report: (event) => link?.accessEvent(event),
-    endpointClosed: (endpoint) => link?.accessEndpointClosed(endpoint),
-    sync: () => link?.syncAccess() ?? Promise.resolve(),
+    report: (event) => link?.channels.access.event(event),
+    endpointClosed: (endpoint) => link?.channels.access.endpointClosed(endpoint),
+    sync: () => link?.channels.access.sync() ?? Promise.resolve(),
     packagesChanged: (id) => {
       drivers.readPackages(id).then((state) => listener.deviceChanged(state), (err: unknown) =>
         logger.warn({ err, device: id }, 'could not read packages after an adb client changed them'));
@@ -115,13 +115,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // (a device that left drops its connections).
   const listener: DeviceListener = {
     deviceChanged: (state) => {
-      hubLink.deviceChanged(state);
+      hubLink.channels.inventory.deviceChanged(state);
       if (state.readiness !== 'Ready') adbAccess?.deviceGone(state.vendorUniqueIdentifier);
       else adbAccess?.deviceReady(state.vendorUniqueIdentifier);
       if (samplers && drivers.canSample(state.vendorUniqueIdentifier)) samplers.deviceChanged(state);
     },
     deviceRemoved: (id) => {
-      hubLink.deviceRemoved(id);
+      hubLink.channels.inventory.deviceRemoved(id);
       adbAccess?.deviceGone(id);
       samplers?.deviceRemoved(id);
     },

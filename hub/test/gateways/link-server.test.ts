@@ -328,7 +328,7 @@ describe('link server: FetchBlob', () => {
 
     // The same blob through the gateway's own FetchBlob client: full BLOB_CHUNK_BYTES chunks, then the rest.
     const sizes: number[] = [];
-    for await (const piece of connected().running.link.fetchBlob(apk.sha256)) sizes.push(piece.length);
+    for await (const piece of connected().running.link.channels.blobs.fetch(apk.sha256)) sizes.push(piece.length);
     expect(sizes).toHaveLength(Math.ceil(apk.size / BLOB_CHUNK_BYTES));
     expect(sizes.slice(0, -1).every((size) => size === BLOB_CHUNK_BYTES)).toBe(true);
     expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(apk.size);
