@@ -22,7 +22,9 @@ export class GatewayWriteQueue {
       : Promise.all([this.tails.get(key), this.tails.get(`records/${gatewayId}`)]);
     const next = (before ?? Promise.resolve())
       .then(write)
-      .then(() => undefined, (err: unknown) => this.failed(gatewayId, err));
+      .then(() => undefined, (err: unknown) => {
+        this.failed(gatewayId, err);
+      });
     this.tails.set(key, next);
     void next.then(() => {
       if (this.tails.get(key) === next) this.tails.delete(key);
