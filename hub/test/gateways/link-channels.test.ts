@@ -6,9 +6,11 @@ import type { DeviceState, UsbHubReport } from '@devicelab/proto';
 import { commandsChannel } from '../../src/gateways/channels/commands';
 import { accessChannel } from '../../src/gateways/channels/access';
 import { inventoryChannel } from '../../src/gateways/channels/inventory';
+import { metricsChannel } from '../../src/gateways/channels/metrics';
 import { usbHubsChannel } from '../../src/gateways/channels/usb-hubs';
 import { GatewayUnavailableError } from '../../src/gateways/gateway-directory';
 import { registerGateway } from '../../src/gateways/gateway-tokens';
+import type { ChannelContext } from '../../src/gateways/link/channel';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { startSession as startHarness, type SessionHarness } from './link-session-harness';
 
@@ -190,5 +192,29 @@ describe('USB hubs channel', () => {
     void link.directory.sendUsbHubCommand!('CB-1', action, 10_000).catch(() => undefined);
     expect(await link.next('command', 0)).toMatchObject({ vendorUniqueIdentifier: '', action: 'setUsbPortState' });
     await expect(link.directory.sendUsbHubCommand!('CB-9', action, 10_000)).rejects.toBeInstanceOf(GatewayUnavailableError);
+  });
+});
+
+describe('metrics channel', () => {
+  it('sends MetricsSettings after Welcome, stores a batch behind the device reports before it, then acknowledges it', async () => {
+    const name = await newGateway();
+    let store: ChannelContext['metrics'] | undefined;
+    const link = await startSession(t.db, name, (ctx) => {
+      store = ctx.metrics;
+      return [inventoryChannel(ctx), metricsChannel(ctx)];
+    });
+    await link.hello();
+    expect(await link.next('metricsSettings', 0)).toEqual({ disabledVendorUniqueIdentifiers: expect.any(Array) });
+    expect(link.sent.map((message) => message.body)).toEqual(['welcome', 'metricsSettings']);
+
+    // The batch names a device reported just before it: stored only if its row exists by then.
+    const field = `Channel Test ${name}`;
+    link.receive({ body: 'deviceUpdate', deviceUpdate: ready(`${name}-a`) });
+    link.receive({ body: 'metrics', metrics: { sequence: 3, epoch: `epoch-${name}`, droppedRows: 0, rows: [{
+      vendorUniqueIdentifier: `${name}-a`, table: 'sample', timeUs: Date.now() * 1000, values: [{ field, value: 'number', number: 5 }],
+    }] } });
+    expect(await link.next('metricsAck', 0)).toEqual({ sequence: 3 });
+    const catalog = await store!.catalog(true);
+    expect(catalog.get('sample')?.map((known) => known.field)).toContain(field);
   });
 });

@@ -136,7 +136,8 @@ describe('link server: inventory', () => {
     gateway = undefined;
     await waitForAvailability(lab, [A.vui, B.vui], 'Offline', 5_000);
 
-    // Restarted as the daemon: the same records come back Online.
+    // Restarted as the daemon (it transpiles its TypeScript sources as it starts: slow on a busy host): the same
+    // records come back Online.
     const hung = lab.spawnGatewayDaemon();
     await waitForAvailability(lab, [A.vui, B.vui], 'Online', 60_000).catch((err: Error) => {
       throw new Error(`${err.message}\ngateway daemon output:\n${hung.output()}`);
@@ -148,8 +149,8 @@ describe('link server: inventory', () => {
 
     // Its host hangs (stream open, nothing sent); meanwhile B is unplugged, and a new instance of the gateway
     // gets through before the hub gives up on the hung one. (The new instance reaches the hub only once it has
-    // read its devices: a gateway just started reports them Booting, which would flap A on its own.)
-    // The hung instance's session, once the new one replaces it.
+    // read its devices: a gateway just started reports them Booting, which would flap A on its own.) `replaced` is
+    // the hung instance's session, once the new one replaces it.
     const replaced = new Promise<GatewaySession>((resolve) => lab.link.sessions.once('removed', resolve));
     try {
       hung.child.kill('SIGSTOP');
