@@ -242,7 +242,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
 }
 
 /** The directory: the connected gateways from the session table, every other operation from the channel that owns it. */
-function assembleDirectory(sessions: SessionTable<GatewaySession>, channels: readonly HubChannel[]): GatewayDirectory {
+export function assembleDirectory(sessions: SessionTable<GatewaySession>, channels: readonly HubChannel[]): GatewayDirectory {
   const directory: Partial<GatewayDirectory> = { connectedGateways: () => sessions.all().map((session) => session.describe()) };
   for (const channel of channels) {
     for (const [operation, answer] of Object.entries(channel.directory ?? {})) {

@@ -64,8 +64,8 @@ describe('inventory channel', () => {
     link.receive({ body: 'snapshot', snapshot: { devices: [ready(`${name}-c`)] } });
     await link.writes.recorded(link.session.gatewayId);
     expect(await deviceRow(`${name}-b`)).toMatchObject({ availability: 'Offline', readiness_detail: 'Not reported by its gateway' });
-    await expect(link.directory.sendCommand!(`${name}-b`, readLog, 1_000)).rejects.toBeInstanceOf(GatewayUnavailableError);
-    void link.directory.sendCommand!(`${name}-c`, readLog, 1_000).catch(() => undefined);
+    await expect(link.directory.sendCommand(`${name}-b`, readLog, 1_000)).rejects.toBeInstanceOf(GatewayUnavailableError);
+    void link.directory.sendCommand(`${name}-c`, readLog, 1_000).catch(() => undefined);
     expect(await link.next('command', 0)).toMatchObject({ vendorUniqueIdentifier: `${name}-c`, action: 'readLog' });
     expect(link.failures).toEqual([]);
   });
@@ -78,10 +78,10 @@ describe('commands channel', () => {
     await link.hello();
     link.receive({ body: 'deviceUpdate', deviceUpdate: ready(`${name}-a`) });
     const progress: number[] = [];
-    const first = link.directory.sendCommand!(`${name}-a`, readLog, 10_000, (percent) => progress.push(percent));
+    const first = link.directory.sendCommand(`${name}-a`, readLog, 10_000, (percent) => progress.push(percent));
     const firstCommand = await link.next('command', 0);
     const secondAt = link.sent.length;
-    const second = link.directory.sendCommand!(`${name}-a`, readLog, 10_000);
+    const second = link.directory.sendCommand(`${name}-a`, readLog, 10_000);
     const secondCommand = await link.next('command', secondAt);
     for (const percent of [10, 100, -1, 2.5, 40]) {
       link.receive({ body: 'commandProgress', commandProgress: { commandId: firstCommand.commandId, percent } });
@@ -98,7 +98,7 @@ describe('commands channel', () => {
     const link = await startSession(t.db, name, (ctx) => [inventoryChannel(ctx), commandsChannel(ctx)]);
     await link.hello();
     link.receive({ body: 'snapshot', snapshot: { devices: [ready(`${name}-a`)] } });
-    const install = link.directory.sendCommand!(`${name}-a`, {
+    const install = link.directory.sendCommand(`${name}-a`, {
       action: 'install', install: { blobSha256: 'ab'.repeat(32), applicationIdentifier: 'com.example.app', force: false },
     }, 10_000);
     const { commandId } = await link.next('command', 0);
@@ -113,7 +113,7 @@ describe('commands channel', () => {
     const lost = await startSession(t.db, name, (ctx) => [inventoryChannel(ctx), commandsChannel(ctx)]);
     await lost.hello();
     lost.receive({ body: 'deviceUpdate', deviceUpdate: ready(`${name}-a`) });
-    const pending = lost.directory.sendCommand!(`${name}-a`, readLog, 10_000);
+    const pending = lost.directory.sendCommand(`${name}-a`, readLog, 10_000);
     lost.session.end('stream closed');
     await expect(pending).rejects.toThrow(`Gateway ${name} disconnected (stream closed).`);
 
@@ -121,7 +121,7 @@ describe('commands channel', () => {
     await stopping.hello();
     stopping.receive({ body: 'deviceUpdate', deviceUpdate: ready(`${name}-a`) });
     let answered = false;
-    void stopping.directory.sendCommand!(`${name}-a`, readLog, 10_000).finally(() => { answered = true; });
+    void stopping.directory.sendCommand(`${name}-a`, readLog, 10_000).finally(() => { answered = true; });
     stopping.session.end('hub stopping', { hubStopping: true });
     await settle();
     expect(answered).toBe(false); // its async job stays running for the next start to reconcile
@@ -134,7 +134,7 @@ describe('access channel', () => {
     const link = await startSession(t.db, name, (ctx) => [accessChannel(ctx)]);
     const welcome = link.hello();
     // Established at Hello: a retain committed while Welcome's retains are read reaches this gateway after it.
-    link.directory.notifyRetention!({ vendorUniqueIdentifier: `${name}-a`, retainId: 'retain-1' });
+    link.directory.notifyRetention({ vendorUniqueIdentifier: `${name}-a`, retainId: 'retain-1' });
     link.receive({ body: 'accessSync', accessSync: { id: 7 } });
     expect(link.sent).toEqual([]);
     await welcome;
@@ -149,17 +149,17 @@ describe('access channel', () => {
     await link.hello();
     const device = `${name}-a`;
     link.receive({ body: 'deviceUpdate', deviceUpdate: ready(device) });
-    const answer = link.directory.accessPort!(device, 'retain-1', 10_000);
+    const answer = link.directory.accessPort(device, 'retain-1', 10_000);
     link.receive({ body: 'accessEndpoint', accessEndpoint: { vendorUniqueIdentifier: device, retainId: 'retain-1', port: 7401 } });
     expect(await answer).toBe(7401);
     // Released, the endpoint keeps its port for the next retain.
     link.receive({ body: 'accessEndpoint', accessEndpoint: { vendorUniqueIdentifier: device, retainId: '', port: 7401 } });
-    expect(await link.directory.accessPort!(device, 'retain-2', 0)).toBe(7401);
-    expect(await link.directory.accessPort!(device, 'retain-2', 0, true)).toBeUndefined();
-    const confirmed = link.directory.accessPort!(device, 'retain-2', 10_000, true);
+    expect(await link.directory.accessPort(device, 'retain-2', 0)).toBe(7401);
+    expect(await link.directory.accessPort(device, 'retain-2', 0, true)).toBeUndefined();
+    const confirmed = link.directory.accessPort(device, 'retain-2', 10_000, true);
     link.receive({ body: 'accessEndpoint', accessEndpoint: { vendorUniqueIdentifier: device, retainId: 'retain-2', port: 7401 } });
     expect(await confirmed).toBe(7401);
-    expect(await link.directory.accessPort!('no-such-device', 'retain-2', 10_000)).toBeUndefined();
+    expect(await link.directory.accessPort('no-such-device', 'retain-2', 10_000)).toBeUndefined();
   });
 });
 
@@ -189,9 +189,9 @@ describe('USB hubs channel', () => {
     expect(await recordedMilliamps(name)).toBe(300);
 
     const action = { action: 'setUsbPortState', setUsbPortState: { hubSerialNumber: 'CB-1', portNumber: 1, state: 'sync' } } as const;
-    void link.directory.sendUsbHubCommand!('CB-1', action, 10_000).catch(() => undefined);
+    void link.directory.sendUsbHubCommand('CB-1', action, 10_000).catch(() => undefined);
     expect(await link.next('command', 0)).toMatchObject({ vendorUniqueIdentifier: '', action: 'setUsbPortState' });
-    await expect(link.directory.sendUsbHubCommand!('CB-9', action, 10_000)).rejects.toBeInstanceOf(GatewayUnavailableError);
+    await expect(link.directory.sendUsbHubCommand('CB-9', action, 10_000)).rejects.toBeInstanceOf(GatewayUnavailableError);
   });
 });
 

@@ -11,6 +11,7 @@ import { createLogger } from '@devicelab/shared';
 import { BlobStore } from '../../src/apps/blob-store';
 import type { GatewayDirectory } from '../../src/gateways/gateway-directory';
 import { GatewaySession, type ConnectCall } from '../../src/gateways/gateway-session';
+import { assembleDirectory } from '../../src/gateways/link-server';
 import { authenticateCall } from '../../src/gateways/link/authenticate';
 import type { ChannelContext, HubChannel } from '../../src/gateways/link/channel';
 import { SessionTable } from '../../src/gateways/link/session-table';
@@ -48,7 +49,7 @@ export interface SessionHarness {
   session: GatewaySession;
   sessions: SessionTable<GatewaySession>;
   writes: GatewayWriteQueue;
-  directory: Partial<GatewayDirectory>;
+  directory: GatewayDirectory;
   /** Record writes that failed (none, unless a test means it). */
   failures: unknown[];
   /** Everything the hub wrote to the gateway, in order. */
@@ -78,7 +79,7 @@ export function startSession(db: Db, gatewayName: string, channels: (ctx: Channe
       metrics: new PostgresMetricsStore(db, { logger }),
     };
     const built = channels(context);
-    const directory: Partial<GatewayDirectory> = Object.assign({}, ...built.map((channel) => channel.directory ?? {}));
+    const directory = assembleDirectory(sessions, built);
     const call = new InProcessCall();
     const session = new GatewaySession({
       db, gateway, call: call as unknown as ConnectCall, heartbeatIntervalMs: 60_000, logger, writes, sessions, channels: built,
