@@ -1,6 +1,7 @@
 /**
  * Tunnels: a relayed byte stream into a device's access endpoint. The hub asks the device's gateway to open one
- * (OpenTunnel on its session) and waits for the gateway's Tunnel call, whose first frame names it.
+ * (OpenTunnel on its session) and waits for the gateway's Tunnel call, whose first frame names it. The gateway's
+ * half is its access channel (gateway/src/link/channels/access.ts): a tunnel is admitted by the same tickets.
  */
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
