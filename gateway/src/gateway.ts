@@ -87,9 +87,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger: logger.child({ component: 'access' }),
     // A device not seen yet may still turn out to be Android; a known device of another platform gets no adb.
     ownsAndroidDevice: (id) => (registry.platformOf(id) ?? 'Android') === 'Android',
-    report: (event) => link?.accessEvent(event),
-    endpointClosed: (endpoint) => link?.accessEndpointClosed(endpoint),
-    sync: () => link?.syncAccess() ?? Promise.resolve(),
+    report: (event) => link?.channels.access.event(event),
+    endpointClosed: (endpoint) => link?.channels.access.endpointClosed(endpoint),
+    sync: () => link?.channels.access.sync() ?? Promise.resolve(),
     packagesChanged,
   });
   link = new HubLink({
@@ -108,7 +108,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     adbAccess,
     usbmuxAccess: options.usbmuxdAddress ? {
       access: new UsbmuxAccess(new UsbmuxClient(options.usbmuxdAddress), logger.child({ component: 'usbmux-access' }),
-        { servicesUsed: packagesChanged, report: (event) => link?.accessEvent(event) }),
+        { servicesUsed: packagesChanged, report: (event) => link?.channels.access.event(event) }),
       isIos: (id) => registry.platformOf(id) === 'iOS',
     } : undefined,
   });
@@ -118,13 +118,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // (a device that left drops its connections).
   const listener: DeviceListener = {
     deviceChanged: (state) => {
-      hubLink.deviceChanged(state);
+      hubLink.channels.inventory.deviceChanged(state);
       if (state.readiness !== 'Ready') adbAccess?.deviceGone(state.vendorUniqueIdentifier);
       else adbAccess?.deviceReady(state.vendorUniqueIdentifier);
       if (samplers && drivers.canSample(state.vendorUniqueIdentifier)) samplers.deviceChanged(state);
     },
     deviceRemoved: (id) => {
-      hubLink.deviceRemoved(id);
+      hubLink.channels.inventory.deviceRemoved(id);
       adbAccess?.deviceGone(id);
       samplers?.deviceRemoved(id);
     },

@@ -23,3 +23,4 @@ export const gatewayLinkService = GatewayLinkClient.service;
 
 export * from './messages';
 export * from './device-ticket';
+export * from './message-handlers';

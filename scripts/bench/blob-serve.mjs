@@ -1,7 +1,7 @@
 // App binaries in PostgreSQL: store, read back, and serve to a gateway over the link's FetchBlob, against
 // baselines from the same run: reading the same bytes from a local file, and the same bytes sent over the same
 // gRPC FetchBlob service (same message size, same client) from a file. The gateway side runs in a child process
-// (the real HubLink.fetchBlob into the real AppCache, which hashes and writes the file); the hub side (real
+// (the real blobs channel of HubLink into the real AppCache, which hashes and writes the file); the hub side (real
 // startLinkServer on a scratch database) runs here, so its RSS peak is this process's.
 // Usage: node scripts/bench/blob-serve.mjs ["sizes in MB", default "50 200"]. Needs `npx tsc -b`. DATABASE_URL: the
 // PostgreSQL server for the scratch database; BENCH_FILE_MESSAGE_BYTES: message size of the file baseline's FetchBlob.
@@ -36,7 +36,7 @@ async function gatewayFetch({ address, token, name, sha256, cacheDir }) {
     name, token, hubAddress: address, publicAddress: '127.0.0.1', publicPort: 0, drivers: {}, appCache, logger: silent,
   });
   const started = process.hrtime.bigint();
-  const file = await appCache.ensure(sha256, '.apk', () => link.fetchBlob(sha256));
+  const file = await appCache.ensure(sha256, '.apk', () => link.channels.blobs.fetch(sha256));
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   const { size } = await stat(file);
   await link.stop();
@@ -91,7 +91,8 @@ async function startFileBlobServer(grpc, file, chunkBytes) {
 async function main() {
   const sizes = (process.argv[2] ?? process.env.BENCH_BLOB_MB ?? '50 200').split(/[\s,]+/).filter(Boolean).map(Number);
   const { BlobStore } = hub('apps/blob-store.js');
-  const { startLinkServer, BLOB_CHUNK_BYTES } = hub('gateways/link-server.js');
+  const { startLinkServer } = hub('gateways/link-server.js');
+  const { BLOB_CHUNK_BYTES } = hub('gateways/channels/blobs.js');
   const { registerGateway } = hub('gateways/gateway-tokens.js');
   const grpc = fromPackage('hub', '@grpc/grpc-js');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'blob-serve-'));
@@ -147,5 +148,5 @@ async function main() {
     await rm(dir, { recursive: true, force: true });
   }
   console.table(rows);
-  console.log(`load average: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; chunk sent ${hub('gateways/link-server.js').BLOB_CHUNK_BYTES} B`);
+  console.log(`load average: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; chunk sent ${hub('gateways/channels/blobs.js').BLOB_CHUNK_BYTES} B`);
 }

@@ -67,15 +67,15 @@ const [firstPort, lastPort] = (env.BENCH_ACCESS_PORTS || '47400-47999').split('-
 let link;
 const adbAccess = new AdbAccessEndpoints({
   adb: Adb.createClient({ port: 1 }), ports: { first: firstPort, last: lastPort }, host: '127.0.0.1', logger,
-  ownsAndroidDevice: () => true, report: (event) => link?.accessEvent(event), packagesChanged: () => undefined,
-  endpointClosed: (endpoint) => link?.accessEndpointClosed(endpoint), sync: () => link?.syncAccess() ?? Promise.resolve(),
+  ownsAndroidDevice: () => true, report: (event) => link?.channels.access.event(event), packagesChanged: () => undefined,
+  endpointClosed: (endpoint) => link?.channels.access.endpointClosed(endpoint), sync: () => link?.channels.access.sync() ?? Promise.resolve(),
 });
 link = new HubLink({
   name: env.DEVICELAB_GATEWAY_NAME, token: env.DEVICELAB_GATEWAY_TOKEN, hubAddress: env.DEVICELAB_HUB,
   publicAddress: '127.0.0.1', publicPort: 0, drivers, appCache: new AppCache(env.DEVICELAB_GATEWAY_CACHE || '/tmp'),
   logger, adbAccess,
 });
-await drivers.start(link);
+await drivers.start(link.channels.inventory);
 link.on('connected', () => process.stdout.write(`synthetic gateway: connected (${count} devices)\n`));
 link.start();
 const stop = () => link.stop().then(() => process.exit(0));

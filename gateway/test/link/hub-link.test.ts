@@ -168,7 +168,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
       name: GATEWAY, token, hubAddress: `127.0.0.1:${port ?? server!.port}`, publicAddress: 'lab-1.local', publicPort: 7100,
       drivers, appCache: new AppCache(cacheDir), logger, backoff: { initialMs: 50, maxMs: 500 }, ...overrides,
     });
-    await drivers.start(link);
+    await drivers.start(link.channels.inventory);
     const d = driver;
     await eventually(() => dialOnceReady.every((device) =>
       d.snapshot().some((state) => state.vendorUniqueIdentifier === device.adbSerial && state.readiness === 'Ready')));
@@ -338,10 +338,10 @@ describe('HubLink with the real hub link server and labsim devices', () => {
       retain('retain-2');
       expect(await known('retain-2', true)).toBeUndefined(); // confirmed: not before the gateway has it
       expect(await known('retain-2')).toBe(port); // kept from retain to retain: named at once
-      await l.syncAccess(); // answered behind both Retentions: the gateway has applied them
+      await l.channels.access.sync(); // answered behind both Retentions: the gateway has applied them
       expect(access.portOf(a.adbSerial)).toBe(port);
       retain('');
-      await l.syncAccess();
+      await l.channels.access.sync();
       expect(access.portOf(a.adbSerial)).toBeUndefined(); // released: open to nobody
       expect(await answered('')).toBe(port);
     } finally {
@@ -405,7 +405,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
       const fetcher = (sha: string, announce?: (totalSize: number) => void) => (async function* () {
         fetches++;
         const pieces: Buffer[] = [];
-        for await (const chunk of link!.fetchBlob(sha, announce)) {
+        for await (const chunk of link!.channels.blobs.fetch(sha, announce)) {
           for (let at = 0; at < chunk.length; at += 16_384) pieces.push(chunk.subarray(at, at + 16_384));
         }
         const half = Math.floor(pieces.length / 2);
@@ -494,7 +494,7 @@ describe('HubLink with the real hub link server and labsim devices', () => {
     await startConnected();
     await eventually(() => online(a.adbSerial));
     await eventually(() => online(b.adbSerial));
-    const executor = new CommandExecutor(drivers!, new AppCache(cacheDir), (sha) => link!.fetchBlob(sha), logger, () => undefined);
+    const executor = new CommandExecutor(drivers!, new AppCache(cacheDir), (sha) => link!.channels.blobs.fetch(sha), logger, () => undefined);
     const launchFirefox: CommandAction = { action: 'launch', launch: { applicationIdentifier: FIREFOX, arguments: '', startOnly: true } };
 
     const launchesBefore = (await world.amStartLog(a.serial)).length;

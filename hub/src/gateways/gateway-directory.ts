@@ -1,6 +1,6 @@
 /**
- * What the domain needs from the connected gateways. Implemented by the link server (`link-server.ts`);
- * domain code and its tests depend only on this interface.
+ * What the domain needs from the connected gateways. Implemented by the link server (`link-server.ts`) and its
+ * channels (`channels/`); domain code and its tests depend only on this interface.
  */
 import type { CommandAction, CommandResult, OpenTunnel, Retention, TunnelFrame, UsbHubReport } from '@devicelab/proto';
 
@@ -46,7 +46,7 @@ export interface GatewayDirectory {
   /**
    * Where the device's adb endpoint listens for this retain, once its gateway has said so (it answers every
    * Retention), or at once when the gateway is known to let nobody in until this retain reaches it (the port its
-   * last release kept, gateway-session.ts); undefined when the gateway serves none or does not answer within
+   * last release kept, channels/access.ts); undefined when the gateway serves none or does not answer within
    * `timeoutMs`. `confirmed`: only once the gateway has answered this very retain.
    */
   accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number, confirmed?: boolean): Promise<number | undefined>;

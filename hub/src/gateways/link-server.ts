@@ -1,37 +1,29 @@
 /**
- * The hub side of the gateway link (gRPC, devicelab_link.proto): authenticates each call from its metadata,
- * keeps one session per gateway name (a newer connection replaces an older one), serves app blobs, and is the
- * GatewayDirectory the domain sends device commands through.
+ * The hub side of the gateway link (gRPC, devicelab_link.proto): authenticates each Connect call, takes the
+ * gateway's link lock (one live link per gateway across the hub replicas), keeps one session per gateway name (a
+ * newer connection replaces an older one), records gateways afresh after a records-store outage, and serves the
+ * GatewayDirectory and the other gRPC calls through the link's channels (channels/index.ts).
  */
 import * as grpc from '@grpc/grpc-js';
-import {
-  AUTHORIZATION_METADATA,
-  GATEWAY_NAME_METADATA,
-  gatewayLinkService,
-  type BlobChunk,
-  type BlobRequest,
-  type CommandAction,
-  type CommandResult,
-  type Retention,
-  type TunnelFrame,
-} from '@devicelab/proto';
-import { randomUUID } from 'node:crypto';
+import { gatewayLinkService } from '@devicelab/proto';
 import { createLogger, type Logger } from '@devicelab/shared';
-import { BlobGoneError, type BlobStore } from '../apps/blob-store';
+import type { BlobStore } from '../apps/blob-store';
 import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { isDatabaseUnavailable, type Db } from '../store/database';
 import type { GatewayRow } from '../store/schema';
 import { LinkOwnership } from '../fleet/link-ownership';
 import { settleOrphanedGateways } from '../fleet/orphaned-gateways';
+import { hubChannels } from './channels/index';
 import { setGatewayConnected, takeDevicesOffline } from './device-inventory';
-import {
-  GatewayUnavailableError, type ConnectedGateway, type DeviceTunnel, type GatewayDirectory,
-} from './gateway-directory';
-import { GatewaySession, type ConnectCall, type WriteLane } from './gateway-session';
-import { authenticateGateway } from './gateway-tokens';
+import type { GatewayDirectory } from './gateway-directory';
+import { GatewaySession, type ConnectCall } from './gateway-session';
 import { refuseSecondLiveLink } from './duplicate-links';
 import { InventoryResync } from './inventory-resync';
+import { authenticateCall } from './link/authenticate';
+import type { ChannelContext, HubChannel } from './link/channel';
+import { SessionTable } from './link/session-table';
+import { GatewayWriteQueue } from './link/write-queue';
 
 /**
  * Three silent intervals end a session, so this is how long a busy gateway (event loop stalled by a burst of
@@ -39,11 +31,6 @@ import { InventoryResync } from './inventory-resync';
  * ends the session at once; the heartbeat only catches a hung process or a silent network.
  */
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
-/**
- * FetchBlob message size: well under gRPC's 4 MiB receive limit; 4x fewer messages than 64 KiB (per-message cost
- * bounded serving under load), while a call's write queue (16 messages before write() asks to wait) stays 4 MiB.
- */
-export const BLOB_CHUNK_BYTES = 256 * 1024;
 /** Largest message a gateway may send (inventory snapshots). */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
@@ -81,6 +68,8 @@ interface LinkServerOptions {
 export interface LinkServer {
   port: number;
   directory: GatewayDirectory;
+  /** The gateway sessions of this replica (its `removed` event tells when one left). */
+  sessions: SessionTable<GatewaySession>;
   /** Whether a gateway linked to this replica reports the device / the USB hub now. */
   holdsDevice(vendorUniqueIdentifier: string): boolean;
   holdsUsbHub(serialNumber: string): boolean;
@@ -91,70 +80,55 @@ export interface LinkServer {
 }
 
 export async function startLinkServer(options: LinkServerOptions): Promise<LinkServer> {
-  const { db, blobs } = options;
+  const { db } = options;
   const logger = options.logger ?? createLogger('link');
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
-  const sessions = new Map<string, GatewaySession>();
-  const writeQueues = new Map<string, Promise<void>>();
-  const metrics = options.metrics ?? new PostgresMetricsStore(db, { logger });
+  const sessions = new SessionTable<GatewaySession>();
 
+  const writes = new GatewayWriteQueue((gatewayId, err) => {
+    if (isDatabaseUnavailable(err)) {
+      // Logged once per outage and gateway; the writes that fail after it are covered by the same resync.
+      if (resync.markOutOfSync(gatewayId)) {
+        logger.warn({ gatewayId, err }, 'records store unavailable; the gateway inventory is recorded afresh once it is back');
+      }
+    } else {
+      logger.error({ err, gatewayId }, 'gateway record write failed');
+    }
+  });
   const resync = new InventoryResync({
     db, logger, probeIntervalMs: options.recordsProbeMs,
     resync: (gatewayId) => {
-      const session = [...sessions.values()].find((s) => s.gatewayId === gatewayId);
+      const [session] = sessions.ofGateway(gatewayId);
       if (session) {
         session.resync();
         return;
       }
-      void enqueueWrite(gatewayId, async () => {
+      void writes.enqueue(gatewayId, async () => {
         await takeDevicesOffline(db, { gatewayId, detail: 'Gateway disconnected while the records store was away' });
         await setGatewayConnected(db, gatewayId, false);
       });
     },
   });
 
-  /**
-   * Serialises one gateway's record writes across its sessions, so an old session's Offline lands first. Metrics
-   * batches have a queue of their own: each waits for the record writes queued before it (its devices' rows
-   * exist) but none holds up a device's state behind it.
-   */
-  const enqueueWrite = (gatewayId: string, write: () => Promise<void>, lane: WriteLane = 'records'): Promise<void> => {
-    const key = `${lane}/${gatewayId}`;
-    const before = lane === 'records' ? writeQueues.get(key)
-      : Promise.all([writeQueues.get(key), writeQueues.get(`records/${gatewayId}`)]);
-    const next = (before ?? Promise.resolve())
-      .then(write)
-      .catch((err: unknown) => {
-        if (isDatabaseUnavailable(err)) {
-          // Logged once per outage and gateway; the writes that fail after it are covered by the same resync.
-          if (resync.markOutOfSync(gatewayId)) {
-            logger.warn({ gatewayId, err }, 'records store unavailable; the gateway inventory is recorded afresh once it is back');
-          }
-        } else {
-          logger.error({ err, gatewayId }, 'gateway record write failed');
-        }
-      });
-    writeQueues.set(key, next);
-    void next.then(() => {
-      if (writeQueues.get(key) === next) writeQueues.delete(key);
-    });
-    return next;
-  };
-
   let stopping: Promise<void> | undefined;
 
-  const sessionsOf = (gatewayId: string) => [...sessions.values()].filter((session) => session.gatewayId === gatewayId);
   const ownership = options.databaseUrl ? new LinkOwnership(options.databaseUrl, logger, (gatewayId) => {
-    for (const session of sessionsOf(gatewayId)) {
+    for (const session of sessions.ofGateway(gatewayId)) {
       session.end('link lock lost', { status: { code: grpc.status.UNAVAILABLE, details: 'another hub replica owns this gateway now' } });
     }
   }, (gatewayId) => {
-    for (const session of sessionsOf(gatewayId)) session.resync();
+    for (const session of sessions.ofGateway(gatewayId)) session.resync();
   }) : undefined;
 
   // Gateways still recorded connected whose link no replica holds (this replica's previous run, a dead replica):
   // their devices go Offline. A gateway linked to another live replica is left alone.
   await settleOrphanedGateways(db, 'Gateway not connected since hub start');
+
+  const context: ChannelContext = {
+    db, blobs: options.blobs, logger, sessions, writes, authenticate: (metadata) => authenticateCall(db, metadata),
+    ticketPublicKey: options.ticketPublicKey, metrics: options.metrics ?? new PostgresMetricsStore(db, { logger }),
+  };
+  const channels = hubChannels(context);
 
   /** The link lock for a gateway that just authenticated; a refusal names the replica whose link holds it. */
   const own = async (gateway: GatewayRow, call: ConnectCall): Promise<boolean> => {
@@ -172,6 +146,23 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     return false;
   };
 
+  const startSession = (gateway: GatewayRow, call: ConnectCall): void => {
+    new GatewaySession({
+      db, gateway, call, heartbeatIntervalMs, logger, writes, sessions, channels,
+      onEstablished: (established) => {
+        sessions.establish(established)?.end('replaced by a newer connection', {
+          replaced: true,
+          status: { code: grpc.status.ABORTED, details: 'replaced by a newer connection of this gateway' },
+        });
+      },
+      onEnded: (ended) => {
+        sessions.remove(ended);
+        // Freed only behind the session's last writes, so its Offline never lands after another replica's Online.
+        if (ownership) void writes.recorded(gateway.id).then(() => ownership.release(gateway.id));
+      },
+    }).start();
+  };
+
   const connect = (call: ConnectCall): void => {
     authenticateCall(db, call.metadata).then(
       (gateway) => {
@@ -184,33 +175,9 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
           call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'unknown gateway or wrong token' });
           return;
         }
-        if (call.cancelled || refuseSecondLiveLink(sessions.get(gateway.name), call, heartbeatIntervalMs, logger)) return;
+        if (call.cancelled || refuseSecondLiveLink(sessions.ofGateway(gateway.id)[0], call, heartbeatIntervalMs, logger)) return;
         return own(gateway, call).then((owned) => {
-          if (!owned) return;
-          const session: GatewaySession = new GatewaySession({
-            db,
-            gateway,
-            call,
-            heartbeatIntervalMs,
-            logger,
-            enqueueWrite,
-            ticketPublicKey: options.ticketPublicKey,
-            metrics,
-            onEstablished: (established) => {
-              const previous = sessions.get(gateway.name);
-              sessions.set(gateway.name, established);
-              previous?.end('replaced by a newer connection', {
-                replaced: true,
-                status: { code: grpc.status.ABORTED, details: 'replaced by a newer connection of this gateway' },
-              });
-            },
-            onEnded: (ended) => {
-              if (sessions.get(gateway.name) === ended) sessions.delete(gateway.name);
-              // Freed only behind the session's last writes, so its Offline never lands after another replica's Online.
-              if (ownership) void enqueueWrite(gateway.id, async () => undefined).then(() => ownership.release(gateway.id));
-            },
-          });
-          session.start();
+          if (owned) startSession(gateway, call);
         }).catch((err: unknown) => {
           logger.error({ err, gateway: gateway.name }, 'could not take the gateway link lock');
           call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'hub could not record the link' });
@@ -223,48 +190,10 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     );
   };
 
-  /** Tunnels asked for (OpenTunnel sent), waiting for their gateway's Tunnel call. */
-  const pendingTunnels = new Map<string, {
-    gatewayName: string; resolve(tunnel: DeviceTunnel): void; reject(err: Error): void; timer: NodeJS.Timeout;
-  }>();
-
-  /** GatewayLink.Tunnel: the gateway's answer to OpenTunnel; its first frame names the tunnel. */
-  const tunnel = (call: grpc.ServerDuplexStream<TunnelFrame, TunnelFrame>): void => {
-    call.on('error', () => undefined);
-    const refuse = (code: grpc.status, details: string) => call.emit('error', { code, details });
-    // Paused at the first frame; the consumer resumes once it listens, so no frame is lost in between.
-    const firstFrame = new Promise<TunnelFrame>((resolve) => call.once('data', (frame: TunnelFrame) => {
-      call.pause();
-      resolve(frame);
-    }));
-    void Promise.all([authenticateCall(db, call.metadata), firstFrame]).then(([gateway, frame]) => {
-      const pending = pendingTunnels.get(frame.tunnelId ?? '');
-      if (!gateway || !pending || pending.gatewayName !== gateway.name) {
-        refuse(grpc.status.PERMISSION_DENIED, 'no such tunnel for this gateway');
-        return;
-      }
-      pendingTunnels.delete(frame.tunnelId ?? '');
-      clearTimeout(pending.timer);
-      if (frame.error) {
-        pending.reject(new GatewayUnavailableError(frame.error));
-        call.end();
-        return;
-      }
-      pending.resolve(call as unknown as DeviceTunnel);
-    }, (err: unknown) => {
-      logger.error({ err }, 'tunnel authentication failed');
-      refuse(grpc.status.UNAVAILABLE, 'hub could not check credentials');
-    });
-  };
-
-  const fetchBlob = (call: grpc.ServerWritableStream<BlobRequest, BlobChunk>): void => {
-    void serveBlob(db, blobs, call, logger);
-  };
-
   // A full snapshot carries every device's properties (500-1200 getprop keys) and packages: a lab of a few
   // dozen devices passes gRPC's 4 MiB default.
   const server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES });
-  server.addService(gatewayLinkService, { Connect: connect, FetchBlob: fetchBlob, Tunnel: tunnel });
+  server.addService(gatewayLinkService, Object.assign({ Connect: connect }, ...channels.map((channel) => channel.methods ?? {})));
   const credentials = options.tls
     ? grpc.ServerCredentials.createSsl(
         options.tls.ca ?? null,
@@ -278,70 +207,24 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
     server.bindAsync(address, credentials, (err, bound) => (err ? reject(err) : resolve(bound)));
   });
 
-  const directory: GatewayDirectory = {
-    sendCommand(vendorUniqueIdentifier, action, timeoutMs, onProgress): Promise<CommandResult> {
-      for (const session of sessions.values()) {
-        if (session.devices.has(vendorUniqueIdentifier)) return session.sendCommand(vendorUniqueIdentifier, action, timeoutMs, onProgress);
-      }
-      return Promise.reject(new GatewayUnavailableError(`No connected gateway holds device ${vendorUniqueIdentifier}.`));
-    },
-    connectedGateways(): ConnectedGateway[] {
-      return [...sessions.values()].map((session) => session.describe());
-    },
-    sendUsbHubCommand(hubSerialNumber: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
-      for (const session of sessions.values()) {
-        if (session.hasUsbHub(hubSerialNumber)) return session.sendCommand('', action, timeoutMs);
-      }
-      return Promise.reject(new GatewayUnavailableError(`No connected gateway reports USB hub ${hubSerialNumber}.`));
-    },
-    notifyRetention(retention: Retention): void {
-      // Every gateway hears it, not only the one reporting the device now: a reconnected gateway reports its
-      // devices a while after Welcome, and a device can move to another gateway. A retain id is no secret (a
-      // ticket also needs the hub's signature), nor are public keys.
-      for (const session of sessions.values()) session.sendRetention(retention);
-    },
-    async accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number, confirmed?: boolean): Promise<number | undefined> {
-      const session = [...sessions.values()].find((s) => s.devices.has(vendorUniqueIdentifier));
-      return session?.accessPort(vendorUniqueIdentifier, retainId, timeoutMs, confirmed);
-    },
-    openTunnel(request, timeoutMs): Promise<DeviceTunnel> {
-      const session = [...sessions.values()].find((s) => s.devices.has(request.vendorUniqueIdentifier));
-      if (!session) {
-        return Promise.reject(new GatewayUnavailableError(`No connected gateway holds device ${request.vendorUniqueIdentifier}.`));
-      }
-      const tunnelId = randomUUID();
-      return new Promise<DeviceTunnel>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          pendingTunnels.delete(tunnelId);
-          reject(new GatewayUnavailableError(`Gateway ${session.gatewayName} did not open the tunnel within ${timeoutMs} ms.`));
-        }, timeoutMs);
-        pendingTunnels.set(tunnelId, { gatewayName: session.gatewayName, resolve, reject, timer });
-        session.openTunnel({ ...request, tunnelId });
-      });
-    },
-    notifyMetricsSettings(): void {
-      for (const session of sessions.values()) void session.sendMetricsSettings();
-    },
-  };
-
-  const holding = (target: string) => [...sessions.values()]
-    .find((s) => s.devices.has(target) || s.hasUsbHub(target));
+  const holding = (target: string) => sessions.holding(target) ?? sessions.holdingUsbHub(target);
   return {
     port,
-    directory,
-    holdsDevice: (vendorUniqueIdentifier) => [...sessions.values()].some((s) => s.devices.has(vendorUniqueIdentifier)),
-    holdsUsbHub: (serialNumber) => [...sessions.values()].some((s) => s.hasUsbHub(serialNumber)),
+    directory: assembleDirectory(sessions, channels),
+    sessions,
+    holdsDevice: (vendorUniqueIdentifier) => sessions.holding(vendorUniqueIdentifier) !== undefined,
+    holdsUsbHub: (serialNumber) => sessions.holdingUsbHub(serialNumber) !== undefined,
     async recorded(target) {
       const session = holding(target);
-      if (session) await enqueueWrite(session.gatewayId, async () => undefined);
+      if (session) await writes.recorded(session.gatewayId);
     },
     stop() {
       stopping ??= (async () => {
         resync.stop();
-        for (const session of [...sessions.values()]) {
+        for (const session of sessions.all()) {
           session.end('hub stopping', { hubStopping: true, status: { code: grpc.status.UNAVAILABLE, details: 'hub stopping' } });
         }
-        await Promise.all([...writeQueues.values()]);
+        await writes.drained();
         await ownership?.stop();
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {
@@ -359,82 +242,14 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   };
 }
 
-/** The gateway named and proven by `authorization: Bearer <token>` and `x-devicelab-gateway: <name>`. */
-async function authenticateCall(db: Db, metadata: grpc.Metadata): Promise<GatewayRow | undefined> {
-  const name = metadata.get(GATEWAY_NAME_METADATA)[0];
-  const authorization = metadata.get(AUTHORIZATION_METADATA)[0];
-  if (typeof name !== 'string' || typeof authorization !== 'string') return undefined;
-  const token = /^Bearer\s+(\S+)$/i.exec(authorization.trim())?.[1];
-  return token ? authenticateGateway(db, name, token) : undefined;
-}
-
-/** Streams a blob in BLOB_CHUNK_BYTES chunks; total_size rides on the first (an empty blob is one empty chunk). */
-async function serveBlob(
-  db: Db,
-  blobs: BlobStore,
-  call: grpc.ServerWritableStream<BlobRequest, BlobChunk>,
-  logger: Logger,
-): Promise<void> {
-  try {
-    if (!(await authenticateCall(db, call.metadata))) {
-      call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'unknown gateway or wrong token' });
-      return;
+/** The directory: the connected gateways from the session table, every other operation from the channel that owns it. */
+export function assembleDirectory(sessions: SessionTable<GatewaySession>, channels: readonly HubChannel[]): GatewayDirectory {
+  const directory: Partial<GatewayDirectory> = { connectedGateways: () => sessions.all().map((session) => session.describe()) };
+  for (const channel of channels) {
+    for (const [operation, answer] of Object.entries(channel.directory ?? {})) {
+      if (operation in directory) throw new Error(`two link channels answer GatewayDirectory.${operation}`);
+      Object.assign(directory, { [operation]: answer });
     }
-    const sha256 = (call.request.sha256 ?? '').toLowerCase();
-    const blob = await blobs.stat(sha256);
-    if (!blob) {
-      call.emit('error', { code: grpc.status.NOT_FOUND, details: `no blob ${sha256}` });
-      return;
-    }
-    const totalSize = blob.size;
-    let first = true;
-    for await (const data of rechunk(blobs.read(blob), BLOB_CHUNK_BYTES)) {
-      if (call.cancelled) return;
-      const chunk: BlobChunk = { data, totalSize: first ? totalSize : 0 };
-      first = false;
-      if (!call.write(chunk)) await drainedOrCancelled(call);
-    }
-    if (call.cancelled) return;
-    if (first) call.write({ data: Buffer.alloc(0), totalSize });
-    call.end();
-  } catch (err) {
-    if (err instanceof BlobGoneError) {
-      if (!call.cancelled) call.emit('error', { code: grpc.status.NOT_FOUND, details: err.message });
-      return;
-    }
-    logger.error({ err }, 'FetchBlob failed');
-    if (!call.cancelled) call.emit('error', { code: grpc.status.INTERNAL, details: 'could not read the blob' });
   }
-}
-
-/** Waits until the call can take more, or until the gateway went away (then no 'drain' would ever come). */
-function drainedOrCancelled(call: grpc.ServerWritableStream<BlobRequest, BlobChunk>): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      call.off('drain', done);
-      call.off('cancelled', done);
-      resolve();
-    };
-    call.once('drain', done);
-    call.once('cancelled', done);
-  });
-}
-
-/** Re-cuts a byte stream into pieces of exactly `size` bytes (the last may be shorter), copying only across seams. */
-async function* rechunk(source: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
-  let carry: Buffer = Buffer.alloc(0);
-  for await (const piece of source) {
-    let offset = 0;
-    if (carry.length > 0) {
-      const take = Math.min(size - carry.length, piece.length);
-      carry = Buffer.concat([carry, piece.subarray(0, take)]);
-      offset = take;
-      if (carry.length < size) continue;
-      yield carry;
-      carry = Buffer.alloc(0);
-    }
-    for (; offset + size <= piece.length; offset += size) yield piece.subarray(offset, offset + size);
-    if (offset < piece.length) carry = Buffer.from(piece.subarray(offset));
-  }
-  if (carry.length > 0) yield carry;
+  return directory as GatewayDirectory;
 }

@@ -43,7 +43,7 @@ async function vuidOf(serial: string): Promise<string> {
   return device.vendorUniqueIdentifier;
 }
 
-const verdict = (ticket: string, vuid: string) => lab.gateway.link.tickets.verifyDeviceTicket(ticket, vuid);
+const verdict = (ticket: string, vuid: string) => lab.gateway.link.channels.access.tickets.verifyDeviceTicket(ticket, vuid);
 
 /** The gateway learns a retain over the link a moment after the HTTP reply. */
 async function gatewayAccepts(ticket: Ticket): Promise<void> {

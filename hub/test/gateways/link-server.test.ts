@@ -15,8 +15,9 @@ import type { CommandAction } from '@devicelab/proto';
 import type { AuthenticatedUser } from '../../src/auth/authenticated-user';
 import { rebootDevice } from '../../src/domain/device-actions';
 import { GatewayUnavailableError } from '../../src/gateways/gateway-directory';
-import { BLOB_CHUNK_BYTES } from '../../src/gateways/link-server';
 import { NO_LONGER_REPORTED } from '../../src/gateways/device-inventory';
+import type { GatewaySession } from '../../src/gateways/gateway-session';
+import { BLOB_CHUNK_BYTES } from '../../src/gateways/channels/blobs';
 import { fixture } from '../../../scripts/jest/shared-files';
 import {
   availabilityHistory, deviceRow, gatewayRow, sleep, startLinkLab, waitForAvailability, waitUntil,
@@ -136,9 +137,10 @@ describe('link server: inventory', () => {
     gateway = undefined;
     await waitForAvailability(lab, [A.vui, B.vui], 'Offline', 5_000);
 
-    // Restarted as the daemon: the same records come back Online.
+    // Restarted as the daemon (it transpiles its TypeScript sources as it starts: slow on a busy host): the same
+    // records come back Online.
     const hung = lab.spawnGatewayDaemon();
-    await waitForAvailability(lab, [A.vui, B.vui], 'Online', 15_000).catch((err: Error) => {
+    await waitForAvailability(lab, [A.vui, B.vui], 'Online', 60_000).catch((err: Error) => {
       throw new Error(`${err.message}\ngateway daemon output:\n${hung.output()}`);
     });
     expect((await row(A)).id).toBe(a.id);
@@ -148,7 +150,9 @@ describe('link server: inventory', () => {
 
     // Its host hangs (stream open, nothing sent); meanwhile B is unplugged, and a new instance of the gateway
     // gets through before the hub gives up on the hung one. (The new instance reaches the hub only once it has
-    // read its devices: a gateway just started reports them Booting, which would flap A on its own.)
+    // read its devices: a gateway just started reports them Booting, which would flap A on its own.) `replaced` is
+    // the hung instance's session, once the new one replaces it.
+    const replaced = new Promise<GatewaySession>((resolve) => lab.link.sessions.once('removed', resolve));
     try {
       hung.child.kill('SIGSTOP');
       await lab.world.unplug(B.spec.serial);
@@ -171,7 +175,9 @@ describe('link server: inventory', () => {
       // The hung process finally dies: its replaced session takes nothing Offline.
       await hung.kill();
     }
-    await sleep(500);
+    // Its stream is gone at the hub, and whatever that queued for the records has landed.
+    await (await replaced).streamGone;
+    await lab.link.recorded(A.vui);
     expect((await row(A)).availability).toBe('Online');
     expect(await availabilityHistory(lab, a.id)).toEqual(aHistory);
     expect((await gatewayRow(lab))?.connected).toBe(true);
@@ -181,7 +187,7 @@ describe('link server: inventory', () => {
     await lab.world.plug(B.spec.serial);
     await waitForAvailability(lab, [A.vui, B.vui], 'Online', 10_000);
     expect((await row(B)).id).toBe(b.id);
-  }, 60_000);
+  }, 120_000);
 
   it('applies deltas: an unplugged device goes Offline and takes no commands; plugged again it is Online under its Guid', async () => {
     await waitForAvailability(lab, [A.vui, B.vui], 'Online', 10_000);
@@ -324,7 +330,7 @@ describe('link server: FetchBlob', () => {
 
     // The same blob through the gateway's own FetchBlob client: full BLOB_CHUNK_BYTES chunks, then the rest.
     const sizes: number[] = [];
-    for await (const piece of connected().running.link.fetchBlob(apk.sha256)) sizes.push(piece.length);
+    for await (const piece of connected().running.link.channels.blobs.fetch(apk.sha256)) sizes.push(piece.length);
     expect(sizes).toHaveLength(Math.ceil(apk.size / BLOB_CHUNK_BYTES));
     expect(sizes.slice(0, -1).every((size) => size === BLOB_CHUNK_BYTES)).toBe(true);
     expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(apk.size);

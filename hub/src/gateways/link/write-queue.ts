@@ -1,0 +1,44 @@
+/**
+ * The order in which a gateway's reports reach the records: one queue per gateway, across its successive
+ * sessions, so an old session's Offline lands before a new session's Online. Metrics batches have a lane of their
+ * own: each waits for the record writes queued before it (its devices' rows exist) but none holds up a device's
+ * state behind it.
+ */
+
+/** Device state and other records, or metrics batches (which never delay device state). */
+export type WriteLane = 'records' | 'metrics';
+
+export class GatewayWriteQueue {
+  /** The last write queued per lane and gateway (`lane/gatewayId`), dropped once it has landed. */
+  private readonly tails = new Map<string, Promise<void>>();
+
+  /** `failed` hears every write that threw; the queue goes on with the next one. */
+  constructor(private readonly failed: (gatewayId: string, err: unknown) => void) {}
+
+  /** Runs `write` after the gateway's writes queued before it in this lane (and, for metrics, in the records lane). */
+  enqueue(gatewayId: string, write: () => Promise<unknown>, lane: WriteLane = 'records'): Promise<void> {
+    const key = `${lane}/${gatewayId}`;
+    const before = lane === 'records' ? this.tails.get(key)
+      : Promise.all([this.tails.get(key), this.tails.get(`records/${gatewayId}`)]);
+    const next = (before ?? Promise.resolve())
+      .then(write)
+      .then(() => undefined, (err: unknown) => {
+        this.failed(gatewayId, err);
+      });
+    this.tails.set(key, next);
+    void next.then(() => {
+      if (this.tails.get(key) === next) this.tails.delete(key);
+    });
+    return next;
+  }
+
+  /** Resolves once the gateway's record writes queued so far have landed. */
+  recorded(gatewayId: string): Promise<void> {
+    return this.enqueue(gatewayId, async () => undefined);
+  }
+
+  /** Resolves once every write queued so far, of every gateway and lane, has landed. */
+  async drained(): Promise<void> {
+    await Promise.all([...this.tails.values()]);
+  }
+}
