@@ -7,5 +7,5 @@ export function hasEntitlement(user: AuthenticatedUser, name: Entitlement): bool
 }
 
 export function requireEntitlement(user: AuthenticatedUser, name: Entitlement): void {
-  if (!user.entitlements.has(name)) throw new ApiFailure(missingEntitlementMessage(name));
+  if (!user.entitlements.has(name)) throw new ApiFailure(missingEntitlementMessage(name), 'ENTITLEMENT_REQUIRED');
 }

@@ -1,6 +1,6 @@
 /** Retain, release, reboot and log of one device (spec 3, 4.2); every change and its event in one transaction. */
 import { sql, type RawBuilder } from 'kysely';
-import { ApiFailure, parseGuid, type DeviceAccessTicket } from '@devicelab/shared';
+import { ApiFailure, parseGuid, type DeviceAccessTicket, type FailureCode } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
@@ -29,10 +29,10 @@ const ACCESS_ENDPOINT_WAIT_MS = 3_000;
  * retain_device (migrations 022, 025) applies the same rules inside the database.
  */
 export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
-  if (device.deleted) throw new ApiFailure('Device is deleted.');
-  if (!device.enabled) throw new ApiFailure('Device is disabled.');
-  if (device.retained_by && device.retained_by !== user.id) throw new ApiFailure(inUseBy(device));
-  if (device.availability !== 'Online') throw new ApiFailure('Device is offline.');
+  if (device.deleted) throw new ApiFailure('Device is deleted.', 'DEVICE_UNAVAILABLE');
+  if (!device.enabled) throw new ApiFailure('Device is disabled.', 'DEVICE_UNAVAILABLE');
+  if (device.retained_by && device.retained_by !== user.id) throw new ApiFailure(inUseBy(device), 'DEVICE_IN_USE');
+  if (device.availability !== 'Online') throw new ApiFailure('Device is offline.', 'DEVICE_UNAVAILABLE');
 }
 
 export async function retainDevice(
@@ -44,7 +44,7 @@ export async function retainDevice(
   const at = options.now?.() ?? new Date();
   const device = await callRetainFunction(db, sql`retain_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
     ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text)`, identifier);
-  if (device.outcome !== 'retained' && device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device));
+  if (device.outcome !== 'retained' && device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device), refusalCode(device));
   const retainId = device.retain_id ?? '';
   // Also for a repeated retain, as a gateway that missed it would need; the other replicas heard of a new one at commit.
   announceRetention(options.gateways, device, device.outcome === 'retained');
@@ -72,7 +72,7 @@ export async function releaseDevice(
     ${user.id}::uuid, ${user.displayName}, ${hasEntitlement(user, 'DeviceReleaseAny')}, ${new Date().toISOString()}::timestamptz,
     ${gateways?.replicaId ?? null}::text)`, identifier);
   if (device.outcome === 'released') announceRetention(gateways, device, true);
-  else if (device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device));
+  else if (device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device), refusalCode(device));
 }
 
 /** What retain_device and release_device return (migrations 022, 025). */
@@ -96,8 +96,12 @@ interface RetainOutcome {
 async function callRetainFunction(db: Db, call: RawBuilder<unknown>, identifier: string): Promise<RetainOutcome> {
   const { rows } = await sql<RetainOutcome>`SELECT * FROM ${call}`.execute(db);
   const device = rows[0];
-  if (device.outcome === 'not_found') throw new ApiFailure(deviceNotFound(identifier.trim()));
+  if (device.outcome === 'not_found') throw new ApiFailure(deviceNotFound(identifier.trim()), 'DEVICE_NOT_FOUND');
   return device;
+}
+
+function refusalCode(device: RetainOutcome): FailureCode {
+  return device.outcome === 'in_use' ? 'DEVICE_IN_USE' : 'DEVICE_UNAVAILABLE';
 }
 
 function refusalText(device: RetainOutcome): string {

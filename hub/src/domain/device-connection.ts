@@ -51,9 +51,9 @@ function grantFor(device: ResolvedDevice, ticketKeys: TicketKeys, caller: Caller
   if ('user' in caller) requireEntitlement(caller.user, 'DeviceConnect');
   if (device.deleted) throw new ApiFailure('Device is deleted.');
   if (!device.enabled) throw new ApiFailure('Device is disabled.');
-  if (!device.retained_by || !device.retain_id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name));
+  if (!device.retained_by || !device.retain_id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name), 'DEVICE_NOT_RETAINED');
   if ('user' in caller) {
-    if (device.retained_by !== caller.user.id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name));
+    if (device.retained_by !== caller.user.id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name), 'DEVICE_NOT_RETAINED');
     return { vendorUniqueIdentifier: device.vendor_unique_identifier, userLogin: caller.user.login, endpoint: endpointOf(device) };
   }
   const ticket = decodeDeviceTicket(caller.authenticator);

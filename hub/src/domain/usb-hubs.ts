@@ -101,7 +101,7 @@ async function send(gateways: GatewayDirectory, hubSerialNumber: string, action:
   try {
     result = await gateways.sendUsbHubCommand(hubSerialNumber, action, COMMAND_TIMEOUTS_MS[action.action]);
   } catch (err) {
-    if (err instanceof GatewayUnavailableError) throw new ApiFailure(`USB hub '${hubSerialNumber}' is not reachable: ${err.message}`);
+    if (err instanceof GatewayUnavailableError) throw new ApiFailure(`USB hub '${hubSerialNumber}' is not reachable: ${err.message}`, 'GATEWAY_OFFLINE');
     throw err;
   }
   if (!result.ok) throw commandFailure(action, `USB hub '${hubSerialNumber}'`, result);

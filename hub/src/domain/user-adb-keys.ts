@@ -50,7 +50,7 @@ export async function addAdbKey(
         .values({ user_id: userId, fingerprint: key.fingerprint, key: key.struct, comment: key.comment })
         .returningAll().executeTakeFirstOrThrow();
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiFailure(`The adb key ${key.fingerprint} is already registered for this user.`);
+      if (isUniqueViolation(err)) throw new ApiFailure(`The adb key ${key.fingerprint} is already registered for this user.`, 'ADB_KEY_EXISTS');
       throw err;
     }
   });
@@ -74,7 +74,7 @@ export async function removeAdbKey(
 
 /** GET /User/AdbKey: oneself, or anyone with UserList (who may see that user). */
 export async function listAdbKeys(db: Db, caller: AuthenticatedUser, userId: string): Promise<AdbKeyDescription[]> {
-  if (userId !== caller.id && !hasEntitlement(caller, 'UserList')) throw new ApiFailure(missingEntitlementMessage('UserList'));
+  if (userId !== caller.id && !hasEntitlement(caller, 'UserList')) throw new ApiFailure(missingEntitlementMessage('UserList'), 'ENTITLEMENT_REQUIRED');
   const user = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
   if (!user) throw new ApiFailure(userNotFound(userId));
   const rows = await db.selectFrom('user_adb_keys').selectAll().where('user_id', '=', userId).orderBy('added_at').execute();

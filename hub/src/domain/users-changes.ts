@@ -112,10 +112,10 @@ export async function generateUserToken(db: Db, caller: AuthenticatedUser, id: s
 export function requireModifyRight(caller: AuthenticatedUser, id: string): void {
   if (hasEntitlement(caller, 'UserModify')) return;
   if (id === caller.id) {
-    if (!hasEntitlement(caller, 'UserModifySelf')) throw new ApiFailure(missingEntitlementMessage('UserModifySelf'));
+    if (!hasEntitlement(caller, 'UserModifySelf')) throw new ApiFailure(missingEntitlementMessage('UserModifySelf'), 'ENTITLEMENT_REQUIRED');
     return;
   }
-  throw new ApiFailure(missingEntitlementMessage('UserModify'));
+  throw new ApiFailure(missingEntitlementMessage('UserModify'), 'ENTITLEMENT_REQUIRED');
 }
 
 /** The built-in admin keeps its name (the hub finds it by that name on every start); nobody else may take it. */

@@ -11,7 +11,7 @@ import type { ListStamps } from '../domain/device-list-cache';
 import { sendAuthenticationRequired } from './basic-auth';
 import { isDatabaseUnavailable } from '../store/database';
 import { prettyRequested, requestParams, type RequestParams } from './params';
-import { writeFailure, writeJson } from './respond';
+import { writeApiFailure, writeFailure, writeJson } from './respond';
 
 export interface RequestContext {
   req: Request;
@@ -48,7 +48,7 @@ export function handle(handler: Handler): RequestHandler {
       if (result !== NO_REPLY && !res.headersSent) writeJson(res, 200, result, pretty);
     } catch (err) {
       if (err instanceof ApiFailure) {
-        if (!res.headersSent) writeFailure(res, 200, err.message, pretty);
+        if (!res.headersSent) writeApiFailure(res, err, pretty);
         return;
       }
       next(err);
@@ -82,7 +82,7 @@ export function rejectUnknownParameters(routes: ReadonlyMap<string, RouteParamet
         next(err);
         return;
       }
-      writeFailure(res, 200, err.message, prettyRequested(req));
+      writeApiFailure(res, err, prettyRequested(req));
       return;
     }
     next();
@@ -104,7 +104,7 @@ export function errorHandler(logger: Logger) {
     if (res.headersSent) return;
     const pretty = prettyRequested(req);
     if (err instanceof ApiFailure) {
-      writeFailure(res, 200, err.message, pretty);
+      writeApiFailure(res, err, pretty);
       return;
     }
     const status = (err as { status?: number; statusCode?: number }).status

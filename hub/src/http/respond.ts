@@ -3,7 +3,7 @@
  * `isSuccess` first then `errorMessage`, compact unless `pretty=true` (2-space indent, `"key": value`).
  */
 import type { Response } from 'express';
-import { failure, formatWireDate } from '@devicelab/shared';
+import { failure, formatWireDate, type ApiFailure } from '@devicelab/shared';
 
 /** Turns a value into its wire form: nulls dropped from objects, Dates formatted, Result keys ordered. */
 export function toWire(value: unknown): unknown {
@@ -35,4 +35,9 @@ export function writeJson(res: Response, status: number, value: unknown, pretty 
 
 export function writeFailure(res: Response, status: number, message: string, pretty = false): void {
   writeJson(res, status, failure(message), pretty);
+}
+
+/** A business failure as its failure Result (HTTP 200): its text, and its code as `errorCode` when it has one. */
+export function writeApiFailure(res: Response, err: ApiFailure, pretty = false): void {
+  writeJson(res, 200, failure(err.message, err.code), pretty);
 }

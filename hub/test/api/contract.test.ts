@@ -113,7 +113,7 @@ describe('C# client shapes', () => {
       body: '{"resetUninstallAll":"False","resetReboot":"True"}' });
     expect(await settings.json()).toEqual({ isSuccess: true });
     expect(await csForm(noReboot, '/Device', `action=Reset&id=${device.id}&uninstallAll=&reboot=`)).toEqual({ status: 200,
-      json: { isSuccess: false, errorMessage: 'User does not have required entitlement: DeviceReboot' } });
+      json: { isSuccess: false, errorMessage: 'User does not have required entitlement: DeviceReboot', errorCode: 'ENTITLEMENT_REQUIRED' } });
     expect(await csForm(noReboot, '/Device', `action=Reset&id=${device.id}&uninstallAll=&reboot=False`))
       .toEqual({ status: 200, json: { isSuccess: true } });
   });

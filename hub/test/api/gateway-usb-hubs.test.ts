@@ -92,7 +92,7 @@ describe('GET /Gateway', () => {
     expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=1&usbHubPortState=Off', 'POST', viewer)).toEqual(missing);
     expect(await call('/Gateway/UsbHub?action=reboot&id=LABHUB01', 'POST', viewer)).toEqual(missing);
     expect(await call('/Gateway', 'GET', lister))
-      .toEqual({ isSuccess: false, errorMessage: 'User does not have required entitlement: SystemViewGateways' });
+      .toEqual({ isSuccess: false, errorMessage: 'User does not have required entitlement: SystemViewGateways', errorCode: 'ENTITLEMENT_REQUIRED' });
     expect(lab.usbHub?.model.mode(1)).toBe('s');
   });
 
@@ -105,11 +105,11 @@ describe('GET /Gateway', () => {
     expect(await call(`/Device/UsbPort?update&id=${id}`, 'POST'))
       .toEqual({ isSuccess: false, errorMessage: "Parameter 'usbHubPortState' is required." });
     expect(await call('/Device/UsbPort?update&id=no-such-device&usbHubPortState=Off', 'POST'))
-      .toEqual({ isSuccess: false, errorMessage: "Device 'no-such-device' not found." });
+      .toEqual({ isSuccess: false, errorMessage: "Device 'no-such-device' not found.", errorCode: 'DEVICE_NOT_FOUND' });
     expect(await call('/Gateway/UsbHub?update&id=NOHUB&usbHubPort=1&usbHubPortState=Off', 'POST'))
       .toEqual({ isSuccess: false, errorMessage: "USB hub 'NOHUB' not found." });
     expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=12&usbHubPortState=Off', 'POST'))
-      .toEqual({ isSuccess: false, errorMessage: "Switching the USB port on USB hub 'LABHUB01' failed: Hub LABHUB01 has no port 12 (ports 1..8)" });
+      .toEqual({ isSuccess: false, errorMessage: "Switching the USB port on USB hub 'LABHUB01' failed: Hub LABHUB01 has no port 12 (ports 1..8)", errorCode: 'USB_HUB_ERROR' });
     expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=x&usbHubPortState=Off', 'POST'))
       .toMatchObject({ isSuccess: false });
     expect(await call('/Gateway/UsbHub?action=explode&id=LABHUB01', 'POST'))

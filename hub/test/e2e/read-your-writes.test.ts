@@ -122,6 +122,7 @@ test('a device failure keeps its code and reads the same on the direct and the a
   expect(direct).toEqual({
     isSuccess: false,
     errorMessage: expect.stringMatching(/^Installing the application on device '.+' failed: .*INSTALL_FAILED_INSUFFICIENT_STORAGE/),
+    errorCode: 'INSTALL_FAILED_INSUFFICIENT_STORAGE',
   });
   expect(polled.data).toEqual(direct);
   expect(await listedApplications()).not.toContain(app.applicationIdentifier);
