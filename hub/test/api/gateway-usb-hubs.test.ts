@@ -87,7 +87,7 @@ describe('GET /Gateway', () => {
     await lab.hub.db.insertInto('roles').values({ name: 'ListOnly', entitlements: ['DeviceList'] }).execute();
     const lister = await lab.addUser('lister@example.com', ['ListOnly']);
     expect(await call('/Gateway', 'GET', viewer)).toHaveLength(1);
-    const missing = { isSuccess: false, errorMessage: 'User does not have required entitlement: SystemManageUsbHubs' };
+    const missing = { isSuccess: false, errorMessage: 'User does not have required entitlement: SystemManageUsbHubs', errorCode: 'ENTITLEMENT_REQUIRED' };
     expect(await call('/Device/UsbPort?update&id=no-such-device&usbHubPortState=Off', 'POST', viewer)).toEqual(missing);
     expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=1&usbHubPortState=Off', 'POST', viewer)).toEqual(missing);
     expect(await call('/Gateway/UsbHub?action=reboot&id=LABHUB01', 'POST', viewer)).toEqual(missing);
