@@ -82,9 +82,8 @@ test('install (by package id), launch, uninstall: the device shows each effect',
 
 test('a device that refuses an install: exit 1, the device\'s reason, and the advice for its code', async () => {
   await runCli(['retain', serial], env());
-  await runCli(['uninstall', 'com.example.android.contactmanager', serial], env());
   await lab.world.failNextInstall(serial, 'INSUFFICIENT_STORAGE');
-  const refused = await runCli(['install', 'com.example.android.contactmanager', serial], env());
+  const refused = await runCli(['install', fixture('ContactManager.apk'), serial], env());
   expect(refused.code).toBe(1);
   expect(refused.stderr).toMatch(/failed: Failure \[INSTALL_FAILED_INSUFFICIENT_STORAGE\]/);
   expect(refused.stderr).toMatch(/The device is out of storage: uninstall apps from it/);
