@@ -49,8 +49,8 @@ type ResolvedDevice = Awaited<ReturnType<typeof resolveDevice>>;
 
 function grantFor(device: ResolvedDevice, ticketKeys: TicketKeys, caller: Caller): DeviceConnectionGrant {
   if ('user' in caller) requireEntitlement(caller.user, 'DeviceConnect');
-  if (device.deleted) throw new ApiFailure('Device is deleted.');
-  if (!device.enabled) throw new ApiFailure('Device is disabled.');
+  if (device.deleted) throw new ApiFailure('Device is deleted.', 'DEVICE_UNAVAILABLE');
+  if (!device.enabled) throw new ApiFailure('Device is disabled.', 'DEVICE_UNAVAILABLE');
   if (!device.retained_by || !device.retain_id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name), 'DEVICE_NOT_RETAINED');
   if ('user' in caller) {
     if (device.retained_by !== caller.user.id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name), 'DEVICE_NOT_RETAINED');

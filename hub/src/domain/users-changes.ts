@@ -5,11 +5,11 @@
  * entitlements the caller does not hold, nor assigns a role granting such entitlements (`./privilege`).
  */
 import { sql, type Updateable } from 'kysely';
-import { ADMINISTRATOR_ROLE, ApiFailure, missingEntitlementMessage, TESTER_ROLE, type UserProperty } from '@devicelab/shared';
+import { ADMINISTRATOR_ROLE, ApiFailure, TESTER_ROLE, type UserProperty } from '@devicelab/shared';
 import { generateApiToken, hashToken } from '../auth/api-tokens';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hashPassword } from '../auth/passwords';
-import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
+import { hasEntitlement, missingEntitlement, requireEntitlement } from '../auth/entitlements';
 import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
 import type { UserRow, UsersTable } from '../store/schema';
 import type { ChangeRequest } from './deferred-input';
@@ -112,10 +112,10 @@ export async function generateUserToken(db: Db, caller: AuthenticatedUser, id: s
 export function requireModifyRight(caller: AuthenticatedUser, id: string): void {
   if (hasEntitlement(caller, 'UserModify')) return;
   if (id === caller.id) {
-    if (!hasEntitlement(caller, 'UserModifySelf')) throw new ApiFailure(missingEntitlementMessage('UserModifySelf'), 'ENTITLEMENT_REQUIRED');
+    if (!hasEntitlement(caller, 'UserModifySelf')) throw missingEntitlement('UserModifySelf');
     return;
   }
-  throw new ApiFailure(missingEntitlementMessage('UserModify'), 'ENTITLEMENT_REQUIRED');
+  throw missingEntitlement('UserModify');
 }
 
 /** The built-in admin keeps its name (the hub finds it by that name on every start); nobody else may take it. */
