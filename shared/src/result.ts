@@ -8,8 +8,9 @@ export type Result<T> = { isSuccess: true; data: T } | FailureResult;
 
 export const success = (): ResultModel => ({ isSuccess: true });
 export const successWith = <T>(data: T): Result<T> => ({ isSuccess: true, data });
+/** `errorCode` undefined is left out on the wire (the writer omits undefined, as JSON does). */
 export const failure = (errorMessage: string, errorCode?: FailureCode): FailureResult =>
-  (errorCode === undefined ? { isSuccess: false, errorMessage } : { isSuccess: false, errorMessage, errorCode });
+  ({ isSuccess: false, errorMessage, errorCode });
 
 export interface AsyncResponse { asyncResponseId: string }
 export interface AsyncStatus<T> { isComplete: boolean; data?: T }
