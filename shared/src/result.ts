@@ -1,4 +1,4 @@
-/** Result envelopes of spec 2.3 in their wire form (wire-decisions rules 11 and 14). */
+/** Result envelopes of spec 2.3 in their wire form (wire rules 11, 14 and 32, docs/wire-rules.md). */
 import type { FailureCode } from './failure-codes';
 
 /** A failure Result; `errorCode` (an extension, README "Failure codes") names the reason for programs. */

@@ -1,4 +1,4 @@
-/** Entitlement guard (wire-decisions rules 18-19): checked before any existence or state check. */
+/** Entitlement guard (wire rules 18-19, docs/wire-rules.md): checked before any existence or state check. */
 import { ApiFailure, missingEntitlementMessage, type Entitlement } from '@devicelab/shared';
 import type { AuthenticatedUser } from './authenticated-user';
 

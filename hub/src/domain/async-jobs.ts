@@ -1,9 +1,9 @@
 /**
- * Async operations (spec 4.7, wire-decisions rule 14) as rows in `async_jobs`, so `/Async` survives a hub restart
- * and could be answered by another replica. Status: running → complete → delivered (returned once, then invalid).
- * An id not polled for 5 minutes is invalid. Every job ends within its deadline: one that takes longer completes
- * with a failure Result saying it timed out (its work is abandoned, its outcome no longer reported). Work that can
- * tell how far it is (an install) reports a percent, kept on the row for `/Async` and the event stream.
+ * Async operations (spec 4.7, wire rule 14 of docs/wire-rules.md) as rows in `async_jobs`, so `/Async` survives a hub
+ * restart and could be answered by another replica. Status: running → complete → delivered (returned once, then
+ * invalid). An id not polled for 5 minutes is invalid. Every job ends within its deadline: one that takes longer
+ * completes with a failure Result saying it timed out (its work is abandoned, its outcome no longer reported). Work
+ * that can tell how far it is (an install) reports a percent, kept on the row for `/Async` and the event stream.
  */
 import { sql } from 'kysely';
 import { ApiFailure, createLogger, failure, UNEXPECTED_ERROR_MESSAGE, type Logger } from '@devicelab/shared';

@@ -26,7 +26,7 @@ const ACCESS_ENDPOINT_WAIT_MS = 3_000;
 
 /**
  * Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online).
- * retain_device (migrations 022, 025) applies the same rules inside the database.
+ * retain_device (current definition: migration 025) applies the same rules inside the database.
  */
 export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
   if (device.deleted) throw new ApiFailure('Device is deleted.', 'DEVICE_UNAVAILABLE');
@@ -39,8 +39,8 @@ export async function retainDevice(
   db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
-  // One statement (migration 022): losers are refused from the committed row without waiting on its lock; the
-  // winner's lock, update, session marker and event are one short transaction.
+  // One statement (the SQL function retain_device): losers are refused from the committed row without waiting on its
+  // lock; the winner's lock, update, session marker and event are one short transaction.
   const at = options.now?.() ?? new Date();
   const device = await callRetainFunction(db, sql`retain_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
     ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text)`, identifier);
@@ -75,7 +75,7 @@ export async function releaseDevice(
   else if (device.outcome !== 'unchanged') throw new ApiFailure(refusalText(device), refusalCode(device));
 }
 
-/** What retain_device and release_device return (migrations 022, 025). */
+/** What retain_device and release_device return (current definitions: migration 025). */
 interface RetainOutcome {
   outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | 'deleted' | 'disabled' | 'in_use' | 'offline';
   id: string;

@@ -1,10 +1,10 @@
 /**
- * Who may open a relayed connection into a device (issue 11 part 2): the user who retains it right now (with
+ * Who may open a relayed connection into a device: the user who retains it right now (with
  * DeviceConnect), or the holder of the current retain's DeviceAccessTicket authenticator (checked as the
  * gateway's TicketVerifier checks it: the hub's Ed25519 signature, the device, the current retain id). The
  * device must be enabled and not deleted. The adb key AUTH at the device's endpoint comes on top of this.
  * A refusal of a device that exists is a Note event on it (who, from where, why), like the gateway's endpoint
- * refusals (issue 11 part 4); at most one a minute per device and caller (all ticket holders count as one), so
+ * refusals; at most one a minute per device and caller (all ticket holders count as one), so
  * a client that retries, or anyone sending tickets, cannot flood the history.
  */
 import { createPublicKey, verify } from 'node:crypto';

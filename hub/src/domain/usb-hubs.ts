@@ -19,7 +19,7 @@ import { COMMAND_TIMEOUTS_MS, commandFailure } from './gateway-commands';
  * last reported, marked errored; every port of each hub, in a stable order (by name). A port names its device as
  * the hub's records do (device name and serial number), also while the device is off USB and its gateway
  * knows it only by the vendor unique identifier it last saw there. A data-mode port's state is written as
- * `dataPortState` says (`Data` or `Sync`, wire-decisions rule 26).
+ * `dataPortState` says (`Data` or `Sync`, wire rule 26 of docs/wire-rules.md).
  */
 export async function listGateways(
   db: Db, gateways: GatewayDirectory, dataPortState: DataPortStateName,
@@ -90,7 +90,7 @@ export function parsePortState(text: string | undefined): SwitchablePortState {
   if (text === undefined) throw new ApiFailure("Parameter 'usbHubPortState' is required.");
   const state = parseEnumValue(UsbHubPortState, text, usbHubPortStateAliases);
   if (!state || state === 'Unknown') {
-    // The vendor's wording (wire-contract.md 5), which clients may match on.
+    // The vendor's wording (wire rule 29, docs/wire-rules.md), which clients may match on.
     throw new ApiFailure('Unknown value. Expected values are: Off, Data, Sync, Charge.');
   }
   return state;

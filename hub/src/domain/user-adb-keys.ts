@@ -1,5 +1,5 @@
 /**
- * A user's adb public keys (issue 11): the keys whose holder may open a device that user retains, through the
+ * A user's adb public keys: the keys whose holder may open a device that user retains, through the
  * device's adb endpoint on its gateway. Adding or removing your own needs UserModifySelf (or UserModify),
  * anyone else's UserModify and the reach rule (`./privilege`); a user's keys are shown to whoever may see that
  * user (themselves, or UserList). A change reaches the gateways of the devices the user retains at once.

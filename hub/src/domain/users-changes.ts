@@ -179,8 +179,8 @@ async function requireAnActiveAdministrator(trx: Tx): Promise<void> {
 }
 
 /**
- * A login taken by someone else (case-insensitively): the vendor server passed PostgreSQL's text through, and
- * clients test its `ERROR: 23505:` prefix (wire-contract 4.4). Built from SQLSTATE and constraint, never from
+ * A login taken by someone else (case-insensitively): the vendor server passed PostgreSQL's text through, and clients
+ * test its `ERROR: 23505:` prefix (wire rule 29, docs/wire-rules.md). Built from SQLSTATE and constraint, never from
  * the server's (localised) message.
  */
 const duplicateLoginMessage = (constraint: string): string =>

@@ -43,7 +43,7 @@ interface GatewaySessionContext {
   onEnded(session: GatewaySession): void;
   /** SPKI DER of the DeviceAccessTicket signing key, for Welcome. */
   ticketPublicKey?: Buffer;
-  /** Where the gateway's metrics batches go (issue 5); without it batches are acknowledged unstored. */
+  /** Where the gateway's metrics batches go; without it batches are acknowledged unstored. */
   metrics?: MetricsStore;
 }
 
@@ -346,7 +346,7 @@ export class GatewaySession {
     }
   }
 
-  /** A connection into a device was opened or refused: a Note event on the device (issue 11 part 4). */
+  /** A connection into a device was opened or refused: a Note event on the device, so its history shows who came in. */
   private onAccessEvent(event: DeviceAccessEvent): void {
     this.recordWrite(() => recordGatewayDeviceEvent(this.ctx.db, this.ctx.gateway.id, {
       vendorUniqueIdentifier: event.vendorUniqueIdentifier, eventType: 'Note', message: event.message,

@@ -63,8 +63,8 @@ const RECORDS_STORE_RETRY_SECONDS = 5;
 export interface RouteParameters { route: string; keys: ReadonlySet<string> }
 
 /**
- * Refuses a request that carries a key its route does not know (wire-decisions rule 24) before any handler runs.
- * `routes` is keyed by `METHOD /path` with the path in lower case, as express matches it (letter case and a
+ * Refuses a request that carries a key its route does not know (wire rule 24, docs/wire-rules.md) before any handler
+ * runs. `routes` is keyed by `METHOD /path` with the path in lower case, as express matches it (letter case and a
  * trailing slash ignored); routes not in it pass.
  */
 export function rejectUnknownParameters(routes: ReadonlyMap<string, RouteParameters>): RequestHandler {

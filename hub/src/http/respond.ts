@@ -1,5 +1,5 @@
 /**
- * Response writer (wire-decisions rules 10-13): keys with null/undefined values omitted at every depth,
+ * Response writer (wire rules 10-13, docs/wire-rules.md): keys with null/undefined values omitted at every depth,
  * `isSuccess` first then `errorMessage`, compact unless `pretty=true` (2-space indent, `"key": value`).
  */
 import type { Response } from 'express';

@@ -1,8 +1,8 @@
 /**
- * Metrics markers (spec 3, 4.3): named periods of one device. Several may be open at once if their names
- * differ; stopping needs the same name and device. The `session` marker covers each retained period: it is
- * opened and closed by retain/release in their own statements (migration 022's retain_device, release_device), so users cannot
- * start or stop it themselves.
+ * Metrics markers (spec 3, 4.3): named periods of one device. Several may be open at once if their names differ;
+ * stopping needs the same name and device. The `session` marker covers each retained period: it is opened and closed
+ * by retain/release in their own statements (the SQL functions retain_device, release_device; current definitions in
+ * migration 025), so users cannot start or stop it themselves.
  */
 import { sql, type RawBuilder } from 'kysely';
 import { ApiFailure } from '@devicelab/shared';

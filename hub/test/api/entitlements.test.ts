@@ -3,7 +3,7 @@
  * x test), over HTTP on a running lab. Each caller holds every entitlement but the one under test, so the answer
  * can only come from that one missing entitlement. Every request runs twice: against the real device and
  * application, and against identifiers nobody has, because the entitlement is checked before existence
- * (wire-decisions 19). Nothing may change either way.
+ * (wire rule 19, docs/wire-rules.md). Nothing may change either way.
  */
 import { readFileSync } from 'node:fs';
 import { Entitlement, type Entitlement as EntitlementName } from '@devicelab/shared';

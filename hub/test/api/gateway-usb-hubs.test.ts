@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(() => lab?.stop(), 60_000);
 afterEach(() => expect(errors).toEqual([]));
 
-interface Json { [key: string]: any } // eslint-disable-line @typescript-eslint/no-explicit-any
+interface Json { [key: string]: any }
 
 async function call(pathAndQuery: string, method = 'GET', credentials = admin()): Promise<Json> {
   const res = await lab.api(credentials, pathAndQuery, { method });
@@ -35,7 +35,7 @@ describe('GET /Gateway', () => {
   it('lists the gateway with its hub, every port, and the devices on their ports', async () => {
     const [gateway] = await gatewaysNow();
     expect(Object.keys(gateway)).toEqual(['name', 'publicAddress', 'publicPort', 'usbHubList',
-      'isConnected', 'lastSeenAt', 'version', 'hubReplica']); // the last four: fleet extension (issue 16)
+      'isConnected', 'lastSeenAt', 'version', 'hubReplica']); // the last four: fleet extension
     expect(gateway).toMatchObject({ name: 'lab-gateway', publicAddress: '127.0.0.1', publicPort: 9000 });
     const [hub] = gateway.usbHubList;
     expect(Object.keys(hub).pop()).toBe('devices');

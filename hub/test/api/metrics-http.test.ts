@@ -30,7 +30,7 @@ const BASE = Date.parse('2026-11-22T10:00:00Z');
 const at = (second: number) => new Date(BASE + second * 1000);
 const iso = (second: number) => at(second).toISOString().replace('.000Z', 'Z');
 const pad = (n: number) => String(n).padStart(2, '0');
-/** The server's local time zone forms (no offset = server time, wire-decisions rule 7). */
+/** The server's local time zone forms (no offset = server time, wire rule 7 of docs/wire-rules.md). */
 const localIso = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 const usCulture = (d: Date) => {
   const h = d.getHours() % 12 || 12;

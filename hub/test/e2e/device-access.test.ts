@@ -1,5 +1,5 @@
 /**
- * Issue 11: the retain ticket opens the device. Real adb clients (each user its own HOME, key and adb server)
+ * The retain ticket opens the device. Real adb clients (each user its own HOME, key and adb server)
  * against a labsim device through the gateway's adb endpoint and through the hub-relayed WebSocket tunnel.
  */
 import { fixture } from '../../../scripts/jest/shared-files';

@@ -1,5 +1,5 @@
 /**
- * The device record is true when a call returns (issue 9.2): what a client reads right after install, uninstall
+ * The device record is true when a call returns: what a client reads right after install, uninstall
  * or reset is what the device has, every time, without waiting.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Gateway reports made while PostgreSQL is away are not lost (issue 9.2): a device unplugged during an outage
+ * Gateway reports made while PostgreSQL is away are not lost: a device unplugged during an outage
  * is Offline once the database is back, and cannot be retained. The PostgreSQL here is an embedded one this test
  * starts, stops and starts again on the same port and data.
  */

@@ -1,8 +1,8 @@
 /**
- * Retain and release as one statement each (issue 12 part 2): the rule checks, the row lock, the update, the
- * metrics `session` marker and the DeviceRetained event in one function call, so a retain is one round trip
- * instead of about twelve and the device row is locked only for the time the database itself needs. The rules
- * are those of `domain/device-actions.ts`, which turns the outcome into the spec's texts:
+ * Retain and release as one statement each (migration 025 redefines these functions; read them there): the rule
+ * checks, the row lock, the update, the metrics `session` marker and the DeviceRetained event in one function call,
+ * so a retain is one round trip instead of about twelve and the device row is locked only for the time the database
+ * itself needs. The rules are those of `domain/device-actions.ts`, which turns the outcome into the spec's texts:
  *  - a device is named as spec 2.1 says (Guid, then vendor unique identifier, then serial number);
  *  - a retain is refused from the committed row first, without waiting on its lock (losers fail fast), and only
  *    a possible winner locks the row and checks again on what the lock found;

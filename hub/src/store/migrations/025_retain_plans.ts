@@ -1,5 +1,5 @@
 /**
- * Retain and release under contention (issue 12 part 2), the database half:
+ * Retain and release under contention, the database half (this file holds the functions' current definitions):
  *  - The helpers of migration 022 become PL/pgSQL. As SQL functions called from PL/pgSQL they were parsed and
  *    planned again in every transaction (their cache lives in the caller's per-transaction expression state):
  *    that was most of a refused retain's cost (0.7 ms of server CPU, 0.25 ms now). PL/pgSQL keeps its plans for
