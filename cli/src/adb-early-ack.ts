@@ -1,5 +1,5 @@
 /**
- * Early acknowledgement of the user's adb writes at the tunnel's near end (issue 11). adb without `delayed_ack`
+ * Early acknowledgement of the user's adb writes at the tunnel's near end. adb without `delayed_ack`
  * (Debian's adb 29; the gateway's endpoint never offers it) keeps one WRTE per stream in flight until its OKAY,
  * and through the hub that OKAY crosses the CLI, hub, link and gateway and back: a push ran at half the speed of
  * a direct one. Here, per stream, the CLI answers OKAY to a WRTE as soon as it has passed the WRTE on, while fewer

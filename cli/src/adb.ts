@@ -65,7 +65,7 @@ export async function registerAdbKey(api: ApiClient): Promise<void> {
       hint: `The key in ${file} must be an adb public key; registering it needs the User modify self entitlement.`,
     });
   } catch (err) {
-    if (err instanceof CliError && /already registered/i.test(err.message)) return;
+    if (err instanceof CliError && err.failureCode === 'ADB_KEY_EXISTS') return;
     throw err;
   }
 }

@@ -3,7 +3,7 @@
  * every way a call can fail to an exit code and a message that says what to do next.
  */
 import type { Credentials } from './config';
-import { CliError, EXIT } from './errors';
+import { CliError, EXIT, exitCodeFor, type FailureCode } from './errors';
 
 export type Params = Record<string, string | number | boolean | undefined>;
 
@@ -18,17 +18,17 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** The advice appended to a failure: fixed, or chosen from the hub's failure text. */
-export type FailureHint = string | ((failureMessage: string) => string);
+/** The advice appended to a failure: fixed, or chosen by the failure's code. */
+export type FailureHint = string | ((code: FailureCode | undefined) => string);
 
 interface ResultEnvelope<T> {
   isSuccess: boolean;
   errorMessage?: string;
+  errorCode?: FailureCode;
   data?: T;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
-const ENTITLEMENT_PREFIX = 'User does not have required entitlement';
 
 export class ApiClient {
   private readonly authorization: string;
@@ -69,14 +69,14 @@ export class ApiClient {
   /** A GET whose answer is a bare JSON value (lists), or a failure Result. */
   async get<T>(path: string, options: RequestOptions = {}): Promise<T> {
     const value = await this.json<T | ResultEnvelope<T>>('GET', path, options);
-    if (isFailure(value)) throw this.failure(value.errorMessage, `GET ${path}`, options.hint);
+    if (isFailure(value)) throw this.failure(value, `GET ${path}`, options.hint);
     return value as T;
   }
 
   /** A call answered by a Result: its data on success, a CliError (exit 1, or 4 for a missing entitlement) otherwise. */
   async result<T = undefined>(method: 'GET' | 'POST', path: string, options: RequestOptions = {}): Promise<T> {
     const value = await this.json<ResultEnvelope<T>>(method, path, options);
-    if (isFailure(value)) throw this.failure(value.errorMessage, `${method} ${path}`, options.hint);
+    if (isFailure(value)) throw this.failure(value, `${method} ${path}`, options.hint);
     if (!value || typeof value !== 'object' || value.isSuccess !== true) {
       throw new CliError(`The hub's answer to ${method} ${path} is not a Result. Check that ${this.credentials.url} is a DeviceLab hub.`, EXIT.apiFailure);
     }
@@ -103,7 +103,7 @@ export class ApiClient {
       const status = await this.get<{ isComplete: boolean; data?: unknown; progress?: number }>('/Async', { params: { id } });
       if (status.isComplete) {
         const data = status.data as ResultEnvelope<T> | T | undefined;
-        if (isFailure(data)) throw this.failure(data.errorMessage, `POST ${path}`, options.hint);
+        if (isFailure(data)) throw this.failure(data, `POST ${path}`, options.hint);
         if (data && typeof data === 'object' && 'isSuccess' in data) return (data as ResultEnvelope<T>).data as T;
         return data as T;
       }
@@ -128,14 +128,17 @@ export class ApiClient {
     }
   }
 
-  failure(message: string | undefined, call: string, failureHint?: FailureHint): CliError {
-    const text = message ?? 'failed without a message';
-    const hint = typeof failureHint === 'function' ? failureHint(text) : failureHint;
-    if (text.startsWith(ENTITLEMENT_PREFIX)) {
+  /** A failure Result as a CliError: its exit code and advice chosen by its `errorCode`. */
+  failure(result: { errorMessage?: string; errorCode?: FailureCode }, call: string, failureHint?: FailureHint): CliError {
+    const text = result.errorMessage ?? 'failed without a message';
+    const code = result.errorCode;
+    if (code === 'ENTITLEMENT_REQUIRED') {
       return new CliError(`${text} (${call}, as '${this.credentials.user}'). Ask your lab admin for a role with that `
-        + 'entitlement, or use a login that has it.', EXIT.notAuthorised);
+        + 'entitlement, or use a login that has it.', exitCodeFor(code), code);
     }
-    return new CliError(`${text}${/[.!?]$/.test(text) ? '' : '.'} ${hint ?? `(the hub's answer to ${call}: check the values you gave; \`devicelab help\` shows each command's usage.)`}`, EXIT.apiFailure);
+    const hint = typeof failureHint === 'function' ? failureHint(code) : failureHint;
+    return new CliError(`${text}${/[.!?]$/.test(text) ? '' : '.'} ${hint ?? `(the hub's answer to ${call}: check the values you gave; \`devicelab help\` shows each command's usage.)`}`,
+      exitCodeFor(code), code);
   }
 
   private transportError(err: unknown, call: string, timeoutMs: number): CliError {
@@ -182,7 +185,7 @@ export class ApiClient {
   }
 }
 
-function isFailure(value: unknown): value is { isSuccess: false; errorMessage?: string } {
+function isFailure(value: unknown): value is { isSuccess: false; errorMessage?: string; errorCode?: FailureCode } {
   return Boolean(value && typeof value === 'object' && !Array.isArray(value)
     && (value as { isSuccess?: unknown }).isSuccess === false);
 }

@@ -18,8 +18,27 @@ export const EXIT = {
   timeout: 124,
 } as const;
 
+/**
+ * A failure Result's `errorCode` (README "Failure codes"). Imported type-only: the CLI installs without the hub's
+ * packages, and a code the catalog no longer has fails its type check.
+ */
+export type { FailureCode } from '../../shared/src/failure-codes';
+import type { FailureCode } from '../../shared/src/failure-codes';
+
+/** Exit codes chosen by the failure's code; any other failure Result exits with `apiFailure`. */
+const EXIT_BY_CODE: Readonly<Partial<Record<FailureCode, number>>> = {
+  ENTITLEMENT_REQUIRED: EXIT.notAuthorised,
+  COMMAND_TIMEOUT: EXIT.timeout,
+  COMMAND_EXPIRED: EXIT.timeout,
+  DEVICE_TIMEOUT: EXIT.timeout,
+};
+
+export const exitCodeFor = (code: FailureCode | undefined): number =>
+  (code === undefined ? undefined : EXIT_BY_CODE[code]) ?? EXIT.apiFailure;
+
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number) {
+  /** `failureCode`: the hub's `errorCode` when the error is its failure Result. */
+  constructor(message: string, readonly exitCode: number, readonly failureCode?: FailureCode) {
     super(message);
     this.name = 'CliError';
   }

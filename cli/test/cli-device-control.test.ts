@@ -80,6 +80,16 @@ test('install (by package id), launch, uninstall: the device shows each effect',
   await runCli(['release', serial], env());
 });
 
+test('a device that refuses an install: exit 1, the device\'s reason, and the advice for its code', async () => {
+  await runCli(['retain', serial], env());
+  await lab.world.failNextInstall(serial, 'INSUFFICIENT_STORAGE');
+  const refused = await runCli(['install', fixture('ContactManager.apk'), serial], env());
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toMatch(/failed: Failure \[INSTALL_FAILED_INSUFFICIENT_STORAGE\]/);
+  expect(refused.stderr).toMatch(/The device is out of storage: uninstall apps from it/);
+  await runCli(['release', serial], env());
+});
+
 test('logs: the last lines; --follow prints new lines until Ctrl-C (exit 0)', async () => {
   const logs = await runCli(['logs', serial, '--lines', '20'], env());
   expect(logs.code).toBe(0);

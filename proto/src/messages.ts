@@ -106,7 +106,7 @@ export type HubMessage =
   | { body: 'openTunnel'; openTunnel: OpenTunnel }
   | { body: 'accessSync'; accessSync: AccessSync };
 
-/** USB hubs of a gateway (issue 4). */
+/** USB hubs of a gateway. */
 interface UsbHubPortReport {
   portNumber: number; name: string; location: string; deviceSerialNumber: string; milliamps: number;
   state: string; flags: string[]; chargingSeconds: number; chargingProfile: string;

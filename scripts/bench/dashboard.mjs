@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Benchmark: the web dashboard (issue 13), in Debian's Chromium driven by playwright-core.
+// Benchmark: the web dashboard, in Debian's Chromium driven by playwright-core.
 //   initial load:  compressed (gzip -9) JavaScript of the grid page's initial load (index.html's entry script and
 //                  what it preloads; pages loaded on demand are not counted). Target < 300 KB.
 //   render:        BENCH_DEVICES (default 1000) devices, from page load (navigation start) to the grid showing them

@@ -1,4 +1,4 @@
-// Event-loop cost of hostile JSON bodies (issue 9): each body is sent to `POST /Settings?update` of a real hub
+// Event-loop cost of hostile JSON bodies: each body is sent to `POST /Settings?update` of a real hub
 // process, alone (the request's time is the hub's parse time plus a round trip) and then from two connections
 // at once while a third measures `GET /Service` (how long a harmless request waits behind them).
 import { progress, startBenchHub } from './bench-lab.mjs';

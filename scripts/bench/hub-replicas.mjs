@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Benchmark: hub replicas on one PostgreSQL (issue 16). Needs DATABASE_URL (both replicas share its scratch database).
+// Benchmark: hub replicas on one PostgreSQL. Needs DATABASE_URL (both replicas share its scratch database).
 //   throughput: `GET /apiv1/Device` with BENCH_DEVICES (default 20) devices Online, autocannon in its own process
 //               (BENCH_CONNECTIONS, default 8, for BENCH_SECONDS, default 5): against replica A alone, then split
 //               over A and B at once (two autocannon processes, half the connections each), alternated twice.

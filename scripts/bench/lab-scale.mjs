@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Lab-scale benchmark (issue 12): the hub process on PostgreSQL with BENCH_DEVICES (default 1,000) devices reported
+// Lab-scale benchmark: the hub process on PostgreSQL with BENCH_DEVICES (default 1,000) devices reported
 // through the real gateway link by a synthetic gateway process (synthetic-gateway.mjs), loaded by generators in
 // their own processes (autocannon; retain-race.mjs), every row against a baseline measured in the same run:
 //   GET /Device at 1 / 50 / 200 clients     vs a bare Node http server sending the same bytes (static-bytes-server.mjs)

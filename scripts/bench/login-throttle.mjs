@@ -1,4 +1,4 @@
-// Wrong-token floods against a real hub (issue 9): how many wrong credentials the hub evaluates per second from
+// Wrong-token floods against a real hub: how many wrong credentials the hub evaluates per second from
 // one client address and from ever-new addresses, how many it refuses with 429, and whether a user who logged
 // in before still gets in. Hub on a scratch database (DATABASE_URL, default the local PostgreSQL).
 // `npx tsc -b && node scripts/bench/login-throttle.mjs` (BENCH_SECONDS, default 4; BENCH_CONCURRENCY, default 16).

@@ -1,4 +1,4 @@
-// What hostile uploads cost a real hub process (issue 9): the 1 MB zip bomb named `.apk` and the broken-zip
+// What hostile uploads cost a real hub process: the 1 MB zip bomb named `.apk` and the broken-zip
 // corpus of the tests (hub/test/apps/broken-zips.ts: crafted cases and BENCH_CORPUS seeded random corruptions of
 // the fixtures), each uploaded with `wait=true`, against the baseline of a valid fixture APK uploaded in the same
 // run (alternating with the bomb). Prints time per upload and the hub's RSS: before, peak per phase (sampled

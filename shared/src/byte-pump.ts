@@ -1,5 +1,5 @@
 /**
- * Joins two byte streams both ways with backpressure, for every relayed device connection (issue 11): the hub's
+ * Joins two byte streams both ways with backpressure, for every relayed device connection: the hub's
  * WebSocket <-> gateway link Tunnel call, and on the gateway the Tunnel call <-> the device's adb endpoint or
  * usbmuxd. When one side will not take more, the other is paused until it drains; nothing buffers without bound.
  * Either side ending ends the other.

@@ -1,5 +1,5 @@
 /**
- * Entitlement wire names (PascalCase, as in the vendor's error texts; wire-contract.md 3.1).
+ * Entitlement wire names (PascalCase, as in the vendor's error texts; wire rule 18 of docs/wire-rules.md).
  * The spec's labels map to these: "Device list" -> DeviceList, "View gateways" -> SystemViewGateways, ...
  */
 export const Entitlement = [

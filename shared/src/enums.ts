@@ -32,7 +32,7 @@ export const UsbHubDeviceFlags = [
 export type UsbHubDeviceFlags = (typeof UsbHubDeviceFlags)[number];
 
 /**
- * Case-insensitive enum lookup (wire-decisions rule 3). Returns the canonical spelling, or undefined.
+ * Case-insensitive enum lookup (wire rule 3, docs/wire-rules.md). Returns the canonical spelling, or undefined.
  * `aliases` maps lower-case alternative spellings (e.g. `sync` for `Data`, rule 8).
  */
 export function parseEnumValue<T extends string>(
@@ -48,7 +48,7 @@ export function parseEnumValue<T extends string>(
 export const usbHubPortStateAliases: Record<string, UsbHubPortState> = { sync: 'Data' };
 
 /**
- * How responses name a data-mode port's state (wire-decisions rule 26): `Data` (the spec) or `Sync` (what the
+ * How responses name a data-mode port's state (wire rule 26, docs/wire-rules.md): `Data` (the spec) or `Sync` (what the
  * vendor's server sent and its C# client's enum requires). A hub setting chooses.
  */
 export const DataPortStateName = ['Data', 'Sync'] as const;

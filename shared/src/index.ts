@@ -2,6 +2,7 @@ export * from './enums';
 export * from './entitlements';
 export * from './models';
 export * from './result';
+export * from './failure-codes';
 export * from './wire-time';
 export * from './readiness';
 export * from './logger';

@@ -1,6 +1,6 @@
 /**
  * API models of spec 2.3 in wire form: camelCase keys, enums as strings, DateTime as `yyyy-mm-ddThh:mm:ssZ`
- * strings, TimeSpan as seconds. Optional keys are omitted when null (wire-decisions rule 10).
+ * strings, TimeSpan as seconds. Optional keys are omitted when null (wire rule 10, docs/wire-rules.md).
  */
 import type { DeviceReadinessState } from './readiness';
 import type {
@@ -101,7 +101,7 @@ export interface DeviceAccessTicket {
 export interface BuildToolInformation { path: string; versionString: string; version: string; buildVersion: string }
 
 /**
- * A gateway in HubInformation, with the vendor C# client's names beside the spec's (wire-decisions rule 25):
+ * A gateway in HubInformation, with the vendor C# client's names beside the spec's (wire rule 25, docs/wire-rules.md):
  * `deviceConnectNodeId`/`deviceConnectVersion`, `xcode` = buildTool, `appium` = automation (its `patchHash`
  * = pathHash), `appiumConfigurationError` = automationConfigurationError.
  */
@@ -156,7 +156,7 @@ export interface UsbHub {
   devices: UsbHubDevice[];
 }
 
-/** GET /Gateway: `name` before `usbHubList`, and each hub's `devices` last (wire-contract 4.6). */
+/** GET /Gateway: `name` before `usbHubList`, and each hub's `devices` last (wire rule 30, docs/wire-rules.md). */
 export interface GatewayDescription {
   name: string;
   publicAddress: string;
@@ -164,7 +164,7 @@ export interface GatewayDescription {
   usbHubList: UsbHub[];
 }
 
-/** GatewayDescription with the fleet fields (extension, issue 16): clients that do not know them ignore them. */
+/** GatewayDescription with the fleet fields (extension): clients that do not know them ignore them. */
 export type FleetGatewayDescription = GatewayDescription & {
   isConnected: boolean;
   lastSeenAt?: string;
@@ -173,7 +173,7 @@ export type FleetGatewayDescription = GatewayDescription & {
   hubReplica?: string;
 };
 
-/** GET /Service, with the vendor C# client's names beside the spec's (wire-decisions rule 25). */
+/** GET /Service, with the vendor C# client's names beside the spec's (wire rule 25, docs/wire-rules.md). */
 export interface HubInformation {
   ServiceNodeId: string;
   ServiceVersion: string;
@@ -185,7 +185,7 @@ export interface HubInformation {
   gatewayInformation: DeviceGatewayInformation[];
 }
 
-/** Event (spec 2.3) with the real wire's spellings beside the spec's (wire-decisions rule 16). */
+/** Event (spec 2.3) with the real wire's spellings beside the spec's (wire rule 16, docs/wire-rules.md). */
 export interface Event {
   id: string;
   deviceId?: string;

@@ -1,19 +1,26 @@
-/** Result envelopes of spec 2.3 in their wire form (wire-decisions rules 11 and 14). */
+/** Result envelopes of spec 2.3 in their wire form (wire rules 11, 14 and 32, docs/wire-rules.md). */
+import type { FailureCode } from './failure-codes';
 
-export type ResultModel = { isSuccess: true } | { isSuccess: false; errorMessage: string };
-export type Result<T> = { isSuccess: true; data: T } | { isSuccess: false; errorMessage: string };
+/** A failure Result; `errorCode` (an extension, README "Failure codes") names the reason for programs. */
+export type FailureResult = { isSuccess: false; errorMessage: string; errorCode?: FailureCode };
+export type ResultModel = { isSuccess: true } | FailureResult;
+export type Result<T> = { isSuccess: true; data: T } | FailureResult;
 
 export const success = (): ResultModel => ({ isSuccess: true });
 export const successWith = <T>(data: T): Result<T> => ({ isSuccess: true, data });
-export const failure = (errorMessage: string): { isSuccess: false; errorMessage: string } =>
-  ({ isSuccess: false, errorMessage });
+/** `errorCode` undefined is left out on the wire (the writer omits undefined, as JSON does). */
+export const failure = (errorMessage: string, errorCode?: FailureCode): FailureResult =>
+  ({ isSuccess: false, errorMessage, errorCode });
 
 export interface AsyncResponse { asyncResponseId: string }
 export interface AsyncStatus<T> { isComplete: boolean; data?: T }
 
-/** A business failure a handler can throw; the HTTP layer writes it as a failure Result with HTTP 200. */
+/**
+ * A business failure a handler can throw; the HTTP layer writes it as a failure Result with HTTP 200, its `code`
+ * as the Result's `errorCode`.
+ */
 export class ApiFailure extends Error {
-  constructor(message: string) {
+  constructor(message: string, readonly code?: FailureCode) {
     super(message);
     this.name = 'ApiFailure';
   }

@@ -1,4 +1,4 @@
-/** DateTime and TimeSpan codecs of the wire (wire-decisions rules 7 and 17). */
+/** DateTime and TimeSpan codecs of the wire (wire rules 7 and 17, docs/wire-rules.md). */
 
 /** `yyyy-mm-ddThh:mm:ssZ` in UTC, no fractional seconds. */
 export function formatWireDate(date: Date): string {
@@ -33,7 +33,7 @@ export function isWithinRequestDateRange(date: Date): boolean {
 /** Time of day after a date in the culture forms: `h:mm[:ss] [tt]` or `H:mm[:ss]`. */
 const CULTURE_TIME = String.raw`(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$`;
 const US_CULTURE = new RegExp(String.raw`^(\d{1,2})\/(\d{1,2})\/(\d{4})` + CULTURE_TIME);
-/** `yyyy/MM/dd [H:mm:ss]`, which .NET's DateTime.Parse also accepts (wire-decisions rule 27). */
+/** `yyyy/MM/dd [H:mm:ss]`, which .NET's DateTime.Parse also accepts (wire rule 27, docs/wire-rules.md). */
 const YEAR_FIRST_SLASHED = new RegExp(String.raw`^(\d{4})\/(\d{1,2})\/(\d{1,2})` + CULTURE_TIME);
 const ISO_DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?$/;

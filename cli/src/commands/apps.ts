@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { ApiClient } from '../api-client';
 import { action, durationOption, type Context } from '../context';
-import { CliError, EXIT } from '../errors';
+import { CliError, EXIT, type FailureCode } from '../errors';
 import type { Application, Device } from '../models';
 import { formatBytes, type Output, table } from '../output';
 import { label } from '../retainer';
@@ -73,17 +73,25 @@ export async function installOnDevice(ctx: Context, app: Application, device: st
   ctx.out.clearProgress();
 }
 
-/** What to do after a failed install, by what the hub said went wrong. */
-export function installFailureHint(failure: string): string {
-  if (/provisioning profile|MinimumOSVersion/.test(failure)) {
-    return 'Upload a build whose provisioning profile lists this device\'s UDID, has not expired and allows its iOS '
-      + 'version, or pick another device (`devicelab devices --filter os=ios`).';
+/** What to do after a failed install, by the failure's code. */
+export function installFailureHint(code: FailureCode | undefined): string {
+  switch (code) {
+    case 'APP_NOT_PROVISIONED':
+      return 'Upload a build whose provisioning profile lists this device\'s UDID, has not expired and allows its iOS '
+        + 'version, or pick another device (`devicelab devices --filter os=ios`).';
+    case 'APP_WRONG_PLATFORM':
+      return 'Upload the build for that kind of device: a simulator build (zipped .app) for simulators, a device IPA for phones.';
+    case 'DEVICE_IN_USE':
+    case 'DEVICE_NOT_RETAINED':
+      return 'Retain the device first (`devicelab retain <device>`), or pick a free one.';
+    case 'INSTALL_FAILED_INSUFFICIENT_STORAGE':
+      return 'The device is out of storage: uninstall apps from it (`devicelab uninstall <app> <device>`), or pick another device.';
+    case 'INSTALL_FAILED_UPDATE_INCOMPATIBLE':
+    case 'INSTALL_FAILED_VERSION_DOWNGRADE':
+      return 'The device has another build of this app: install with --force (removes the old copy and its data).';
+    default:
+      return 'If the device says the signature changed, install with --force (removes the old copy and its data).';
   }
-  if (/built for iOS devices|built for an? iOS Simulator|iphonesimulator/i.test(failure)) {
-    return 'Upload the build for that kind of device: a simulator build (zipped .app) for simulators, a device IPA for phones.';
-  }
-  if (/in use|retain/i.test(failure)) return 'Retain the device first (`devicelab retain <device>`), or pick a free one.';
-  return 'If the device says the signature changed, install with --force (removes the old copy and its data).';
 }
 
 function appRow(app: Application): (string | number | undefined)[] {

@@ -1,7 +1,7 @@
 /** `reboot`, `reset`, `port`, `logs`, `metrics`, `marker`. */
 import type { Command } from 'commander';
 import { action, durationOption, positiveInt, type Context } from '../context';
-import { CliError, EXIT, usageError } from '../errors';
+import { CliError, EXIT, usageError, type FailureCode } from '../errors';
 import { table } from '../output';
 
 const HOLD_HINT = 'Retain the device first (`devicelab retain <device>`) and check that it is online (`devicelab devices`).';
@@ -110,8 +110,8 @@ export function registerDeviceControlCommands(program: Command): void {
       const response = await ctx.api().raw('GET', '/Device/Metrics', { params, timeoutMs: 150_000 });
       const text = await response.text();
       if ((response.headers.get('content-type') ?? '').includes('json')) {
-        const value = JSON.parse(text) as InfluxDocument & { isSuccess?: boolean; errorMessage?: string };
-        if (value.isSuccess === false) throw ctx.api().failure(value.errorMessage, 'GET /Device/Metrics', '`devicelab metrics --help` lists the options.');
+        const value = JSON.parse(text) as InfluxDocument & { isSuccess?: boolean; errorMessage?: string; errorCode?: FailureCode };
+        if (value.isSuccess === false) throw ctx.api().failure(value, 'GET /Device/Metrics', '`devicelab metrics --help` lists the options.');
         if (opts.csv) throw new CliError('The hub answered JSON to a CSV query; it may be older than this CLI.', EXIT.apiFailure);
         ctx.out.result(value, () => influxTables(value));
         return;

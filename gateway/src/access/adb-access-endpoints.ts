@@ -1,5 +1,5 @@
 /**
- * Remote adb for the retainer (issue 11): while an Android device is retained, a TCP port of this gateway speaks
+ * Remote adb for the retainer: while an Android device is retained, a TCP port of this gateway speaks
  * the adbd protocol for it, so `adb connect <gateway>:<port>` on the user's machine gives a real adb transport.
  *
  * Each connection is our adb bridge (`adb-bridge.ts`: the adbd protocol, every stream carried through this host's
@@ -8,7 +8,7 @@
  * retainer's, read at that moment); a key it offers otherwise is refused and the refusal reported with its
  * fingerprint. A release or a new retainer drops every connection at once.
  *
- * A device keeps its endpoint's port from its first retain while it stays on this host (issue 12 part 2), so the
+ * A device keeps its endpoint's port from its first retain while it stays on this host, so the
  * hub names it in the next retain's ticket at once, without waiting for this gateway to hear of that retain. A
  * client that connects is therefore held, unread, until the hub has answered an AccessSync (`sync`): the answer
  * comes behind every Retention the hub sent before it, so the client is checked against every retain and release

@@ -1,5 +1,5 @@
 /**
- * The adbd side of one client connection to a device's adb endpoint (issue 11): speaks the adb transport
+ * The adbd side of one client connection to a device's adb endpoint: speaks the adb transport
  * protocol (AOSP `protocol.txt`) to the user's adb server and carries every stream the client opens to the device
  * through this host's adb server (`host:transport:<serial>` + the service), as STF's bridge (adbkit `tcpusb`) does.
  *

@@ -1,5 +1,5 @@
 /**
- * The gateway end of a hub-relayed device connection (issue 11 part 2): the hub asked for it with OpenTunnel;
+ * The gateway end of a hub-relayed device connection: the hub asked for it with OpenTunnel;
  * this calls `GatewayLink.Tunnel`, names the tunnel in the first frame, and joins the call (with the shared byte
  * pump, backpressure both ways) to the device's access endpoint: for Android a local TCP connection into its
  * adb endpoint, which authenticates the client exactly as a direct connection; for iOS one usbmux client

@@ -1,5 +1,5 @@
 /**
- * The retainer's usbmux endpoint for an iOS device (issue 11 part 3): one hub tunnel is one usbmux client
+ * The retainer's usbmux endpoint for an iOS device: one hub tunnel is one usbmux client
  * connection, answered by a filtering proxy in front of the gateway's usbmuxd. usbmux has no client
  * authentication, so it is served only through the tunnel (authenticated at the hub as the retainer), and it
  * shows only the retained device: ListDevices and Listen answer with that device alone, Connect reaches only its

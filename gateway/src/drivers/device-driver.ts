@@ -4,7 +4,7 @@
  * vendor unique identifier (adb serial / UDID) and fail with `DeviceCommandError` carrying a user-facing text.
  */
 import type { DeviceState } from '@devicelab/proto';
-import type { DeviceBatteryStatus } from '@devicelab/shared';
+import type { DeviceBatteryStatus, FailureCode } from '@devicelab/shared';
 
 export interface DeviceListener {
   /** A device appeared or its state/facts changed. The state is complete (not a patch). */
@@ -129,12 +129,12 @@ export interface DeviceSampling {
 }
 
 /**
- * A command failed; `message` is meant for the user (it ends up in the API's errorMessage), `code` is the
- * device's own failure code (`INSTALL_FAILED_...`, `DELETE_FAILED_...`) or the gateway's own
- * (`DEVICE_TIMEOUT`, `DEVICE_UNREACHABLE`, `DEVICE_NOT_CONNECTED`, `DEVICE_NOT_READY`).
+ * A command failed; `message` is meant for the user (it ends up in the API's errorMessage), `code` (one of the
+ * catalog's, `@devicelab/shared` failure-codes) is for programs: the device's own (`INSTALL_FAILED_...`) or the
+ * gateway's (`DEVICE_TIMEOUT`, `DEVICE_NOT_READY`, ...). It reaches the API's Result as `errorCode`.
  */
 export class DeviceCommandError extends Error {
-  constructor(message: string, readonly code?: string) {
+  constructor(message: string, readonly code: FailureCode) {
     super(message);
     this.name = 'DeviceCommandError';
   }

@@ -2,10 +2,10 @@
  * Executes a hub Command against the driver of the device's platform and turns the outcome into a CommandResult. Install pulls
  * the binary into the app cache first (FetchBlob). The command's deadline bounds how long the hub waits: an
  * expired command is not started, and a result after the deadline is replaced by a timeout error. A failure keeps
- * its code (the device's `INSTALL_FAILED_...`, or the gateway's own) on its way to the hub.
+ * its catalog code (the device's `INSTALL_FAILED_...`, or the gateway's own) on its way to the hub.
  */
 import type { Command, CommandResult, DeviceState } from '@devicelab/proto';
-import type { Logger } from '@devicelab/shared';
+import type { FailureCode, Logger } from '@devicelab/shared';
 import type { AppCache } from '../apps/app-cache';
 import { DeviceCommandError, type ArrivingApp } from '../drivers/device-driver';
 import type { DriverRegistry } from '../drivers/registry';
@@ -27,7 +27,7 @@ export class CommandExecutor {
 
   /** `onProgress` hears how far an install is (percent, each value once and rising) while it runs. */
   async execute(command: Command, onProgress?: (percent: number) => void): Promise<CommandResult> {
-    const failed = (errorMessage: string, errorCode: string): CommandResult =>
+    const failed = (errorMessage: string, errorCode: FailureCode | ''): CommandResult =>
       ({ commandId: command.commandId, ok: false, errorMessage, errorCode, text: '' });
     const deadline = command.deadlineMs > 0 ? command.deadlineMs : undefined;
     if (deadline !== undefined && Date.now() >= deadline) {
@@ -41,7 +41,9 @@ export class CommandExecutor {
     const work = this.run(command, onProgress && risingOnly(onProgress)).then(
       (outcome): CommandResult => ({ commandId: command.commandId, ok: true, errorMessage: '', errorCode: '', text: '', ...outcome }),
       (err: unknown) => {
-        if (err instanceof DeviceCommandError || err instanceof UsbHubError) return failed(err.message, err.code ?? '');
+        if (err instanceof DeviceCommandError) return failed(err.message, err.code);
+        // A USB hub's own reason (`timeout`, `closed`) stays in the text, where the hub's answer has always had it.
+        if (err instanceof UsbHubError) return failed(err.code ? `${err.message} (${err.code})` : err.message, 'USB_HUB_ERROR');
         this.logger.error({ err, command: command.commandId }, 'command failed unexpectedly');
         return failed('The gateway failed unexpectedly while running the command; see its log', 'GATEWAY_ERROR');
       },

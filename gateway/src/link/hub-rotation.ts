@@ -1,5 +1,5 @@
 /**
- * Which hub replica the gateway dials next, and after how long (issue 16: `DEVICELAB_HUB=a:7443,b:7443`). Every
+ * Which hub replica the gateway dials next, and after how long (`DEVICELAB_HUB=a:7443,b:7443`). Every
  * attempt that ends without a verified session, and every lost session, moves on to the next address, round-robin.
  * Within a round (until every address was tried once since the last session) the next attempt starts at once, so a
  * gateway whose replica died is on another one within a round trip; after a whole round failed it waits with the

@@ -1,5 +1,5 @@
 /**
- * USB hub telemetry for metrics (issue 4 point 6): one `usb_hub` row per device port per interval, with the
+ * USB hub telemetry for metrics: one `usb_hub` row per device port per interval, with the
  * port's voltage (the hub's 5 V rail: Universal firmware has no per-port voltage), current, power, usb state
  * (Off | Sync | Charge, the metrics vocabulary), charging profile and time, and the device's battery.
  */

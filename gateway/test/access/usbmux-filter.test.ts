@@ -1,5 +1,5 @@
 /**
- * The usbmux filtering proxy (issue 11 part 3) against labsim's usbmuxd: a client sees and reaches only the
+ * The usbmux filtering proxy against labsim's usbmuxd: a client sees and reaches only the
  * retained device, its Connect and refusals are told to the tunnel (they become access events), and its open
  * connections drop when the retain ends, including by a Welcome after the link was down that no longer holds the
  * retain (the gateway's hub link hands Welcome's retentions to `keepOnly`).

@@ -158,8 +158,9 @@ describe('pm install / uninstall results', () => {
       message: 'Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Existing package com.example.shop signatures do not match newer version; ignoring!]',
     });
     expect(parsePmResult('Failure [INSTALL_FAILED_INSUFFICIENT_STORAGE]')).toMatchObject({ code: 'INSTALL_FAILED_INSUFFICIENT_STORAGE' });
-    expect(parsePmResult('Failure [not installed for 0]')).toMatchObject({ ok: false, message: 'Failure [not installed for 0]' });
-    expect(parsePmResult('')).toMatchObject({ ok: false });
+    // pm's reasons that are not codes fail as PM_REFUSED, never as a code of their own.
+    expect(parsePmResult('Failure [not installed for 0]')).toEqual({ ok: false, message: 'Failure [not installed for 0]', code: 'PM_REFUSED' });
+    expect(parsePmResult('')).toMatchObject({ ok: false, code: 'PM_REFUSED' });
   });
 });
 

@@ -60,7 +60,9 @@ it('installs the fixture IPA, lists it, and uninstalls it', async () => {
 
 it('fails an install the device refuses with its own code', async () => {
   world.iosFleet.failNextInstall(spec.udid, 'ApplicationVerificationFailed');
-  await expect(driver.install(spec.udid, IPA)).rejects.toMatchObject({ code: 'ApplicationVerificationFailed' });
+  await expect(driver.install(spec.udid, IPA)).rejects.toMatchObject({
+    code: 'INSTALLD_ApplicationVerificationFailed', message: expect.stringContaining('(ApplicationVerificationFailed'),
+  });
 }, 60_000);
 
 it('keeps the device log from syslog_relay', async () => {

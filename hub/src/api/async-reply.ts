@@ -1,6 +1,6 @@
 /**
- * The reply of an async POST (wire-decisions rule 14): `{"isSuccess":true,"data":{"asyncResponseId":…}}`, or with
- * `wait=true` the outcome itself once the work is done; either way within the job deadline (async-jobs.ts).
+ * The reply of an async POST (wire rule 14, docs/wire-rules.md): `{"isSuccess":true,"data":{"asyncResponseId":…}}`,
+ * or with `wait=true` the outcome itself once the work is done; either way within the job deadline (async-jobs.ts).
  */
 import { successWith } from '@devicelab/shared';
 import { ignoreProgress, startAsyncJob, withDeadline, type JobWork } from '../domain/async-jobs';

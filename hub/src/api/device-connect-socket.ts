@@ -1,5 +1,5 @@
 /**
- * `GET /apiv1/Device/Connect?id=<device>` upgraded to a WebSocket (issue 11 part 2): one WebSocket is one raw
+ * `GET /apiv1/Device/Connect?id=<device>` upgraded to a WebSocket: one WebSocket is one raw
  * TCP byte stream into the device's access endpoint on its gateway (binary messages both ways; closing either
  * end closes the other), relayed over the gateway link's Tunnel call. Authenticated by Basic credentials of the
  * retainer or `Authorization: Bearer <DeviceAccessTicket authenticator>` (README "Device connections"). On a hub

@@ -64,7 +64,7 @@ function metricsRequest(params: RequestParams): MetricsRequest {
     limit: params.int('limit'),
     offset: params.int('offset'),
     start: params.date('start')?.date,
-    // A date-only end covers that whole day (wire-decisions rule 7).
+    // A date-only end covers that whole day (wire rule 7, docs/wire-rules.md).
     end: end ? (end.dateOnly ? endOfDay(end.date) : end.date) : undefined,
     groupBy: params.string('groupBy'),
     orderBy: params.string('orderBy'),

@@ -1,7 +1,7 @@
 /**
- * Reading the JSON body of `POST /User?update` and `?add` (spec 2.4 "update" properties, wire-contract 4.4) into a
- * checked change set. Everything is validated here, before anything is written: one bad key or value fails the
- * whole request.
+ * Reading the JSON body of `POST /User?update` and `?add` (spec 2.4 "update" properties; `UserName` and `Email`
+ * alike, wire rule 31 of docs/wire-rules.md) into a checked change set. Everything is validated here, before anything
+ * is written: one bad key or value fails the whole request.
  */
 import { ApiFailure, type UserProperty } from '@devicelab/shared';
 import type { ChangeRequest } from '../domain/deferred-input';

@@ -9,7 +9,6 @@ import type { AppMetadata } from './app-metadata';
 import type { ZipEntry, ZipReader } from './zip-reader';
 
 // app-info-parser ships no types; this is the part of its surface used here.
-/* eslint-disable @typescript-eslint/no-require-imports */
 const ManifestParser = require('app-info-parser/src/xml-parser/manifest') as new (buffer: Buffer, options: object) => {
   parse(): Record<string, unknown>;
 };
@@ -20,7 +19,6 @@ const { mapInfoResource, findApkIconPath } = require('app-info-parser/src/utils'
   mapInfoResource(info: Record<string, unknown>, resources: Record<string, unknown>): Record<string, unknown>;
   findApkIconPath(info: Record<string, unknown>): string;
 };
-/* eslint-enable @typescript-eslint/no-require-imports */
 
 const MAX_MANIFEST_BYTES = 8 * 1024 * 1024;
 const MAX_RESOURCES_BYTES = 256 * 1024 * 1024;

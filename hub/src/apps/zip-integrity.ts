@@ -55,7 +55,6 @@ export async function verifyZipIntegrity(zip: ZipReader, path: string, limits: Z
 /** No absolute paths, drive letters, backslashes, `..` segments or control characters. */
 function checkName(name: string): void {
   const unsafe = name === '' || name.startsWith('/') || name.includes('\\') || /^[a-zA-Z]:/.test(name)
-    // eslint-disable-next-line no-control-regex
     || /[\u0000-\u001f]/.test(name) || name.split('/').some((segment) => segment === '..');
   if (unsafe) throw new ZipFormatError(`entry '${name.replace(/[\u0000-\u001f]/g, '?')}' has an unsafe name`);
 }

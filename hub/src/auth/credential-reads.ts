@@ -1,5 +1,5 @@
 /**
- * The read every API request starts with, batched (issue 12): the user rows of the logins being checked, with
+ * The read every API request starts with, batched: the user rows of the logins being checked, with
  * their roles, and, when a waiting request lists devices, the device lists' change stamps, in ONE statement for
  * every request waiting at that moment. A round trip to PostgreSQL was most of what a request cost (the hub sat
  * idle waiting on it), so one client makes one round trip per request and 200 clients make far fewer than 200.

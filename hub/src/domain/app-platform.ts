@@ -21,6 +21,6 @@ export function isSimulator(properties: readonly DevicePropertyValue[]): boolean
 export function assertPlatformFits(app: Pick<ApplicationRow, 'platform' | 'display_name'>, device: { properties: readonly DevicePropertyValue[] }): void {
   if (!app.platform) return;
   const simulator = isSimulator(device.properties);
-  if (simulator && app.platform !== 'iphonesimulator') throw new ApiFailure(wrongPlatform.deviceBuildOnSimulator(app.display_name));
-  if (!simulator && app.platform === 'iphonesimulator') throw new ApiFailure(wrongPlatform.simulatorBuildOnDevice(app.display_name));
+  if (simulator && app.platform !== 'iphonesimulator') throw new ApiFailure(wrongPlatform.deviceBuildOnSimulator(app.display_name), 'APP_WRONG_PLATFORM');
+  if (!simulator && app.platform === 'iphonesimulator') throw new ApiFailure(wrongPlatform.simulatorBuildOnDevice(app.display_name), 'APP_WRONG_PLATFORM');
 }

@@ -7,7 +7,7 @@ import { withTx, type Db, type Tx } from '../store/database';
 import { applicationNotFound } from './application-commands';
 import { readDeferred, type Deferred } from './deferred-input';
 
-/** Legacy text of the vendor server for a delete of an unknown id (wire-contract 5; real newline). */
+/** Legacy text of the vendor server for a delete of an unknown id (wire rule 29, docs/wire-rules.md; real newline). */
 export const APPLICATION_NOT_FOUND_FOR_DELETE = 'Application not found.\nParameter name: application';
 
 /**

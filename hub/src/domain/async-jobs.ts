@@ -1,9 +1,9 @@
 /**
- * Async operations (spec 4.7, wire-decisions rule 14) as rows in `async_jobs`, so `/Async` survives a hub restart
- * and could be answered by another replica. Status: running → complete → delivered (returned once, then invalid).
- * An id not polled for 5 minutes is invalid. Every job ends within its deadline: one that takes longer completes
- * with a failure Result saying it timed out (its work is abandoned, its outcome no longer reported). Work that can
- * tell how far it is (an install) reports a percent, kept on the row for `/Async` and the event stream.
+ * Async operations (spec 4.7, wire rule 14 of docs/wire-rules.md) as rows in `async_jobs`, so `/Async` survives a hub
+ * restart and could be answered by another replica. Status: running → complete → delivered (returned once, then
+ * invalid). An id not polled for 5 minutes is invalid. Every job ends within its deadline: one that takes longer
+ * completes with a failure Result saying it timed out (its work is abandoned, its outcome no longer reported). Work
+ * that can tell how far it is (an install) reports a percent, kept on the row for `/Async` and the event stream.
  */
 import { sql } from 'kysely';
 import { ApiFailure, createLogger, failure, UNEXPECTED_ERROR_MESSAGE, type Logger } from '@devicelab/shared';
@@ -74,7 +74,7 @@ async function settle(work: () => Promise<unknown>, logger: Logger, timeoutMs?: 
   try {
     return await withDeadline(work, timeoutMs);
   } catch (err) {
-    if (err instanceof ApiFailure) return failure(err.message);
+    if (err instanceof ApiFailure) return failure(err.message, err.code);
     logger.error({ err }, 'async operation failed unexpectedly');
     return failure(UNEXPECTED_ERROR_MESSAGE);
   }

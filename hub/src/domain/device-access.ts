@@ -1,5 +1,5 @@
 /**
- * Who may open a device right now (issue 11), as the gateways are told in Retention messages: the retainer, with
+ * Who may open a device right now, as the gateways are told in Retention messages: the retainer, with
  * their registered adb keys, while the device is retained, enabled and not deleted. Anything else (released,
  * disabled, deleted) is an empty retain id, which closes the device's access endpoint and voids its tickets.
  * Told after every change that affects it; a gateway that misses one gets the whole set in its next Welcome.

@@ -1,6 +1,6 @@
 /** Retain, release, reboot and log of one device (spec 3, 4.2); every change and its event in one transaction. */
 import { sql, type RawBuilder } from 'kysely';
-import { ApiFailure, parseGuid, type DeviceAccessTicket } from '@devicelab/shared';
+import { ApiFailure, parseGuid, type DeviceAccessTicket, type FailureCode } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
@@ -48,19 +48,19 @@ export function retainRefusal(
 /** Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online). */
 export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
   const refusal = retainRefusal(device, user.id);
-  if (refusal) throw new ApiFailure(refusalText(refusal, device));
+  if (refusal) throw new ApiFailure(refusalText(refusal, device), refusalCode(refusal));
 }
 
 export async function retainDevice(
   db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
-  // One statement (store/routines/device-retain.ts): losers are refused from the committed row without waiting on its lock; the
-  // winner's lock, update, session marker and event are one short transaction.
+  // One statement (`retain_device`, store/routines/device-retain.ts): losers are refused from the committed row
+  // without waiting on its lock; the winner's lock, update, session marker and event are one short transaction.
   const at = options.now?.() ?? new Date();
   const device = await callRetainFunction(db, sql`retain_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
     ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text)`, identifier);
-  if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device));
+  if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device), refusalCode(device.outcome));
   const retainId = device.retain_id ?? '';
   // Also for a repeated retain, as a gateway that missed it would need; the other replicas heard of a new one at commit.
   announceRetention(options.gateways, device, device.outcome === 'retained');
@@ -93,7 +93,7 @@ export async function releaseDevice(
   const device = await callRetainFunction(db, sql`release_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
     ${user.id}::uuid, ${user.displayName}, ${hasEntitlement(user, 'DeviceReleaseAny')}, ${at.toISOString()}::timestamptz,
     ${gateways?.replicaId ?? null}::text)`, identifier);
-  if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device));
+  if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device), refusalCode(device.outcome));
   if (device.outcome === 'released') announceRetention(gateways, device, true);
 }
 
@@ -118,9 +118,11 @@ interface RetainOutcome {
 async function callRetainFunction(db: Db, call: RawBuilder<unknown>, identifier: string): Promise<RetainOutcome> {
   const { rows } = await sql<RetainOutcome>`SELECT * FROM ${call}`.execute(db);
   const device = rows[0];
-  if (device.outcome === 'not_found') throw new ApiFailure(deviceNotFound(identifier.trim()));
+  if (device.outcome === 'not_found') throw new ApiFailure(deviceNotFound(identifier.trim()), 'DEVICE_NOT_FOUND');
   return device;
 }
+
+const refusalCode = (refusal: RetainRefusal): FailureCode => (refusal === 'in_use' ? 'DEVICE_IN_USE' : 'DEVICE_UNAVAILABLE');
 
 function refusalText(refusal: RetainRefusal, device: Parameters<typeof inUseBy>[0]): string {
   switch (refusal) {

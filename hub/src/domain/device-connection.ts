@@ -1,10 +1,10 @@
 /**
- * Who may open a relayed connection into a device (issue 11 part 2): the user who retains it right now (with
+ * Who may open a relayed connection into a device: the user who retains it right now (with
  * DeviceConnect), or the holder of the current retain's DeviceAccessTicket authenticator (checked as the
  * gateway's TicketVerifier checks it: the hub's Ed25519 signature, the device, the current retain id). The
  * device must be enabled and not deleted. The adb key AUTH at the device's endpoint comes on top of this.
  * A refusal of a device that exists is a Note event on it (who, from where, why), like the gateway's endpoint
- * refusals (issue 11 part 4); at most one a minute per device and caller (all ticket holders count as one), so
+ * refusals; at most one a minute per device and caller (all ticket holders count as one), so
  * a client that retries, or anyone sending tickets, cannot flood the history.
  */
 import { createPublicKey, verify } from 'node:crypto';
@@ -49,11 +49,11 @@ type ResolvedDevice = Awaited<ReturnType<typeof resolveDevice>>;
 
 function grantFor(device: ResolvedDevice, ticketKeys: TicketKeys, caller: Caller): DeviceConnectionGrant {
   if ('user' in caller) requireEntitlement(caller.user, 'DeviceConnect');
-  if (device.deleted) throw new ApiFailure('Device is deleted.');
-  if (!device.enabled) throw new ApiFailure('Device is disabled.');
-  if (!device.retained_by || !device.retain_id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name));
+  if (device.deleted) throw new ApiFailure('Device is deleted.', 'DEVICE_UNAVAILABLE');
+  if (!device.enabled) throw new ApiFailure('Device is disabled.', 'DEVICE_UNAVAILABLE');
+  if (!device.retained_by || !device.retain_id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name), 'DEVICE_NOT_RETAINED');
   if ('user' in caller) {
-    if (device.retained_by !== caller.user.id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name));
+    if (device.retained_by !== caller.user.id) throw new ApiFailure(NOT_YOUR_RETAIN(device.name), 'DEVICE_NOT_RETAINED');
     return { vendorUniqueIdentifier: device.vendor_unique_identifier, userLogin: caller.user.login, endpoint: endpointOf(device) };
   }
   const ticket = decodeDeviceTicket(caller.authenticator);

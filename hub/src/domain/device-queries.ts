@@ -57,7 +57,7 @@ export const deviceNotFound = (identifier: string): string => `Device '${identif
 export async function resolveDevice(db: Db | Tx, identifier: string): Promise<DeviceWithRetainer> {
   const match = identifierMatch(identifier);
   const row = await selectDevices(db).where(match.where).orderBy(match.preference).executeTakeFirst();
-  if (!row) throw new ApiFailure(deviceNotFound(match.text));
+  if (!row) throw new ApiFailure(deviceNotFound(match.text), 'DEVICE_NOT_FOUND');
   return row;
 }
 
@@ -78,7 +78,7 @@ export function selectDeviceIdentity(db: Db | Tx, identifier: string) {
 
 export async function resolveDeviceIdentity(db: Db | Tx, identifier: string): Promise<DeviceIdentity> {
   const row = await selectDeviceIdentity(db, identifier).executeTakeFirst();
-  if (!row) throw new ApiFailure(deviceNotFound(identifier.trim()));
+  if (!row) throw new ApiFailure(deviceNotFound(identifier.trim()), 'DEVICE_NOT_FOUND');
   return row;
 }
 

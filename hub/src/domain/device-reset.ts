@@ -1,9 +1,9 @@
 /**
- * POST /Device?action=reset (spec 4.2): remove every user-installed application the device has (asked at the
- * time of the reset), then reboot; it succeeds only when the record, read from the device, shows none left. Omitted
+ * POST /Device?action=reset (spec 4.2): remove every user-installed application the device has (asked at the time of
+ * the reset), then reboot; it succeeds only when the record, read from the device, shows none left. Omitted
  * `uninstallAll` / `reboot` take the system-area defaults (hub-settings.ts); explicit values win even when the
- * default is off. Entitlements in the vendor's order (wire-decisions 22): DeviceApplicationManagement when
- * uninstalling is in effect, then DeviceReboot when rebooting is.
+ * default is off. Entitlements in the vendor's order (wire rule 22, docs/wire-rules.md): DeviceApplicationManagement
+ * when uninstalling is in effect, then DeviceReboot when rebooting is.
  */
 import { ApiFailure } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';

@@ -1,8 +1,8 @@
 /**
- * Changes an administrator makes to a device record (spec 3, 4.2): update (per-property entitlements,
- * wire-decisions 21), delete / undelete, enable / disable and the licensed device limit. Every change is
- * all-or-nothing: the whole body is checked before anything is written, and each change and its event share
- * one transaction.
+ * Changes an administrator makes to a device record (spec 3, 4.2): update (per-property entitlements, wire rule 21 of
+ * docs/wire-rules.md), delete / undelete, enable / disable and the licensed device limit. Every change is
+ * all-or-nothing: the whole body is checked before anything is written, and each change and its event share one
+ * transaction.
  */
 import { ApiFailure, type Entitlement } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
@@ -27,7 +27,7 @@ export interface DeviceChanges {
   deleted?: boolean;
 }
 
-/** The entitlement each property needs besides DeviceList (wire-decisions 21). */
+/** The entitlement each property needs besides DeviceList (wire rule 21, docs/wire-rules.md). */
 const PROPERTY_ENTITLEMENT: Record<keyof DeviceChanges, Entitlement> = {
   name: 'DeviceModify', slotNumber: 'DeviceModify', notes: 'DeviceModify', enabled: 'DeviceEnablement', deleted: 'DeviceDelete',
 };

@@ -19,7 +19,7 @@ export interface DeviceFilters {
   deleted?: boolean;
   slotNumber?: number;
   notes?: string;
-  /** The vendor client's filters (wire-decisions rule 24). Guid, serial number or vendor unique identifier. */
+  /** The vendor client's filters (wire rule 24, docs/wire-rules.md). Guid, serial number or vendor unique identifier. */
   anyId?: string;
   vendorUniqueIdentifier?: string;
   operatingSystemVersion?: string;
@@ -43,7 +43,7 @@ const RETAINER_DISPLAY_NAME = sql<string>`coalesce(nullif(concat_ws(' ',
   case when users.middle_name ~ '\\S' then users.middle_name end,
   case when users.last_name ~ '\\S' then users.last_name end), ''), users.login)`;
 
-/** GET /Device. Without DeviceList the answer is `[]` (wire-decisions rule 20). */
+/** GET /Device. Without DeviceList the answer is `[]` (wire rule 20, docs/wire-rules.md). */
 export async function listDevices(
   db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters>, options: Deferred<DeviceDetailOptions> = {},
   /** The lists' change stamps, read after the request began (with its credentials); read anew when absent. */

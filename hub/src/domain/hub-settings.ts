@@ -1,7 +1,7 @@
 /**
  * System-area settings an administrator reads and changes (`GET/POST /Settings`, an extension of the spec):
  * the defaults of a device reset when the request omits `uninstallAll` / `reboot` (spec 4.2), how `/Gateway`
- * names a data-mode port's state (wire-decisions rule 26), and the licensed device limit (spec 8: disabled
+ * names a data-mode port's state (wire rule 26, docs/wire-rules.md), and the licensed device limit (spec 8: disabled
  * devices do not count toward it).
  *
  * The reset defaults live in `hub_settings` so a change survives restarts. The licensed device limit is the

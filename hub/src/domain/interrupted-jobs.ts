@@ -1,5 +1,5 @@
 /**
- * Async jobs a hub restart interrupted (issue 9.4). The gateway may well have finished the work, so a job that
+ * Async jobs a hub restart interrupted. The gateway may well have finished the work, so a job that
  * says what it did to a device (its intent) is not failed at start: it is reconciled with the device's real state
  * as the records show it once the device's gateway has reported it again (every device is Offline at hub start
  * until then). Installed: success. Not installed once the install command's deadline has passed (until then the

@@ -54,5 +54,5 @@ export function provisioningProblems(app: ProvisionedApp, device: TargetDevice, 
 export function assertInstallable(app: ProvisionedApp, device: TargetDevice, now: Date = new Date()): void {
   const problems = provisioningProblems(app, device, now);
   if (problems.length === 0) return;
-  throw new ApiFailure(`Application '${app.display_name}' cannot be installed on device '${device.name}': ${problems.join('; ')}.`);
+  throw new ApiFailure(`Application '${app.display_name}' cannot be installed on device '${device.name}': ${problems.join('; ')}.`, 'APP_NOT_PROVISIONED');
 }

@@ -1,5 +1,5 @@
 /**
- * Nobody reaches entitlements they do not hold (issue 9, section 3). A caller may change a user or obtain its
+ * Nobody reaches entitlements they do not hold. A caller may change a user or obtain its
  * token, assign a role, or create, edit or delete a role only when every entitlement involved is one of its own.
  * Without this a user administrator could generate a token for an Administrator's account and act as it (and,
  * done to the built-in admin, lock the real administrator out), or hand itself a role it does not hold.

@@ -1,4 +1,4 @@
-/** `/Report/History`: EventHistory, newest first, stable under paging (spec 4.5, wire-decisions rule 16). */
+/** `/Report/History`: EventHistory, newest first, stable under paging (spec 4.5, wire rule 16 of docs/wire-rules.md). */
 import { formatWireDate, type Event, type EventHistory, type EventType } from '@devicelab/shared';
 import type { Db } from '../store/database';
 import type { EventRow } from '../store/schema';

@@ -1,6 +1,6 @@
 /**
  * What every report is filtered by (spec 4.5): application, device, user, a date range and skip/take paging.
- * Dates arrive parsed (every request form of wire-decisions rule 7); here they become the bounds queried.
+ * Dates arrive parsed (every request form of wire rule 7, docs/wire-rules.md); here they become the bounds queried.
  */
 import { ApiFailure, EARLIEST_REQUEST_DATE, parseGuid, type ParsedRequestDate } from '@devicelab/shared';
 import type { Db } from '../store/database';

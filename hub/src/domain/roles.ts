@@ -1,5 +1,5 @@
 /**
- * Role administration (extension; wire-decisions 23 "roles are administrable"): `GET /Role` and
+ * Role administration (extension; wire rule 23 of docs/wire-rules.md, "roles are administrable"): `GET /Role` and
  * `POST /Role?add|update|delete`, entitlement UserRolesModify. Rules:
  *  - the built-in roles Administrator and Tester cannot be renamed or deleted (the hub looks them up by name:
  *    Administrator on every start, Tester as the default role of imported users);

@@ -15,7 +15,7 @@ function formatLocalDateTime(date: Date): string {
     + `${pad(date.getMinutes())}:${pad(date.getSeconds())}${sign}${pad(offset / 60)}:${pad(offset % 60)}`;
 }
 
-/** A hub process serving this lab (extension, issue 16). */
+/** A hub process serving this lab (extension: GET /Service lists the replicas). */
 export interface WireHubReplica { id: string; hostname: string; version: string; startedAt: string }
 
 /** A live replica as the registry lists it (fleet/replica-registry.ts). */

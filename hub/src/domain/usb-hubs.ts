@@ -21,7 +21,7 @@ import { COMMAND_TIMEOUTS_MS, commandFailure } from './gateway-commands';
  * last reported, marked errored; every port of each hub, in a stable order (by name). A port names its device as
  * the hub's records do (device name and serial number), also while the device is off USB and its gateway
  * knows it only by the vendor unique identifier it last saw there. A data-mode port's state is written as
- * `dataPortState` says (`Data` or `Sync`, wire-decisions rule 26).
+ * `dataPortState` says (`Data` or `Sync`, wire rule 26 of docs/wire-rules.md).
  */
 export async function listGateways(
   db: Db, gateways: GatewayDirectory, dataPortState: DataPortStateName,
@@ -92,7 +92,7 @@ export function parsePortState(text: string | undefined): SwitchablePortState {
   if (text === undefined) throw new ApiFailure("Parameter 'usbHubPortState' is required.");
   const state = parseEnumValue(UsbHubPortState, text, usbHubPortStateAliases);
   if (!state || state === 'Unknown') {
-    // The vendor's wording (wire-contract.md 5), which clients may match on.
+    // The vendor's wording (wire rule 29, docs/wire-rules.md), which clients may match on.
     throw new ApiFailure('Unknown value. Expected values are: Off, Data, Sync, Charge.');
   }
   return state;
@@ -103,7 +103,7 @@ async function send(gateways: GatewayDirectory, hubSerialNumber: string, action:
   try {
     result = await gateways.sendUsbHubCommand(hubSerialNumber, action, COMMAND_TIMEOUTS_MS[action.action]);
   } catch (err) {
-    if (err instanceof GatewayUnavailableError) throw new ApiFailure(`USB hub '${hubSerialNumber}' is not reachable: ${err.message}`);
+    if (err instanceof GatewayUnavailableError) throw new ApiFailure(`USB hub '${hubSerialNumber}' is not reachable: ${err.message}`, 'GATEWAY_OFFLINE');
     throw err;
   }
   if (!result.ok) throw commandFailure(action, `USB hub '${hubSerialNumber}'`, result);

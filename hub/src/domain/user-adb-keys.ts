@@ -1,12 +1,12 @@
 /**
- * A user's adb public keys (issue 11): the keys whose holder may open a device that user retains, through the
+ * A user's adb public keys: the keys whose holder may open a device that user retains, through the
  * device's adb endpoint on its gateway. Adding or removing your own needs UserModifySelf (or UserModify),
  * anyone else's UserModify and the reach rule (`./privilege`); a user's keys are shown to whoever may see that
  * user (themselves, or UserList). A change reaches the gateways of the devices the user retains at once.
  */
-import { ApiFailure, InvalidAdbPublicKeyError, missingEntitlementMessage, parseAdbPublicKey } from '@devicelab/shared';
+import { ApiFailure, InvalidAdbPublicKeyError, parseAdbPublicKey } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
-import { hasEntitlement } from '../auth/entitlements';
+import { hasEntitlement, missingEntitlement } from '../auth/entitlements';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { isUniqueViolation, withTx, type Db, type Tx } from '../store/database';
 import { readDeferred, type Deferred } from './deferred-input';
@@ -50,7 +50,7 @@ export async function addAdbKey(
         .values({ user_id: userId, fingerprint: key.fingerprint, key: key.struct, comment: key.comment })
         .returningAll().executeTakeFirstOrThrow();
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiFailure(`The adb key ${key.fingerprint} is already registered for this user.`);
+      if (isUniqueViolation(err)) throw new ApiFailure(`The adb key ${key.fingerprint} is already registered for this user.`, 'ADB_KEY_EXISTS');
       throw err;
     }
   });
@@ -74,7 +74,7 @@ export async function removeAdbKey(
 
 /** GET /User/AdbKey: oneself, or anyone with UserList (who may see that user). */
 export async function listAdbKeys(db: Db, caller: AuthenticatedUser, userId: string): Promise<AdbKeyDescription[]> {
-  if (userId !== caller.id && !hasEntitlement(caller, 'UserList')) throw new ApiFailure(missingEntitlementMessage('UserList'));
+  if (userId !== caller.id && !hasEntitlement(caller, 'UserList')) throw missingEntitlement('UserList');
   const user = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
   if (!user) throw new ApiFailure(userNotFound(userId));
   const rows = await db.selectFrom('user_adb_keys').selectAll().where('user_id', '=', userId).orderBy('added_at').execute();

@@ -5,11 +5,11 @@
  * entitlements the caller does not hold, nor assigns a role granting such entitlements (`./privilege`).
  */
 import { sql, type Updateable } from 'kysely';
-import { ADMINISTRATOR_ROLE, ApiFailure, missingEntitlementMessage, TESTER_ROLE, type UserProperty } from '@devicelab/shared';
+import { ADMINISTRATOR_ROLE, ApiFailure, TESTER_ROLE, type UserProperty } from '@devicelab/shared';
 import { generateApiToken } from '../auth/api-tokens';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hashPassword } from '../auth/passwords';
-import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
+import { hasEntitlement, missingEntitlement, requireEntitlement } from '../auth/entitlements';
 import { endWebSessions, grantedEntitlements, losesEntitlements } from '../auth/session-revocation';
 import { setUserToken } from '../auth/users';
 import { isUniqueViolation, violatedConstraint, withTx, type Db, type Tx } from '../store/database';
@@ -120,10 +120,10 @@ export async function generateUserToken(db: Db, caller: AuthenticatedUser, id: s
 export function requireModifyRight(caller: AuthenticatedUser, id: string): void {
   if (hasEntitlement(caller, 'UserModify')) return;
   if (id === caller.id) {
-    if (!hasEntitlement(caller, 'UserModifySelf')) throw new ApiFailure(missingEntitlementMessage('UserModifySelf'));
+    if (!hasEntitlement(caller, 'UserModifySelf')) throw missingEntitlement('UserModifySelf');
     return;
   }
-  throw new ApiFailure(missingEntitlementMessage('UserModify'));
+  throw missingEntitlement('UserModify');
 }
 
 /** The built-in admin keeps its name (the hub finds it by that name on every start); nobody else may take it. */
@@ -187,8 +187,8 @@ async function requireAnActiveAdministrator(trx: Tx): Promise<void> {
 }
 
 /**
- * A login taken by someone else (case-insensitively): the vendor server passed PostgreSQL's text through, and
- * clients test its `ERROR: 23505:` prefix (wire-contract 4.4). Built from SQLSTATE and constraint, never from
+ * A login taken by someone else (case-insensitively): the vendor server passed PostgreSQL's text through, and clients
+ * test its `ERROR: 23505:` prefix (wire rule 29, docs/wire-rules.md). Built from SQLSTATE and constraint, never from
  * the server's (localised) message.
  */
 const duplicateLoginMessage = (constraint: string): string =>

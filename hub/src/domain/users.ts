@@ -22,7 +22,7 @@ export const PROFILE_FIELDS = [
 type ProfileField = (typeof PROFILE_FIELDS)[number];
 
 export const userNotFound = (id: string): string => `User '${id}' not found.`;
-/** Exact vendor text (wire-contract 5; real newline). */
+/** Exact vendor text (wire rule 29, docs/wire-rules.md; real newline). */
 export const INVALID_USERNAME = 'Invalid username, an email is expected.\nParameter name: UserName';
 export const BUILT_IN_ADMIN_LOGIN = 'admin';
 
@@ -51,7 +51,10 @@ export interface UserFilters {
   profile?: Partial<Record<ProfileField, string>>;
 }
 
-/** GET /User. Without UserList only the caller is considered; the filters still apply (wire-decisions 20). */
+/**
+ * GET /User. Without UserList only the caller is considered; the filters still apply (wire rule 20,
+ * docs/wire-rules.md).
+ */
 export async function listUsers(db: Db, caller: AuthenticatedUser, filters: UserFilters = {}): Promise<User[]> {
   let q = db.selectFrom('users').selectAll();
   if (!hasEntitlement(caller, 'UserList')) q = q.where('id', '=', caller.id);

@@ -1,5 +1,5 @@
 /**
- * This hub process as one replica of the lab (issue 16): an id that changes with every start, when it started
+ * This hub process as one replica of the lab: an id that changes with every start, when it started
  * and where it runs. Gateways record the replica their link landed on (`gateways.hub_replica`); the registry
  * (replica-registry.ts) records it in `hub_replicas` and keeps it live.
  */

@@ -171,8 +171,9 @@ async function applyDeviceStateInFull(
     const readiness = nextReadiness(current.readiness, state.readiness);
     const availability = availabilityOf(readiness);
     const flipped = availability !== current.availability;
-    // A deleted device that comes back Online was plugged in again: it is no longer deleted (wire-decisions
-    // rule 28), and counts toward the licensed limit again, beyond which it stays disabled like a new device.
+    // A deleted device that comes back Online was plugged in again: it is no longer deleted (wire rule 28,
+    // docs/wire-rules.md), and counts toward the licensed limit again, beyond which it stays disabled like a new
+    // device.
     const undeleted = current.deleted && flipped && availability === 'Online';
     if (undeleted) {
       await recordEvent(trx, {

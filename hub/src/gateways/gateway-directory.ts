@@ -51,7 +51,7 @@ export interface GatewayDirectory {
    */
   accessPort(vendorUniqueIdentifier: string, retainId: string, timeoutMs: number, confirmed?: boolean): Promise<number | undefined>;
   /**
-   * A relayed byte stream into the device's access endpoint through its gateway (issue 11 part 2). Rejects with
+   * A relayed byte stream into the device's access endpoint through its gateway. Rejects with
    * GatewayUnavailableError when no connected gateway holds the device or it does not answer within `timeoutMs`.
    */
   openTunnel(request: Omit<OpenTunnel, 'tunnelId'>, timeoutMs: number): Promise<DeviceTunnel>;

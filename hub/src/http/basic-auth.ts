@@ -16,7 +16,6 @@ import { CredentialReads } from '../auth/credential-reads';
 import type { ListStamps } from '../domain/device-list-cache';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       /** Set by basicAuthMiddleware. */

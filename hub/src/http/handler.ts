@@ -12,7 +12,7 @@ import { sendAuthenticationRequired } from './basic-auth';
 import { echo } from './echo';
 import { isDatabaseUnavailable } from '../store/database';
 import { prettyRequested, requestParams, type RequestParams } from './params';
-import { writeFailure, writeJson } from './respond';
+import { writeApiFailure, writeFailure, writeJson } from './respond';
 
 export interface RequestContext {
   req: Request;
@@ -49,7 +49,7 @@ export function handle(handler: Handler): RequestHandler {
       if (result !== NO_REPLY && !res.headersSent) writeJson(res, 200, result, pretty);
     } catch (err) {
       if (err instanceof ApiFailure) {
-        if (!res.headersSent) writeFailure(res, 200, err.message, pretty);
+        if (!res.headersSent) writeApiFailure(res, err, pretty);
         return;
       }
       next(err);
@@ -64,8 +64,8 @@ const RECORDS_STORE_RETRY_SECONDS = 5;
 export interface RouteParameters { route: string; keys: ReadonlySet<string> }
 
 /**
- * Refuses a request that carries a key its route does not know (wire-decisions rule 24) before any handler runs.
- * `routes` is keyed by `METHOD /path` with the path in lower case, as express matches it (letter case and a
+ * Refuses a request that carries a key its route does not know (wire rule 24, docs/wire-rules.md) before any handler
+ * runs. `routes` is keyed by `METHOD /path` with the path in lower case, as express matches it (letter case and a
  * trailing slash ignored); routes not in it pass.
  */
 export function rejectUnknownParameters(routes: ReadonlyMap<string, RouteParameters>): RequestHandler {
@@ -83,7 +83,7 @@ export function rejectUnknownParameters(routes: ReadonlyMap<string, RouteParamet
         next(err);
         return;
       }
-      writeFailure(res, 200, err.message, prettyRequested(req));
+      writeApiFailure(res, err, prettyRequested(req));
       return;
     }
     next();
@@ -105,7 +105,7 @@ export function errorHandler(logger: Logger) {
     if (res.headersSent) return;
     const pretty = prettyRequested(req);
     if (err instanceof ApiFailure) {
-      writeFailure(res, 200, err.message, pretty);
+      writeApiFailure(res, err, pretty);
       return;
     }
     const status = (err as { status?: number; statusCode?: number }).status

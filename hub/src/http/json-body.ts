@@ -1,6 +1,7 @@
 /**
- * Lenient JSON bodies of update/add requests (wire-decisions rule 5): JSON5 syntax (unquoted keys), keys matched
- * case-insensitively, string values accepted for booleans and numbers (`{"Enabled":"False"}`, `{slotNumber:"1777"}`).
+ * Lenient JSON bodies of update/add requests (wire rule 5, docs/wire-rules.md): JSON5 syntax (unquoted keys), keys
+ * matched case-insensitively, string values accepted for booleans and numbers (`{"Enabled":"False"}`,
+ * `{slotNumber:"1777"}`).
  *
  * Hostile bodies cost the event loop, so a body is bounded before it is parsed: a linear scan refuses nesting
  * deeper than MAX_JSON_DEPTH and more than MAX_JSON_ITEMS values, strict `JSON.parse` (fast) is tried first, and

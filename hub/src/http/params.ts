@@ -1,7 +1,7 @@
 /**
- * Request parameters as every real client sends them (wire-decisions rules 1-4, 7-9): query string merged with an
- * `application/x-www-form-urlencoded` body, names case-insensitive, `+` decoded as a space, an empty value meaning
- * "omitted". Typed readers throw ApiFailure with the vendor's error texts.
+ * Request parameters as every real client sends them (wire rules 1-4, 7-9, docs/wire-rules.md): query string merged
+ * with an `application/x-www-form-urlencoded` body, names case-insensitive, `+` decoded as a space, an empty value
+ * meaning "omitted". Typed readers throw ApiFailure with the vendor's error texts.
  */
 import type { Request } from 'express';
 import {

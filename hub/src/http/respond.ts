@@ -1,9 +1,9 @@
 /**
- * Response writer (wire-decisions rules 10-13): keys with null/undefined values omitted at every depth,
+ * Response writer (wire rules 10-13, docs/wire-rules.md): keys with null/undefined values omitted at every depth,
  * `isSuccess` first then `errorMessage`, compact unless `pretty=true` (2-space indent, `"key": value`).
  */
 import type { Response } from 'express';
-import { failure, formatWireDate } from '@devicelab/shared';
+import { failure, formatWireDate, type ApiFailure } from '@devicelab/shared';
 import { boundedFailureMessage } from './echo';
 
 /** Turns a value into its wire form: nulls dropped from objects, Dates formatted, Result keys ordered. */
@@ -36,4 +36,9 @@ export function writeJson(res: Response, status: number, value: unknown, pretty 
 
 export function writeFailure(res: Response, status: number, message: string, pretty = false): void {
   writeJson(res, status, failure(boundedFailureMessage(message)), pretty);
+}
+
+/** A business failure as its failure Result (HTTP 200): its text, and its code as `errorCode` when it has one. */
+export function writeApiFailure(res: Response, err: ApiFailure, pretty = false): void {
+  writeJson(res, 200, failure(boundedFailureMessage(err.message), err.code), pretty);
 }

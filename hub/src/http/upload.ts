@@ -1,8 +1,8 @@
 /**
- * Multipart upload (wire-decisions rule 6): the first part that carries a filename, whatever its field name (the
- * C# client names it with a random GUID, curl uses `upload`), streamed to a temporary directory with a size limit
- * and hashed (SHA-256) on the way, so a binary the hub already stores is never written a second time. A part that
- * does not arrive whole (client abort, size limit) leaves no file behind. Type by extension: `.apk` (Android),
+ * Multipart upload (wire rule 6, docs/wire-rules.md): the first part that carries a filename, whatever its field name
+ * (the C# client names it with a random GUID, curl uses `upload`), streamed to a temporary directory with a size
+ * limit and hashed (SHA-256) on the way, so a binary the hub already stores is never written a second time. A part
+ * that does not arrive whole (client abort, size limit) leaves no file behind. Type by extension: `.apk` (Android),
  * `.ipa` or `.zip` (iOS; a zip holds a simulator `.app` bundle); anything else fails with the vendor's exact text
  * (`unknownFileType`).
  */
@@ -126,7 +126,7 @@ export async function discardUploads(req: Request): Promise<void> {
   await Promise.all(files.map((f) => fs.rm(f.path, { force: true })));
 }
 
-/** The vendor server's text (wire-contract 5, exact): the .NET ArgumentException form, then the extension. */
+/** The vendor server's text, exactly (wire rule 29): the .NET ArgumentException form, then the extension. */
 const unknownFileType = (fileName: string): string =>
   `Unknown file type.\nParameter name: filename\n${path.extname(fileName)}`;
 

@@ -1,5 +1,5 @@
 /**
- * WebSocket endpoints of the REST API (issue 11): the HTTP server's `upgrade` requests, routed by path (one line
+ * WebSocket endpoints of the REST API: the HTTP server's `upgrade` requests, routed by path (one line
  * per path in `routes`), authenticated before anything is accepted. Basic credentials are checked as for every
  * request (throttled like them); a route may also take `Authorization: Bearer <token>` and check it itself
  * (a DeviceAccessTicket authenticator). A refused upgrade gets an HTTP answer with a failure Result, never a

@@ -59,7 +59,7 @@ export async function queryDeviceMetrics(
     const found = await lookedUp(store, {
       identifier, marker: marker === undefined ? undefined : { name: marker, offset: markerOffset }, now,
     }, { ...common, tables: plan, period });
-    if (!found.device) throw new ApiFailure(deviceNotFound(identifier.trim()));
+    if (!found.device) throw new ApiFailure(deviceNotFound(identifier.trim()), 'DEVICE_NOT_FOUND');
     if (!found.period) throw noMarker(found.device.name);
     return documentOf(request, format, found.device, found.series);
   }

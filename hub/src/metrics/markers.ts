@@ -75,7 +75,7 @@ export async function deviceMarkerPeriods(
     LEFT JOIN LATERAL (SELECT id, name, started_at, stopped_at FROM metrics.markers WHERE device_id = device.id AND name = ${name}
       ORDER BY started_at DESC, id LIMIT ${limit} OFFSET ${offset}) m ON true
     ORDER BY m.started_at DESC, m.id`.execute(db);
-  if (rows.length === 0) throw new ApiFailure(deviceNotFound(identifier.trim()));
+  if (rows.length === 0) throw new ApiFailure(deviceNotFound(identifier.trim()), 'DEVICE_NOT_FOUND');
   const periods = rows.filter((row) => row.started_at !== null)
     .map((row) => ({ name: row.name!, startedAt: row.started_at!, stoppedAt: row.stopped_at ?? undefined }));
   return { device: { id: rows[0].id, name: rows[0].device_name }, periods };

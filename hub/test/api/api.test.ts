@@ -84,7 +84,7 @@ describe('wire rules', () => {
     const retained = await form(`action=Retain&id=${d.id}`);
     expect(retained.text).toMatch(/^\{"isSuccess":true,"data":\{"authenticator":"/);
     const other = await form(`action=retain&id=${d.serial_number}`, 'tester@example.com');
-    expect(JSON.parse(other.text)).toEqual({ isSuccess: false, errorMessage: "Device 'Form One' is in use by 'admin'." });
+    expect(JSON.parse(other.text)).toEqual({ isSuccess: false, errorMessage: "Device 'Form One' is in use by 'admin'.", errorCode: 'DEVICE_IN_USE' });
     expect((await form(`action=Release&id=${d.id}`)).text).toBe('{"isSuccess":true}');
     expect((await call('POST', `/apiv1/Device?action=frobnicate&id=${d.id}`)).text)
       .toBe(`{"isSuccess":false,"errorMessage":"Unknown action 'frobnicate'."}`);
@@ -103,7 +103,7 @@ describe('wire rules', () => {
     const tail = JSON.parse((await call('GET', `/apiv1/Device/Log?id=${lab.devices[0].serial}&lines=2`)).text).data as string;
     expect(tail.trim().split('\n').filter((line) => !line.startsWith('--------- '))).toHaveLength(2);
     expect(JSON.parse((await call('GET', '/apiv1/Device/Log?id=nothing-here')).text))
-      .toEqual({ isSuccess: false, errorMessage: "Device 'nothing-here' not found." });
+      .toEqual({ isSuccess: false, errorMessage: "Device 'nothing-here' not found.", errorCode: 'DEVICE_NOT_FOUND' });
     const away = await insertDevice(lab.hub.db, { name: 'Log Away' });
     expect(JSON.parse((await call('GET', `/apiv1/Device/Log?id=${away.serial_number}`)).text).errorMessage)
       .toBe(`Device 'Log Away' is not reachable: No connected gateway holds device ${away.vendor_unique_identifier}.`);
@@ -205,7 +205,7 @@ describe('applications over HTTP', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(polled).toEqual({ isComplete: true, data: { isSuccess: false,
-      errorMessage: 'User does not have required entitlement: DeviceApplicationManagement' } });
+      errorMessage: 'User does not have required entitlement: DeviceApplicationManagement', errorCode: 'ENTITLEMENT_REQUIRED' } });
     expect((await call('POST', `/apiv1/Application?action=uninstall&id=${up.data.id}&deviceId=${serial}`)).text).toBe('{"isSuccess":true}');
   });
 });
@@ -222,15 +222,17 @@ describe('launch over HTTP', () => {
     const taken = await insertDevice(lab.hub.db, { name: 'Launch Taken' });
     expect(JSON.parse((await form(`action=Retain&id=${taken.id}`, 'tester@example.com')).text).isSuccess).toBe(true);
     expect(await launch(up.data.id, taken.id)).toEqual({ isSuccess: false,
-      errorMessage: "Device 'Launch Taken' is in use by 'tester@example.com'." });
+      errorMessage: "Device 'Launch Taken' is in use by 'tester@example.com'.", errorCode: 'DEVICE_IN_USE' });
     const ios = await insertDevice(lab.hub.db, { name: 'Launch iOS', operating_system: 'iOS' });
     expect(await launch(up.data.id, ios.serial_number!)).toEqual({ isSuccess: false,
       errorMessage: 'Application operating system does not match the device.' });
     const off = await insertDevice(lab.hub.db, { name: 'Launch Off', availability: 'Offline' });
-    expect(await launch(up.data.id, off.id)).toEqual({ isSuccess: false, errorMessage: 'Device is offline.' });
-    // Not installed on the (real, simulated) device: the device's answer comes back as the failure.
+    expect(await launch(up.data.id, off.id)).toEqual({ isSuccess: false, errorMessage: 'Device is offline.', errorCode: 'DEVICE_UNAVAILABLE' });
+    // Not installed on the (real, simulated) device: the device's answer comes back as the failure, with its code; the
+    // text is what it was before failures had codes.
     expect(await launch(up.data.id, lab.devices[0].serial)).toEqual({ isSuccess: false,
-      errorMessage: expect.stringContaining('com.example.android.contactmanager') });
+      errorMessage: expect.stringMatching(/^Launching the application on device '.+' failed: No launchable activity found for com\.example\.android\.contactmanager$/),
+      errorCode: 'APP_NOT_LAUNCHABLE' });
   });
 });
 

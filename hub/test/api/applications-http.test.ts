@@ -7,6 +7,7 @@ import { startHub, type RunningHub } from '../../src/server';
 import { startTestLab, type TestLab } from '../support/lab';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 import { fixture } from '../../../scripts/jest/shared-files';
+import type { FailureCode } from '@devicelab/shared';
 
 /** /Application update, delete, filters and uninstallBundle over HTTP, on a whole lab (real gateway, labsim). */
 let lab: TestLab;
@@ -36,7 +37,7 @@ async function upload(name: string) {
   expect(reply.isSuccess).toBe(true);
   return reply.data;
 }
-const failure = (text: string) => JSON.stringify({ isSuccess: false, errorMessage: text });
+const failure = (text: string, errorCode?: FailureCode) => JSON.stringify({ isSuccess: false, errorMessage: text, errorCode });
 const blobStored = async (sha: string) =>
   (await lab.hub.db.selectFrom('blobs').select('sha256').where('sha256', '=', sha).executeTakeFirst()) !== undefined;
 
@@ -65,7 +66,7 @@ describe('POST /Application?update', () => {
     expect(await call('POST', '/Application?update&id=not-a-guid', { body: '{displayName:"x"}', json: true }))
       .toBe(failure('Invalid Guid format: not-a-guid'));
     expect(await call('POST', '/Application?update&id=not-a-guid', { body: '{displayName:"x"}', json: true, as: tester }))
-      .toBe(failure('User does not have required entitlement: ApplicationModify'));
+      .toBe(failure('User does not have required entitlement: ApplicationModify', 'ENTITLEMENT_REQUIRED'));
     expect(JSON.parse(await call('GET', `/Application?id=${app.id}`))).toEqual([app]);
   });
 });
@@ -108,7 +109,7 @@ describe('POST /Application?delete', () => {
     expect(await call('POST', `/Application?delete&id=${missing}`))
       .toBe('{"isSuccess":false,"errorMessage":"Application not found.\\nParameter name: application"}');
     expect(await call('POST', `/Application?delete&id=${missing}`, { as: tester }))
-      .toBe(failure('User does not have required entitlement: ApplicationDelete'));
+      .toBe(failure('User does not have required entitlement: ApplicationDelete', 'ENTITLEMENT_REQUIRED'));
     const app = await upload('ContactManager.apk');
     expect(await call('POST', `/Application?delete&id=${app.id}&all=maybe`))
       .toBe(failure('Value is not equivalent to either TrueString or FalseString.'));
@@ -196,11 +197,11 @@ describe('uninstall on a simulated device', () => {
 
   it('uninstallBundle checks the entitlement first, then parameters and the device', async () => {
     expect(await call('POST', '/Application?action=uninstallBundle&bundleId=x&deviceId=nothing', { as: tester }))
-      .toBe(failure('User does not have required entitlement: DeviceApplicationManagement'));
+      .toBe(failure('User does not have required entitlement: DeviceApplicationManagement', 'ENTITLEMENT_REQUIRED'));
     expect(await call('POST', '/Application?action=uninstallBundle&deviceId=nothing'))
       .toBe(failure("Parameter 'bundleId' is required."));
     expect(await call('POST', '/Application?action=uninstallBundle&bundleId=x&deviceId=nothing'))
-      .toBe(failure("Device 'nothing' not found."));
+      .toBe(failure("Device 'nothing' not found.", 'DEVICE_NOT_FOUND'));
     expect(await call('POST', `/Application?action=uninstallBundle&bundleId=x&deviceId=${lab.devices[0].serial}&removedata=perhaps`))
       .toBe(failure('Value is not equivalent to either TrueString or FalseString.'));
   });

@@ -1,6 +1,6 @@
 /**
- * Client contract (issue item 5/6 of the API): the request SHAPES of the real clients (wire-contract.md 1.x, 4.x)
- * replayed against a real lab: the C# client's form-body POSTs and `get=` GETs, its GUID-named multipart part,
+ * Client contract: the request SHAPES of the real clients (the vendor's C# client, its Python monitor, its QA curl
+ * suite) replayed against a real lab: the C# client's form-body POSTs and `get=` GETs, its GUID-named multipart part,
  * the Python monitor's query, the curl forms of the spec; plus two users racing to retain one device over HTTP.
  *
  * The metrics and USB hub routes (`/Device/Metrics`, `/Device/UsbPort`, `/Gateway`, `/Gateway/UsbHub`) are tested with
@@ -113,7 +113,7 @@ describe('C# client shapes', () => {
       body: '{"resetUninstallAll":"False","resetReboot":"True"}' });
     expect(await settings.json()).toEqual({ isSuccess: true });
     expect(await csForm(noReboot, '/Device', `action=Reset&id=${device.id}&uninstallAll=&reboot=`)).toEqual({ status: 200,
-      json: { isSuccess: false, errorMessage: 'User does not have required entitlement: DeviceReboot' } });
+      json: { isSuccess: false, errorMessage: 'User does not have required entitlement: DeviceReboot', errorCode: 'ENTITLEMENT_REQUIRED' } });
     expect(await csForm(noReboot, '/Device', `action=Reset&id=${device.id}&uninstallAll=&reboot=False`))
       .toEqual({ status: 200, json: { isSuccess: true } });
   });

@@ -1,5 +1,5 @@
 /**
- * DEVICELAB_DATA_PORT_STATE (wire-decisions rule 26): the hub configuration's default of the dataPortState
+ * DEVICELAB_DATA_PORT_STATE (wire rule 26, docs/wire-rules.md): the hub configuration's default of the dataPortState
  * setting, read by the hub's config module and served by a running hub until an administrator stores a choice.
  * (/Gateway writing it for data ports is tested on a lab with a USB hub: gateway-usb-hubs.test.ts.)
  */

@@ -7,6 +7,7 @@
 import { defaultAndroidLab } from '@devicelab/labsim';
 import { LICENSED_DEVICES_ENV } from '../../src/config';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
+import type { FailureCode } from '@devicelab/shared';
 
 let lab: TestLab;
 let admin: { login: string; token: string };
@@ -41,7 +42,7 @@ const device = () => lab.hub.db.selectFrom('devices').selectAll().where('id', '=
 const messages = async () => (await lab.hub.db.selectFrom('events').select(['message', 'string_value'])
   .where('device_id', '=', deviceId).orderBy('event_date').orderBy('id').execute()).map((e) => e.message);
 const OK = '{"isSuccess":true}';
-const fail = (text: string) => JSON.stringify({ isSuccess: false, errorMessage: text });
+const fail = (text: string, errorCode?: FailureCode) => JSON.stringify({ isSuccess: false, errorMessage: text, errorCode });
 
 describe('POST /Device action=reset', () => {
   it('uninstalls every third-party package through the gateway, then reboots the device', async () => {
@@ -51,7 +52,7 @@ describe('POST /Device action=reset', () => {
     // Without DeviceApplicationManagement (checked first) nothing happens.
     const noApps = await lab.addUser('noapps@example.com', ['ListOnly']);
     expect(await call('POST', '/apiv1/Device', { form: `action=Reset&id=${serial}`, as: noApps }))
-      .toBe(fail('User does not have required entitlement: DeviceApplicationManagement'));
+      .toBe(fail('User does not have required entitlement: DeviceApplicationManagement', 'ENTITLEMENT_REQUIRED'));
 
     expect(await call('POST', '/apiv1/Device', { form: `action=Reset&id=${serial}&uninstallAll=&reboot=` })).toBe(OK);
     expect(await lab.world.installedPackages(serial, { thirdPartyOnly: true })).toEqual([]);
@@ -75,14 +76,14 @@ describe('enable / disable / update over HTTP', () => {
     expect(await call('POST', `/apiv1/Device?update=&id=${deviceId}`, { json: '{"Enabled":"False"}' })).toBe(OK);
     expect(await call('POST', `/apiv1/Device?update&id=${serial}`, { json: '{slotNumber:"1777", notes:"rack 3"}' })).toBe(OK);
     for (const action of ['Retain', 'Reboot', 'Reset']) {
-      expect(await call('POST', '/apiv1/Device', { form: `action=${action}&id=${serial}` })).toBe(fail('Device is disabled.'));
+      expect(await call('POST', '/apiv1/Device', { form: `action=${action}&id=${serial}` })).toBe(fail('Device is disabled.', 'DEVICE_UNAVAILABLE'));
     }
     const [listed] = JSON.parse(await call('GET', `/apiv1/Device?id=${deviceId}`));
     expect(listed).toMatchObject({ enabled: false, slotNumber: 1777, notes: 'rack 3', availability: 'Online' });
     expect(JSON.parse(await call('GET', '/apiv1/Device/Available'))).toEqual([]);
     expect(await call('POST', '/apiv1/Device', { form: `action=Disable&id=${serial}` })).toBe(OK);
     expect(await call('POST', '/apiv1/Device', { form: `action=Enable&id=${serial}`, as: tester }))
-      .toBe(fail('User does not have required entitlement: DeviceEnablement'));
+      .toBe(fail('User does not have required entitlement: DeviceEnablement', 'ENTITLEMENT_REQUIRED'));
     expect(await call('POST', '/apiv1/Device', { form: `action=Enable&id=${serial}` })).toBe(OK);
     expect(await call('POST', '/apiv1/Device', { form: `action=Enable&id=${serial}` })).toBe(OK);
     expect(JSON.parse(await call('GET', '/apiv1/Device/Available')).map((d: { id: string }) => d.id)).toEqual([deviceId]);
@@ -144,9 +145,9 @@ describe('licensed device limit at discovery', () => {
 describe('/Settings and /Device/AppiumLog', () => {
   it('GET and POST /Settings for administrators only', async () => {
     expect(await call('GET', '/apiv1/Settings')).toBe('{"isSuccess":true,"data":{"resetUninstallAll":true,"resetReboot":true,"dataPortState":"Data"}}');
-    expect(await call('GET', '/apiv1/Settings', { as: tester })).toBe(fail('User does not have required entitlement: SystemManageSettings'));
+    expect(await call('GET', '/apiv1/Settings', { as: tester })).toBe(fail('User does not have required entitlement: SystemManageSettings', 'ENTITLEMENT_REQUIRED'));
     expect(await call('POST', '/apiv1/Settings?update', { json: '{"resetReboot":"false"}', as: tester }))
-      .toBe(fail('User does not have required entitlement: SystemManageSettings'));
+      .toBe(fail('User does not have required entitlement: SystemManageSettings', 'ENTITLEMENT_REQUIRED'));
     expect(await call('POST', '/apiv1/Settings?update=', { json: '{resetReboot:"False"}' })).toBe(OK);
     expect(JSON.parse(await call('GET', '/apiv1/Settings')).data).toEqual({ resetUninstallAll: true, resetReboot: false, dataPortState: 'Data' });
     expect(await call('POST', '/apiv1/Settings?update', { json: '{"resetReboot":"x"}' }))
@@ -156,6 +157,6 @@ describe('/Settings and /Device/AppiumLog', () => {
 
   it('AppiumLog is an empty log Result', async () => {
     expect(await call('GET', `/apiv1/Device/AppiumLog?id=${serial}&currentSessionOnly=true`)).toBe('{"isSuccess":true,"data":""}');
-    expect(await call('GET', '/apiv1/Device/AppiumLog?get=&id=nope&currentSessionOnly=')).toBe(fail("Device 'nope' not found."));
+    expect(await call('GET', '/apiv1/Device/AppiumLog?get=&id=nope&currentSessionOnly=')).toBe(fail("Device 'nope' not found.", 'DEVICE_NOT_FOUND'));
   });
 });

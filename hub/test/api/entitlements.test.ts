@@ -3,7 +3,7 @@
  * x test), over HTTP on a running lab. Each caller holds every entitlement but the one under test, so the answer
  * can only come from that one missing entitlement. Every request runs twice: against the real device and
  * application, and against identifiers nobody has, because the entitlement is checked before existence
- * (wire-decisions 19). Nothing may change either way.
+ * (wire rule 19, docs/wire-rules.md). Nothing may change either way.
  */
 import { readFileSync } from 'node:fs';
 import { Entitlement, type Entitlement as EntitlementName } from '@devicelab/shared';
@@ -47,7 +47,7 @@ beforeAll(async () => {
 
 afterAll(() => lab?.stop(), 60_000);
 
-const denied = (e: EntitlementName) => JSON.stringify({ isSuccess: false, errorMessage: `User does not have required entitlement: ${e}` });
+const denied = (e: EntitlementName) => JSON.stringify({ isSuccess: false, errorMessage: `User does not have required entitlement: ${e}`, errorCode: 'ENTITLEMENT_REQUIRED' });
 const JSON_TYPE = { 'content-type': 'application/json' };
 const FORM_TYPE = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -148,7 +148,7 @@ test('without DeviceReleaseAny another user\'s retain stays; with it the release
   expect(retained.isSuccess).toBe(true);
   const [device] = await (await lab.api(admin, `/Device?id=${real.dev}`)).json() as { name: string; retainedById: string }[];
   const refused = await lab.api(who, '/Device', { method: 'POST', body: `action=Release&id=${real.dev}`, headers: FORM_TYPE });
-  expect(await refused.text()).toBe(JSON.stringify({ isSuccess: false, errorMessage: `Device '${device.name}' is in use by 'admin'.` }));
+  expect(await refused.text()).toBe(JSON.stringify({ isSuccess: false, errorMessage: `Device '${device.name}' is in use by 'admin'.`, errorCode: 'DEVICE_IN_USE' }));
   const [still] = await (await lab.api(admin, `/Device?id=${real.dev}`)).json() as { retainedById: string }[];
   expect(still.retainedById).toBe(admin.id);
   const holder = without.get('DeviceConnect')!; // holds DeviceReleaseAny

@@ -1,5 +1,5 @@
 /**
- * Fuzz suite (issue 9): hostile requests to every endpoint and parameter of the API, over HTTP against a real hub
+ * Fuzz suite: hostile requests to every endpoint and parameter of the API, over HTTP against a real hub
  * (real PostgreSQL, real Basic auth) in a lab with simulated devices, so device ids are real. Asserts for every
  * request: never a 5xx, an answer within REQUEST_BOUND_MS, nothing stored when the request was refused; and the
  * process (the hub runs in it) stays within RSS_GROWTH_BOUND_MB of where it started.

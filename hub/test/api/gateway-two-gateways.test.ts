@@ -37,7 +37,7 @@ afterAll(async () => {
   await lab?.stop();
 }, 60_000);
 
-const gateways = async () => (await (await lab.api(lab.admin, '/Gateway')).json()) as any[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+const gateways = async () => (await (await lab.api(lab.admin, '/Gateway')).json()) as any[];
 
 it('lists both gateways with their hubs in one answer', async () => {
   const { value } = await waitFor(async () => {

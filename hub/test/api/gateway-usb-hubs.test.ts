@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(() => lab?.stop(), 60_000);
 afterEach(() => expect(errors).toEqual([]));
 
-interface Json { [key: string]: any } // eslint-disable-line @typescript-eslint/no-explicit-any
+interface Json { [key: string]: any }
 
 async function call(pathAndQuery: string, method = 'GET', credentials = admin()): Promise<Json> {
   const res = await lab.api(credentials, pathAndQuery, { method });
@@ -35,7 +35,7 @@ describe('GET /Gateway', () => {
   it('lists the gateway with its hub, every port, and the devices on their ports', async () => {
     const [gateway] = await gatewaysNow();
     expect(Object.keys(gateway)).toEqual(['name', 'publicAddress', 'publicPort', 'usbHubList',
-      'isConnected', 'lastSeenAt', 'version', 'hubReplica']); // the last four: fleet extension (issue 16)
+      'isConnected', 'lastSeenAt', 'version', 'hubReplica']); // the last four: fleet extension
     expect(gateway).toMatchObject({ name: 'lab-gateway', publicAddress: '127.0.0.1', publicPort: 9000 });
     const [hub] = gateway.usbHubList;
     expect(Object.keys(hub).pop()).toBe('devices');
@@ -87,12 +87,12 @@ describe('GET /Gateway', () => {
     await lab.hub.db.insertInto('roles').values({ name: 'ListOnly', entitlements: ['DeviceList'] }).execute();
     const lister = await lab.addUser('lister@example.com', ['ListOnly']);
     expect(await call('/Gateway', 'GET', viewer)).toHaveLength(1);
-    const missing = { isSuccess: false, errorMessage: 'User does not have required entitlement: SystemManageUsbHubs' };
+    const missing = { isSuccess: false, errorMessage: 'User does not have required entitlement: SystemManageUsbHubs', errorCode: 'ENTITLEMENT_REQUIRED' };
     expect(await call('/Device/UsbPort?update&id=no-such-device&usbHubPortState=Off', 'POST', viewer)).toEqual(missing);
     expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=1&usbHubPortState=Off', 'POST', viewer)).toEqual(missing);
     expect(await call('/Gateway/UsbHub?action=reboot&id=LABHUB01', 'POST', viewer)).toEqual(missing);
     expect(await call('/Gateway', 'GET', lister))
-      .toEqual({ isSuccess: false, errorMessage: 'User does not have required entitlement: SystemViewGateways' });
+      .toEqual({ isSuccess: false, errorMessage: 'User does not have required entitlement: SystemViewGateways', errorCode: 'ENTITLEMENT_REQUIRED' });
     expect(lab.usbHub?.model.mode(1)).toBe('s');
   });
 
@@ -105,11 +105,11 @@ describe('GET /Gateway', () => {
     expect(await call(`/Device/UsbPort?update&id=${id}`, 'POST'))
       .toEqual({ isSuccess: false, errorMessage: "Parameter 'usbHubPortState' is required." });
     expect(await call('/Device/UsbPort?update&id=no-such-device&usbHubPortState=Off', 'POST'))
-      .toEqual({ isSuccess: false, errorMessage: "Device 'no-such-device' not found." });
+      .toEqual({ isSuccess: false, errorMessage: "Device 'no-such-device' not found.", errorCode: 'DEVICE_NOT_FOUND' });
     expect(await call('/Gateway/UsbHub?update&id=NOHUB&usbHubPort=1&usbHubPortState=Off', 'POST'))
       .toEqual({ isSuccess: false, errorMessage: "USB hub 'NOHUB' not found." });
     expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=12&usbHubPortState=Off', 'POST'))
-      .toEqual({ isSuccess: false, errorMessage: "Switching the USB port on USB hub 'LABHUB01' failed: Hub LABHUB01 has no port 12 (ports 1..8)" });
+      .toEqual({ isSuccess: false, errorMessage: "Switching the USB port on USB hub 'LABHUB01' failed: Hub LABHUB01 has no port 12 (ports 1..8)", errorCode: 'USB_HUB_ERROR' });
     expect(await call('/Gateway/UsbHub?update&id=LABHUB01&usbHubPort=x&usbHubPortState=Off', 'POST'))
       .toMatchObject({ isSuccess: false });
     expect(await call('/Gateway/UsbHub?action=explode&id=LABHUB01', 'POST'))

@@ -1,5 +1,5 @@
 /**
- * Hostile uploads against a real hub process over HTTP (issue 9, section 1): a generated corpus of broken zips
+ * Hostile uploads against a real hub process over HTTP: a generated corpus of broken zips
  * (truncated, false sizes, bad CRCs, traversal names, bombs, nested archives, seeded random corruptions of the
  * fixtures). For every file: a failure Result (success only when the archive is genuinely intact), the hub alive
  * and answering, nothing stored for a failure, no temporary file left, and the hub's memory bounded.

@@ -30,7 +30,7 @@ const BASE = Date.parse('2026-11-22T10:00:00Z');
 const at = (second: number) => new Date(BASE + second * 1000);
 const iso = (second: number) => at(second).toISOString().replace('.000Z', 'Z');
 const pad = (n: number) => String(n).padStart(2, '0');
-/** The server's local time zone forms (no offset = server time, wire-decisions rule 7). */
+/** The server's local time zone forms (no offset = server time, wire rule 7 of docs/wire-rules.md). */
 const localIso = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 const usCulture = (d: Date) => {
   const h = d.getHours() % 12 || 12;
@@ -157,7 +157,7 @@ describe('GET /Device/Metrics', () => {
 
   it('without credentials: 401; unknown device: failure', async () => {
     expect((await get(`id=${device.id}&table=sample&limit=1`, '')).status).toBe(401);
-    expect(await json('id=nope&table=sample&limit=1')).toEqual({ isSuccess: false, errorMessage: "Device 'nope' not found." });
+    expect(await json('id=nope&table=sample&limit=1')).toEqual({ isSuccess: false, errorMessage: "Device 'nope' not found.", errorCode: 'DEVICE_NOT_FOUND' });
   });
 });
 
@@ -178,7 +178,7 @@ describe('POST /Device/Metrics', () => {
   it('action=enabled needs Device modify, a boolean enable, and persists', async () => {
     const post = (query: string, auth?: string) => call('POST', `/Device/Metrics?${query}`, { auth });
     expect(JSON.parse((await post(`action=enabled&id=${device.id}&enable=false`, tester)).text))
-      .toEqual({ isSuccess: false, errorMessage: 'User does not have required entitlement: DeviceModify' });
+      .toEqual({ isSuccess: false, errorMessage: 'User does not have required entitlement: DeviceModify', errorCode: 'ENTITLEMENT_REQUIRED' });
     expect(JSON.parse((await post(`action=enabled&id=${device.id}`)).text)).toEqual({ isSuccess: false, errorMessage: "Parameter 'enable' is required." });
     expect(JSON.parse((await post(`action=enabled&id=${device.id}&enable=maybe`)).text))
       .toEqual({ isSuccess: false, errorMessage: 'Value is not equivalent to either TrueString or FalseString.' });

@@ -1,5 +1,5 @@
 /**
- * Nobody reaches entitlements they do not hold (issue 9, section 3), over HTTP on a real hub: a user administrator
+ * Nobody reaches entitlements they do not hold, over HTTP on a real hub: a user administrator
  * (UserList, UserModify, UserImport, UserRolesModify, not Administrator) may neither obtain a token for, nor change,
  * a user holding more than it does, nor assign, create or edit a role granting more than it holds. Each refusal is
  * a clear failure and changes no table; the real admin keeps working.

@@ -13,6 +13,7 @@ import { startHub, type RunningHub } from '../../src/server';
 import { withTx } from '../../src/store/database';
 import { insertDevice } from '../domain/helpers';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import type { FailureCode } from '@devicelab/shared';
 
 let database: TestDatabase;
 let hub: RunningHub;
@@ -88,13 +89,13 @@ async function call(method: string, p: string, init: { body?: string; login?: st
 }
 const json = async (method: string, p: string, init: { body?: string; login?: string } = {}) =>
   JSON.parse(await call(method, p, init));
-const failure = (errorMessage: string) => JSON.stringify({ isSuccess: false, errorMessage });
+const failure = (errorMessage: string, errorCode?: FailureCode) => JSON.stringify({ isSuccess: false, errorMessage, errorCode });
 
 describe('entitlements (spec 4.5: User list, Device list, Application list, in that order)', () => {
   it.each([
     ['tester@example.com', 'UserList'], ['users@example.com', 'DeviceList'], ['usersdevices@example.com', 'ApplicationList'],
   ])('%s is refused with the %s text on every report form, before any input check', async (login, missing) => {
-    const text = failure(`User does not have required entitlement: ${missing}`);
+    const text = failure(`User does not have required entitlement: ${missing}`, 'ENTITLEMENT_REQUIRED');
     for (const p of ['/apiv1/Report/History', '/apiv1/Report/Usage?deviceId=nope', '/apiv1/Report/Availability?window=bad',
       `/apiv1/Report?type=history&applicationId=${APP}&fromDate=2016-03-22`, '/apiv1/Report?type=bogus']) {
       expect(await call('GET', p, { login })).toBe(text);
@@ -139,7 +140,7 @@ describe('/Report/History', () => {
       .toBe(failure(`String 'yesterday' was not recognized as a valid DateTime.`));
     expect(await call('GET', '/apiv1/Report/History?take=ten')).toBe(failure('Input string was not in a correct format.'));
     expect(await call('GET', '/apiv1/Report/History?skip=-1')).toBe(failure(`Parameter 'skip' must not be negative.`));
-    expect(await call('GET', '/apiv1/Report/History?deviceId=NOPE')).toBe(failure(`Device 'NOPE' not found.`));
+    expect(await call('GET', '/apiv1/Report/History?deviceId=NOPE')).toBe(failure(`Device 'NOPE' not found.`, 'DEVICE_NOT_FOUND'));
     expect(await call('GET', `/apiv1/Report/History?toDate=${encodeURIComponent('9999-12-31T23:59:59-23:59')}`))
       .toBe(failure(`Parameter 'toDate' is out of range: '9999-12-31T23:59:59-23:59'. Dates from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC) are accepted.`));
   });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { startHub, type RunningHub } from '../../src/server';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import type { FailureCode } from '@devicelab/shared';
 
 /**
  * /User and /Role over HTTP as real clients call them: a real hub on its own test database, real Basic auth.
@@ -45,7 +46,7 @@ async function call(p: string, init: Call = {}) {
 }
 const post = (p: string, init: Call = {}) => call(p, { method: 'POST', ...init });
 const ok = '{"isSuccess":true}';
-const fail = (message: string) => JSON.stringify({ isSuccess: false, errorMessage: message });
+const fail = (message: string, errorCode?: FailureCode) => JSON.stringify({ isSuccess: false, errorMessage: message, errorCode });
 async function userId(login: string): Promise<string> {
   return JSON.parse((await call(`/User?UserName=${encodeURIComponent(login)}`)).text)[0].id;
 }
@@ -145,11 +146,11 @@ describe('POST /User?update', () => {
     const other = await userId('admins@corp.com');
     expect(await post(`/User?update&id=${self}`, { login: 'akd@gmail.com', body: '{lastName:"Self"}' })).toEqual({ status: 200, text: ok });
     expect(await post(`/User?update&id=${other}`, { login: 'akd@gmail.com', body: '{lastName:"Other"}' }))
-      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserModify') });
+      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserModify', 'ENTITLEMENT_REQUIRED') });
     expect(await post(`/User?update&id=${self}`, { login: 'akd@gmail.com', body: '{roles:["Administrator"]}' }))
-      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserRolesModify') });
+      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserRolesModify', 'ENTITLEMENT_REQUIRED') });
     expect(await post('/User?add', { login: 'akd@gmail.com', body: '{Email:"new@corp.com"}' }))
-      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserImport') });
+      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserImport', 'ENTITLEMENT_REQUIRED') });
   });
 });
 
@@ -164,7 +165,7 @@ describe('tokens and authentication', () => {
     expect((await call('/User', { login: 'akd@gmail.com', token: fresh })).status).toBe(200);
     tokens.set('akd@gmail.com', fresh);
     expect(await post(`/User?action=GenerateToken&id=${await userId('admin')}`, { login: 'akd@gmail.com' }))
-      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserModify') });
+      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserModify', 'ENTITLEMENT_REQUIRED') });
   });
 
   it('a deactivated user gets 401', async () => {
@@ -197,7 +198,7 @@ describe('/Role (extension)', () => {
     expect(await post('/Role', { form: 'delete=&name=Listers' }))
       .toEqual({ status: 200, text: fail("Role 'Listers' is assigned to 1 user(s); remove it from them before deleting it.") });
     expect(await post('/Role?delete&name=Listers', { login: 'akd@gmail.com' }))
-      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserRolesModify') });
+      .toEqual({ status: 200, text: fail('User does not have required entitlement: UserRolesModify', 'ENTITLEMENT_REQUIRED') });
     expect(await post('/Role?update&name=Administrator', { json: { name: 'Boss' } }))
       .toEqual({ status: 200, text: fail("The built-in role 'Administrator' cannot be renamed.") });
     expect(JSON.parse((await post('/Role?add', { json: { name: 'Bad', entitlements: ['Nope'] } })).text).errorMessage)

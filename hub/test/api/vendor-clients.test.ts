@@ -1,6 +1,6 @@
 /**
- * What the vendor's own clients need (wire-decisions rules 24, 25, 27, 28), over real HTTP on a whole lab, with
- * the request shapes the published C# client sends (`get=` first, PascalCase keys, form-body POSTs): its
+ * What the vendor's own clients need (wire rules 24, 25, 27, 28 of docs/wire-rules.md), over real HTTP on a whole
+ * lab, with the request shapes the published C# client sends (`get=` first, PascalCase keys, form-body POSTs): its
  * /Service names, its device and application filter keys, unknown keys refused on every route, its `yyyy/MM/dd`
  * dates, and a deleted device that is plugged in again.
  */
@@ -26,7 +26,7 @@ interface DeviceJson {
   retainedById?: string;
 }
 
-async function getJson(pathAndQuery: string, who: Who = lab.admin): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function getJson(pathAndQuery: string, who: Who = lab.admin): Promise<any> {
   const res = await lab.api(who, pathAndQuery);
   expect(res.status).toBe(200);
   return res.json();

@@ -157,7 +157,7 @@ describe('retain and release', () => {
     expect(markers).toEqual([expect.objectContaining({ name: 'session', started_by: user.id, stopped_at: expect.any(Date) })]);
   });
 
-  it('a retain and a release tell the other hub replicas themselves, at commit (migration 025); a refused one tells nobody', async () => {
+  it('a retain and a release tell the other hub replicas themselves, at commit; a refused one tells nobody', async () => {
     const listener = new pg.Client({ connectionString: t.url });
     await listener.connect();
     const heard: unknown[] = [];
@@ -185,7 +185,7 @@ describe('retain and release', () => {
     }
   });
 
-  it('the lab counts a retain or release event records are those of the devices at that moment (device_tallies, migration 025)', async () => {
+  it('the lab counts a retain or release event records are those of the devices at that moment (lab_counts over device_tallies)', async () => {
     const user = await createUser(t.db, 'tally@example.com');
     const direct = async () => {
       const { rows } = await sql<{ online: number; inuse: number }>`SELECT

@@ -94,7 +94,7 @@ describe('/Report/History', () => {
     const day = ['23 end', '23 noon', '23 start'];
     expect(await messages({ fromDate: date('2016-03-23'), toDate: date('2016-03-23') })).toEqual(day);
     expect(await messages({ fromDate: date('3/23/2016'), toDate: date('3/23/2016') })).toEqual(day);
-    // yyyy/MM/dd as .NET's DateTime.Parse reads it (wire-decisions rule 27): date-only covers the day too.
+    // yyyy/MM/dd as .NET's DateTime.Parse reads it (wire rule 27, docs/wire-rules.md): date-only covers the day too.
     expect(await messages({ fromDate: date('2016/03/23'), toDate: date('2016/3/23') })).toEqual(day);
     expect(await messages({ fromDate: date('2016/03/23 0:00:00'), toDate: date('2016/03/23 12:00:00') }))
       .toEqual(['23 noon', '23 start']);

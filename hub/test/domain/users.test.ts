@@ -79,7 +79,7 @@ describe('import (POST /User?add)', () => {
   });
 
   it('needs UserImport, and UserRolesModify for roles other than Tester', async () => {
-    // The importer must hold what the new user's roles grant (issue 9: nobody grants entitlements they lack).
+    // The importer must hold what the new user's roles grant (nobody grants entitlements they lack).
     const importer = await userWith('importer@corp.com', ['UserImport', ...builtInRoles[TESTER_ROLE]]);
     await expect(importUser(t.db, await userWith('bare-importer@corp.com', ['UserImport']), body('{Email:"d@corp.com"}')))
       .rejects.toThrow(/^Role 'Tester' grants entitlements you do not hold \(ApplicationList, /);

@@ -1,5 +1,5 @@
 /**
- * Issue 16: application binaries live in PostgreSQL, so every hub replica serves what any replica received. Two hub
+ * Application binaries live in PostgreSQL, so every hub replica serves what any replica received. Two hub
  * processes on one database: an app uploaded through A is fetched from B's gateway link byte for byte, its deletion
  * through B is seen by A (also by A's disk copy of it), and B streams a 200 MB binary to a slow reader with its memory
  * bounded.

@@ -147,6 +147,15 @@ it('on the device page: retain, install from the library, switch the USB port, s
   await lab.world.setInstallDelay(target.serial, 0);
   await page.locator('.apps li', { hasText: 'io.appium.android.apis' }).waitFor();
 
+  // A device that refuses the install: the page shows the device's reason and the advice for its code, as an error.
+  await lab.world.failNextInstall(target.serial, 'INSUFFICIENT_STORAGE');
+  await page.click('button:has-text("Install")');
+  const refused = page.locator('p[role="status"]').filter({ hasText: /^Install failed/ });
+  await refused.waitFor({ timeout: 60_000 });
+  expect(await refused.getAttribute('class')).toBe('error');
+  expect(await refused.getAttribute('data-error-code')).toBe('INSTALL_FAILED_INSUFFICIENT_STORAGE');
+  expect(await refused.textContent()).toMatch(/INSTALL_FAILED_INSUFFICIENT_STORAGE.* The device is out of storage: uninstall apps from it/);
+
   await page.click('fieldset.port button:has-text("Off")');
   await page.locator('[data-testid="device-state"]', { hasText: 'Offline' }).waitFor({ timeout: 15_000 });
   await page.click('fieldset.port button:has-text("Data")');

@@ -1,5 +1,5 @@
 /**
- * Issue 11: files through the hub tunnel while `devicelab connect` answers adb writes early (cli/src/adb-early-ack.ts)
+ * Files through the hub tunnel while `devicelab connect` answers adb writes early (cli/src/adb-early-ack.ts)
  * and the gateway's bridge takes them pipelined: the real adb client pushes and pulls a file whose checksum must
  * come back unchanged, a push the device refuses still fails, and a release during a push fails that push and
  * drops the connection within 1 s.

@@ -1,5 +1,5 @@
 /**
- * Issue 11: switching a retained device's USB port Off drops the open adb connections of its endpoint (the
+ * Switching a retained device's USB port Off drops the open adb connections of its endpoint (the
  * device left the gateway's host); the retain stays, and with the port back on the retainer connects again.
  */
 import { startAdbClient, type AdbClient } from '../support/adb-client';

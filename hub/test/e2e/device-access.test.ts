@@ -1,5 +1,5 @@
 /**
- * Issue 11: the retain ticket opens the device. Real adb clients (each user its own HOME, key and adb server)
+ * The retain ticket opens the device. Real adb clients (each user its own HOME, key and adb server)
  * against a labsim device through the gateway's adb endpoint and through the hub-relayed WebSocket tunnel.
  */
 import { fixture } from '../../../scripts/jest/shared-files';
@@ -54,7 +54,7 @@ test('adb keys: registered strictly, listed to who may see the user, removable',
   expect(added.isSuccess).toBe(true);
   expect(added.data.fingerprint).toMatch(/^([0-9a-f]{2}:){15}[0-9a-f]{2}$/);
   const twice = await addKey(alice, alice.adb.publicKey);
-  expect(twice).toEqual({ isSuccess: false, errorMessage: expect.stringContaining('already registered') });
+  expect(twice).toEqual({ isSuccess: false, errorMessage: expect.stringContaining('already registered'), errorCode: 'ADB_KEY_EXISTS' });
   // One base64 character changed (to another one: the key is random, its 41st character may already be 'A').
   const key = alice.adb.publicKey;
   const broken = await addKey(alice, `${key.slice(0, 40)}${key[40] === 'A' ? 'B' : 'A'}${key.slice(41)}`);

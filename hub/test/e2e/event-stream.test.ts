@@ -26,7 +26,8 @@ it('needs authentication', async () => {
 
 it('a device change made right after the stream opened reaches it as a device event carrying the device', async () => {
   const id = await deviceId();
-  // No pause: the change follows the stream's first frame at once (the single-replica regression of issue 16).
+  // No pause: the change follows the stream's first frame at once (a change committed while the stream opened was
+  // once lost, on a single replica too).
   const stream = await openEventStream(lab.hub.url, basic(lab.admin));
   try {
     expect(await (await lab.api(lab.admin, `/Device?action=disable&id=${id}`, { method: 'POST' })).json()).toEqual({ isSuccess: true });

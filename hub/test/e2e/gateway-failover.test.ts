@@ -1,5 +1,5 @@
 /**
- * Issue 16: a gateway given two hub replicas (`DEVICELAB_HUB=a,b`) on one PostgreSQL. Replica A is a hub process,
+ * A gateway given two hub replicas (`DEVICELAB_HUB=a,b`) on one PostgreSQL. Replica A is a hub process,
  * replica B the lab's hub. An app is uploaded through A; A is killed with SIGKILL; the gateway's devices are back
  * Online through B within 5 s with the same Guids, and B installs the app A received (binaries live in PostgreSQL).
  */

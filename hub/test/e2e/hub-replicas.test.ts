@@ -1,5 +1,5 @@
 /**
- * Issue 16 part 1: two hub replicas (processes) on one PostgreSQL, a gateway on each (each with its own simulated
+ * Two hub replicas (processes) on one PostgreSQL, a gateway on each (each with its own simulated
  * lab). Through replica A, for a device whose gateway is linked to replica B: a retain (B's gateway opens the
  * device's access endpoint for it, and a live event stream on B hears it), a device connection (forwarded to B),
  * an app install and a USB port switch work and show on reads through both replicas. B is killed with SIGKILL: its gateway is back Online through A within 5 s with the same Guids, the

@@ -1,5 +1,5 @@
 /**
- * An async install a hub restart interrupts (issue 9.4): the gateway goes on with it, and the restarted hub
+ * An async install a hub restart interrupts: the gateway goes on with it, and the restarted hub
  * answers the job from the device's real state instead of failing it blindly.
  */
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Issue 11 part 3: a retained iPhone's holder gets a usbmux endpoint through the hub tunnel that lists only that
+ * A retained iPhone's holder gets a usbmux endpoint through the hub tunnel that lists only that
  * device. Debian's libimobiledevice tools (unchanged) run against `devicelab connect`'s local port.
  */
 import { execFile, spawn } from 'node:child_process';

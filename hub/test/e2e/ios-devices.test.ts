@@ -113,7 +113,8 @@ test('the fixture IPA is refused before any byte moves: its profile expired; on 
   const [iphone, ipad] = [await iosDevice(0), await iosDevice(1)];
   const onIphone = await install(app.id, iphone.id) as Result;
   expect(onIphone).toEqual({ isSuccess: false, errorMessage: expect.stringMatching(new RegExp(
-    `^Application 'AppInfoDemo' cannot be installed on device '${iphone.name}': its provisioning profile expired on 2017-07-27T09:44:49Z \\(now \\d{4}-`)) });
+    `^Application 'AppInfoDemo' cannot be installed on device '${iphone.name}': its provisioning profile expired on 2017-07-27T09:44:49Z \\(now \\d{4}-`)),
+  errorCode: 'APP_NOT_PROVISIONED' });
   expect(onIphone.errorMessage).not.toMatch(/does not provision/);
   const onIpad = await install(app.id, ipad.id, true) as Result;
   expect(onIpad.errorMessage).toContain(`UDID ${lab.iosDevices[1].udid} is not one of the profile's 100 ProvisionedDevices`);
@@ -137,6 +138,7 @@ test('an IPA whose fresh profile lists the iPhone installs, is listed, reinstall
   const launch = await post<{ data: { asyncResponseId: string } }>(`/Application?action=launch&id=${app.id}&deviceId=${device.id}`);
   expect(await pollAsync(launch.data.asyncResponseId)).toEqual({
     isSuccess: false, errorMessage: expect.stringMatching(/developer services.*CoreDevice tunnel.*Developer Disk Image/),
+    errorCode: 'DEVELOPER_SERVICES_UNAVAILABLE',
   });
 
   expect(await post(`/Application?action=uninstall&id=${app.id}&deviceId=${device.id}`)).toEqual({ isSuccess: true });
@@ -150,14 +152,14 @@ test('an IPA whose fresh profile lists the iPhone installs, is listed, reinstall
   const ipad = await iosDevice(1);
   expect(await install(app.id, ipad.id)).toEqual({ isSuccess: false, errorMessage: `Application 'Provisioned' cannot be installed on device '${ipad.name}': `
     + `its provisioning profile does not provision this device (UDID ${ipad.vendorUniqueIdentifier} is not one of the profile's 2 `
-    + 'ProvisionedDevices, and the profile does not provision all devices).' });
+    + 'ProvisionedDevices, and the profile does not provision all devices).', errorCode: 'APP_NOT_PROVISIONED' });
 }, 90_000);
 
 test('a profile for all devices still needs the device to run the MinimumOSVersion', async () => {
   const app = await upload('too-new.ipa', builtIpa({ ProvisionsAllDevices: true }, '99.0'));
   const device = await iosDevice(0);
   expect(await install(app.id, device.id)).toEqual({ isSuccess: false, errorMessage: `Application 'Provisioned' cannot be installed on device '${device.name}': `
-    + `it needs iOS 99.0 or later (MinimumOSVersion) and the device runs iOS ${lab.iosDevices[0].productVersion}.` });
+    + `it needs iOS 99.0 or later (MinimumOSVersion) and the device runs iOS ${lab.iosDevices[0].productVersion}.`, errorCode: 'APP_NOT_PROVISIONED' });
 }, 60_000);
 
 test('retains and releases the iOS device', async () => {

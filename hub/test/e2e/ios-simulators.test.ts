@@ -75,6 +75,7 @@ test('a device IPA offered to a simulator fails before any work, saying it is a 
   expect(await json(`/Application?action=install&id=${uploaded.data.id}&deviceId=${device.id}&wait=true`, { method: 'POST' })).toEqual({
     isSuccess: false,
     errorMessage: expect.stringContaining('is built for iOS devices (iphoneos) and cannot be installed on an iOS Simulator'),
+    errorCode: 'APP_WRONG_PLATFORM',
   });
   expect((await simulator(device.id, '&applications=true')).installedApplications ?? []).toEqual([]);
 }, 120_000);

@@ -1,5 +1,5 @@
 /**
- * The device record is true when a call returns (issue 9.2): what a client reads right after install, uninstall
+ * The device record is true when a call returns: what a client reads right after install, uninstall
  * or reset is what the device has, every time, without waiting.
  */
 import { readFileSync } from 'node:fs';
@@ -122,6 +122,7 @@ test('a device failure keeps its code and reads the same on the direct and the a
   expect(direct).toEqual({
     isSuccess: false,
     errorMessage: expect.stringMatching(/^Installing the application on device '.+' failed: .*INSTALL_FAILED_INSUFFICIENT_STORAGE/),
+    errorCode: 'INSTALL_FAILED_INSUFFICIENT_STORAGE',
   });
   expect(polled.data).toEqual(direct);
   expect(await listedApplications()).not.toContain(app.applicationIdentifier);

@@ -130,7 +130,7 @@ test('a device retained by one user cannot be released by another', async () => 
   expect(retain.data.deviceVendorUniqueIdentifier).toBe(device.vendorUniqueIdentifier);
 
   const byBob = await (await lab.api(bob, `/Device?action=release&id=${device.id}`, { method: 'POST' })).json();
-  expect(byBob).toEqual({ isSuccess: false, errorMessage: `Device '${device.name}' is in use by 'alice@lab.test'.` });
+  expect(byBob).toEqual({ isSuccess: false, errorMessage: `Device '${device.name}' is in use by 'alice@lab.test'.`, errorCode: 'DEVICE_IN_USE' });
   const byAlice = await (await lab.api(alice, `/Device?action=release&id=${device.id}`, { method: 'POST' })).json();
   expect(byAlice).toEqual({ isSuccess: true });
 });

@@ -1,5 +1,5 @@
 /**
- * Gateway reports made while PostgreSQL is away are not lost (issue 9.2): a device unplugged during an outage
+ * Gateway reports made while PostgreSQL is away are not lost: a device unplugged during an outage
  * is Offline once the database is back, and cannot be retained. The PostgreSQL here is an embedded one this test
  * starts, stops and starts again on the same port and data.
  */
@@ -49,7 +49,7 @@ test('a device unplugged while PostgreSQL is away is Offline once it is back, an
   await waitFor(async () => (await deviceBySerial(gone.serial)).availability === 'Offline', 20_000, 'the unplugged device Offline');
   expect((await deviceBySerial(staying.serial)).availability).toBe('Online');
   const retain = await (await lab.api(lab.admin, `/Device?action=retain&id=${goneDevice.id}`, { method: 'POST' })).json();
-  expect(retain).toEqual({ isSuccess: false, errorMessage: 'Device is offline.' });
+  expect(retain).toEqual({ isSuccess: false, errorMessage: 'Device is offline.', errorCode: 'DEVICE_UNAVAILABLE' });
 }, 120_000);
 
 test('a gateway that disconnects while PostgreSQL is away has its devices Offline once it is back', async () => {

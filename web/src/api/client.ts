@@ -2,12 +2,13 @@
  * The hub's REST API from the browser: same origin, the session cookie, and the CSRF header on every request (the
  * hub refuses a state-changing cookie request without it, and answers a 401 without a Basic challenge).
  */
-import type { AsyncStatus, Result } from './types';
+import type { AsyncStatus, FailureCode, Result } from './types';
 
 const CSRF = { 'X-DeviceLab-CSRF': '1' };
 
+/** A failure the hub answered: its message, the HTTP status, and the failure Result's `errorCode` when it has one. */
 export class ApiError extends Error {
-  constructor(message: string, readonly status: number) {
+  constructor(message: string, readonly status: number, readonly code?: FailureCode) {
     super(message);
   }
 }
@@ -41,7 +42,7 @@ async function request(method: string, path: string, body?: BodyInit, contentTyp
 export async function getJson<T>(path: string): Promise<T> {
   const res = await request('GET', path);
   const body = await res.json();
-  if (body && typeof body === 'object' && body.isSuccess === false) throw new ApiError(body.errorMessage ?? 'Request failed', res.status);
+  if (body && typeof body === 'object' && body.isSuccess === false) throw new ApiError(body.errorMessage ?? 'Request failed', res.status, body.errorCode);
   return body as T;
 }
 
@@ -69,7 +70,7 @@ export async function call<T = undefined>(method: 'POST' | 'DELETE', path: strin
   const res = json !== undefined ? await request(method, path, JSON.stringify(json), 'application/json')
     : await request(method, path, form ? new URLSearchParams(form).toString() : undefined);
   const body = (await res.json().catch(() => ({ isSuccess: false, errorMessage: `HTTP ${res.status}` }))) as Result<T>;
-  if (!body.isSuccess) throw new ApiError(body.errorMessage ?? `HTTP ${res.status}`, res.status);
+  if (!body.isSuccess) throw new ApiError(body.errorMessage ?? `HTTP ${res.status}`, res.status, body.errorCode);
   return body.data;
 }
 

@@ -4,15 +4,20 @@
  * fails the dashboard's type check (`npx tsc -p web`). Declared here: what the browser alone needs (the
  * `/Session` user, the Result and /Async envelopes as the client reads them).
  */
+import type { FailureCode } from '../../../shared/src/failure-codes';
+
 export type {
   Application, Device, DeviceAccessTicket, DeviceProperty, FleetGatewayDescription as GatewayDescription, Role, UsbHub, UsbHubDevice, User,
 } from '../../../shared/src/models';
 export type { DeviceReadinessState as DeviceReadiness } from '../../../shared/src/readiness';
+export type { FailureCode } from '../../../shared/src/failure-codes';
 
-/** A Result as the client reads it (`data` on success, `errorMessage` on failure). */
+/** A Result as the client reads it (`data` on success, `errorMessage` and `errorCode` on failure). */
 export interface Result<T = undefined> {
   isSuccess: boolean;
   errorMessage?: string;
+  /** Hub extension: the failure's code (README "Failure codes"). */
+  errorCode?: FailureCode;
   data?: T;
 }
 

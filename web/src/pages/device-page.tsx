@@ -1,7 +1,8 @@
 /** One device: facts, actions, USB port, apps, live log, metrics and history. */
 import { useEffect, useState } from 'preact/hooks';
-import { awaitJob, call, getJson, getText, query } from '../api/client';
-import type { Application, Device, DeviceAccessTicket, Result, SessionUser } from '../api/types';
+import { ApiError, awaitJob, call, getJson, getText, query } from '../api/client';
+import { failureText } from '../api/failure-advice';
+import type { Application, Device, DeviceAccessTicket, FailureCode, Result, SessionUser } from '../api/types';
 import { ConnectLines, keepTicket } from '../components/connect-lines';
 import { MetricsPanel } from '../components/metrics-panel';
 import { live, type HistoryEvent } from '../live/store';
@@ -114,7 +115,7 @@ function AppsPanel({ device, user, onChanged }: { device: Device; user: SessionU
   const [choice, setChoice] = useState('');
   /** The running action; `percent` once the hub reported how far it is (installs). */
   const [progress, setProgress] = useState<{ label: string; percent?: number } | undefined>();
-  const [message, setMessage] = useState('');
+  const [message, setMessage] = useState<{ text: string; failed: boolean; code?: FailureCode } | undefined>();
   const manage = may(user, 'DeviceApplicationManagement');
   useEffect(() => {
     if (may(user, 'ApplicationList')) {
@@ -123,17 +124,18 @@ function AppsPanel({ device, user, onChanged }: { device: Device; user: SessionU
   }, [device.id]);
   const run = async (label: string, action: string, appId: string, asyncJob: boolean) => {
     setProgress({ label });
-    setMessage('');
+    setMessage(undefined);
     try {
       const reply = await call<{ asyncResponseId: string }>('POST', `/Application${query({ action, id: appId, deviceId: device.id })}`);
       if (asyncJob && reply?.asyncResponseId) {
         const outcome = await awaitJob<Result>(reply.asyncResponseId, (percent) => setProgress({ label, percent }));
-        if (outcome && outcome.isSuccess === false) throw new Error(outcome.errorMessage ?? `${label} failed`);
+        if (outcome && outcome.isSuccess === false) throw new ApiError(outcome.errorMessage ?? `${label} failed`, 200, outcome.errorCode);
       }
-      setMessage(`${label}: done.`);
+      setMessage({ text: `${label}: done.`, failed: false });
       onChanged();
     } catch (err) {
-      setMessage(`${label} failed: ${(err as Error).message}`);
+      const code = err instanceof ApiError ? err.code : undefined;
+      setMessage({ text: `${label} failed: ${failureText((err as Error).message, code)}`, failed: true, code });
     } finally {
       setProgress(undefined);
     }
@@ -159,7 +161,7 @@ function AppsPanel({ device, user, onChanged }: { device: Device; user: SessionU
           <progress aria-label={`${progress.label} progress`} max={100} value={progress.percent} />
         </div>
       )}
-      {message && <p class={message.includes('failed') ? 'error' : 'notice'} role="status">{message}</p>}
+      {message && <p class={message.failed ? 'error' : 'notice'} role="status" data-error-code={message.code}>{message.text}</p>}
       <ul class="apps">
         {installed.length === 0 && <li class="muted">No apps reported.</li>}
         {installed.map((a) => {

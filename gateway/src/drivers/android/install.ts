@@ -137,7 +137,7 @@ async function pushFile(device: DeviceClient, localPath: string, remotePath: str
  */
 export async function installApk(device: DeviceClient, apk: ArrivingApp, options: InstallOptions & { streamed?: boolean } = {}): Promise<void> {
   if (options.force) {
-    if (!options.packageId) throw new DeviceCommandError('A forced install needs the application identifier');
+    if (!options.packageId) throw new DeviceCommandError('A forced install needs the application identifier', 'INVALID_COMMAND');
     // A failed download must change nothing: the old app goes only once the new binary is here and verified.
     await apk.complete;
     // "not installed" is fine here: force only guarantees a clean slate.

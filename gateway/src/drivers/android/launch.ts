@@ -13,7 +13,7 @@ async function resolveLauncher(device: DeviceClient, packageId: string): Promise
   const output = await runShell(device,
     `cmd package resolve-activity --brief -a android.intent.action.MAIN -c android.intent.category.LAUNCHER ${shellQuote(checkPackageId(packageId))}`);
   const component = parseResolvedActivity(output);
-  if (!component) throw new DeviceCommandError(`No launchable activity found for ${packageId}`);
+  if (!component) throw new DeviceCommandError(`No launchable activity found for ${packageId}`, 'APP_NOT_LAUNCHABLE');
   return component;
 }
 
@@ -28,6 +28,6 @@ export async function launchPackage(device: DeviceClient, packageId: string, opt
   const extra = splitShellWords(options.arguments ?? '').map((word) => ` ${shellQuote(word)}`).join('');
   const output = await runShell(device, `am start ${wait}-n ${shellQuote(component)}${extra}`);
   const result = parseAmStart(output);
-  if (!result.ok) throw new DeviceCommandError(result.error ?? `Could not launch ${packageId}`);
+  if (!result.ok) throw new DeviceCommandError(result.error ?? `Could not launch ${packageId}`, 'APP_NOT_LAUNCHABLE');
   return output;
 }

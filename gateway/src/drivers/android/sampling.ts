@@ -53,7 +53,7 @@ export class AndroidSampling implements DeviceSampling {
     const time = (started + Date.now()) / 2;
     const sections = splitSections(output);
     if (!sections.has('meminfo') || !sections.has('stat')) {
-      throw new DeviceCommandError(`Device ${id} returned no readable /proc files`);
+      throw new DeviceCommandError(`Device ${id} returned no readable /proc files`, 'SAMPLE_UNREADABLE');
     }
     const { fields, baseline } = sampleFields({
       uptime: parseUptime(sections.get('uptime') ?? ''),
@@ -70,7 +70,7 @@ export class AndroidSampling implements DeviceSampling {
   async probe(id: string, timeoutMs: number): Promise<void> {
     const output = await runShell(this.host.readyDevice(id), 'getprop sys.boot_completed', timeoutMs);
     if (output.trim() !== '1') {
-      throw new DeviceCommandError(`Device ${id} answered the probe with ${JSON.stringify(output.trim().slice(0, 200))} instead of boot completed`);
+      throw new DeviceCommandError(`Device ${id} answered the probe with ${JSON.stringify(output.trim().slice(0, 200))} instead of boot completed`, 'DEVICE_NOT_READY');
     }
   }
 

@@ -13,7 +13,7 @@ const PACKAGE_ID = /^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$/;
 
 /** Rejects text that cannot be an Android package name (it is still quoted wherever it is used). */
 export function checkPackageId(packageId: string): string {
-  if (!PACKAGE_ID.test(packageId)) throw new DeviceCommandError(`Invalid application identifier: ${packageId}`);
+  if (!PACKAGE_ID.test(packageId)) throw new DeviceCommandError(`Invalid application identifier: ${packageId}`, 'INVALID_COMMAND');
   return packageId;
 }
 

@@ -1,8 +1,9 @@
 /** simctl failures as the user sees them: simctl's own reason, without CoreSimulator's preamble. */
+import type { FailureCode } from '@devicelab/shared';
 import { DeviceCommandError } from '../device-driver';
 
 /** Runs a simctl call; its failure becomes a DeviceCommandError with simctl's own reason (stderr) for the user. */
-export async function simctlCommand<T>(what: string, call: () => Promise<T>, code: string): Promise<T> {
+export async function simctlCommand<T>(what: string, call: () => Promise<T>, code: FailureCode): Promise<T> {
   try {
     return await call();
   } catch (err) {

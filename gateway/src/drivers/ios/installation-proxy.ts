@@ -3,7 +3,7 @@
  * PublicStaging (progress until Complete or an Error), Uninstall. One command per connection.
  */
 import type { InstalledPackage } from '@devicelab/proto';
-import { type PlistDict, isDict } from '@devicelab/shared';
+import { type FailureCode, type PlistDict, isDict } from '@devicelab/shared';
 import { DeviceCommandError } from '../device-driver';
 import type { PlistConnection } from './plist-connection';
 
@@ -15,11 +15,16 @@ async function untilComplete(connection: PlistConnection, what: string, onMessag
     const message = await connection.next();
     if (typeof message.Error === 'string') {
       const description = typeof message.ErrorDescription === 'string' ? `: ${message.ErrorDescription}` : '';
-      throw new DeviceCommandError(`${what} failed on the device (${message.Error}${description})`, message.Error);
+      throw new DeviceCommandError(`${what} failed on the device (${message.Error}${description})`, installdCode(message.Error));
     }
     onMessage(message);
     if (message.Status === 'Complete') return;
   }
+}
+
+/** installd's error name as a catalog code: `INSTALLD_` and the name (characters a code cannot hold become `_`). */
+function installdCode(name: string): FailureCode {
+  return `INSTALLD_${name.replace(/[^A-Za-z0-9_]/g, '_') || 'Unknown'}`;
 }
 
 /** Every app on the device, system apps marked. */

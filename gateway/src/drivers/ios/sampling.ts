@@ -87,13 +87,13 @@ export class IosSampling implements DeviceSampling {
       try {
         return await task();
       } catch (err) {
-        throw new DeviceCommandError(`${what}: ${(err as Error).message}`, err instanceof DeviceCommandError ? err.code : undefined);
+        throw new DeviceCommandError(`${what}: ${(err as Error).message}`, err instanceof DeviceCommandError ? err.code : 'DEVICE_UNREACHABLE');
       }
     };
     const { version, relay } = await step('lockdownd session failed', () => withLockdown(link, async (session) => ({
       version: await session.getValue('ProductVersion'), relay: await session.startService(DIAGNOSTICS),
     })));
-    if (typeof version !== 'string') throw new DeviceCommandError(`Device ${id} answered lockdown without a ProductVersion`);
+    if (typeof version !== 'string') throw new DeviceCommandError(`Device ${id} answered lockdown without a ProductVersion`, 'LOCKDOWN_ERROR');
     await step(`${DIAGNOSTICS} did not answer`, () => withPlistService(link, relay, timeoutMs, async (connection) => {
       const answer = await connection.request({ Request: 'Goodbye' });
       if (answer.Status !== 'Success') throw new Error(`Goodbye answered ${String(answer.Status)}`);

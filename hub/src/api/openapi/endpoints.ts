@@ -57,7 +57,7 @@ const deviceFilters = [
   p('id', 'guid'), p('name', 'string'), p('operatingSystem', 'enum', undefined, { values: ['Unknown', 'iOS', 'Android'] }),
   p('availability', 'enum', undefined, { values: ['Offline', 'Online'] }), p('enabled', 'bool'), p('deleted', 'bool'),
   p('slotNumber', 'int'), p('notes', 'string'),
-  // The vendor C# client's device filter keys (wire-decisions rule 24).
+  // The vendor C# client's device filter keys (wire rule 24, docs/wire-rules.md).
   p('anyId', 'string', 'The device Guid, serial number or vendor unique identifier.'),
   p('vendorUniqueIdentifier', 'string'), p('operatingSystemVersion', 'string'),
   p('retained', 'bool', 'true: retained by anyone; false: not retained.'),

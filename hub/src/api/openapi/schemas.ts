@@ -135,8 +135,12 @@ export const SCHEMAS: Record<string, Schema> = {
     lastError: str, createdAt: dateTime, nextAttemptAt: dateTime, deliveredAt: dateTime,
   }, 'One Event for one webhook: pending (retried with exponential backoff), delivered (2xx) or failed (given up).'),
   ResultModel: {
-    type: 'object', required: ['isSuccess'], properties: { isSuccess: bool, errorMessage: str },
-    description: 'Success: exactly {"isSuccess":true}. Failure (HTTP 200): {"isSuccess":false,"errorMessage":"…"}.',
+    type: 'object', required: ['isSuccess'], properties: {
+      isSuccess: bool, errorMessage: str,
+      errorCode: { type: 'string', description: 'Extension: the failure\'s code when it has one (README "Failure codes").' },
+    },
+    description: 'Success: exactly {"isSuccess":true}. Failure (HTTP 200): {"isSuccess":false,"errorMessage":"…"}, '
+      + 'with "errorCode" when the failure has a code.',
   },
 };
 

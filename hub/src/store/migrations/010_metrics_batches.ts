@@ -1,5 +1,5 @@
 /**
- * Exactly-once metrics delivery (issue 5): the batches the hub has stored, by gateway and the gateway process's
+ * Exactly-once metrics delivery: the batches the hub has stored, by gateway and the gateway process's
  * (epoch, sequence). A batch resent after a lost ack is found here and acknowledged without storing it again.
  * Rows are kept for a day (hub/src/metrics/received-batches.ts prunes them).
  */

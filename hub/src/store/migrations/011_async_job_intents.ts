@@ -1,5 +1,5 @@
 /**
- * What an async job does to a device (`intent`, issue 9.4), so that a job a hub restart interrupted is
+ * What an async job does to a device (`intent`), so that a job a hub restart interrupted is
  * reconciled with the device's real state instead of failed blindly; `interrupted_at` is when a start found it
  * still running.
  */

@@ -1,5 +1,5 @@
 /**
- * adb public keys a user registered (issue 11): the gateway lets a connection into a retained device's adb
+ * adb public keys a user registered: the gateway lets a connection into a retained device's adb
  * endpoint only with a key of the retainer. `key` is Android's RSAPublicKey struct; `fingerprint` is its MD5.
  */
 import { type Kysely, sql } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * The web dashboard (issue 13): sign-in sessions kept as a cookie (only the token's SHA-256 is stored), and the
+ * The web dashboard: sign-in sessions kept as a cookie (only the token's SHA-256 is stored), and the
  * change feed behind `GET /apiv1/Events`: triggers on the records append a row to `change_feed` and NOTIFY
  * `devicelab_changes`, so every hub replica on this database hears every change, whichever process made it, and
  * a client that reconnects with Last-Event-ID is replayed what it missed.

@@ -1,5 +1,5 @@
 /**
- * Webhooks (issue 16, part 4): endpoints administrators register, and a delivery queue filled by a trigger on
+ * Webhooks: endpoints administrators register, and a delivery queue filled by a trigger on
  * `events`, so every event recorded in any transaction, by any code path or replica, is queued in that same
  * transaction (at least once) or not at all. Deliveries are taken with FOR UPDATE SKIP LOCKED and a lease
  * (`claimed_until`), so any number of hub processes can work the queue.

@@ -1,5 +1,5 @@
 /**
- * Fleet visibility (issue 16, part 2): what GET /Gateway shows of a gateway while it is disconnected: its version,
+ * Fleet visibility: what GET /Gateway shows of a gateway while it is disconnected: its version,
  * the hub replica its link last landed on, and its USB hubs as it last reported them.
  */
 import { type Kysely, sql } from 'kysely';

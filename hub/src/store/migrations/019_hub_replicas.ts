@@ -1,5 +1,5 @@
 /**
- * Hub replicas on one PostgreSQL (issue 16 part 1): the replicas that serve the lab (a replica is live while the
+ * Hub replicas on one PostgreSQL: the replicas that serve the lab (a replica is live while the
  * advisory lock it takes at start is held: fleet/advisory-locks.ts), the commands one replica relays to the
  * replica that owns a gateway's link, and which replica runs each async job (so a starting replica fails only
  * the jobs of dead ones). A gateway's change of replica is a change the event stream hears of.

@@ -1,5 +1,5 @@
 /**
- * Application binaries in PostgreSQL (issue 16), so that every hub replica can serve what any replica received.
+ * Application binaries in PostgreSQL, so that every hub replica can serve what any replica received.
  * A blob is its `blobs` row (the content address, written last in the transaction that wrote the chunks, so an
  * address is never visible half-written) and its `blob_chunks` (up to 1 MiB each, read one at a time).
  * The chunks are stored EXTERNAL: out of line, never compressed (APKs and IPAs are zip files already).

@@ -1,5 +1,5 @@
 /**
- * Determinate progress of async jobs (issue 13): how far a running install is, in percent, as its gateway reports
+ * Determinate progress of async jobs: how far a running install is, in percent, as its gateway reports
  * it. Kept on the job's row so `/Async` on any replica answers it, and pushed on the event stream: the job trigger
  * now also fires when the progress changes.
  */
