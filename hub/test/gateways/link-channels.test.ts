@@ -9,6 +9,7 @@ import { inventoryChannel } from '../../src/gateways/channels/inventory';
 import { metricsChannel } from '../../src/gateways/channels/metrics';
 import { usbHubsChannel } from '../../src/gateways/channels/usb-hubs';
 import { GatewayUnavailableError } from '../../src/gateways/gateway-directory';
+import { NO_LONGER_REPORTED } from '../../src/gateways/device-inventory';
 import { registerGateway } from '../../src/gateways/gateway-tokens';
 import type { ChannelContext } from '../../src/gateways/link/channel';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
@@ -60,7 +61,7 @@ describe('inventory channel', () => {
 
     link.receive({ body: 'deviceRemoved', deviceRemoved: { vendorUniqueIdentifier: `${name}-a` } });
     await link.writes.recorded(link.session.gatewayId);
-    expect(await deviceRow(`${name}-a`)).toMatchObject({ availability: 'Offline', readiness_detail: 'Removed by the gateway' });
+    expect(await deviceRow(`${name}-a`)).toMatchObject({ availability: 'Offline', readiness_detail: NO_LONGER_REPORTED });
     link.receive({ body: 'snapshot', snapshot: { devices: [ready(`${name}-c`)] } });
     await link.writes.recorded(link.session.gatewayId);
     expect(await deviceRow(`${name}-b`)).toMatchObject({ availability: 'Offline', readiness_detail: 'Not reported by its gateway' });
