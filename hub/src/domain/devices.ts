@@ -55,14 +55,21 @@ export async function listDevices(
 
 /**
  * GET /Device/Available: devices the caller could retain now. Leaves out devices retained by anyone (in use),
- * disabled, deleted or offline.
+ * disabled, deleted or offline, and those booked by another user now. The list is the same for every caller (and
+ * kept as such); who booked what is applied to it here, per caller and at the current time, so no caller sees
+ * another's view and a booking takes effect the moment it starts.
  */
 export async function listAvailableDevices(
   db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters> = {}, options: Deferred<DeviceDetailOptions> = {},
   stamps?: ListStamps,
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  return listView(db, readDeferred(filters), readDeferred(options), true, stamps);
+  const devices = await listView(db, readDeferred(filters), readDeferred(options), true, stamps);
+  const now = Date.now();
+  const bookedByOther = (d: Device) => d.reservedById !== undefined && d.reservedById !== user.id
+    && Date.parse(d.nextReservationStartTime ?? '') <= now;
+  // The kept array itself when nothing is left out, so its serialised bytes are kept too.
+  return devices.some(bookedByOther) ? devices.filter((d) => !bookedByOther(d)) : devices;
 }
 
 /** A filtered list is read from the records; the unfiltered ones, which pollers ask for, are kept between changes. */
@@ -71,7 +78,11 @@ async function listView(
 ): Promise<Device[]> {
   const load = async () => {
     const rows = await queryDevices(db, filters, detail, availableOnly);
-    return { devices: await mapDevices(db, rows, detail), showsRetained: rows.some((row) => row.retained_by !== null) };
+    const bookingEnds = rows.flatMap((row) => (row.booking_ends_at ? [row.booking_ends_at.getTime()] : []));
+    return {
+      devices: await mapDevices(db, rows, detail), showsRetained: rows.some((row) => row.retained_by !== null),
+      firstBookingEnd: bookingEnds.length > 0 ? Math.min(...bookingEnds) : undefined,
+    };
   };
   if (Object.values(filters).some((value) => value !== undefined)) return (await load()).devices;
   return keptDeviceList(db, { detail, availableOnly }, load, stamps);

@@ -23,19 +23,22 @@ it('retain_refusal and retainRefusal agree on every combination of the rule inpu
   for (const deleted of [false, true]) {
     for (const enabled of [true, false]) {
       for (const retainedBy of [null, me.id, other.id]) {
-        for (const availability of ['Online', 'Offline'] as const) {
-          const device = await insertDevice(t.db, { deleted, enabled, availability, retained_by: retainedBy });
-          const { rows: [row] } = await sql<{ refusal: string | null }>`
-            SELECT retain_refusal(d, ${me.id}::uuid) AS refusal FROM devices d WHERE d.id = ${device.id}`.execute(t.db);
-          const inTypeScript = retainRefusal({ deleted, enabled, retained_by: retainedBy, availability }, me.id);
-          expect([{ deleted, enabled, retainedBy, availability }, row.refusal ?? undefined])
-            .toEqual([{ deleted, enabled, retainedBy, availability }, inTypeScript]);
-          cases += 1;
+        for (const bookedBy of [null, me.id, other.id]) {
+          for (const availability of ['Online', 'Offline'] as const) {
+            const device = await insertDevice(t.db, { deleted, enabled, availability, retained_by: retainedBy });
+            const { rows: [row] } = await sql<{ refusal: string | null }>`
+              SELECT retain_refusal(d, ${me.id}::uuid, ${bookedBy}::uuid) AS refusal FROM devices d WHERE d.id = ${device.id}`
+              .execute(t.db);
+            const inTypeScript = retainRefusal({ deleted, enabled, retained_by: retainedBy, availability }, me.id, bookedBy);
+            const inputs = { deleted, enabled, retainedBy, bookedBy, availability };
+            expect([inputs, row.refusal ?? undefined]).toEqual([inputs, inTypeScript]);
+            cases += 1;
+          }
         }
       }
     }
   }
-  expect(cases).toBe(24);
+  expect(cases).toBe(72);
 });
 
 it('next_readiness and availability_of agree with nextReadiness and availabilityOf', async () => {
@@ -72,7 +75,7 @@ it("the database runs the current file's routines, and a changed one is put back
     SELECT prosrc AS src FROM pg_proc WHERE proname = 'retain_refusal'`.execute(t.db)).rows[0].src;
   const current = await definition();
   // As a database left by an older hub would be: another body, and the digest of what that hub applied.
-  await sql`CREATE OR REPLACE FUNCTION retain_refusal(device devices, retainer uuid) RETURNS text
+  await sql`CREATE OR REPLACE FUNCTION retain_refusal(device devices, retainer uuid, booker uuid) RETURNS text
     LANGUAGE sql IMMUTABLE AS $$ SELECT NULL::text $$`.execute(t.db);
   await t.db.updateTable('hub_settings').set({ value: 'older' }).where('key', '=', 'routines_digest').execute();
   await applyRoutines(t.db);
