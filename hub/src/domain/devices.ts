@@ -35,10 +35,10 @@ export interface DeviceFilters {
 }
 
 /**
- * The retainer's display name as `retainerDisplayName` builds it: the non-blank name parts joined by a space, or
- * the login when there are none (`~ '\S'`: has a non-space character).
+ * The display name of the joined `users` row (the retainer in a device list) as `retainerDisplayName` builds it:
+ * the non-blank name parts joined by a space, or the login when there are none (`~ '\S'`: has a non-space character).
  */
-const RETAINER_DISPLAY_NAME = sql<string>`coalesce(nullif(concat_ws(' ',
+export const USER_DISPLAY_NAME = sql<string>`coalesce(nullif(concat_ws(' ',
   case when users.first_name ~ '\\S' then users.first_name end,
   case when users.middle_name ~ '\\S' then users.middle_name end,
   case when users.last_name ~ '\\S' then users.last_name end), ''), users.login)`;
@@ -123,7 +123,7 @@ async function queryDevices(
       : q.where((eb) => eb(eb.fn('lower', ['users.login']), '=', f.retainedBy!.toLowerCase()));
   }
   if (f.retainedByDisplayName !== undefined) {
-    q = q.where(sql<boolean>`lower(${RETAINER_DISPLAY_NAME}) = ${f.retainedByDisplayName.toLowerCase()}`);
+    q = q.where(sql<boolean>`lower(${USER_DISPLAY_NAME}) = ${f.retainedByDisplayName.toLowerCase()}`);
   }
   if (f.bundleInstalled !== undefined) {
     q = q.where(sql<boolean>`devices.installed_packages @> ${JSON.stringify([{ identifier: f.bundleInstalled }])}::jsonb`);

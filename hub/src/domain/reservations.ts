@@ -5,13 +5,13 @@
  * is not secret in a lab: anyone who may list devices sees every booking. Booking needs DeviceConnect (whoever
  * may retain may book); changing or cancelling someone else's booking needs DeviceReleaseAny.
  */
-import { sql } from 'kysely';
 import { ApiFailure, formatWireDate } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { isExclusionViolation, type Db } from '../store/database';
 import { readDeferred, type Deferred } from './deferred-input';
 import { deviceNotFound, identifierMatch } from './device-queries';
+import { USER_DISPLAY_NAME } from './devices';
 
 /** The longest booking. */
 export const MAX_RESERVATION_DAYS = 7;
@@ -131,8 +131,7 @@ function selectReservations(db: Db) {
     .select(['reservations.id', 'reservations.device_id', 'devices.name as device_name', 'reservations.user_id',
       'users.login', 'reservations.starts_at', 'reservations.ends_at', 'reservations.note', 'reservations.created_at',
       'reservations.created_by',
-      sql<string>`coalesce(nullif(concat_ws(' ', nullif(trim(users.first_name), ''), nullif(trim(users.middle_name), ''),
-        nullif(trim(users.last_name), '')), ''), users.login)`.as('display_name')]);
+      USER_DISPLAY_NAME.as('display_name')]);
 }
 
 type ReservationRow = Awaited<ReturnType<ReturnType<typeof selectReservations>['executeTakeFirstOrThrow']>>;
