@@ -41,6 +41,24 @@ it('retain_refusal and retainRefusal agree on every combination of the rule inpu
   expect(cases).toBe(72);
 });
 
+it("device_booker names the booker during a device's bookings (start included, end not) and nobody outside them", async () => {
+  const [first, second] = [await createUser(t.db, 'first@example.com'), await createUser(t.db, 'second@example.com')];
+  const device = await insertDevice(t.db);
+  const hour = 3_600_000;
+  const base = Date.now() + hour;
+  await t.db.insertInto('reservations').values([
+    { device_id: device.id, user_id: first.id, starts_at: new Date(base), ends_at: new Date(base + hour) },
+    { device_id: device.id, user_id: second.id, starts_at: new Date(base + 2 * hour), ends_at: new Date(base + 3 * hour) },
+  ]).execute();
+  const seen: (string | null)[] = [];
+  for (const offset of [-hour, 0, hour / 2, hour, 1.5 * hour, 2 * hour, 3 * hour, 4 * hour]) {
+    const at = new Date(base + offset);
+    const { rows: [row] } = await sql<{ booker: string | null }>`SELECT device_booker(${device.id}::uuid, ${at}) AS booker`.execute(t.db);
+    seen.push(row.booker);
+  }
+  expect(seen).toEqual([null, first.id, first.id, null, null, second.id, null, null]);
+});
+
 it('next_readiness and availability_of agree with nextReadiness and availabilityOf', async () => {
   const readinesses = ['Ready', 'Offline', 'Rebooting', 'Unauthorized', 'Booting', ''];
   for (const current of readinesses) {
