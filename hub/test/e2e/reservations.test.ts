@@ -128,6 +128,8 @@ it("hides a device booked now from another user's Available and refuses their re
   expect(refused).toEqual({
     isSuccess: false, errorMessage: `Device '${deviceName}' is reserved by '${alice.login}' until ${end}.`,
   });
+  // The other device actions apply the same rule.
+  expect(await (await lab.api(bob, `/Device?action=reboot&id=${serial}`, { method: 'POST' })).json()).toEqual(refused);
   const retained = await (await lab.api(alice, `/Device?action=retain&id=${serial}`, { method: 'POST' })).json() as Result;
   expect(retained.isSuccess).toBe(true);
 }, 30_000);
