@@ -39,6 +39,7 @@ export const FAILURE_CODES = {
   ENTITLEMENT_REQUIRED: { from: 'hub', meaning: 'The caller lacks the entitlement the operation needs.' },
   DEVICE_NOT_FOUND: { from: 'hub', meaning: 'No device has that Guid, serial number or vendor id.' },
   DEVICE_IN_USE: { from: 'hub', meaning: 'Someone else retains the device.' },
+  DEVICE_RESERVED: { from: 'hub', meaning: 'Someone else has booked the device for now (/Reservation), or the booking overlaps theirs.' },
   DEVICE_NOT_RETAINED: { from: 'hub', meaning: 'The caller does not retain the device; retain it first.' },
   DEVICE_UNAVAILABLE: { from: 'hub', meaning: 'The device is deleted, disabled or offline.' },
   GATEWAY_OFFLINE: { from: 'hub', meaning: 'No connected gateway holds the device (or USB hub), or its gateway went away.' },

@@ -54,7 +54,9 @@ export interface Device {
   diskSpace: number;
   diskSpaceUsed: number;
   slotNumber?: number;
-  /** Spec fields of a device reservation; this hub keeps no reservations yet, so they are never set. */
+  /** The device's current booking, or else its next one (extension /Reservation). */
+  nextReservationStartTime?: string;
+  nextReservationEndTime?: string;
   reservedById?: string;
   reservedByDisplayName?: string;
   lastInuseAt?: string;

@@ -32,6 +32,7 @@ import { metricsRouter } from './metrics-routes';
 import { knownParameters } from './openapi/endpoints';
 import { openApiRouter } from './openapi-routes';
 import { reportRouter } from './report-routes';
+import { reservationRouter } from './reservation-routes';
 import { roleRouter } from './role-routes';
 import { serviceRouter } from './service-routes';
 import { settingsRouter } from './settings-routes';
@@ -117,6 +118,7 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(userRouter(deps));
   api.use(roleRouter(deps));
   api.use(webhookRouter(deps));
+  api.use(reservationRouter(deps));
   api.use(openApiRouter(options.serviceVersion));
   api.use(currentSessionRouter());
   if (options.events) api.use(eventStreamRouter(options.events));

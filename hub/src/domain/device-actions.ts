@@ -6,7 +6,8 @@ import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db } from '../store/database';
 import { signDeviceTicket, type TicketKeys } from './device-ticket';
-import { deviceNotFound, inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
+import { bookerAt, deviceNotFound, inUseBy, lockDevice, resolveDevice, type DeviceWithRetainer } from './device-queries';
+import { reservedBy } from './reservations';
 import { retentionOf } from './device-access';
 import { expectAvailability, rebootCause, withdrawCauses } from './availability-causes';
 import { recordEvent } from './events';
@@ -25,29 +26,35 @@ interface RetainOptions {
 /** How long a retain waits for the gateway to open the device's adb endpoint before answering without it. */
 const ACCESS_ENDPOINT_WAIT_MS = 3_000;
 
-const REFUSALS = ['deleted', 'disabled', 'in_use', 'offline'] as const;
+const REFUSALS = ['deleted', 'disabled', 'in_use', 'reserved', 'offline'] as const;
 /** Why a device may not be used by someone now; the outcomes `retain_refusal` returns in the database. */
 export type RetainRefusal = (typeof REFUSALS)[number];
 const isRefusal = (outcome: string): outcome is RetainRefusal => (REFUSALS as readonly string[]).includes(outcome);
 
 /**
- * Why `userId` may not use the device now, or undefined: the rule of the database's `retain_refusal`
- * (store/routines/device-retain.ts) for a row already read; hub/test/domain/retain-rules.test.ts checks that the
- * two agree on every case.
+ * Why `userId` may not use the device now, or undefined; `bookerId`: who has booked it now, or null. The rule of
+ * the database's `retain_refusal` (store/routines/device-retain.ts) for a row already read;
+ * hub/test/domain/retain-rules.test.ts checks that the two agree on every case.
  */
 export function retainRefusal(
   device: Pick<DeviceWithRetainer, 'deleted' | 'enabled' | 'retained_by' | 'availability'>, userId: string,
+  bookerId: string | null,
 ): RetainRefusal | undefined {
   if (device.deleted) return 'deleted';
   if (!device.enabled) return 'disabled';
   if (device.retained_by && device.retained_by !== userId) return 'in_use';
+  if (bookerId && bookerId !== userId) return 'reserved';
   if (device.availability !== 'Online') return 'offline';
   return undefined;
 }
 
-/** Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, Online). */
-export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser): void {
-  const refusal = retainRefusal(device, user.id);
+/**
+ * Fails unless the device can be used right now by `user` (not deleted, enabled, not someone else's, not booked
+ * by someone else, Online).
+ */
+export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser, now = new Date()): void {
+  const refusal = retainRefusal(device, user.id, bookerAt(device, now));
+  if (refusal === 'reserved') throw new ApiFailure(reservedBy(device.name, device), refusalCode(refusal));
   if (refusal) throw new ApiFailure(refusalText(refusal, device), refusalCode(refusal));
 }
 
@@ -60,6 +67,7 @@ export async function retainDevice(
   const at = options.now?.() ?? new Date();
   const device = await callRetainFunction(db, sql`retain_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
     ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text)`, identifier);
+  if (device.outcome === 'reserved') throw new ApiFailure(await bookingRefusal(db, device, at), refusalCode(device.outcome));
   if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device), refusalCode(device.outcome));
   const retainId = device.retain_id ?? '';
   // Also for a repeated retain, as a gateway that missed it would need; the other replicas heard of a new one at commit.
@@ -122,15 +130,30 @@ async function callRetainFunction(db: Db, call: RawBuilder<unknown>, identifier:
   return device;
 }
 
-const refusalCode = (refusal: RetainRefusal): FailureCode => (refusal === 'in_use' ? 'DEVICE_IN_USE' : 'DEVICE_UNAVAILABLE');
+const REFUSAL_CODES: Record<RetainRefusal, FailureCode> = {
+  deleted: 'DEVICE_UNAVAILABLE', disabled: 'DEVICE_UNAVAILABLE', offline: 'DEVICE_UNAVAILABLE', in_use: 'DEVICE_IN_USE',
+  reserved: 'DEVICE_RESERVED',
+};
+const refusalCode = (refusal: RetainRefusal): FailureCode => REFUSAL_CODES[refusal];
 
 function refusalText(refusal: RetainRefusal, device: Parameters<typeof inUseBy>[0]): string {
   switch (refusal) {
+    case 'reserved': return reservedBy(device.name, { booker_login: null, booking_ends_at: null });
     case 'deleted': return 'Device is deleted.';
     case 'disabled': return 'Device is disabled.';
     case 'offline': return 'Device is offline.';
     case 'in_use': return inUseBy(device);
   }
+}
+
+/** The refusal of a retain during someone else's booking, naming the booking the function found at `at`. */
+async function bookingRefusal(db: Db, device: RetainOutcome, at: Date): Promise<string> {
+  const booking = await db.selectFrom('reservations').innerJoin('users', 'users.id', 'reservations.user_id')
+    .select(['users.login as booker_login', 'reservations.ends_at as booking_ends_at'])
+    .where('reservations.device_id', '=', device.id).where('reservations.starts_at', '<=', at)
+    .where('reservations.ends_at', '>', at).executeTakeFirst();
+  // The booking may have been cancelled since the function read it; the refusal stands as the function decided.
+  return reservedBy(device.name, booking ?? { booker_login: null, booking_ends_at: null });
 }
 
 /**

@@ -6,7 +6,9 @@
  * them, so a change is visible on the next read. The stamps are read before the rows (usually in the same
  * statement as the request's credentials, auth/credential-reads.ts), so a list is never kept
  * under stamps newer than its rows. A list showing a retained device also depends on the current second (a
- * retained device is in use "now"), so it is kept for that second only. Each kept list is the same array
+ * retained device is in use "now"), so it is kept for that second only. A list showing bookings shows each
+ * device's current or next one, which changes when the current one ends: it is kept until the first shown booking
+ * ends (a booking change itself re-stamps its device, migration 030). Each kept list is the same array
  * object until it changes, which lets the response writer keep its serialised bytes too.
  */
 import { sql, type RawBuilder } from 'kysely';
@@ -18,6 +20,8 @@ interface KeptList {
   stamps: string;
   /** The wall-clock second the list was made in, when it shows a retained device. */
   second?: number;
+  /** When the first booking it shows ends (epoch ms). */
+  until?: number;
   devices: Device[];
 }
 
@@ -25,6 +29,8 @@ export interface LoadedList {
   devices: Device[];
   /** Whether a device in it is retained (its `lastInuseAt` is now). */
   showsRetained: boolean;
+  /** When the first booking it shows ends (epoch ms), if it shows any. */
+  firstBookingEnd?: number;
 }
 
 const caches = new WeakMap<Db, Map<string, KeptList>>();
@@ -45,11 +51,15 @@ export async function keptDeviceList(
   let kept = caches.get(db);
   if (!kept) caches.set(db, kept = new Map());
   stamps ??= await readStamps(db);
-  const second = Math.floor(Date.now() / 1000);
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
   const entry = kept.get(key);
-  if (entry && entry.stamps === stamps && (entry.second === undefined || entry.second === second)) return entry.devices;
+  if (entry && entry.stamps === stamps && (entry.second === undefined || entry.second === second)
+    && (entry.until === undefined || now < entry.until)) return entry.devices;
   const loaded = await load();
-  kept.set(key, { stamps, second: loaded.showsRetained ? second : undefined, devices: loaded.devices });
+  kept.set(key, {
+    stamps, second: loaded.showsRetained ? second : undefined, until: loaded.firstBookingEnd, devices: loaded.devices,
+  });
   return loaded.devices;
 }
 

@@ -4,7 +4,7 @@ import { formatWireDate, type Application, type Device, type DeviceAvailabilityS
   type DeviceReadinessState } from '@devicelab/shared';
 import type { ApplicationRow } from '../store/schema';
 import { matchManagedApplication, toApplicationModel, unmanagedApplication } from './application-mapping';
-import { retainerDisplayName, type DeviceWithRetainer } from './device-queries';
+import { bookerDisplayName, retainerDisplayName, type DeviceWithRetainer } from './device-queries';
 
 export interface DeviceDetailOptions {
   properties?: boolean;
@@ -37,6 +37,11 @@ export function toDeviceModel(
     diskSpace: Number(row.disk_space),
     diskSpaceUsed: Number(row.disk_space_used),
     slotNumber: opt(row.slot_number),
+    // The current booking, or else the next one (domain/reservations.ts).
+    nextReservationStartTime: date(row.booking_starts_at),
+    nextReservationEndTime: date(row.booking_ends_at),
+    reservedById: opt(row.booking_user_id),
+    reservedByDisplayName: bookerDisplayName(row),
     // While retained the device is in use right now; otherwise the end of its last retain.
     lastInuseAt: date(row.retained_by ? now : row.last_inuse_at),
     lastDisconnectedAt: date(row.last_disconnected_at),

@@ -9,6 +9,14 @@ export interface DeviceWithRetainer extends Omit<DeviceRow, 'list_change'> {
   retainer_first_name: string | null;
   retainer_middle_name: string | null;
   retainer_last_name: string | null;
+  /** The device's current or next booking (the earliest not yet ended), or nulls. */
+  booking_user_id: string | null;
+  booking_starts_at: Date | null;
+  booking_ends_at: Date | null;
+  booker_login: string | null;
+  booker_first_name: string | null;
+  booker_middle_name: string | null;
+  booker_last_name: string | null;
 }
 
 /** Every device column but the two large JSON lists, which a listing reads only when it shows them. */
@@ -37,6 +45,12 @@ export function selectDevices(db: Db | Tx, detail: DeviceDetailColumns = { prope
   return db
     .selectFrom('devices')
     .leftJoin('users', 'users.id', 'devices.retained_by')
+    .leftJoinLateral((eb) => eb.selectFrom('reservations')
+      .innerJoin('users as booker', 'booker.id', 'reservations.user_id')
+      .select(['reservations.user_id', 'reservations.starts_at', 'reservations.ends_at', 'booker.login',
+        'booker.first_name', 'booker.middle_name', 'booker.last_name'])
+      .whereRef('reservations.device_id', '=', 'devices.id').where('reservations.ends_at', '>', sql<Date>`now()`)
+      .orderBy('reservations.starts_at').limit(1).as('booking'), (join) => join.onTrue())
     .select(DEVICE_SUMMARY_COLUMNS.map((column) => `devices.${column}` as const))
     .select([
       detail.properties ? 'devices.properties' : emptyList.as('properties'),
@@ -45,6 +59,13 @@ export function selectDevices(db: Db | Tx, detail: DeviceDetailColumns = { prope
       'users.first_name as retainer_first_name',
       'users.middle_name as retainer_middle_name',
       'users.last_name as retainer_last_name',
+      'booking.user_id as booking_user_id',
+      'booking.starts_at as booking_starts_at',
+      'booking.ends_at as booking_ends_at',
+      'booking.login as booker_login',
+      'booking.first_name as booker_first_name',
+      'booking.middle_name as booker_middle_name',
+      'booking.last_name as booker_last_name',
     ]);
 }
 
@@ -115,9 +136,22 @@ export async function lockDevice(trx: Tx, deviceId: string): Promise<DeviceWithR
 }
 
 export function retainerDisplayName(row: DeviceWithRetainer): string | undefined {
-  if (!row.retainer_login) return undefined;
-  const name = [row.retainer_first_name, row.retainer_middle_name, row.retainer_last_name].filter((p) => p && p.trim()).join(' ');
-  return name || row.retainer_login;
+  return displayNameOf(row.retainer_login, row.retainer_first_name, row.retainer_middle_name, row.retainer_last_name);
+}
+
+export function bookerDisplayName(row: DeviceWithRetainer): string | undefined {
+  return displayNameOf(row.booker_login, row.booker_first_name, row.booker_middle_name, row.booker_last_name);
+}
+
+/** The non-blank name parts joined by a space, or the login when there are none. */
+function displayNameOf(login: string | null, ...names: (string | null)[]): string | undefined {
+  if (!login) return undefined;
+  return names.filter((p) => p && p.trim()).join(' ') || login;
+}
+
+/** Who has booked the device at `at` (its shown booking, when that has begun), or null. */
+export function bookerAt(row: Pick<DeviceWithRetainer, 'booking_user_id' | 'booking_starts_at'>, at: Date): string | null {
+  return row.booking_starts_at && row.booking_starts_at <= at ? row.booking_user_id : null;
 }
 
 export const inUseBy = (row: Pick<DeviceWithRetainer, 'name' | 'retainer_login' | 'retained_by'>): string =>

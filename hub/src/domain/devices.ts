@@ -35,10 +35,10 @@ export interface DeviceFilters {
 }
 
 /**
- * The retainer's display name as `retainerDisplayName` builds it: the non-blank name parts joined by a space, or
- * the login when there are none (`~ '\S'`: has a non-space character).
+ * The display name of the joined `users` row (the retainer in a device list) as `retainerDisplayName` builds it:
+ * the non-blank name parts joined by a space, or the login when there are none (`~ '\S'`: has a non-space character).
  */
-const RETAINER_DISPLAY_NAME = sql<string>`coalesce(nullif(concat_ws(' ',
+export const USER_DISPLAY_NAME = sql<string>`coalesce(nullif(concat_ws(' ',
   case when users.first_name ~ '\\S' then users.first_name end,
   case when users.middle_name ~ '\\S' then users.middle_name end,
   case when users.last_name ~ '\\S' then users.last_name end), ''), users.login)`;
@@ -55,14 +55,21 @@ export async function listDevices(
 
 /**
  * GET /Device/Available: devices the caller could retain now. Leaves out devices retained by anyone (in use),
- * disabled, deleted or offline.
+ * disabled, deleted or offline, and those booked by another user now. The list is the same for every caller (and
+ * kept as such); who booked what is applied to it here, per caller and at the current time, so no caller sees
+ * another's view and a booking takes effect the moment it starts.
  */
 export async function listAvailableDevices(
   db: Db, user: AuthenticatedUser, filters: Deferred<DeviceFilters> = {}, options: Deferred<DeviceDetailOptions> = {},
   stamps?: ListStamps,
 ): Promise<Device[]> {
   if (!hasEntitlement(user, 'DeviceList')) return [];
-  return listView(db, readDeferred(filters), readDeferred(options), true, stamps);
+  const devices = await listView(db, readDeferred(filters), readDeferred(options), true, stamps);
+  const now = Date.now();
+  const bookedByOther = (d: Device) => d.reservedById !== undefined && d.reservedById !== user.id
+    && Date.parse(d.nextReservationStartTime ?? '') <= now;
+  // The kept array itself when nothing is left out, so its serialised bytes are kept too.
+  return devices.some(bookedByOther) ? devices.filter((d) => !bookedByOther(d)) : devices;
 }
 
 /** A filtered list is read from the records; the unfiltered ones, which pollers ask for, are kept between changes. */
@@ -71,7 +78,11 @@ async function listView(
 ): Promise<Device[]> {
   const load = async () => {
     const rows = await queryDevices(db, filters, detail, availableOnly);
-    return { devices: await mapDevices(db, rows, detail), showsRetained: rows.some((row) => row.retained_by !== null) };
+    const bookingEnds = rows.flatMap((row) => (row.booking_ends_at ? [row.booking_ends_at.getTime()] : []));
+    return {
+      devices: await mapDevices(db, rows, detail), showsRetained: rows.some((row) => row.retained_by !== null),
+      firstBookingEnd: bookingEnds.length > 0 ? Math.min(...bookingEnds) : undefined,
+    };
   };
   if (Object.values(filters).some((value) => value !== undefined)) return (await load()).devices;
   return keptDeviceList(db, { detail, availableOnly }, load, stamps);
@@ -112,7 +123,7 @@ async function queryDevices(
       : q.where((eb) => eb(eb.fn('lower', ['users.login']), '=', f.retainedBy!.toLowerCase()));
   }
   if (f.retainedByDisplayName !== undefined) {
-    q = q.where(sql<boolean>`lower(${RETAINER_DISPLAY_NAME}) = ${f.retainedByDisplayName.toLowerCase()}`);
+    q = q.where(sql<boolean>`lower(${USER_DISPLAY_NAME}) = ${f.retainedByDisplayName.toLowerCase()}`);
   }
   if (f.bundleInstalled !== undefined) {
     q = q.where(sql<boolean>`devices.installed_packages @> ${JSON.stringify([{ identifier: f.bundleInstalled }])}::jsonb`);

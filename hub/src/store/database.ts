@@ -162,6 +162,7 @@ export async function withTx<T>(db: Db, fn: (trx: Tx) => Promise<T>, options: Tx
 const SqlState = {
   uniqueViolation: '23505',
   foreignKeyViolation: '23503',
+  exclusionViolation: '23P01', // an exclusion constraint, e.g. two bookings of one device that overlap
   invalidCatalogName: '3D000', // database does not exist
   duplicateDatabase: '42P04',
   objectInUse: '55006', // e.g. a template database that still has sessions
@@ -186,6 +187,7 @@ export function sqlStateOf(err: unknown): string | undefined {
 
 export const isUniqueViolation = (err: unknown): boolean => sqlStateOf(err) === SqlState.uniqueViolation;
 export const isForeignKeyViolation = (err: unknown): boolean => sqlStateOf(err) === SqlState.foreignKeyViolation;
+export const isExclusionViolation = (err: unknown): boolean => sqlStateOf(err) === SqlState.exclusionViolation;
 export const isMissingDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.invalidCatalogName;
 export const isDuplicateDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.duplicateDatabase;
 export const isObjectInUse = (err: unknown): boolean => sqlStateOf(err) === SqlState.objectInUse;

@@ -275,6 +275,18 @@ export interface WebhooksTable {
   created_at: CreatedAt;
 }
 
+/** A booking of a device (migration 030); the generated range `during` is the database's alone. */
+export interface ReservationsTable {
+  id: Generated<string>;
+  device_id: string;
+  user_id: string;
+  starts_at: Timestamp;
+  ends_at: Timestamp;
+  note: Generated<string>;
+  created_at: CreatedAt;
+  created_by: string | null;
+}
+
 export interface WebhookDeliveriesTable {
   id: ColumnType<string, never, never>;
   webhook_id: string;
@@ -346,6 +358,7 @@ export interface Database {
   user_adb_keys: UserAdbKeysTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  reservations: ReservationsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -23,19 +23,40 @@ it('retain_refusal and retainRefusal agree on every combination of the rule inpu
   for (const deleted of [false, true]) {
     for (const enabled of [true, false]) {
       for (const retainedBy of [null, me.id, other.id]) {
-        for (const availability of ['Online', 'Offline'] as const) {
-          const device = await insertDevice(t.db, { deleted, enabled, availability, retained_by: retainedBy });
-          const { rows: [row] } = await sql<{ refusal: string | null }>`
-            SELECT retain_refusal(d, ${me.id}::uuid) AS refusal FROM devices d WHERE d.id = ${device.id}`.execute(t.db);
-          const inTypeScript = retainRefusal({ deleted, enabled, retained_by: retainedBy, availability }, me.id);
-          expect([{ deleted, enabled, retainedBy, availability }, row.refusal ?? undefined])
-            .toEqual([{ deleted, enabled, retainedBy, availability }, inTypeScript]);
-          cases += 1;
+        for (const bookedBy of [null, me.id, other.id]) {
+          for (const availability of ['Online', 'Offline'] as const) {
+            const device = await insertDevice(t.db, { deleted, enabled, availability, retained_by: retainedBy });
+            const { rows: [row] } = await sql<{ refusal: string | null }>`
+              SELECT retain_refusal(d, ${me.id}::uuid, ${bookedBy}::uuid) AS refusal FROM devices d WHERE d.id = ${device.id}`
+              .execute(t.db);
+            const inTypeScript = retainRefusal({ deleted, enabled, retained_by: retainedBy, availability }, me.id, bookedBy);
+            const inputs = { deleted, enabled, retainedBy, bookedBy, availability };
+            expect([inputs, row.refusal ?? undefined]).toEqual([inputs, inTypeScript]);
+            cases += 1;
+          }
         }
       }
     }
   }
-  expect(cases).toBe(24);
+  expect(cases).toBe(72);
+});
+
+it("device_booker names the booker during a device's bookings (start included, end not) and nobody outside them", async () => {
+  const [first, second] = [await createUser(t.db, 'first@example.com'), await createUser(t.db, 'second@example.com')];
+  const device = await insertDevice(t.db);
+  const hour = 3_600_000;
+  const base = Date.now() + hour;
+  await t.db.insertInto('reservations').values([
+    { device_id: device.id, user_id: first.id, starts_at: new Date(base), ends_at: new Date(base + hour) },
+    { device_id: device.id, user_id: second.id, starts_at: new Date(base + 2 * hour), ends_at: new Date(base + 3 * hour) },
+  ]).execute();
+  const seen: (string | null)[] = [];
+  for (const offset of [-hour, 0, hour / 2, hour, 1.5 * hour, 2 * hour, 3 * hour, 4 * hour]) {
+    const at = new Date(base + offset);
+    const { rows: [row] } = await sql<{ booker: string | null }>`SELECT device_booker(${device.id}::uuid, ${at}) AS booker`.execute(t.db);
+    seen.push(row.booker);
+  }
+  expect(seen).toEqual([null, first.id, first.id, null, null, second.id, null, null]);
 });
 
 it('next_readiness and availability_of agree with nextReadiness and availabilityOf', async () => {
@@ -72,7 +93,7 @@ it("the database runs the current file's routines, and a changed one is put back
     SELECT prosrc AS src FROM pg_proc WHERE proname = 'retain_refusal'`.execute(t.db)).rows[0].src;
   const current = await definition();
   // As a database left by an older hub would be: another body, and the digest of what that hub applied.
-  await sql`CREATE OR REPLACE FUNCTION retain_refusal(device devices, retainer uuid) RETURNS text
+  await sql`CREATE OR REPLACE FUNCTION retain_refusal(device devices, retainer uuid, booker uuid) RETURNS text
     LANGUAGE sql IMMUTABLE AS $$ SELECT NULL::text $$`.execute(t.db);
   await t.db.updateTable('hub_settings').set({ value: 'older' }).where('key', '=', 'routines_digest').execute();
   await applyRoutines(t.db);

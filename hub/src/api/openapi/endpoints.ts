@@ -265,6 +265,21 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'get', path: '/Webhook/Delivery', operations: [{
     select: '', summary: 'The newest 200 deliveries of one endpoint, newest first.', entitlement: 'SystemManageSettings',
     params: [required(p('id', 'guid', 'The webhook Guid.'))], response: resultOf(arrayOf(ref('WebhookDelivery'))) }] },
+  { method: 'get', path: '/Reservation', operations: [{
+    select: '', summary: 'Device bookings (extension) not ended by `from` (default now), every user\'s, by start time; at most 1000.',
+    entitlement: 'DeviceList', params: [p('deviceId', 'deviceId', 'Only this device\'s bookings.'),
+      p('from', 'date', 'Bookings that end after this (default: now).'), p('to', 'date', 'Bookings that start before this.')],
+    response: resultOf(arrayOf(ref('Reservation'))) }] },
+  { method: 'post', path: '/Reservation', operations: [
+    { select: 'add', summary: 'Book a device for the caller from start to end (at most 7 days, starting within 90 days; '
+      + 'at most 100 open bookings per user). A booking that overlaps another of the device is refused.',
+    entitlement: 'DeviceConnect', body: 'json', bodyKeys: ['deviceId', 'start', 'end', 'note'], response: resultOf(ref('Reservation')) },
+    { select: 'action=update', summary: 'Move a booking or change its note (another user\'s needs DeviceReleaseAny).',
+      entitlement: 'DeviceConnect', params: [required(p('id', 'guid', 'The reservation Guid.'))], body: 'json',
+      bodyKeys: ['start', 'end', 'note'], response: resultOf(ref('Reservation')) },
+    { select: 'action=delete', summary: 'Cancel a booking (another user\'s needs DeviceReleaseAny).',
+      entitlement: 'DeviceConnect', params: [required(p('id', 'guid', 'The reservation Guid.'))], response: result },
+  ] },
   { method: 'get', path: '/openapi.json', operations: [{
     select: '', summary: 'This document (OpenAPI 3.1).', entitlement: 'any authenticated user', response: { type: 'object' } }] },
 ];

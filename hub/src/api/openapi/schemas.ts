@@ -129,6 +129,11 @@ export const SCHEMAS: Record<string, Schema> = {
   Role: object({ id: guid, name: str, entitlements: arrayOf(str), isBuiltIn: bool }),
   Webhook: object({ id: guid, url: str, eventTypes: arrayOf(str), hasSecret: bool, createdAt: dateTime },
     'A webhook endpoint (extension); eventTypes [] receives every event. The secret is write-only.'),
+  Reservation: object({
+    id: guid, deviceId: guid, deviceName: str, reservedById: guid, reservedByDisplayName: str, start: dateTime,
+    end: dateTime, note: str, createdAt: dateTime, createdById: guid,
+  }, 'A booking of a device (extension): during it only its booker may retain the device, and GET /Device/Available '
+    + 'leaves the device out for everyone else.'),
   WebhookDelivery: object({
     id: int64, eventId: guid, eventType: str, deviceId: guid,
     status: { type: 'string', enum: ['pending', 'delivered', 'failed'] }, attempts: int32, lastStatusCode: int32,

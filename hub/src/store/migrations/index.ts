@@ -24,6 +24,7 @@ import * as listStampRows from './026_list_stamp_rows';
 import * as installedRecords from './027_installed_records';
 import * as historyChanges from './028_history_changes';
 import * as availabilityCauses from './029_availability_causes';
+import * as reservations from './030_reservations';
 import * as applicationUploader from './031_application_uploader';
 
 const migrations: Record<string, Migration> = {
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '027_installed_records': installedRecords,
   '028_history_changes': historyChanges,
   '029_availability_causes': availabilityCauses,
+  '030_reservations': reservations,
   '031_application_uploader': applicationUploader,
 };
 

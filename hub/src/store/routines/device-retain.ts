@@ -7,6 +7,7 @@
  *  - A device is named as spec 2.1 says (Guid, then vendor unique identifier, then serial number).
  *  - A retain is refused from the committed row first, without waiting on its lock (losers fail fast); only a
  *    possible winner locks the row and checks again on what the lock found.
+ *  - During a booking (reservations, migration 030) only its booker may retain the device.
  *  - A retain by the device's retainer changes nothing (same retain id); a release of a device nobody retains
  *    neither; releasing another user's retain needs `may_release_any` (DeviceReleaseAny, checked by the caller).
  *  - NOTIFY is sent at commit, so no replica hears of a retain that did not commit; NULL `relay_from` tells nobody.
@@ -60,13 +61,22 @@ export const deviceRetainRoutines = sql`
       LIMIT 1);
   END $$;
 
-  -- Why retainer may not use the device now, or NULL. assertUsableBy (domain/device-actions.ts) applies the same
-  -- rule to a row already read; hub/test/domain/retain-rules.test.ts checks that the two agree.
-  CREATE OR REPLACE FUNCTION retain_refusal(device devices, retainer uuid) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  -- Who has booked the device at that moment (reservations never overlap), or NULL.
+  CREATE OR REPLACE FUNCTION device_booker(device uuid, at timestamptz) RETURNS uuid LANGUAGE plpgsql STABLE AS $$
+  BEGIN
+    RETURN (SELECT r.user_id FROM reservations r WHERE r.device_id = device AND r.during @> at);
+  END $$;
+
+  -- Why retainer may not use the device now, or NULL; booker: who has booked it now (device_booker), or NULL.
+  -- retainRefusal (domain/device-actions.ts) applies the same rule to a row already read;
+  -- hub/test/domain/retain-rules.test.ts checks that the two agree.
+  CREATE OR REPLACE FUNCTION retain_refusal(device devices, retainer uuid, booker uuid) RETURNS text
+  LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
       WHEN device.deleted THEN 'deleted'
       WHEN NOT device.enabled THEN 'disabled'
       WHEN device.retained_by IS NOT NULL AND device.retained_by <> retainer THEN 'in_use'
+      WHEN booker IS NOT NULL AND booker <> retainer THEN 'reserved'
       WHEN device.availability <> 'Online' THEN 'offline'
     END
   $$;
@@ -85,14 +95,16 @@ export const deviceRetainRoutines = sql`
   RETURNS device_retain_outcome LANGUAGE plpgsql AS $$
   DECLARE
     device devices;
+    booker uuid;
     refusal text;
   BEGIN
     device := device_named(identifier, guid);
     IF device.id IS NULL THEN RETURN retain_outcome('not_found', NULL); END IF;
-    refusal := retain_refusal(device, retainer);
+    booker := device_booker(device.id, at);
+    refusal := retain_refusal(device, retainer, booker);
     IF refusal IS NOT NULL THEN RETURN retain_outcome(refusal, device); END IF;
     SELECT * INTO device FROM devices WHERE id = device.id FOR UPDATE;
-    refusal := retain_refusal(device, retainer);
+    refusal := retain_refusal(device, retainer, booker);
     IF refusal IS NOT NULL THEN RETURN retain_outcome(refusal, device); END IF;
     IF device.retained_by = retainer AND device.retained_at IS NOT NULL AND device.retain_id IS NOT NULL THEN
       RETURN retain_outcome('unchanged', device);

@@ -1,0 +1,205 @@
+/**
+ * Reservations (extension /Reservation): bookings of a device for a time range. The database refuses two
+ * bookings of one device that overlap (an exclusion constraint, migration 030), so two hub replicas can never
+ * both accept; during a booking only its booker may retain the device (`retain_refusal`). Who booked what when
+ * is not secret in a lab: anyone who may list devices sees every booking. Booking needs DeviceConnect (whoever
+ * may retain may book); changing or cancelling someone else's booking needs DeviceReleaseAny.
+ */
+import { ApiFailure, formatWireDate } from '@devicelab/shared';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
+import { isExclusionViolation, type Db } from '../store/database';
+import { readDeferred, type Deferred } from './deferred-input';
+import { deviceNotFound, identifierMatch } from './device-queries';
+import { USER_DISPLAY_NAME } from './devices';
+
+/** The longest booking. */
+export const MAX_RESERVATION_DAYS = 7;
+/** How far ahead a booking may start. */
+export const MAX_RESERVATION_LEAD_DAYS = 90;
+/** Bookings not yet ended one user may hold, so no client can fill the calendar. */
+export const MAX_OPEN_RESERVATIONS_PER_USER = 100;
+/** A start this far in the past is taken as "now" (a booking from now, sent with the client's clock). */
+const START_SLACK_MS = 60_000;
+/** The most bookings one list answers. */
+const MAX_LISTED = 1000;
+const DAY_MS = 86_400_000;
+
+/** A booking as the API shows it. */
+export interface Reservation {
+  id: string;
+  deviceId: string;
+  deviceName: string;
+  reservedById: string;
+  reservedByDisplayName: string;
+  start: string;
+  end: string;
+  note: string;
+  createdAt: string;
+  createdById?: string;
+}
+
+/** What a create or change request sets; absent = unchanged (a create needs deviceId, start and end). */
+export interface ReservationChanges {
+  deviceId?: string;
+  start?: Date;
+  end?: Date;
+  note?: string;
+}
+
+export interface ReservationQuery {
+  /** The device's Guid, serial number or vendor unique identifier. */
+  deviceId?: string;
+  /** Bookings that end after this (default: now). */
+  from?: Date;
+  /** Bookings that start before this. */
+  to?: Date;
+}
+
+interface Clock { now?: () => Date }
+
+/** The refusal of a use of the device during someone else's booking. */
+export function reservedBy(deviceName: string, booking: { booker_login: string | null; booking_ends_at: Date | null }): string {
+  const until = booking.booking_ends_at ? ` until ${formatWireDate(booking.booking_ends_at)}` : '';
+  return `Device '${deviceName}' is reserved by '${booking.booker_login ?? 'another user'}'${until}.`;
+}
+
+export async function listReservations(
+  db: Db, user: AuthenticatedUser, query: Deferred<ReservationQuery>, clock: Clock = {},
+): Promise<Reservation[]> {
+  requireEntitlement(user, 'DeviceList');
+  const { deviceId, from, to } = readDeferred(query);
+  let q = selectReservations(db).where('reservations.ends_at', '>', from ?? clock.now?.() ?? new Date());
+  if (to) q = q.where('reservations.starts_at', '<', to);
+  if (deviceId !== undefined) q = q.where(identifierMatch(deviceId).where);
+  const rows = await q.orderBy('reservations.starts_at').orderBy('reservations.id').limit(MAX_LISTED).execute();
+  return rows.map(toReservation);
+}
+
+/** Books a device for the caller. */
+export async function createReservation(
+  db: Db, user: AuthenticatedUser, input: Deferred<ReservationChanges>, clock: Clock = {},
+): Promise<Reservation> {
+  requireEntitlement(user, 'DeviceConnect');
+  const { deviceId, start, end, note } = readDeferred(input);
+  if (!deviceId) throw new ApiFailure("Property 'deviceId' is required.");
+  if (!start || !end) throw new ApiFailure("Properties 'start' and 'end' are required.");
+  const now = clock.now?.() ?? new Date();
+  const range = checkedRange(start, end, now, true);
+  const device = await bookableDevice(db, deviceId);
+  const { open } = await db.selectFrom('reservations').select((eb) => eb.fn.countAll<number>().as('open'))
+    .where('user_id', '=', user.id).where('ends_at', '>', now).executeTakeFirstOrThrow();
+  if (Number(open) >= MAX_OPEN_RESERVATIONS_PER_USER) {
+    throw new ApiFailure(`You hold ${MAX_OPEN_RESERVATIONS_PER_USER} bookings already: cancel one first.`);
+  }
+  const { id } = await refusingOverlap(db, device, range, () => db.insertInto('reservations').values({
+    device_id: device.id, user_id: user.id, starts_at: range.start, ends_at: range.end, note: note ?? '',
+    created_by: user.id,
+  }).returning('id').executeTakeFirstOrThrow());
+  return readReservation(db, id);
+}
+
+/** Moves a booking in time or changes its note: the booker's own, or anyone's with DeviceReleaseAny. */
+export async function updateReservation(
+  db: Db, user: AuthenticatedUser, reservationId: Deferred<string>, changes: Deferred<ReservationChanges>, clock: Clock = {},
+): Promise<Reservation> {
+  requireEntitlement(user, 'DeviceConnect');
+  const id = readDeferred(reservationId);
+  const change = readDeferred(changes);
+  if (change.deviceId !== undefined) throw new ApiFailure("A booking's device cannot change: cancel it and book the other device.");
+  const current = await ownReservation(db, user, id);
+  const now = clock.now?.() ?? new Date();
+  const range = checkedRange(change.start ?? current.starts_at, change.end ?? current.ends_at, now, change.start !== undefined);
+  await refusingOverlap(db, { id: current.device_id, name: current.device_name }, { ...range, exceptId: id }, () => db.updateTable('reservations')
+    .set({ starts_at: range.start, ends_at: range.end, ...(change.note !== undefined ? { note: change.note } : {}) })
+    .where('id', '=', id).execute());
+  return readReservation(db, id);
+}
+
+/** Cancels a booking: the booker's own, or anyone's with DeviceReleaseAny. */
+export async function deleteReservation(db: Db, user: AuthenticatedUser, reservationId: Deferred<string>): Promise<void> {
+  requireEntitlement(user, 'DeviceConnect');
+  const id = readDeferred(reservationId);
+  await ownReservation(db, user, id);
+  await db.deleteFrom('reservations').where('id', '=', id).execute();
+}
+
+function selectReservations(db: Db) {
+  return db.selectFrom('reservations')
+    .innerJoin('devices', 'devices.id', 'reservations.device_id')
+    .innerJoin('users', 'users.id', 'reservations.user_id')
+    .select(['reservations.id', 'reservations.device_id', 'devices.name as device_name', 'reservations.user_id',
+      'users.login', 'reservations.starts_at', 'reservations.ends_at', 'reservations.note', 'reservations.created_at',
+      'reservations.created_by',
+      USER_DISPLAY_NAME.as('display_name')]);
+}
+
+type ReservationRow = Awaited<ReturnType<ReturnType<typeof selectReservations>['executeTakeFirstOrThrow']>>;
+
+function toReservation(row: ReservationRow): Reservation {
+  return {
+    id: row.id, deviceId: row.device_id, deviceName: row.device_name, reservedById: row.user_id,
+    reservedByDisplayName: row.display_name, start: formatWireDate(row.starts_at), end: formatWireDate(row.ends_at),
+    note: row.note, createdAt: formatWireDate(row.created_at), createdById: row.created_by ?? undefined,
+  };
+}
+
+async function readReservation(db: Db, id: string): Promise<Reservation> {
+  return toReservation(await selectReservations(db).where('reservations.id', '=', id).executeTakeFirstOrThrow());
+}
+
+/** The booking, if the caller may change it. */
+async function ownReservation(db: Db, user: AuthenticatedUser, id: string): Promise<ReservationRow> {
+  const row = await selectReservations(db).where('reservations.id', '=', id).executeTakeFirst();
+  if (!row) throw new ApiFailure(`Reservation '${id}' not found.`);
+  if (row.user_id !== user.id && !hasEntitlement(user, 'DeviceReleaseAny')) {
+    throw new ApiFailure(`Reservation '${id}' is ${row.login}'s: changing another user's booking requires the DeviceReleaseAny entitlement.`);
+  }
+  return row;
+}
+
+/** Whole seconds (as the device record shows them), ending after they start, within the length and lead limits. */
+function checkedRange(start: Date, end: Date, now: Date, startIsNew: boolean): { start: Date; end: Date } {
+  const second = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);
+  let from = second(start);
+  const to = second(end);
+  if (startIsNew && from.getTime() < now.getTime() - START_SLACK_MS) throw new ApiFailure('A booking cannot start in the past.');
+  if (startIsNew && from < now) from = second(now);
+  if (to <= from) throw new ApiFailure('A booking must end after it starts.');
+  if (to <= now) throw new ApiFailure('A booking must end in the future.');
+  if (to.getTime() - from.getTime() > MAX_RESERVATION_DAYS * DAY_MS) {
+    throw new ApiFailure(`A booking lasts at most ${MAX_RESERVATION_DAYS} days.`);
+  }
+  if (from.getTime() - now.getTime() > MAX_RESERVATION_LEAD_DAYS * DAY_MS) {
+    throw new ApiFailure(`A booking starts at most ${MAX_RESERVATION_LEAD_DAYS} days ahead.`);
+  }
+  return { start: from, end: to };
+}
+
+async function bookableDevice(db: Db, identifier: string): Promise<{ id: string; name: string }> {
+  const match = identifierMatch(identifier);
+  const device = await db.selectFrom('devices').select(['devices.id', 'devices.name', 'devices.deleted'])
+    .where(match.where).orderBy(match.preference).limit(1).executeTakeFirst();
+  if (!device) throw new ApiFailure(deviceNotFound(match.text));
+  if (device.deleted) throw new ApiFailure(`Device '${device.name}' is deleted.`);
+  return device;
+}
+
+/** Runs the write; a booking it would overlap (the database's exclusion constraint) is named in the failure. */
+async function refusingOverlap<T>(
+  db: Db, device: { id: string; name: string }, range: { start: Date; end: Date; exceptId?: string }, write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!isExclusionViolation(err)) throw err;
+    let q = selectReservations(db).where('reservations.device_id', '=', device.id)
+      .where('reservations.starts_at', '<', range.end).where('reservations.ends_at', '>', range.start);
+    if (range.exceptId) q = q.where('reservations.id', '<>', range.exceptId);
+    // Cancelled since the constraint saw it: the refusal stands, without a name.
+    const booking = await q.orderBy('reservations.starts_at').executeTakeFirst();
+    if (!booking) throw new ApiFailure(`Device '${device.name}' is already reserved at that time.`, 'DEVICE_RESERVED');
+    throw new ApiFailure(`Device '${device.name}' is already reserved from ${formatWireDate(booking.starts_at)} to `
+      + `${formatWireDate(booking.ends_at)} by '${booking.display_name}'.`, 'DEVICE_RESERVED');
+  }
+}

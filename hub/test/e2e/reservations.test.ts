@@ -1,0 +1,172 @@
+/**
+ * Reservations (extension /Reservation) against a whole lab: booking, listing, moving and cancelling through
+ * HTTP; the database refusing an overlapping booking, also one racing in from another hub replica's connection;
+ * what a booking does to the device record, to another user's /Device/Available and retain; who may cancel what.
+ */
+import { sql } from 'kysely';
+import { createDatabase, type Db } from '../../src/store/database';
+import { startTestLab, type TestLab } from '../support/lab';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+
+let records: TestDatabase;
+let lab: TestLab;
+/** Another hub replica's connections to the same records. */
+let replica: Db;
+let alice: { login: string; token: string };
+let bob: { login: string; token: string };
+let serial: string;
+let deviceName: string;
+
+beforeAll(async () => {
+  records = await createTestDatabase({ maxConnections: 3 });
+  lab = await startTestLab({ androidCount: 1, databaseUrl: records.url });
+  replica = createDatabase(records.url, { maxConnections: 2 });
+  alice = await lab.addUser('alice@example.com', ['Tester']);
+  bob = await lab.addUser('bob@example.com', ['Tester']);
+  serial = lab.devices[0].serial;
+  deviceName = (await device())!.name;
+}, 60_000);
+afterAll(async () => {
+  await lab.stop();
+  await replica.destroy();
+  await records.drop();
+}, 60_000);
+afterEach(async () => {
+  await replica.deleteFrom('reservations').execute();
+  await lab.api(lab.admin, `/Device?action=release&id=${serial}`, { method: 'POST' });
+});
+
+interface Result<T = unknown> { isSuccess: boolean; errorMessage?: string; data?: T }
+interface Booking { id: string; deviceId: string; reservedById: string; reservedByDisplayName: string; start: string; end: string; note: string }
+interface DeviceRecord {
+  name: string; serialNumber: string; nextReservationStartTime?: string; nextReservationEndTime?: string; reservedById?: string;
+  reservedByDisplayName?: string;
+}
+
+const post = async <T>(as: { login: string; token: string }, query: string, body?: object): Promise<Result<T>> => {
+  const res = await lab.api(as, `/Reservation?${query}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined,
+  });
+  expect(res.status).toBe(200);
+  return res.json() as Promise<Result<T>>;
+};
+const get = async <T>(as: { login: string; token: string }, path: string): Promise<Result<T>> =>
+  (await lab.api(as, path)).json() as Promise<Result<T>>;
+const wire = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const inMinutes = (m: number) => wire(Date.now() + m * 60_000);
+const book = (as: { login: string; token: string }, start: string, end: string, note = '') =>
+  post<Booking>(as, 'add', { deviceId: serial, start, end, note });
+/** The device lists answer the array itself (spec 4.2). */
+const devices = async (as: { login: string; token: string }, path: string) => (await lab.api(as, path)).json() as Promise<DeviceRecord[]>;
+const device = async (as = lab.admin) => (await devices(as, '/Device')).find((d) => d.serialNumber === serial);
+const available = async (as: { login: string; token: string }) =>
+  (await devices(as, '/Device/Available')).some((d) => d.serialNumber === serial);
+
+it('books, lists, moves and cancels through HTTP, and the device record shows the next booking', async () => {
+  const [start, end] = [inMinutes(60), inMinutes(120)];
+  const created = await book(alice, start, end, 'release testing');
+  expect(created).toMatchObject({ isSuccess: true, data: { start, end, note: 'release testing', reservedByDisplayName: alice.login } });
+  const { id, reservedById } = created.data!;
+  expect(await device(bob)).toMatchObject({
+    nextReservationStartTime: start, nextReservationEndTime: end, reservedById, reservedByDisplayName: alice.login,
+  });
+
+  const listed = await get<Booking[]>(bob, `/Reservation?deviceId=${serial}`);
+  expect(listed.data!.map((b) => b.id)).toEqual([id]);
+  expect((await get<Booking[]>(bob, `/Reservation?from=${inMinutes(180)}`)).data).toEqual([]);
+
+  const later = inMinutes(150);
+  expect(await post<Booking>(alice, `action=update&id=${id}`, { end: later, note: 'longer' }))
+    .toMatchObject({ isSuccess: true, data: { start, end: later, note: 'longer' } });
+  expect((await device())?.nextReservationEndTime).toBe(later);
+
+  expect(await post(alice, `action=delete&id=${id}`)).toEqual({ isSuccess: true });
+  expect((await get<Booking[]>(alice, '/Reservation')).data).toEqual([]);
+  expect((await device())?.reservedById).toBeUndefined();
+}, 30_000);
+
+it('refuses a booking that overlaps another, naming it, and bookings that break the rules', async () => {
+  const [start, end] = [inMinutes(60), inMinutes(120)];
+  expect((await book(alice, start, end)).isSuccess).toBe(true);
+  expect(await book(bob, inMinutes(90), inMinutes(150))).toEqual({
+    isSuccess: false, errorMessage: `Device '${deviceName}' is already reserved from ${start} to ${end} by '${alice.login}'.`,
+  });
+  // Half-open ranges: the next booking may start when this one ends.
+  expect((await book(bob, end, inMinutes(180))).isSuccess).toBe(true);
+
+  expect((await book(bob, inMinutes(300), inMinutes(240))).errorMessage).toBe('A booking must end after it starts.');
+  expect((await book(bob, inMinutes(-120), inMinutes(-60))).errorMessage).toBe('A booking cannot start in the past.');
+  expect((await book(bob, inMinutes(300), inMinutes(300 + 8 * 24 * 60))).errorMessage).toBe('A booking lasts at most 7 days.');
+  expect((await post(bob, 'add', { deviceId: 'no-such-device', start, end })).errorMessage).toBe("Device 'no-such-device' not found.");
+  expect((await get<Booking[]>(lab.admin, '/Reservation')).data).toHaveLength(2);
+}, 30_000);
+
+it('lets exactly one of two racing bookings in, whichever hub replica takes the other', async () => {
+  const [start, end] = [inMinutes(60), inMinutes(120)];
+  const { id: deviceId } = await replica.selectFrom('devices').select('id').where('serial_number', '=', serial).executeTakeFirstOrThrow();
+  const { id: bobId } = await replica.selectFrom('users').select('id').where('login', '=', bob.login).executeTakeFirstOrThrow();
+  let bookingThroughHub: Promise<Result<Booking>> | undefined;
+  await replica.transaction().execute(async (trx) => {
+    // The other replica's booking is written but not committed when this hub's arrives.
+    await trx.insertInto('reservations').values({ device_id: deviceId, user_id: bobId, starts_at: start, ends_at: end }).execute();
+    bookingThroughHub = book(alice, inMinutes(90), inMinutes(150));
+    await waitUntil(async () => (await sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'insert into "reservations"%'`.execute(replica)).rows[0].waiting === 1);
+  });
+  expect(await bookingThroughHub).toEqual({
+    isSuccess: false, errorMessage: `Device '${deviceName}' is already reserved from ${start} to ${end} by '${bob.login}'.`,
+  });
+  expect((await get<Booking[]>(lab.admin, '/Reservation')).data!.map((b) => b.reservedByDisplayName)).toEqual([bob.login]);
+}, 30_000);
+
+it("hides a device booked now from another user's Available and refuses their retain; the booker may retain", async () => {
+  const end = inMinutes(60);
+  expect((await book(alice, inMinutes(0), end)).isSuccess).toBe(true);
+  expect(await available(bob)).toBe(false);
+  expect(await available(alice)).toBe(true);
+  const refused = await (await lab.api(bob, `/Device?action=retain&id=${serial}`, { method: 'POST' })).json();
+  expect(refused).toEqual({
+    isSuccess: false, errorMessage: `Device '${deviceName}' is reserved by '${alice.login}' until ${end}.`,
+  });
+  // The other device actions apply the same rule.
+  expect(await (await lab.api(bob, `/Device?action=reboot&id=${serial}`, { method: 'POST' })).json()).toEqual(refused);
+  const retained = await (await lab.api(alice, `/Device?action=retain&id=${serial}`, { method: 'POST' })).json() as Result;
+  expect(retained.isSuccess).toBe(true);
+}, 30_000);
+
+it('takes effect when a booking made earlier begins', async () => {
+  const start = Date.now() + 3_000;
+  expect((await book(alice, wire(start), inMinutes(60))).isSuccess).toBe(true);
+  expect(await available(bob)).toBe(true);
+  await waitUntil(async () => !(await available(bob)));
+  expect(Date.now()).toBeGreaterThanOrEqual(Math.floor(start / 1000) * 1000);
+}, 30_000);
+
+it('shows the next booking on the device record once the current one ends', async () => {
+  const end = Date.now() + 3_000;
+  expect((await book(alice, inMinutes(0), wire(end))).isSuccess).toBe(true);
+  const next = await book(bob, inMinutes(60), inMinutes(120));
+  expect((await device())?.reservedByDisplayName).toBe(alice.login);
+  await waitUntil(async () => (await device())?.reservedByDisplayName === bob.login);
+  expect(await device()).toMatchObject({ nextReservationStartTime: next.data!.start, reservedById: next.data!.reservedById });
+  expect(Date.now()).toBeGreaterThanOrEqual(Math.floor(end / 1000) * 1000);
+}, 30_000);
+
+it("lets a Tester change only their own bookings, and an admin anyone's", async () => {
+  const { data } = await book(alice, inMinutes(60), inMinutes(120));
+  expect(await post(bob, `action=delete&id=${data!.id}`)).toEqual({
+    isSuccess: false,
+    errorMessage: `Reservation '${data!.id}' is ${alice.login}'s: changing another user's booking requires the DeviceReleaseAny entitlement.`,
+  });
+  expect((await post(bob, `action=update&id=${data!.id}`, { note: 'mine now' })).isSuccess).toBe(false);
+  expect(await post(lab.admin, `action=delete&id=${data!.id}`)).toEqual({ isSuccess: true });
+  expect((await get<Booking[]>(alice, '/Reservation')).data).toEqual([]);
+}, 30_000);
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
