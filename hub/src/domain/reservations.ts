@@ -153,7 +153,7 @@ async function ownReservation(db: Db, user: AuthenticatedUser, id: string): Prom
   const row = await selectReservations(db).where('reservations.id', '=', id).executeTakeFirst();
   if (!row) throw new ApiFailure(`Reservation '${id}' not found.`);
   if (row.user_id !== user.id && !hasEntitlement(user, 'DeviceReleaseAny')) {
-    throw new ApiFailure(`Reservation '${id}' is ${row.login}'s: changing another user's booking requires the DeviceReleaseAny entitlement.`);
+    throw new ApiFailure(`Reservation '${id}' is ${row.login}'s: changing another user's booking requires the DeviceReleaseAny entitlement.`, 'ENTITLEMENT_REQUIRED');
   }
   return row;
 }

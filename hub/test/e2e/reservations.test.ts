@@ -89,7 +89,7 @@ it('refuses a booking that overlaps another, naming it, and bookings that break 
   const [start, end] = [inMinutes(60), inMinutes(120)];
   expect((await book(alice, start, end)).isSuccess).toBe(true);
   expect(await book(bob, inMinutes(90), inMinutes(150))).toEqual({
-    isSuccess: false, errorMessage: `Device '${deviceName}' is already reserved from ${start} to ${end} by '${alice.login}'.`,
+    isSuccess: false, errorMessage: `Device '${deviceName}' is already reserved from ${start} to ${end} by '${alice.login}'.`, errorCode: 'DEVICE_RESERVED',
   });
   // Half-open ranges: the next booking may start when this one ends.
   expect((await book(bob, end, inMinutes(180))).isSuccess).toBe(true);
@@ -114,7 +114,7 @@ it('lets exactly one of two racing bookings in, whichever hub replica takes the 
       WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'insert into "reservations"%'`.execute(replica)).rows[0].waiting === 1);
   });
   expect(await bookingThroughHub).toEqual({
-    isSuccess: false, errorMessage: `Device '${deviceName}' is already reserved from ${start} to ${end} by '${bob.login}'.`,
+    isSuccess: false, errorMessage: `Device '${deviceName}' is already reserved from ${start} to ${end} by '${bob.login}'.`, errorCode: 'DEVICE_RESERVED',
   });
   expect((await get<Booking[]>(lab.admin, '/Reservation')).data!.map((b) => b.reservedByDisplayName)).toEqual([bob.login]);
 }, 30_000);
@@ -126,7 +126,7 @@ it("hides a device booked now from another user's Available and refuses their re
   expect(await available(alice)).toBe(true);
   const refused = await (await lab.api(bob, `/Device?action=retain&id=${serial}`, { method: 'POST' })).json();
   expect(refused).toEqual({
-    isSuccess: false, errorMessage: `Device '${deviceName}' is reserved by '${alice.login}' until ${end}.`,
+    isSuccess: false, errorMessage: `Device '${deviceName}' is reserved by '${alice.login}' until ${end}.`, errorCode: 'DEVICE_RESERVED',
   });
   // The other device actions apply the same rule.
   expect(await (await lab.api(bob, `/Device?action=reboot&id=${serial}`, { method: 'POST' })).json()).toEqual(refused);
@@ -156,7 +156,7 @@ it("lets a Tester change only their own bookings, and an admin anyone's", async 
   const { data } = await book(alice, inMinutes(60), inMinutes(120));
   expect(await post(bob, `action=delete&id=${data!.id}`)).toEqual({
     isSuccess: false,
-    errorMessage: `Reservation '${data!.id}' is ${alice.login}'s: changing another user's booking requires the DeviceReleaseAny entitlement.`,
+    errorMessage: `Reservation '${data!.id}' is ${alice.login}'s: changing another user's booking requires the DeviceReleaseAny entitlement.`, errorCode: 'ENTITLEMENT_REQUIRED',
   });
   expect((await post(bob, `action=update&id=${data!.id}`, { note: 'mine now' })).isSuccess).toBe(false);
   expect(await post(lab.admin, `action=delete&id=${data!.id}`)).toEqual({ isSuccess: true });
