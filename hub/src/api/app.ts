@@ -102,11 +102,18 @@ export function createApiApp(options: ApiAppOptions): Express {
   app.set('trust proxy', options.trustProxy ?? false); // req.ip: the client address failed logins are throttled by
   app.use(requestTiming());
   if (options.metricsRegistry) app.use(metricsEndpoint(options.metricsRegistry, options.metricsToken, options.logger));
-  if (options.signIn) app.use('/apiv1', options.signIn);
+  const refuseUnknownParameters = rejectUnknownParameters(knownParameters());
+  if (options.signIn) {
+    // Signing in and out come before authentication, with the same refusal of keys they do not take.
+    const sessionKeys = express.Router();
+    sessionKeys.post('/Session', textBody(16 * 1024), refuseUnknownParameters);
+    sessionKeys.delete('/Session', textBody(16 * 1024), refuseUnknownParameters);
+    app.use('/apiv1', sessionKeys, options.signIn);
+  }
   const api = express.Router();
   api.use(options.authenticate);
   api.use(textBody());
-  api.use(rejectUnknownParameters(knownParameters()));
+  api.use(refuseUnknownParameters);
   api.use(deviceRouter(deps));
   api.use(gatewayRouter(deps));
   api.use(metricsRouter(deps));

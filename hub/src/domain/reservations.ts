@@ -10,7 +10,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { isExclusionViolation, type Db } from '../store/database';
 import { readDeferred, type Deferred } from './deferred-input';
-import { deviceNotFound, identifierMatch } from './device-queries';
+import { deviceNotFound, identifierMatch, resolveDeviceIdentity } from './device-queries';
 import { USER_DISPLAY_NAME } from './devices';
 
 /** The longest booking. */
@@ -71,7 +71,8 @@ export async function listReservations(
   const { deviceId, from, to } = readDeferred(query);
   let q = selectReservations(db).where('reservations.ends_at', '>', from ?? clock.now?.() ?? new Date());
   if (to) q = q.where('reservations.starts_at', '<', to);
-  if (deviceId !== undefined) q = q.where(identifierMatch(deviceId).where);
+  // A device that does not exist is a failure, as for every other filter naming one (not an empty list).
+  if (deviceId !== undefined) q = q.where('reservations.device_id', '=', (await resolveDeviceIdentity(db, deviceId)).id);
   const rows = await q.orderBy('reservations.starts_at').orderBy('reservations.id').limit(MAX_LISTED).execute();
   return rows.map(toReservation);
 }
@@ -180,8 +181,8 @@ async function bookableDevice(db: Db, identifier: string): Promise<{ id: string;
   const match = identifierMatch(identifier);
   const device = await db.selectFrom('devices').select(['devices.id', 'devices.name', 'devices.deleted'])
     .where(match.where).orderBy(match.preference).limit(1).executeTakeFirst();
-  if (!device) throw new ApiFailure(deviceNotFound(match.text));
-  if (device.deleted) throw new ApiFailure(`Device '${device.name}' is deleted.`);
+  if (!device) throw new ApiFailure(deviceNotFound(match.text), 'DEVICE_NOT_FOUND');
+  if (device.deleted) throw new ApiFailure(`Device '${device.name}' is deleted.`, 'DEVICE_UNAVAILABLE');
   return device;
 }
 

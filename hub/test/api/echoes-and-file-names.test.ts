@@ -74,5 +74,5 @@ it('cuts any failure message that quotes an identifier as sent, wherever the mes
     'content-type': 'application/x-www-form-urlencoded' };
   const res = await fetch(`${hub.url}/apiv1/Device`, { method: 'POST', headers, body: `action=retain&id=${'d'.repeat(65_000)}` });
   const result: any = await res.json();
-  expect(result).toEqual({ isSuccess: false, errorMessage: `Device '${'d'.repeat(FAILURE_MESSAGE_MAX_CHARS - 8)}…` });
+  expect(result).toEqual({ isSuccess: false, errorMessage: `Device '${'d'.repeat(FAILURE_MESSAGE_MAX_CHARS - 8)}…`, errorCode: 'DEVICE_NOT_FOUND' });
 });
