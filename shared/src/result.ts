@@ -3,7 +3,7 @@ import type { FailureCode } from './failure-codes';
 
 /**
  * A failure Result; `errorCode` (an extension, README "Failure codes") names the reason for programs, and
- * `errorParameter` the request parameter at fault (as the client spelled it), since the vendor's texts do not.
+ * `errorParameter` the request parameter at fault (as the client spelled it), which the vendor's texts do not always name.
  */
 export type FailureResult = { isSuccess: false; errorMessage: string; errorCode?: FailureCode; errorParameter?: string };
 export type ResultModel = { isSuccess: true } | FailureResult;

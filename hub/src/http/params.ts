@@ -164,7 +164,8 @@ export class RequestParams {
   assertKnownKeys(known: ReadonlySet<string>, route: string): void {
     for (const [key, value] of this.values) {
       if (value === '' || known.has(key) || UNIVERSAL_KEYS.includes(key)) continue;
-      throw new ApiFailure(unknownParameter(this.spelling(key), route), 'UNKNOWN_PARAMETER', this.spelling(key));
+      const name = this.spelling(key);
+      throw new ApiFailure(unknownParameter(name, route), 'UNKNOWN_PARAMETER', name);
     }
   }
 }
