@@ -25,6 +25,7 @@ interface ResultEnvelope<T> {
   isSuccess: boolean;
   errorMessage?: string;
   errorCode?: FailureCode;
+  errorParameter?: string;
   data?: T;
 }
 
@@ -128,9 +129,10 @@ export class ApiClient {
     }
   }
 
-  /** A failure Result as a CliError: its exit code and advice chosen by its `errorCode`. */
-  failure(result: { errorMessage?: string; errorCode?: FailureCode }, call: string, failureHint?: FailureHint): CliError {
-    const text = result.errorMessage ?? 'failed without a message';
+  /** A failure Result as a CliError: the parameter at fault named, its exit code and advice chosen by its `errorCode`. */
+  failure(result: FailureFields, call: string, failureHint?: FailureHint): CliError {
+    const message = result.errorMessage ?? 'failed without a message';
+    const text = result.errorParameter ? `${message} (parameter '${result.errorParameter}')` : message;
     const code = result.errorCode;
     if (code === 'ENTITLEMENT_REQUIRED') {
       return new CliError(`${text} (${call}, as '${this.credentials.user}'). Ask your lab admin for a role with that `
@@ -185,7 +187,9 @@ export class ApiClient {
   }
 }
 
-function isFailure(value: unknown): value is { isSuccess: false; errorMessage?: string; errorCode?: FailureCode } {
+type FailureFields = Pick<ResultEnvelope<unknown>, 'errorMessage' | 'errorCode' | 'errorParameter'>;
+
+function isFailure(value: unknown): value is { isSuccess: false } & FailureFields {
   return Boolean(value && typeof value === 'object' && !Array.isArray(value)
     && (value as { isSuccess?: unknown }).isSuccess === false);
 }

@@ -185,6 +185,12 @@ test('exit codes: usage 2, API failure 1, not authorised 4, unreachable 5; each 
     + 'Check the address \\(from DEVICELAB_URL\\)'));
 });
 
+test('a value the hub cannot read: the failure names the parameter the hub names (exit 1)', async () => {
+  const bad = await runCli(['history', '--from', 'yesterday'], cliEnvironment(lab, lab.admin));
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toContain("String 'yesterday' was not recognized as a valid DateTime. (parameter 'fromDate')");
+});
+
 test('login stores the credentials (mode 0600) for later commands; --url/--user/--token override them', async () => {
   const env = cliEnvironment(lab, undefined);
   const login = await runCli(['login', '--url', `${lab.hub.url}/apiv1`, '--user', tester.login, '--token', tester.token, '--json'], env);

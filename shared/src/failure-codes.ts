@@ -36,6 +36,8 @@ export const FAILURE_CODES = {
   GATEWAY_ERROR: { from: 'gateway', meaning: 'The gateway failed unexpectedly; its log has the details.' },
   USB_HUB_ERROR: { from: 'USB hub', meaning: 'The USB hub refused the command, did not answer, or is not on this gateway.' },
   // The hub's own refusals.
+  INVALID_PARAMETER: { from: 'hub', meaning: "A request parameter's value could not be read (bad Guid, boolean, number, date, enum value, or a NUL character); `errorParameter` names it." },
+  UNKNOWN_PARAMETER: { from: 'hub', meaning: 'The request named a parameter the operation does not take; `errorParameter` names it.' },
   ENTITLEMENT_REQUIRED: { from: 'hub', meaning: 'The caller lacks the entitlement the operation needs.' },
   DEVICE_NOT_FOUND: { from: 'hub', meaning: 'No device has that Guid, serial number or vendor id.' },
   DEVICE_IN_USE: { from: 'hub', meaning: 'Someone else retains the device.' },

@@ -74,7 +74,7 @@ async function settle(work: () => Promise<unknown>, logger: Logger, timeoutMs?: 
   try {
     return await withDeadline(work, timeoutMs);
   } catch (err) {
-    if (err instanceof ApiFailure) return failure(err.message, err.code);
+    if (err instanceof ApiFailure) return failure(err.message, err.code, err.parameter);
     logger.error({ err }, 'async operation failed unexpectedly');
     return failure(UNEXPECTED_ERROR_MESSAGE);
   }

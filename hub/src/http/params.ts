@@ -1,7 +1,8 @@
 /**
  * Request parameters as every real client sends them (wire rules 1-4, 7-9, docs/wire-rules.md): query string merged
  * with an `application/x-www-form-urlencoded` body, names case-insensitive, `+` decoded as a space, an empty value
- * meaning "omitted". Typed readers throw ApiFailure with the vendor's error texts.
+ * meaning "omitted". Typed readers throw ApiFailure with the vendor's error texts, which real clients match exactly;
+ * the code and the parameter's name travel beside the text (`errorCode`, `errorParameter`).
  */
 import type { Request } from 'express';
 import {
@@ -69,8 +70,17 @@ export class RequestParams {
     const key = name.toLowerCase();
     const value = this.values.get(key);
     if (value === undefined || value === '') return undefined;
-    if (value.includes('\u0000')) throw new ApiFailure(nulInParameter(this.spellings.get(key) ?? name));
+    if (value.includes('\u0000')) throw this.invalid(name, nulInParameter(this.spelling(name)));
     return value;
+  }
+
+  /** The name as the client spelled it (cut like any text we echo: an unknown key can be of any length). */
+  private spelling(name: string): string {
+    return echo(this.spellings.get(name.toLowerCase()) ?? name);
+  }
+
+  private invalid(name: string, message: string): ApiFailure {
+    return new ApiFailure(message, 'INVALID_PARAMETER', this.spelling(name));
   }
 
   /** First present (non-empty) of several alternative names. */
@@ -86,36 +96,40 @@ export class RequestParams {
     const value = this.string(name);
     if (value === undefined) return undefined;
     const guid = parseGuid(value);
-    if (!guid) throw new ApiFailure(invalidGuid(value));
+    if (!guid) throw this.invalid(name, invalidGuid(value));
     return guid;
   }
 
   bool(name: string): boolean | undefined {
     const value = this.string(name);
-    return value === undefined ? undefined : parseBoolean(value);
+    if (value === undefined) return undefined;
+    const parsed = booleanOf(value);
+    if (parsed === undefined) throw this.invalid(name, BAD_BOOLEAN);
+    return parsed;
   }
 
   enum<T extends string>(name: string, values: readonly T[], aliases: Record<string, T> = {}): T | undefined {
     const value = this.string(name);
     if (value === undefined) return undefined;
     const parsed = parseEnumValue(values, value, aliases);
-    if (!parsed) throw new ApiFailure(enumValueNotFound(value));
+    if (!parsed) throw this.invalid(name, enumValueNotFound(value));
     return parsed;
   }
 
   int(name: string): number | undefined {
     const value = this.string(name);
-    return value === undefined ? undefined : parseInt32(value);
+    if (value === undefined) return undefined;
+    const parsed = int32Of(value);
+    if (parsed === undefined) throw this.invalid(name, BAD_INT32);
+    return parsed;
   }
 
   date(name: string): ParsedRequestDate | undefined {
     const value = this.string(name);
     if (value === undefined) return undefined;
     const parsed = parseRequestDate(value);
-    if (!parsed) throw new ApiFailure(`String '${echo(value)}' was not recognized as a valid DateTime.`);
-    if (!isWithinRequestDateRange(parsed.date)) {
-      throw new ApiFailure(dateOutOfRange(this.spellings.get(name.toLowerCase()) ?? name, value));
-    }
+    if (!parsed) throw this.invalid(name, `String '${echo(value)}' was not recognized as a valid DateTime.`);
+    if (!isWithinRequestDateRange(parsed.date)) throw this.invalid(name, dateOutOfRange(this.spelling(name), value));
     return parsed;
   }
 
@@ -150,26 +164,34 @@ export class RequestParams {
   assertKnownKeys(known: ReadonlySet<string>, route: string): void {
     for (const [key, value] of this.values) {
       if (value === '' || known.has(key) || UNIVERSAL_KEYS.includes(key)) continue;
-      throw new ApiFailure(unknownParameter(this.spellings.get(key) ?? key, route));
+      const name = this.spelling(key);
+      throw new ApiFailure(unknownParameter(name, route), 'UNKNOWN_PARAMETER', name);
     }
   }
 }
 
 export function parseBoolean(text: string): boolean {
+  const parsed = booleanOf(text);
+  if (parsed === undefined) throw new ApiFailure(BAD_BOOLEAN);
+  return parsed;
+}
+
+export function parseInt32(text: string): number {
+  const parsed = int32Of(text);
+  if (parsed === undefined) throw new ApiFailure(BAD_INT32);
+  return parsed;
+}
+
+function booleanOf(text: string): boolean | undefined {
   const value = text.trim().toLowerCase();
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  throw new ApiFailure(BAD_BOOLEAN);
+  return value === 'true' ? true : value === 'false' ? false : undefined;
 }
 
 /** .NET `int.Parse`: optional sign, ASCII digits (leading zeros allowed), within the 32-bit range. */
-export function parseInt32(text: string): number {
+function int32Of(text: string): number | undefined {
   const value = text.trim();
   const n = /^[+-]?\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < INT32_MIN || n > INT32_MAX) {
-    throw new ApiFailure(BAD_INT32);
-  }
-  return n;
+  return Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX ? n : undefined;
 }
 
 function lenientTrue(value: string | undefined): boolean {

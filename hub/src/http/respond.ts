@@ -38,7 +38,10 @@ export function writeFailure(res: Response, status: number, message: string, pre
   writeJson(res, status, failure(boundedFailureMessage(message)), pretty);
 }
 
-/** A business failure as its failure Result (HTTP 200): its text, and its code as `errorCode` when it has one. */
+/**
+ * A business failure as its failure Result (HTTP 200): its text, its code as `errorCode` and the parameter at fault
+ * as `errorParameter` when it has them.
+ */
 export function writeApiFailure(res: Response, err: ApiFailure, pretty = false): void {
-  writeJson(res, 200, failure(boundedFailureMessage(err.message), err.code), pretty);
+  writeJson(res, 200, failure(boundedFailureMessage(err.message), err.code, err.parameter), pretty);
 }

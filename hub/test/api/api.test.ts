@@ -71,12 +71,19 @@ describe('wire rules', () => {
   });
 
   it('bad Guid, enum and bool give the vendor texts with HTTP 200', async () => {
-    expect((await call('GET', '/apiv1/Device?id=abc')).text).toBe('{"isSuccess":false,"errorMessage":"Invalid Guid format: abc"}');
+    expect((await call('GET', '/apiv1/Device?id=abc')).text)
+      .toBe('{"isSuccess":false,"errorMessage":"Invalid Guid format: abc","errorCode":"INVALID_PARAMETER","errorParameter":"id"}');
     expect((await call('GET', '/apiv1/Device?availability=invalid')).text)
-      .toBe(`{"isSuccess":false,"errorMessage":"The requested value 'invalid' was not found."}`);
+      .toBe(`{"isSuccess":false,"errorMessage":"The requested value 'invalid' was not found.","errorCode":"INVALID_PARAMETER","errorParameter":"availability"}`);
     const bad = await call('GET', '/apiv1/Device?enabled=maybe');
     expect(bad.status).toBe(200);
-    expect(JSON.parse(bad.text).errorMessage).toBe('Value is not equivalent to either TrueString or FalseString.');
+    expect(JSON.parse(bad.text)).toEqual({ isSuccess: false, errorMessage: 'Value is not equivalent to either TrueString or FalseString.',
+      errorCode: 'INVALID_PARAMETER', errorParameter: 'enabled' });
+  });
+
+  it('a bad enum value names its parameter beside the vendor text', async () => {
+    expect((await call('GET', '/apiv1/Device?availability=Bogus')).text)
+      .toBe(`{"isSuccess":false,"errorMessage":"The requested value 'Bogus' was not found.","errorCode":"INVALID_PARAMETER","errorParameter":"availability"}`);
   });
 
   it('retain/release from a form body with no query string, as the C# client sends them', async () => {
@@ -117,7 +124,8 @@ describe('wire rules', () => {
     expect((await call('GET', '/apiv1/Device?pretty=true')).text).toMatch(indented);
     expect((await call('GET', '/apiv1/Service?pretty=True')).text).toMatch(/^\{\n {2}"/);
     expect((await call('GET', '/apiv1/Device?id=bad&pretty=true')).text)
-      .toBe('{\n  "isSuccess": false,\n  "errorMessage": "Invalid Guid format: bad"\n}');
+      .toBe('{\n  "isSuccess": false,\n  "errorMessage": "Invalid Guid format: bad",\n  "errorCode": "INVALID_PARAMETER",\n'
+        + '  "errorParameter": "id"\n}');
     const missing = await call('GET', '/apiv1/Nothing?pretty=true');
     expect(missing.status).toBe(404);
     expect(missing.text).toMatch(/^\{\n {2}"isSuccess": false,\n {2}"errorMessage": "No resource at /);

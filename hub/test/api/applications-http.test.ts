@@ -37,7 +37,8 @@ async function upload(name: string) {
   expect(reply.isSuccess).toBe(true);
   return reply.data;
 }
-const failure = (text: string, errorCode?: FailureCode) => JSON.stringify({ isSuccess: false, errorMessage: text, errorCode });
+const failure = (text: string, errorCode?: FailureCode, errorParameter?: string) =>
+  JSON.stringify({ isSuccess: false, errorMessage: text, errorCode, errorParameter });
 const blobStored = async (sha: string) =>
   (await lab.hub.db.selectFrom('blobs').select('sha256').where('sha256', '=', sha).executeTakeFirst()) !== undefined;
 
@@ -64,7 +65,7 @@ describe('POST /Application?update', () => {
     expect(JSON.parse(await call('POST', `/Application?update&id=${app.id}`, { body: '{displayName:', json: true })).errorMessage)
       .toMatch(/^Invalid JSON body/);
     expect(await call('POST', '/Application?update&id=not-a-guid', { body: '{displayName:"x"}', json: true }))
-      .toBe(failure('Invalid Guid format: not-a-guid'));
+      .toBe(failure('Invalid Guid format: not-a-guid', 'INVALID_PARAMETER', 'id'));
     expect(await call('POST', '/Application?update&id=not-a-guid', { body: '{displayName:"x"}', json: true, as: tester }))
       .toBe(failure('User does not have required entitlement: ApplicationModify', 'ENTITLEMENT_REQUIRED'));
     expect(JSON.parse(await call('GET', `/Application?id=${app.id}`))).toEqual([app]);
@@ -112,7 +113,7 @@ describe('POST /Application?delete', () => {
       .toBe(failure('User does not have required entitlement: ApplicationDelete', 'ENTITLEMENT_REQUIRED'));
     const app = await upload('ContactManager.apk');
     expect(await call('POST', `/Application?delete&id=${app.id}&all=maybe`))
-      .toBe(failure('Value is not equivalent to either TrueString or FalseString.'));
+      .toBe(failure('Value is not equivalent to either TrueString or FalseString.', 'INVALID_PARAMETER', 'all'));
     expect(JSON.parse(await call('GET', `/Application?id=${app.id}`))).toHaveLength(1);
   });
 });
@@ -120,8 +121,8 @@ describe('POST /Application?delete', () => {
 describe('GET /Application filters', () => {
   it('typed filters with the vendor texts; enum and names case-insensitive; get= ignored', async () => {
     const app = await upload('app-info-embedded.ipa');
-    expect(await call('GET', '/Application?id=nope')).toBe(failure('Invalid Guid format: nope'));
-    expect(await call('GET', '/Application?OperatingSystem=Windows')).toBe(failure("The requested value 'Windows' was not found."));
+    expect(await call('GET', '/Application?id=nope')).toBe(failure('Invalid Guid format: nope', 'INVALID_PARAMETER', 'id'));
+    expect(await call('GET', '/Application?OperatingSystem=Windows')).toBe(failure("The requested value 'Windows' was not found.", 'INVALID_PARAMETER', 'OperatingSystem'));
     const ios = JSON.parse(await call('GET', '/Application?get=&operatingSystem=ios&DisplayName=demo'));
     expect(ios.map((a: { id: string }) => a.id)).toEqual([app.id]);
     expect(JSON.parse(await call('GET', `/Application?Id=${app.id}&fileName=app-info-embedded.ipa&version=1.0&buildVersion=1`
@@ -203,7 +204,7 @@ describe('uninstall on a simulated device', () => {
     expect(await call('POST', '/Application?action=uninstallBundle&bundleId=x&deviceId=nothing'))
       .toBe(failure("Device 'nothing' not found.", 'DEVICE_NOT_FOUND'));
     expect(await call('POST', `/Application?action=uninstallBundle&bundleId=x&deviceId=${lab.devices[0].serial}&removedata=perhaps`))
-      .toBe(failure('Value is not equivalent to either TrueString or FalseString.'));
+      .toBe(failure('Value is not equivalent to either TrueString or FalseString.', 'INVALID_PARAMETER', 'removedata'));
   });
 });
 

@@ -42,7 +42,8 @@ const device = () => lab.hub.db.selectFrom('devices').selectAll().where('id', '=
 const messages = async () => (await lab.hub.db.selectFrom('events').select(['message', 'string_value'])
   .where('device_id', '=', deviceId).orderBy('event_date').orderBy('id').execute()).map((e) => e.message);
 const OK = '{"isSuccess":true}';
-const fail = (text: string, errorCode?: FailureCode) => JSON.stringify({ isSuccess: false, errorMessage: text, errorCode });
+const fail = (text: string, errorCode?: FailureCode, errorParameter?: string) =>
+  JSON.stringify({ isSuccess: false, errorMessage: text, errorCode, errorParameter });
 
 describe('POST /Device action=reset', () => {
   it('uninstalls every third-party package through the gateway, then reboots the device', async () => {
@@ -67,7 +68,7 @@ describe('POST /Device action=reset', () => {
     const none = await lab.addUser('none@example.com', ['ListOnly']);
     expect(await call('POST', `/apiv1/Device?action=reset&id=${deviceId}&unInstallAll=false&reboot=False`, { as: none })).toBe(OK);
     expect(await call('POST', `/apiv1/Device?action=reset&id=${deviceId}&reboot=maybe`))
-      .toBe(fail('Value is not equivalent to either TrueString or FalseString.'));
+      .toBe(fail('Value is not equivalent to either TrueString or FalseString.', 'INVALID_PARAMETER', 'reboot'));
   });
 });
 

@@ -120,20 +120,22 @@ describe('GET /Device/Metrics', () => {
   });
 
   it('failures are failure Results (HTTP 200): spec 7.4 rules, bad numbers and dates, hostile values', async () => {
-    const failures: [string, string][] = [
+    // The third element names the parameter a failure Result names in `errorParameter` (code INVALID_PARAMETER).
+    const failures: [string, string, string?][] = [
       ['table=sample&aggr=mean&start=2026-11-22', "Parameter 'aggr' requires 'fields': name the fields the functions apply to."],
       ['table=sample&offset=1&start=2026-11-22', "Parameter 'offset' is allowed only together with 'limit'."],
       ['table=sample&fields=Used', "A metrics query needs at least one of 'limit', 'marker', 'start' or 'end'."],
       ['limit=1', "Parameter 'table' is required."],
-      ['table=sample&limit=ten', 'Input string was not in a correct format.'],
-      ['table=sample&start=yesterday', "String 'yesterday' was not recognized as a valid DateTime."],
+      ['table=sample&limit=ten', 'Input string was not in a correct format.', 'limit'],
+      ['table=sample&start=yesterday', "String 'yesterday' was not recognized as a valid DateTime.", 'start'],
       ['table=sample&limit=1&fields=Used%27%3B+DROP+TABLE+devices%3B--', "Unknown field 'Used'; DROP TABLE devices;--' in table sample."],
       ['table=sample%3BDROP+TABLE+devices&limit=1', "Unknown metrics table 'sample;DROP TABLE devices'. Tables: usb_hub, log, health_check, sample."],
       ['table=sample&limit=1&orderBy=time%3B+SELECT+1', "Parameter 'orderBy' supports only 'time', optionally followed by 'asc' or 'desc'."],
     ];
-    for (const [query, message] of failures) {
+    for (const [query, message, parameter] of failures) {
       const res = await get(`id=${device.id}&${query}`);
-      expect([res.status, JSON.parse(res.text)]).toEqual([200, { isSuccess: false, errorMessage: message }]);
+      const named = parameter ? { errorCode: 'INVALID_PARAMETER', errorParameter: parameter } : {};
+      expect([res.status, JSON.parse(res.text)]).toEqual([200, { isSuccess: false, errorMessage: message, ...named }]);
     }
     expect(await t.db.selectFrom('devices').select('id').execute()).toHaveLength(1);
   });
@@ -147,7 +149,8 @@ describe('GET /Device/Metrics', () => {
     ];
     for (const [query, message] of cases) {
       const res = await get(`id=${device.id}&table=sample&fields=Used&${encodeURIComponent(query).replace('%3D', '=')}`);
-      expect([res.status, JSON.parse(res.text)]).toEqual([200, { isSuccess: false, errorMessage: message }]);
+      expect([res.status, JSON.parse(res.text)])
+        .toEqual([200, { isSuccess: false, errorMessage: message, errorCode: 'INVALID_PARAMETER', errorParameter: query.split('=')[0] }]);
     }
     // The edges themselves are dates PostgreSQL is asked about, and answer (nothing stored that far out).
     for (const bound of ['start=0001-01-01T00:00:00Z', 'end=9999-12-31T23:59:59Z', 'end=9999-12-31', 'start=0050-06-01']) {
@@ -181,7 +184,7 @@ describe('POST /Device/Metrics', () => {
       .toEqual({ isSuccess: false, errorMessage: 'User does not have required entitlement: DeviceModify', errorCode: 'ENTITLEMENT_REQUIRED' });
     expect(JSON.parse((await post(`action=enabled&id=${device.id}`)).text)).toEqual({ isSuccess: false, errorMessage: "Parameter 'enable' is required." });
     expect(JSON.parse((await post(`action=enabled&id=${device.id}&enable=maybe`)).text))
-      .toEqual({ isSuccess: false, errorMessage: 'Value is not equivalent to either TrueString or FalseString.' });
+      .toEqual({ isSuccess: false, errorMessage: 'Value is not equivalent to either TrueString or FalseString.', errorCode: 'INVALID_PARAMETER', errorParameter: 'enable' });
     expect(JSON.parse((await post(`action=enabled&id=${device.id}&enable=False`)).text)).toEqual({ isSuccess: true });
     expect((await t.db.selectFrom('devices').select('metrics_enabled').where('id', '=', device.id).executeTakeFirstOrThrow()).metrics_enabled).toBe(false);
     expect(JSON.parse((await post(`action=enabled&id=${device.id}&enable=true`)).text)).toEqual({ isSuccess: true });

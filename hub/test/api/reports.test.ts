@@ -89,7 +89,8 @@ async function call(method: string, p: string, init: { body?: string; login?: st
 }
 const json = async (method: string, p: string, init: { body?: string; login?: string } = {}) =>
   JSON.parse(await call(method, p, init));
-const failure = (errorMessage: string, errorCode?: FailureCode) => JSON.stringify({ isSuccess: false, errorMessage, errorCode });
+const failure = (errorMessage: string, errorCode?: FailureCode, errorParameter?: string) =>
+  JSON.stringify({ isSuccess: false, errorMessage, errorCode, errorParameter });
 
 describe('entitlements (spec 4.5: User list, Device list, Application list, in that order)', () => {
   it.each([
@@ -134,15 +135,17 @@ describe('/Report/History', () => {
   });
 
   it('bad input is a failure Result with HTTP 200 and the vendor texts', async () => {
-    expect(await call('GET', '/apiv1/Report/History?applicationId=abc')).toBe(failure('Invalid Guid format: abc'));
-    expect(await call('GET', '/apiv1/Report/History?userId=xyz')).toBe(failure('Invalid Guid format: xyz'));
+    expect(await call('GET', '/apiv1/Report/History?applicationId=abc')).toBe(failure('Invalid Guid format: abc', 'INVALID_PARAMETER', 'applicationId'));
+    expect(await call('GET', '/apiv1/Report/History?userId=xyz')).toBe(failure('Invalid Guid format: xyz', 'INVALID_PARAMETER', 'userId'));
     expect(await call('GET', '/apiv1/Report/History?fromDate=yesterday'))
-      .toBe(failure(`String 'yesterday' was not recognized as a valid DateTime.`));
-    expect(await call('GET', '/apiv1/Report/History?take=ten')).toBe(failure('Input string was not in a correct format.'));
+      .toBe(failure(`String 'yesterday' was not recognized as a valid DateTime.`, 'INVALID_PARAMETER', 'fromDate'));
+    expect(await call('GET', '/apiv1/Report/History?take=ten'))
+      .toBe(failure('Input string was not in a correct format.', 'INVALID_PARAMETER', 'take'));
     expect(await call('GET', '/apiv1/Report/History?skip=-1')).toBe(failure(`Parameter 'skip' must not be negative.`));
     expect(await call('GET', '/apiv1/Report/History?deviceId=NOPE')).toBe(failure(`Device 'NOPE' not found.`, 'DEVICE_NOT_FOUND'));
     expect(await call('GET', `/apiv1/Report/History?toDate=${encodeURIComponent('9999-12-31T23:59:59-23:59')}`))
-      .toBe(failure(`Parameter 'toDate' is out of range: '9999-12-31T23:59:59-23:59'. Dates from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC) are accepted.`));
+      .toBe(failure(`Parameter 'toDate' is out of range: '9999-12-31T23:59:59-23:59'. Dates from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC) are accepted.`,
+        'INVALID_PARAMETER', 'toDate'));
   });
 });
 

@@ -46,7 +46,8 @@ async function call(p: string, init: Call = {}) {
 }
 const post = (p: string, init: Call = {}) => call(p, { method: 'POST', ...init });
 const ok = '{"isSuccess":true}';
-const fail = (message: string, errorCode?: FailureCode) => JSON.stringify({ isSuccess: false, errorMessage: message, errorCode });
+const fail = (message: string, errorCode?: FailureCode, errorParameter?: string) =>
+  JSON.stringify({ isSuccess: false, errorMessage: message, errorCode, errorParameter });
 async function userId(login: string): Promise<string> {
   return JSON.parse((await call(`/User?UserName=${encodeURIComponent(login)}`)).text)[0].id;
 }
@@ -106,8 +107,9 @@ describe('GET /User', () => {
   });
 
   it('bad Guid and bool give the vendor texts', async () => {
-    expect(await call('/User?id=abc')).toEqual({ status: 200, text: fail('Invalid Guid format: abc') });
-    expect(await call('/User?isActive=invalid')).toEqual({ status: 200, text: fail('Value is not equivalent to either TrueString or FalseString.') });
+    expect(await call('/User?id=abc')).toEqual({ status: 200, text: fail('Invalid Guid format: abc', 'INVALID_PARAMETER', 'id') });
+    expect(await call('/User?isActive=invalid'))
+      .toEqual({ status: 200, text: fail('Value is not equivalent to either TrueString or FalseString.', 'INVALID_PARAMETER', 'isActive') });
   });
 
   it('without UserList only the caller comes back (filters still applied); with a login, lastLoginDate is set', async () => {
@@ -138,7 +140,7 @@ describe('POST /User?update', () => {
     const dup = JSON.parse((await post(`/User?update&id=${id}`, { body: '{UserName:"akd@GMAIL.com",city:"Changed"}' })).text);
     expect(dup.errorMessage).toMatch(/^ERROR: 23505: /);
     expect(JSON.parse((await call(`/User?id=${id}`)).text)[0]).toMatchObject({ email: 'APIUPDATEUSER1@UPDATEUSER.COM', city: 'Ci' });
-    expect(await post('/User?update&id=abc', { body: '{}' })).toEqual({ status: 200, text: fail('Invalid Guid format: abc') });
+    expect(await post('/User?update&id=abc', { body: '{}' })).toEqual({ status: 200, text: fail('Invalid Guid format: abc', 'INVALID_PARAMETER', 'id') });
   });
 
   it('a Tester may change only themself; roles need UserRolesModify', async () => {

@@ -99,7 +99,7 @@ describe("the C# client's device filters", () => {
       expect(ids(await getJson('/Device?get=&RetainedByDisplayName=jane+DOE'))).toEqual([device.id]);
       expect(await getJson('/Device?get=&RetainedByDisplayName=Jane')).toEqual([]);
       expect(await getJson('/Device?get=&Retained=perhaps'))
-        .toEqual({ isSuccess: false, errorMessage: 'Value is not equivalent to either TrueString or FalseString.' });
+        .toEqual({ isSuccess: false, errorMessage: 'Value is not equivalent to either TrueString or FalseString.', errorCode: 'INVALID_PARAMETER', errorParameter: 'Retained' });
     } finally {
       expect(await csForm('/Device', `action=Release&id=${device.id}`, jane)).toEqual({ isSuccess: true });
     }
@@ -146,9 +146,11 @@ describe("the C# client's application filters (ApplicationProperties)", () => {
     expect(probes(await getJson('/Application?get=&ProvisionsAllDevices=False&DisplayName=Filter+Probe')))
       .toEqual([first, second].sort());
     expect(await getJson('/Application?get=&UploadedVersionCounter=two'))
-      .toEqual({ isSuccess: false, errorMessage: 'Input string was not in a correct format.' });
+      .toEqual({ isSuccess: false, errorMessage: 'Input string was not in a correct format.', errorCode: 'INVALID_PARAMETER',
+        errorParameter: 'UploadedVersionCounter' });
     expect(await getJson('/Application?get=&ProvisionsAllDevices=maybe'))
-      .toEqual({ isSuccess: false, errorMessage: 'Value is not equivalent to either TrueString or FalseString.' });
+      .toEqual({ isSuccess: false, errorMessage: 'Value is not equivalent to either TrueString or FalseString.', errorCode: 'INVALID_PARAMETER',
+        errorParameter: 'ProvisionsAllDevices' });
   });
 });
 
@@ -176,19 +178,20 @@ describe("the C# client's other DeviceProperties keys", () => {
 });
 
 describe('unknown parameter keys', () => {
+  const unknown = (parameter: string) => ({ errorCode: 'UNKNOWN_PARAMETER', errorParameter: parameter });
   test('a key that is not a filter is a failure naming it, never the whole list; empty keys are omitted', async () => {
     expect(await getJson('/Device?get=&Colour=red'))
-      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'Colour' for GET /Device." });
+      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'Colour' for GET /Device.", ...unknown('Colour') });
     expect(await getJson('/device/available/?get=&AnyIdd=x'))
-      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'AnyIdd' for GET /Device/Available." });
+      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'AnyIdd' for GET /Device/Available.", ...unknown('AnyIdd') });
     expect(await getJson('/Application?get=&IdOrNamee=x'))
-      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'IdOrNamee' for GET /Application." });
+      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'IdOrNamee' for GET /Application.", ...unknown('IdOrNamee') });
     // Empty means omitted (rule 4); the universal keys pass everywhere.
     expect(await getJson('/Device?get=&Colour=&wait=true&pretty=false')).toHaveLength(lab.devices.length);
     // In a form body too, and nothing happens.
     const device = await deviceBySerial(lab.devices[1].serial);
     expect(await csForm('/Device', `action=Retain&id=${device.id}&Colour=red`))
-      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'Colour' for POST /Device." });
+      .toEqual({ isSuccess: false, errorMessage: "Unknown parameter 'Colour' for POST /Device.", ...unknown('Colour') });
     expect((await deviceBySerial(lab.devices[1].serial)).retainedById).toBeUndefined();
   });
 
@@ -199,7 +202,7 @@ describe('unknown parameter keys', () => {
       const [method, path] = route.split(' ');
       const res = await lab.api(lab.admin, `${path}?zzNotAKey=1`, { method, ...(method === 'POST' ? { body: '' } : {}) });
       const text = await res.text();
-      const expected = JSON.stringify({ isSuccess: false, errorMessage: `Unknown parameter 'zzNotAKey' for ${route}.` });
+      const expected = JSON.stringify({ isSuccess: false, errorMessage: `Unknown parameter 'zzNotAKey' for ${route}.`, ...unknown('zzNotAKey') });
       if (res.status !== 200 || text !== expected) problems.push(`${route}: HTTP ${res.status} ${text.slice(0, 200)}`);
     }
     expect(problems).toEqual([]);
@@ -220,7 +223,8 @@ describe('dates', () => {
     expect(await count(`fromDate=${encodeURIComponent('2016/03/24 0:00:00')}`)).toBe(all);
     expect(await count(`toDate=${encodeURIComponent('2016/3/24 17:09:58')}`)).toBe(0);
     expect(await getJson('/Report/History?get=&fromDate=2016/02/30'))
-      .toEqual({ isSuccess: false, errorMessage: "String '2016/02/30' was not recognized as a valid DateTime." });
+      .toEqual({ isSuccess: false, errorMessage: "String '2016/02/30' was not recognized as a valid DateTime.", errorCode: 'INVALID_PARAMETER',
+        errorParameter: 'fromDate' });
   });
 });
 

@@ -1,4 +1,4 @@
-import { ApiFailure } from '@devicelab/shared';
+import { ApiFailure, failure, type FailureResult } from '@devicelab/shared';
 import { RequestParams } from '../../src/http/params';
 import { JsonBody, MAX_JSON_DEPTH, MAX_JSON_ITEMS, MAX_LENIENT_JSON_CHARS, TOO_DEEP, TOO_MANY_ITEMS } from '../../src/http/json-body';
 import { serialize, toWire } from '../../src/http/respond';
@@ -12,6 +12,17 @@ const failureOf = (fn: () => unknown): string => {
   }
   throw new Error('expected an ApiFailure');
 };
+/** The failure Result an ApiFailure is written as: its text, code and parameter. */
+const resultOf = (fn: () => unknown): FailureResult => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ApiFailure) return failure(err.message, err.code, err.parameter);
+    throw err;
+  }
+  throw new Error('expected an ApiFailure');
+};
+const invalid = (message: string, parameter: string) => failure(message, 'INVALID_PARAMETER', parameter);
 
 describe('RequestParams', () => {
   it('merges query and form body, names case-insensitive, + as space', () => {
@@ -34,11 +45,12 @@ describe('RequestParams', () => {
 
   it('names the first unknown key with a value, as the client spelled it; get, pretty and wait are known everywhere', () => {
     const p = RequestParams.fromUrlEncoded('get=&Pretty=true&WAIT=true&name=x', 'AnyIdd=7');
-    expect(failureOf(() => p.assertKnownKeys(new Set(['name']), 'GET /Device')))
-      .toBe("Unknown parameter 'AnyIdd' for GET /Device.");
+    expect(resultOf(() => p.assertKnownKeys(new Set(['name']), 'GET /Device')))
+      .toEqual(failure("Unknown parameter 'AnyIdd' for GET /Device.", 'UNKNOWN_PARAMETER', 'AnyIdd'));
     expect(() => p.assertKnownKeys(new Set(['name', 'anyidd']), 'GET /Device')).not.toThrow();
     const long = RequestParams.fromUrlEncoded(`${'k'.repeat(5000)}=1`);
-    expect(failureOf(() => long.assertKnownKeys(new Set(), 'GET /Device'))).toBe(`Unknown parameter '${'k'.repeat(100)}…' for GET /Device.`);
+    expect(resultOf(() => long.assertKnownKeys(new Set(), 'GET /Device')))
+      .toEqual(failure(`Unknown parameter '${'k'.repeat(100)}…' for GET /Device.`, 'UNKNOWN_PARAMETER', `${'k'.repeat(100)}…`));
   });
 
   it('recognises verbs without = and the legacy verb= form', () => {
@@ -52,16 +64,16 @@ describe('RequestParams', () => {
     const p = RequestParams.fromUrlEncoded('a=True&b=FALSE&c=yes');
     expect(p.bool('a')).toBe(true);
     expect(p.bool('b')).toBe(false);
-    expect(failureOf(() => p.bool('c'))).toBe('Value is not equivalent to either TrueString or FalseString.');
+    expect(resultOf(() => p.bool('c'))).toEqual(invalid('Value is not equivalent to either TrueString or FalseString.', 'c'));
   });
 
   it('reads Guids and enums with the vendor texts', () => {
     const p = RequestParams.fromUrlEncoded('id=nope&g={7C9E6679-7425-40DE-944B-E07FC1F90AE7}&s=online&u=sync&x=invalid');
-    expect(failureOf(() => p.guid('id'))).toBe('Invalid Guid format: nope');
+    expect(resultOf(() => p.guid('id'))).toEqual(invalid('Invalid Guid format: nope', 'id'));
     expect(p.guid('g')).toBe('7c9e6679-7425-40de-944b-e07fc1f90ae7');
     expect(p.enum('s', ['Offline', 'Online'] as const)).toBe('Online');
     expect(p.enum('u', ['Off', 'Data'] as const, { sync: 'Data' })).toBe('Data');
-    expect(failureOf(() => p.enum('x', ['Offline', 'Online'] as const))).toBe("The requested value 'invalid' was not found.");
+    expect(resultOf(() => p.enum('x', ['Offline', 'Online'] as const))).toEqual(invalid("The requested value 'invalid' was not found.", 'x'));
   });
 
   it('wait is true only for a true-ish boolean', () => {
@@ -74,17 +86,17 @@ describe('RequestParams', () => {
   it('reads ints and dates', () => {
     const p = RequestParams.fromUrlEncoded('n=1777&bad=1.5&big=99999999999&d=3/24/2016+5:09:58+PM&e=nodate');
     expect(p.int('n')).toBe(1777);
-    expect(failureOf(() => p.int('bad'))).toBe('Input string was not in a correct format.');
-    expect(failureOf(() => p.int('big'))).toBe('Input string was not in a correct format.');
+    expect(resultOf(() => p.int('bad'))).toEqual(invalid('Input string was not in a correct format.', 'bad'));
+    expect(resultOf(() => p.int('big'))).toEqual(invalid('Input string was not in a correct format.', 'big'));
     expect(p.date('d')?.date.getHours()).toBe(17);
-    expect(failureOf(() => p.date('e'))).toBe("String 'nodate' was not recognized as a valid DateTime.");
+    expect(resultOf(() => p.date('e'))).toEqual(invalid("String 'nodate' was not recognized as a valid DateTime.", 'e'));
   });
 
   it('an enum value named like an Object.prototype member is an unknown value, not a member', () => {
     const p = RequestParams.fromUrlEncoded('a=constructor&b=__proto__&c=toString&d=sync');
     for (const name of ['a', 'b', 'c']) {
-      expect(failureOf(() => p.enum(name, ['Off', 'Data', 'Charge'], { sync: 'Data' })))
-        .toBe(`The requested value '${p.string(name)}' was not found.`);
+      expect(resultOf(() => p.enum(name, ['Off', 'Data', 'Charge'], { sync: 'Data' })))
+        .toEqual(invalid(`The requested value '${p.string(name)}' was not found.`, name));
     }
     expect(p.enum('d', ['Off', 'Data', 'Charge'], { sync: 'Data' })).toBe('Data');
   });
@@ -95,8 +107,9 @@ describe('RequestParams', () => {
     expect(p.date('b')?.date.getFullYear()).toBe(50);
     expect(p.date('c')?.date.getFullYear()).toBe(99);
     const range = 'Dates from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (UTC) are accepted.';
-    expect(failureOf(() => p.date('z'))).toBe(`Parameter 'z' is out of range: '0000-01-01T00:00:00Z'. ${range}`);
-    expect(failureOf(() => p.date('late'))).toBe(`Parameter 'Late' is out of range: '9999-12-31T23:59:59-23:59'. ${range}`);
+    expect(resultOf(() => p.date('z'))).toEqual(invalid(`Parameter 'z' is out of range: '0000-01-01T00:00:00Z'. ${range}`, 'z'));
+    expect(resultOf(() => p.date('late')))
+      .toEqual(invalid(`Parameter 'Late' is out of range: '9999-12-31T23:59:59-23:59'. ${range}`, 'Late'));
   });
 
   it('keeps the milliseconds of a 7-digit fraction without rolling into the next second', () => {
@@ -109,7 +122,7 @@ describe('RequestParams', () => {
     const p = RequestParams.fromUrlEncoded('z=00000000001&neg=-0042&max=2147483647&min=-2147483648&over=2147483648&exp=1e3&hex=0x10');
     expect([p.int('z'), p.int('neg'), p.int('max'), p.int('min')]).toEqual([1, -42, 2147483647, -2147483648]);
     for (const name of ['over', 'exp', 'hex']) {
-      expect(failureOf(() => p.int(name))).toBe('Input string was not in a correct format.');
+      expect(resultOf(() => p.int(name))).toEqual(invalid('Input string was not in a correct format.', name));
     }
   });
 
@@ -117,7 +130,7 @@ describe('RequestParams', () => {
     const p = RequestParams.fromUrlEncoded('Name=a%00b&other=fine');
     expect(p.string('other')).toBe('fine');
     expect(p.has('name')).toBe(true);
-    expect(failureOf(() => p.string('name'))).toBe("Parameter 'Name' must not contain a NUL character.");
+    expect(resultOf(() => p.string('name'))).toEqual(invalid("Parameter 'Name' must not contain a NUL character.", 'Name'));
   });
 
   it('does not throw on malformed percent escapes', () => {

@@ -143,9 +143,14 @@ export const SCHEMAS: Record<string, Schema> = {
     type: 'object', required: ['isSuccess'], properties: {
       isSuccess: bool, errorMessage: str,
       errorCode: { type: 'string', description: 'Extension: the failure\'s code when it has one (README "Failure codes").' },
+      errorParameter: {
+        type: 'string',
+        description: 'Extension: the request parameter at fault, as the client spelled it (with INVALID_PARAMETER, '
+          + 'UNKNOWN_PARAMETER).',
+      },
     },
     description: 'Success: exactly {"isSuccess":true}. Failure (HTTP 200): {"isSuccess":false,"errorMessage":"…"}, '
-      + 'with "errorCode" when the failure has a code.',
+      + 'with "errorCode" when the failure has a code and "errorParameter" when a request parameter is at fault.',
   },
 };
 
