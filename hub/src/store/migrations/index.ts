@@ -21,6 +21,7 @@ import * as retainFunctions from './022_retain_functions';
 import * as jobProgress from './024_job_progress';
 import * as retainPlans from './025_retain_plans';
 import * as listStampRows from './026_list_stamp_rows';
+import * as boundedIcons from './027_bounded_icons';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '024_job_progress': jobProgress,
   '025_retain_plans': retainPlans,
   '026_list_stamp_rows': listStampRows,
+  '027_bounded_icons': boundedIcons,
 };
 
 export const migrationProvider: MigrationProvider = {

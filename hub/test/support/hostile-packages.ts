@@ -1,0 +1,64 @@
+/**
+ * Hostile packages that are valid archives: what they attack is behind the zip checks (the icon kept in the
+ * record, the manifest and plist readers, work a package costs before it is refused). Built here from small
+ * parts or from a real fixture with one entry replaced, never stored in the repository.
+ */
+import { readFileSync } from 'node:fs';
+import { crc32, inflateRawSync } from 'node:zlib';
+import { buildZip, standardPng, type ZipInput } from '../apps/package-builder';
+import { seededRandom } from '../apps/broken-zips';
+
+/** The entries of a plain (non-Zip64) archive, read whole. */
+export function zipEntries(file: string): ZipInput[] {
+  const zip = readFileSync(file);
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const entries: ZipInput[] = [];
+  for (let p = zip.readUInt32LE(end + 16), i = 0; i < zip.readUInt16LE(end + 10); i++) {
+    const nameLength = zip.readUInt16LE(p + 28);
+    const name = zip.subarray(p + 46, p + 46 + nameLength).toString('utf8');
+    const local = zip.readUInt32LE(p + 42);
+    const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
+    const body = zip.subarray(start, start + zip.readUInt32LE(p + 20));
+    entries.push({ name, data: zip.readUInt16LE(p + 10) === 8 ? inflateRawSync(body) : Buffer.from(body) });
+    p += 46 + nameLength + zip.readUInt16LE(p + 30) + zip.readUInt16LE(p + 32);
+  }
+  return entries;
+}
+
+/** ContactManager.apk (icon `res/drawable-*dpi/icon.png`) with `icon` in place of each of its icons. */
+export function apkWithIcon(fixture: (name: string) => string, icon: Buffer): Buffer {
+  return buildZip(zipEntries(fixture('ContactManager.apk'))
+    .map((e) => (/\/icon\.png$/.test(e.name) ? { name: e.name, data: icon } : e)));
+}
+
+/**
+ * A 1400 x 1400 PNG of 7.8 MB (stored, not compressed) whose pixels the archive's deflate still shrinks ~50:1, under
+ * the zip-bomb ratio: as an icon kept whole it would add 10 MB to every list answer.
+ */
+export function heavyIconPng(): Buffer {
+  const side = 1400;
+  const random = seededRandom(23);
+  const row = Buffer.alloc(1 + side * 4);
+  for (let x = 0; x < side * 4; x++) row[1 + x] = x % 97 === 0 ? Math.floor(random() * 256) : (x >> 6) & 0xff;
+  const rows = Buffer.concat(Array.from({ length: side }, (_, y) => {
+    const copy = Buffer.from(row);
+    copy[1 + ((y * 13) % (side * 4))] = y & 0xff;
+    return copy;
+  }));
+  return standardPng(side, side, rows, { level: 0 });
+}
+
+/** A PNG whose header claims 30,000 x 30,000 pixels (3.6 GB of RGBA) over a few bytes of data. */
+export function pixelBombPng(): Buffer {
+  return standardPng(2, 2, Buffer.alloc(2 * 9), { declared: [30_000, 30_000] });
+}
+
+/** A PNG whose pixel data is not a deflate stream. */
+export function undecodablePng(): Buffer {
+  const png = standardPng(16, 16, Buffer.alloc(16 * 65));
+  const idat = png.indexOf('IDAT') + 4;
+  png.fill(0xff, idat, idat + 20);
+  const crcAt = idat + png.readUInt32BE(idat - 8);
+  png.writeUInt32BE(crc32(png.subarray(idat - 4, crcAt)) >>> 0, crcAt);
+  return png;
+}
