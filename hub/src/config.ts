@@ -20,6 +20,8 @@ export const DEFAULT_PACKAGE_INSPECTION: PackageInspectionLimits = {
   timeoutMs: 120_000,
   heapMb: 256,
   workers: 2,
+  maxPerUser: 4,
+  maxWaiting: 16,
 };
 
 /** The dashboard's build in this checkout (`web/dist`, made by the bootstrap). */
@@ -129,6 +131,8 @@ function packageInspectionFromEnv(env: NodeJS.ProcessEnv): PackageInspectionLimi
     timeoutMs: positive(env.DEVICELAB_PACKAGE_TIMEOUT_S, d.timeoutMs / 1000, 'DEVICELAB_PACKAGE_TIMEOUT_S') * 1000,
     heapMb: positive(env.DEVICELAB_PACKAGE_HEAP_MB, d.heapMb, 'DEVICELAB_PACKAGE_HEAP_MB'),
     workers: positive(env.DEVICELAB_PACKAGE_WORKERS, d.workers, 'DEVICELAB_PACKAGE_WORKERS'),
+    maxPerUser: positive(env.DEVICELAB_PACKAGE_PER_USER, d.maxPerUser, 'DEVICELAB_PACKAGE_PER_USER'),
+    maxWaiting: positive(env.DEVICELAB_PACKAGE_QUEUE, d.maxWaiting, 'DEVICELAB_PACKAGE_QUEUE'),
   };
 }
 

@@ -5,6 +5,7 @@
  * escape as uncaught exceptions. This runs inside the package worker, which bounds what a hostile file can cost.
  */
 import { ApiFailure } from '@devicelab/shared';
+import { AndroidChunkError, checkBinaryXml, checkResourceTable } from './android-chunks';
 import { isWebp, storedIcon, type StoredIcon } from './app-icon';
 import type { AppMetadata } from './app-metadata';
 import { isPng } from './png-cgbi';
@@ -38,24 +39,32 @@ export async function readApkArchive(zip: ZipReader): Promise<AppMetadata> {
   if (!manifestEntry) throw new ApiFailure('The upload is not a valid APK: it has no AndroidManifest.xml.');
   let info: Record<string, unknown>;
   try {
-    info = new ManifestParser(await zip.read(manifestEntry, MAX_MANIFEST_BYTES), { ignore: MANIFEST_IGNORE }).parse();
-  } catch {
-    throw new ApiFailure('The upload is not a valid APK: its AndroidManifest.xml cannot be read.');
+    const manifest = await zip.read(manifestEntry, MAX_MANIFEST_BYTES);
+    checkBinaryXml(manifest);
+    info = new ManifestParser(manifest, { ignore: MANIFEST_IGNORE }).parse();
+  } catch (err) {
+    throw new ApiFailure(`The upload is not a valid APK: its AndroidManifest.xml cannot be read${reason(err)}.`);
   }
   const resourcesEntry = findNamed(zip, 'resources.arsc');
   let icon: StoredIcon | undefined;
   if (resourcesEntry) {
     try {
-      const resources = new ResourceFinder().processResourceTable(await zip.read(resourcesEntry, MAX_RESOURCES_BYTES));
-      info = mapInfoResource(info, resources);
-    } catch {
-      throw new ApiFailure('The upload is not a valid APK: its resources.arsc cannot be read.');
+      const table = await zip.read(resourcesEntry, MAX_RESOURCES_BYTES);
+      checkResourceTable(table);
+      info = mapInfoResource(info, new ResourceFinder().processResourceTable(table));
+    } catch (err) {
+      throw new ApiFailure(`The upload is not a valid APK: its resources.arsc cannot be read${reason(err)}.`);
     }
     icon = await readIcon(zip, info);
   }
   const metadata = fromManifest(info, icon ?? {});
   if (!metadata) throw invalid();
   return metadata;
+}
+
+/** Our structure checks say what is wrong; app-info-parser's own errors are not worth repeating. */
+function reason(err: unknown): string {
+  return err instanceof AndroidChunkError ? ` (${err.message})` : '';
 }
 
 /** Case-insensitive, as app-info-parser matched them. */

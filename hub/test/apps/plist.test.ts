@@ -1,4 +1,5 @@
-import { parsePlist } from '../../src/apps/plist';
+import { MAX_BINARY_PLIST_VALUES, parsePlist, parseXmlPlist } from '../../src/apps/plist';
+import { sharedValuesPlist } from '../support/hostile-packages';
 
 const xml = (body: string) => Buffer.from(
   `<?xml version="1.0" encoding="UTF-8"?><plist version="1.0">${body}</plist>`, 'utf8');
@@ -35,5 +36,16 @@ describe('plists from uploaded files', () => {
     const dict = parsePlist(binaryDict('__proto__')) as Record<string, unknown>;
     expect(Object.getPrototypeOf(dict)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(dict, '__proto__')?.value).toBe('v');
+  });
+});
+
+describe('untrusted plists fail fast', () => {
+  it('an XML plist of `<?` repeated is refused in one pass', () => {
+    expect(() => parseXmlPlist(`<plist><dict>${'<?'.repeat(520_000)}`)).toThrow('a processing instruction is not closed');
+  });
+
+  it('a binary plist whose shared arrays name 2^40 values is refused as it expands; 12 levels are read', () => {
+    expect(JSON.stringify(parsePlist(sharedValuesPlist(12)))).toContain('[[[[[[[[[[[["leaf","leaf"]');
+    expect(() => parsePlist(sharedValuesPlist())).toThrow(`the plist expands to more than ${MAX_BINARY_PLIST_VALUES} values`);
   });
 });

@@ -9,8 +9,7 @@ import { buildZip, standardPng, type ZipInput } from '../apps/package-builder';
 import { seededRandom } from '../apps/broken-zips';
 
 /** The entries of a plain (non-Zip64) archive, read whole. */
-export function zipEntries(file: string): ZipInput[] {
-  const zip = readFileSync(file);
+export function zipEntries(zip: Buffer): ZipInput[] {
   const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
   const entries: ZipInput[] = [];
   for (let p = zip.readUInt32LE(end + 16), i = 0; i < zip.readUInt16LE(end + 10); i++) {
@@ -27,7 +26,7 @@ export function zipEntries(file: string): ZipInput[] {
 
 /** ContactManager.apk (icon `res/drawable-*dpi/icon.png`) with `icon` in place of each of its icons. */
 export function apkWithIcon(fixture: (name: string) => string, icon: Buffer): Buffer {
-  return buildZip(zipEntries(fixture('ContactManager.apk'))
+  return buildZip(zipEntries(readFileSync(fixture('ContactManager.apk')))
     .map((e) => (/\/icon\.png$/.test(e.name) ? { name: e.name, data: icon } : e)));
 }
 
@@ -61,4 +60,44 @@ export function undecodablePng(): Buffer {
   const crcAt = idat + png.readUInt32BE(idat - 8);
   png.writeUInt32BE(crc32(png.subarray(idat - 4, crcAt)) >>> 0, crcAt);
   return png;
+}
+
+/** An AndroidManifest.xml of 16 bytes: the XML chunk, then a chunk of size 0 (app-info-parser's reader loops on it). */
+export function zeroSizeChunkApk(): Buffer {
+  return buildZip([{ name: 'AndroidManifest.xml', data: Buffer.from('03000800100000000000080000000000', 'hex') }]);
+}
+
+/** An Info.plist of `<plist><dict>` and `<?` 520,000 times (a backtracking pattern takes minutes over it). */
+export function processingInstructionsIpa(): Buffer {
+  return buildZip([{ name: 'Payload/X.app/Info.plist', data: `<plist><dict>${'<?'.repeat(520_000)}` }]);
+}
+
+/**
+ * A binary Info.plist whose value `a0` is `[a1, a1]`, `a1` is `[a2, a2]` and so on for `levels` levels: a few
+ * hundred bytes that name 2^levels values when shared objects are expanded.
+ */
+export function sharedValuesPlist(levels = 40): Buffer {
+  // Objects: 0 the top dict, 1-2 its keys, 3 the identifier, 4.. the arrays, last the leaf string.
+  const ascii = (s: string) => Buffer.concat([Buffer.from(s.length < 15 ? [0x50 | s.length] : [0x5f, 0x10, s.length]),
+    Buffer.from(s, 'latin1')]);
+  const objects: Buffer[] = [Buffer.from([0xd2, 1, 2, 3, 4]), ascii('CFBundleIdentifier'), ascii('a0'), ascii('com.example.dag')];
+  for (let level = 0; level < levels; level++) objects.push(Buffer.from([0xa2, 5 + level, 5 + level]));
+  objects.push(ascii('leaf'));
+  const header = Buffer.from('bplist00', 'latin1');
+  const offsets: number[] = [];
+  let at = header.length;
+  for (const object of objects) { offsets.push(at); at += object.length; }
+  const table = Buffer.alloc(objects.length * 2);
+  offsets.forEach((offset, i) => table.writeUInt16BE(offset, i * 2));
+  const trailer = Buffer.alloc(32);
+  trailer[6] = 2; // offset size
+  trailer[7] = 1; // reference size
+  trailer.writeBigUInt64BE(BigInt(objects.length), 8);
+  trailer.writeBigUInt64BE(0n, 16);
+  trailer.writeBigUInt64BE(BigInt(at), 24);
+  return Buffer.concat([header, ...objects, table, trailer]);
+}
+
+export function sharedValuesIpa(): Buffer {
+  return buildZip([{ name: 'Payload/X.app/Info.plist', data: sharedValuesPlist() }]);
 }
