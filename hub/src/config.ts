@@ -6,6 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { ApiFailure, DataPortStateName, parseEnumValue } from '@devicelab/shared';
 import type { PackageInspectionLimits } from './apps/package-inspector';
+import type { RequestDeadlines } from './http/request-deadlines';
 import { DEFAULT_ASYNC_JOB_TIMEOUT_MS } from './domain/async-jobs';
 import type { WebhookDeliveryOptions } from './webhooks/delivery-worker';
 
@@ -51,6 +52,8 @@ export interface HubConfig {
    * (`DEVICELAB_BLOB_COPIES_MB`, default DEFAULT_BLOB_COPIES_MB; 0 keeps none).
    */
   blobCopiesMaxBytes?: number;
+  /** Headers, body pace and whole-request deadlines of the REST API (default DEFAULT_REQUEST_DEADLINES). */
+  requestDeadlines?: RequestDeadlines;
   /** Limits of reading an uploaded package (`DEVICELAB_PACKAGE_*`; default DEFAULT_PACKAGE_INSPECTION). */
   packageInspection?: PackageInspectionLimits;
   /** Deadline of every async job (`DEVICELAB_ASYNC_JOB_TIMEOUT_S`, default 900). */

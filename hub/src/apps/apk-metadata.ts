@@ -34,9 +34,15 @@ const MANIFEST_IGNORE = ['application.activity', 'application.service', 'applica
 
 const invalid = (): ApiFailure => new ApiFailure('The file is not a valid Android application package.');
 
+/** The manifest's entry, looked for by name (before anything is inflated); none: the archive is no APK. */
+export function apkManifestEntry(zip: ZipReader): ZipEntry {
+  const entry = findNamed(zip, 'androidmanifest.xml');
+  if (!entry) throw new ApiFailure('The upload is not a valid APK: it has no AndroidManifest.xml.');
+  return entry;
+}
+
 export async function readApkArchive(zip: ZipReader): Promise<AppMetadata> {
-  const manifestEntry = findNamed(zip, 'androidmanifest.xml');
-  if (!manifestEntry) throw new ApiFailure('The upload is not a valid APK: it has no AndroidManifest.xml.');
+  const manifestEntry = apkManifestEntry(zip);
   let info: Record<string, unknown>;
   try {
     const manifest = await zip.read(manifestEntry, MAX_MANIFEST_BYTES);

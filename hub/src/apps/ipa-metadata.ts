@@ -52,11 +52,17 @@ export async function readIpaArchive(zip: ZipReader, now: Date): Promise<AppMeta
   }
 }
 
-async function fromArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
+/** The top-level app's Info.plist entry, looked for by name (before anything is inflated); none: no IPA. */
+export function ipaInfoPlistEntry(zip: ZipReader): ZipEntry {
   const plists = zip.entries.filter((e) => INFO_PLIST.test(e.name));
   if (plists.length !== 1) throw invalid();
-  const appDir = plists[0].name.slice(0, -'Info.plist'.length);
-  const info = asDict(parsePlist(await zip.read(plists[0], MAX_PLIST_BYTES)));
+  return plists[0];
+}
+
+async function fromArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
+  const plist = ipaInfoPlistEntry(zip);
+  const appDir = plist.name.slice(0, -'Info.plist'.length);
+  const info = asDict(parsePlist(await zip.read(plist, MAX_PLIST_BYTES)));
   const identifier = info ? str(info.CFBundleIdentifier) : undefined;
   if (!info || !identifier) throw invalid();
 

@@ -109,6 +109,7 @@ export function createUploadMiddleware(options: UploadOptions): RequestHandler {
     }
     upload(req, res, (err: unknown) => {
       if (!err) return next();
+      if (res.headersSent) return undefined; // answered already (a body too slow: request-deadlines.ts)
       res.set('Connection', 'close'); // the rest of the body stays unread
       if (err instanceof multer.MulterError) {
         const message = err.code === 'LIMIT_FILE_SIZE'

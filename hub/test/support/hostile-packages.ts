@@ -4,9 +4,10 @@
  * parts or from a real fixture with one entry replaced, never stored in the repository.
  */
 import { readFileSync } from 'node:fs';
-import { crc32, inflateRawSync } from 'node:zlib';
+import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { HostileUpload } from '../apps/broken-zips';
 import { buildZip, standardPng, type ZipInput } from '../apps/package-builder';
-import { seededRandom } from '../apps/broken-zips';
+import { buildRawZip, type RawZipEntry } from '../../../scripts/jest/zip-builder';
 
 /** The entries of a plain (non-Zip64) archive, read whole. */
 export function zipEntries(zip: Buffer): ZipInput[] {
@@ -36,9 +37,9 @@ export function apkWithIcon(fixture: (name: string) => string, icon: Buffer): Bu
  */
 export function heavyIconPng(): Buffer {
   const side = 1400;
-  const random = seededRandom(23);
   const row = Buffer.alloc(1 + side * 4);
-  for (let x = 0; x < side * 4; x++) row[1 + x] = x % 97 === 0 ? Math.floor(random() * 256) : (x >> 6) & 0xff;
+  // Every 97th byte scrambled (a multiplicative hash), the rest in runs of 64.
+  for (let x = 0; x < side * 4; x++) row[1 + x] = x % 97 === 0 ? Math.imul(x, 2654435761) >>> 24 : (x >> 6) & 0xff;
   const rows = Buffer.concat(Array.from({ length: side }, (_, y) => {
     const copy = Buffer.from(row);
     copy[1 + ((y * 13) % (side * 4))] = y & 0xff;
@@ -100,4 +101,37 @@ export function sharedValuesPlist(levels = 40): Buffer {
 
 export function sharedValuesIpa(): Buffer {
   return buildZip([{ name: 'Payload/X.app/Info.plist', data: sharedValuesPlist() }]);
+}
+
+/** 3,000 entries of 1 MB of zeros: 3 MB that inflate to 3 GB, each entry under the ratio floor of one entry. */
+export function zeroEntriesApk(options: { manifest: boolean }): Buffer {
+  const raw = (name: string, data: Buffer): RawZipEntry =>
+    ({ name, body: deflateRawSync(data, { level: 9 }), crc: crc32(data) >>> 0, size: data.length, method: 'deflate' });
+  const zeros = raw('', Buffer.alloc(1024 * 1024));
+  return buildRawZip([...options.manifest ? [raw('AndroidManifest.xml', Buffer.alloc(64, 3))] : [],
+    ...Array.from({ length: 3000 }, (_, i) => ({ ...zeros, name: `assets/zero${i}` }))]);
+}
+
+/** The cases above as hostile uploads: what a correct hub answers to each. */
+export function hostilePackageUploads(fixture: (name: string) => string): HostileUpload[] {
+  return [
+    { label: 'an APK whose icon is a 7.8 MB PNG (kept small)', fileName: 'heavy-icon.apk', expect: 'success',
+      bytes: apkWithIcon(fixture, heavyIconPng()) },
+    { label: 'an APK whose icon claims 30000 x 30000 pixels (dropped)', fileName: 'pixel-bomb.apk', expect: 'success',
+      bytes: apkWithIcon(fixture, pixelBombPng()) },
+    { label: 'an APK whose icon does not decode (dropped)', fileName: 'undecodable-icon.apk', expect: 'success',
+      bytes: apkWithIcon(fixture, undecodablePng()) },
+    { label: 'an AndroidManifest.xml with a chunk of size 0', fileName: 'zero-chunk.apk', expect: 'failure',
+      message: /^The upload is not a valid APK: its AndroidManifest.xml cannot be read \(the chunk of type 0x0 at offset 8 has an impossible size\)\.$/,
+      bytes: zeroSizeChunkApk() },
+    { label: 'an Info.plist of `<?` repeated 520,000 times', fileName: 'pi.ipa', expect: 'failure',
+      message: /^The file is not a valid iOS application package\.$/, bytes: processingInstructionsIpa() },
+    { label: 'a binary Info.plist naming 2^40 values', fileName: 'dag.ipa', expect: 'failure',
+      message: /^The file is not a valid iOS application package\.$/, bytes: sharedValuesIpa() },
+    { label: '3,000 entries of 1 MB of zeros and no manifest', fileName: 'zeros.apk', expect: 'failure',
+      message: /^The upload is not a valid APK: it has no AndroidManifest\.xml\.$/, bytes: zeroEntriesApk({ manifest: false }) },
+    { label: '3,000 entries of 1 MB of zeros beside a manifest', fileName: 'zeros-manifest.apk', expect: 'failure',
+      message: /^The upload is not a valid APK: the entries together have a compression ratio above the limit of 200/,
+      bytes: zeroEntriesApk({ manifest: true }) },
+  ];
 }
