@@ -84,18 +84,24 @@ export function sharedValuesPlist(levels = 40): Buffer {
   const objects: Buffer[] = [Buffer.from([0xd2, 1, 2, 3, 4]), ascii('CFBundleIdentifier'), ascii('a0'), ascii('com.example.dag')];
   for (let level = 0; level < levels; level++) objects.push(Buffer.from([0xa2, 5 + level, 5 + level]));
   objects.push(ascii('leaf'));
+  return binaryPlist(objects, 2);
+}
+
+/** `bplist00` around encoded `objects` (the first is the top; references are 1 byte), with its offset table. */
+export function binaryPlist(objects: Buffer[], offsetSize: 1 | 2): Buffer {
   const header = Buffer.from('bplist00', 'latin1');
-  const offsets: number[] = [];
+  const table = Buffer.alloc(objects.length * offsetSize);
   let at = header.length;
-  for (const object of objects) { offsets.push(at); at += object.length; }
-  const table = Buffer.alloc(objects.length * 2);
-  offsets.forEach((offset, i) => table.writeUInt16BE(offset, i * 2));
+  objects.forEach((object, i) => {
+    table.writeUIntBE(at, i * offsetSize, offsetSize);
+    at += object.length;
+  });
   const trailer = Buffer.alloc(32);
-  trailer[6] = 2; // offset size
+  trailer[6] = offsetSize;
   trailer[7] = 1; // reference size
   trailer.writeBigUInt64BE(BigInt(objects.length), 8);
-  trailer.writeBigUInt64BE(0n, 16);
-  trailer.writeBigUInt64BE(BigInt(at), 24);
+  trailer.writeBigUInt64BE(0n, 16); // top object
+  trailer.writeBigUInt64BE(BigInt(at), 24); // offset table
   return Buffer.concat([header, ...objects, table, trailer]);
 }
 
