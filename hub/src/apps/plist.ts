@@ -134,8 +134,8 @@ export function parseXmlPlist(text: string): PlistValue {
 // ---------- binary ----------
 
 const APPLE_EPOCH_MS = Date.UTC(2001, 0, 1);
-/** An app's Info.plist holds hundreds of values; a profile's device list a few thousand. */
-export const MAX_BINARY_PLIST_VALUES = 200_000;
+/** An app's Info.plist holds hundreds of values. */
+export const MAX_BINARY_PLIST_VALUES = 50_000;
 
 function parseBinaryPlist(bytes: Buffer): PlistValue {
   if (bytes.length < 40) throw new PlistFormatError('binary plist is truncated');
