@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ApiFailure } from '@devicelab/shared';
 import { PackageInspector } from '../../src/apps/package-inspector';
 import { DEFAULT_PACKAGE_INSPECTION } from '../../src/config';
-import { processingInstructionsIpa, sharedValuesIpa, zeroSizeChunkApk } from '../support/hostile-packages';
+import { loopingResourcesApk, processingInstructionsIpa, sharedValuesIpa, zeroSizeChunkApk } from '../support/hostile-packages';
 import { fixture } from '../../../scripts/jest/shared-files';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'inspector-'));
@@ -70,6 +70,11 @@ describe('packages that made the parsers run until the deadline fail on their ow
   it('an AndroidManifest.xml with a chunk of size 0', async () => {
     await expect(inspector.inspect(written('zero.apk', zeroSizeChunkApk()), 'Android', 'tester')).rejects.toThrow(new ApiFailure(
       'The upload is not a valid APK: its AndroidManifest.xml cannot be read (the chunk of type 0x0 at offset 8 has an impossible size).'));
+  });
+
+  it('a resources.arsc whose second chunk points back at the first', async () => {
+    await expect(inspector.inspect(written('loop.apk', loopingResourcesApk(fixture)), 'Android', 'tester')).rejects.toThrow(new ApiFailure(
+      'The upload is not a valid APK: its resources.arsc cannot be read (the chunk of type 0x1 at offset 40 has an impossible size).'));
   });
 
   it('an Info.plist of `<?` repeated 520,000 times', async () => {

@@ -130,6 +130,9 @@ export function hostilePackageUploads(fixture: (name: string) => string): Hostil
     { label: 'an AndroidManifest.xml with a chunk of size 0', fileName: 'zero-chunk.apk', expect: 'failure',
       message: /^The upload is not a valid APK: its AndroidManifest.xml cannot be read \(the chunk of type 0x0 at offset 8 has an impossible size\)\.$/,
       bytes: zeroSizeChunkApk() },
+    { label: 'a resources.arsc whose second chunk points back at the first', fileName: 'arsc-loop.apk', expect: 'failure',
+      message: /^The upload is not a valid APK: its resources.arsc cannot be read \(the chunk of type 0x1 at offset 40/,
+      bytes: loopingResourcesApk(fixture) },
     { label: 'an Info.plist of `<?` repeated 520,000 times', fileName: 'pi.ipa', expect: 'failure',
       message: /^The file is not a valid iOS application package\.$/, bytes: processingInstructionsIpa() },
     { label: 'a binary Info.plist naming 2^40 values', fileName: 'dag.ipa', expect: 'failure',
@@ -140,4 +143,24 @@ export function hostilePackageUploads(fixture: (name: string) => string): Hostil
       message: /^The upload is not a valid APK: the entries together have a compression ratio above the limit of 200/,
       bytes: zeroEntriesApk({ manifest: true }) },
   ];
+}
+
+/**
+ * ContactManager.apk whose resources.arsc is a table of an empty string pool and then a second pool whose size
+ * (-28) points back at the first: app-info-parser's table reader goes back and forth between the two forever.
+ */
+export function loopingResourcesApk(fixture: (name: string) => string): Buffer {
+  const table = Buffer.alloc(12 + 28 + 8);
+  table.writeUInt16LE(0x0002, 0); // RES_TABLE_TYPE
+  table.writeUInt16LE(12, 2);
+  table.writeUInt32LE(table.length, 4);
+  table.writeUInt32LE(0, 8); // packages
+  table.writeUInt16LE(0x0001, 12); // an empty string pool
+  table.writeUInt16LE(28, 14);
+  table.writeUInt32LE(28, 16);
+  table.writeUInt16LE(0x0001, 40);
+  table.writeUInt16LE(8, 42);
+  table.writeInt32LE(-28, 44);
+  return buildZip(zipEntries(readFileSync(fixture('ContactManager.apk')))
+    .map((e) => (e.name === 'resources.arsc' ? { name: e.name, data: table } : e)));
 }
