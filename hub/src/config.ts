@@ -6,6 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { ApiFailure, DataPortStateName, parseEnumValue } from '@devicelab/shared';
 import type { PackageInspectionLimits } from './apps/package-inspector';
+import type { RequestDeadlines } from './http/request-deadlines';
 import { DEFAULT_ASYNC_JOB_TIMEOUT_MS } from './domain/async-jobs';
 import type { WebhookDeliveryOptions } from './webhooks/delivery-worker';
 
@@ -20,6 +21,8 @@ export const DEFAULT_PACKAGE_INSPECTION: PackageInspectionLimits = {
   timeoutMs: 120_000,
   heapMb: 256,
   workers: 2,
+  maxPerUser: 4,
+  maxWaiting: 16,
 };
 
 /** The dashboard's build in this checkout (`web/dist`, made by the bootstrap). */
@@ -49,6 +52,8 @@ export interface HubConfig {
    * (`DEVICELAB_BLOB_COPIES_MB`, default DEFAULT_BLOB_COPIES_MB; 0 keeps none).
    */
   blobCopiesMaxBytes?: number;
+  /** Headers, body pace and whole-request deadlines of the REST API (default DEFAULT_REQUEST_DEADLINES). */
+  requestDeadlines?: RequestDeadlines;
   /** Limits of reading an uploaded package (`DEVICELAB_PACKAGE_*`; default DEFAULT_PACKAGE_INSPECTION). */
   packageInspection?: PackageInspectionLimits;
   /** Deadline of every async job (`DEVICELAB_ASYNC_JOB_TIMEOUT_S`, default 900). */
@@ -129,6 +134,8 @@ function packageInspectionFromEnv(env: NodeJS.ProcessEnv): PackageInspectionLimi
     timeoutMs: positive(env.DEVICELAB_PACKAGE_TIMEOUT_S, d.timeoutMs / 1000, 'DEVICELAB_PACKAGE_TIMEOUT_S') * 1000,
     heapMb: positive(env.DEVICELAB_PACKAGE_HEAP_MB, d.heapMb, 'DEVICELAB_PACKAGE_HEAP_MB'),
     workers: positive(env.DEVICELAB_PACKAGE_WORKERS, d.workers, 'DEVICELAB_PACKAGE_WORKERS'),
+    maxPerUser: positive(env.DEVICELAB_PACKAGE_PER_USER, d.maxPerUser, 'DEVICELAB_PACKAGE_PER_USER'),
+    maxWaiting: positive(env.DEVICELAB_PACKAGE_QUEUE, d.maxWaiting, 'DEVICELAB_PACKAGE_QUEUE'),
   };
 }
 

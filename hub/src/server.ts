@@ -48,6 +48,7 @@ import { DEFAULT_RETENTION_DAYS, PostgresMetricsStore } from './metrics/postgres
 import type { Db } from './store/database';
 import { openRecordsStore } from './store/open-records-store';
 import { settingOrCreate } from './store/settings';
+import { DEFAULT_REQUEST_DEADLINES, deadlineServerOptions, watchBodyPace } from './http/request-deadlines';
 
 export interface RunningHub {
   /** Base URL of the REST API, e.g. `http://127.0.0.1:8080`. */
@@ -215,9 +216,12 @@ async function replicaDirectory(
 }
 
 async function listen(app: http.RequestListener, config: HubConfig): Promise<http.Server> {
+  const deadlines = config.requestDeadlines ?? DEFAULT_REQUEST_DEADLINES;
+  const options = deadlineServerOptions(deadlines);
   const server = config.tlsCertFile && config.tlsKeyFile
-    ? https.createServer({ cert: await fs.readFile(config.tlsCertFile), key: await fs.readFile(config.tlsKeyFile) }, app)
-    : http.createServer(app);
+    ? https.createServer({ ...options, cert: await fs.readFile(config.tlsCertFile), key: await fs.readFile(config.tlsKeyFile) }, app)
+    : http.createServer(options, app);
+  watchBodyPace(server, deadlines);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

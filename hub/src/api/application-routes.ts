@@ -17,7 +17,17 @@ import { applicationFilters, operationName, postOperation, requireGuid, requireS
 export function applicationRouter(deps: ApiDependencies): Router {
   const { db, gateways, blobs, packages } = deps;
   const router = Router();
-  const upload = createUploadMiddleware({ tempDir: deps.uploadTempDir, limitBytes: deps.uploadLimitBytes });
+  // The upload's entitlement is checked here, before the body is read (an async upload must be refused before it
+  // has an id, and a refused body must cost nothing), and again by uploadApplication.
+  const upload = createUploadMiddleware({
+    tempDir: deps.uploadTempDir,
+    limitBytes: deps.uploadLimitBytes,
+    takesFile: (params, user) => {
+      if (postOperation(params) !== 'verb:add') return false;
+      requireEntitlement(user, 'ApplicationUpload');
+      return true;
+    },
+  });
 
   router.get('/Application', handle(async ({ params, user }) => listApplications(db, user, () => applicationFilters(params))));
 
@@ -79,18 +89,13 @@ export function applicationRouter(deps: ApiDependencies): Router {
 }
 
 /**
- * The operation of a POST /Application and, for `add`, the uploaded file (after the entitlement check). The
- * temporary files of an upload are removed at once for every other operation and whenever this fails.
+ * The operation of a POST /Application and, for `add`, the uploaded file (the upload middleware took it only after
+ * the entitlement check). The temporary file is removed whenever this fails.
  */
 async function operationAndUpload(ctx: RequestContext): Promise<{ op: string; file?: UploadedFile }> {
   try {
     const op = postOperation(ctx.params);
-    if (op !== 'verb:add') {
-      await discardUploads(ctx.req);
-      return { op };
-    }
-    requireEntitlement(ctx.user, 'ApplicationUpload');
-    return { op, file: await takeUploadedFile(ctx.req) };
+    return op === 'verb:add' ? { op, file: await takeUploadedFile(ctx.req) } : { op };
   } catch (err) {
     await discardUploads(ctx.req);
     throw err;

@@ -5,7 +5,10 @@
  * escape as uncaught exceptions. This runs inside the package worker, which bounds what a hostile file can cost.
  */
 import { ApiFailure } from '@devicelab/shared';
+import { AndroidChunkError, checkBinaryXml, checkResourceTable } from './android-chunks';
+import { isWebp, storedIcon, type StoredIcon } from './app-icon';
 import type { AppMetadata } from './app-metadata';
+import { isPng } from './png-cgbi';
 import type { ZipEntry, ZipReader } from './zip-reader';
 
 // app-info-parser ships no types; this is the part of its surface used here.
@@ -29,28 +32,43 @@ const MANIFEST_IGNORE = ['application.activity', 'application.service', 'applica
 
 const invalid = (): ApiFailure => new ApiFailure('The file is not a valid Android application package.');
 
+/** The manifest's entry, looked for by name (before anything is inflated); none: the archive is no APK. */
+export function apkManifestEntry(zip: ZipReader): ZipEntry {
+  const entry = findNamed(zip, 'androidmanifest.xml');
+  if (!entry) throw new ApiFailure('The upload is not a valid APK: it has no AndroidManifest.xml.');
+  return entry;
+}
+
 export async function readApkArchive(zip: ZipReader): Promise<AppMetadata> {
-  const manifestEntry = findNamed(zip, 'androidmanifest.xml');
-  if (!manifestEntry) throw new ApiFailure('The upload is not a valid APK: it has no AndroidManifest.xml.');
+  const manifestEntry = apkManifestEntry(zip);
   let info: Record<string, unknown>;
   try {
-    info = new ManifestParser(await zip.read(manifestEntry, MAX_MANIFEST_BYTES), { ignore: MANIFEST_IGNORE }).parse();
-  } catch {
-    throw new ApiFailure('The upload is not a valid APK: its AndroidManifest.xml cannot be read.');
+    const manifest = await zip.read(manifestEntry, MAX_MANIFEST_BYTES);
+    checkBinaryXml(manifest);
+    info = new ManifestParser(manifest, { ignore: MANIFEST_IGNORE }).parse();
+  } catch (err) {
+    throw new ApiFailure(`The upload is not a valid APK: its AndroidManifest.xml cannot be read${reason(err)}.`);
   }
   const resourcesEntry = findNamed(zip, 'resources.arsc');
+  let icon: StoredIcon | undefined;
   if (resourcesEntry) {
     try {
-      const resources = new ResourceFinder().processResourceTable(await zip.read(resourcesEntry, MAX_RESOURCES_BYTES));
-      info = mapInfoResource(info, resources);
-    } catch {
-      throw new ApiFailure('The upload is not a valid APK: its resources.arsc cannot be read.');
+      const table = await zip.read(resourcesEntry, MAX_RESOURCES_BYTES);
+      checkResourceTable(table);
+      info = mapInfoResource(info, new ResourceFinder().processResourceTable(table));
+    } catch (err) {
+      throw new ApiFailure(`The upload is not a valid APK: its resources.arsc cannot be read${reason(err)}.`);
     }
-    info.icon = await readIcon(zip, info);
+    icon = await readIcon(zip, info);
   }
-  const metadata = fromManifest(info);
+  const metadata = fromManifest(info, icon ?? {});
   if (!metadata) throw invalid();
   return metadata;
+}
+
+/** Our structure checks say what is wrong; app-info-parser's own errors are not worth repeating. */
+function reason(err: unknown): string {
+  return err instanceof AndroidChunkError ? ` (${err.message})` : '';
 }
 
 /** Case-insensitive, as app-info-parser matched them. */
@@ -58,8 +76,11 @@ function findNamed(zip: ZipReader, lowerCaseName: string): ZipEntry | undefined 
   return zip.entries.find((e) => e.name.toLowerCase() === lowerCaseName);
 }
 
-/** The icon entry is the first whose name contains the resolved path (app-info-parser's rule); unreadable: none. */
-async function readIcon(zip: ZipReader, info: Record<string, unknown>): Promise<string | undefined> {
+/**
+ * The icon entry is the first whose name contains the resolved path (app-info-parser's rule). Unreadable, or not
+ * a raster (an adaptive-icon XML): none.
+ */
+async function readIcon(zip: ZipReader, info: Record<string, unknown>): Promise<StoredIcon | undefined> {
   if (typeof info.application !== 'object' || info.application === null) return undefined;
   // Resource strings may carry UTF-16 NULs, which app-info-parser's unzip stripped from the path it looked for.
   const iconPath = text(findApkIconPath(info));
@@ -67,13 +88,14 @@ async function readIcon(zip: ZipReader, info: Record<string, unknown>): Promise<
   const entry = zip.entries.find((e) => e.name.toLowerCase().includes(iconPath.toLowerCase()));
   if (!entry) return undefined;
   try {
-    return `data:image/png;base64,${(await zip.read(entry, MAX_ICON_BYTES)).toString('base64')}`;
+    const bytes = await zip.read(entry, MAX_ICON_BYTES);
+    return isPng(bytes) || isWebp(bytes) ? storedIcon(bytes) : undefined;
   } catch {
     return undefined;
   }
 }
 
-function fromManifest(info: Record<string, unknown>): AppMetadata | undefined {
+function fromManifest(info: Record<string, unknown>, icon: StoredIcon): AppMetadata | undefined {
   const pkg = text(info.package);
   if (!pkg) return undefined;
   const app = (info.application ?? {}) as Record<string, unknown>;
@@ -87,11 +109,14 @@ function fromManifest(info: Record<string, unknown>): AppMetadata | undefined {
     version: text(info.versionName),
     buildVersion: text(info.versionCode),
     minimumOperatingSystemVersion: text(usesSdk.minSdkVersion),
-    iconDataUrl: rasterIcon(info.icon),
+    iconDataUrl: icon.dataUrl,
     launchActivity: launcher ? qualifyActivity(pkg, launcher) : undefined,
     supportedFormFactors: 'Universal',
     provisionsAllDevices: false,
-    applicationErrors: launcher ? [] : ['The application has no launchable activity (MAIN/LAUNCHER); it cannot be launched.'],
+    applicationErrors: [
+      ...launcher ? [] : ['The application has no launchable activity (MAIN/LAUNCHER); it cannot be launched.'],
+      ...icon.warning ? [icon.warning] : [],
+    ],
   };
 }
 
@@ -115,19 +140,4 @@ function resourceText(value: unknown): string | undefined {
 function qualifyActivity(pkg: string, name: string): string {
   if (name.startsWith('.')) return pkg + name;
   return name.includes('.') ? name : `${pkg}.${name}`;
-}
-
-/** Keeps PNG and WebP rasters (labelled by their real type); drops anything else (e.g. adaptive-icon XML). */
-function rasterIcon(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const match = /^data:[^;,]*;base64,(.*)$/s.exec(value);
-  if (!match) return undefined;
-  const head = Buffer.from(match[1].slice(0, 24), 'base64');
-  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) {
-    return `data:image/png;base64,${match[1]}`;
-  }
-  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP') {
-    return `data:image/webp;base64,${match[1]}`;
-  }
-  return undefined;
 }

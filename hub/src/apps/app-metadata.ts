@@ -5,8 +5,8 @@
  * limits here, and by the package worker (package-inspector.ts) that runs this with a heap cap and a deadline.
  */
 import { ApiFailure, type ApplicationFormFactor, type DeviceOperatingSystem } from '@devicelab/shared';
-import { readApkArchive } from './apk-metadata';
-import { readIpaArchive } from './ipa-metadata';
+import { apkManifestEntry, readApkArchive } from './apk-metadata';
+import { ipaInfoPlistEntry, readIpaArchive } from './ipa-metadata';
 import { verifyZipIntegrity, type ZipLimits } from './zip-integrity';
 import { ZipFormatError, ZipReader } from './zip-reader';
 
@@ -43,6 +43,9 @@ export async function readAppMetadata(
   let zip: ZipReader | undefined;
   try {
     zip = await ZipReader.open(file, { maxEntries: limits.maxEntries });
+    // An archive without the package's main entry is refused by name, before the integrity check inflates it.
+    if (operatingSystem === 'Android') apkManifestEntry(zip);
+    else ipaInfoPlistEntry(zip);
     await verifyZipIntegrity(zip, file, limits);
     return operatingSystem === 'Android' ? await readApkArchive(zip) : await readIpaArchive(zip, now);
   } catch (err) {

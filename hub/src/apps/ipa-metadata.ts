@@ -8,7 +8,8 @@ import { ApiFailure, type ApplicationFormFactor } from '@devicelab/shared';
 import { signingCertificate, commonName } from './code-signature';
 import type { AppMetadata } from './app-metadata';
 import { parsePlist, parseXmlPlist, type PlistDict, type PlistValue } from './plist';
-import { isPng, pngWidth, uncrushPng } from './png-cgbi';
+import { storedIcon, type StoredIcon } from './app-icon';
+import { isPng, pngWidth } from './png-cgbi';
 import { ZipReader, type ZipEntry } from './zip-reader';
 
 /** An IPA's top-level app, or a zipped simulator `.app` bundle (the bundle directory at the archive's root). */
@@ -51,11 +52,17 @@ export async function readIpaArchive(zip: ZipReader, now: Date): Promise<AppMeta
   }
 }
 
-async function fromArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
+/** The top-level app's Info.plist entry, looked for by name (before anything is inflated); none: no IPA. */
+export function ipaInfoPlistEntry(zip: ZipReader): ZipEntry {
   const plists = zip.entries.filter((e) => INFO_PLIST.test(e.name));
   if (plists.length !== 1) throw invalid();
-  const appDir = plists[0].name.slice(0, -'Info.plist'.length);
-  const info = asDict(parsePlist(await zip.read(plists[0], MAX_PLIST_BYTES)));
+  return plists[0];
+}
+
+async function fromArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
+  const plist = ipaInfoPlistEntry(zip);
+  const appDir = plist.name.slice(0, -'Info.plist'.length);
+  const info = asDict(parsePlist(await zip.read(plist, MAX_PLIST_BYTES)));
   const identifier = info ? str(info.CFBundleIdentifier) : undefined;
   if (!info || !identifier) throw invalid();
 
@@ -87,6 +94,8 @@ async function fromArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
   if (expiration && expiration.getTime() < now.getTime()) errors.push(IPA_ERRORS.expired(expiration));
   if (signer && profile && !signerInProfile) errors.push(IPA_ERRORS.certificateNotInProfile);
   if (forSimulator) errors.push(IPA_ERRORS.simulator);
+  const icon = await readIcon(zip, appDir, info);
+  if (icon?.warning) errors.push(icon.warning);
 
   const displayName = str(info.CFBundleDisplayName) ?? str(info.CFBundleName) ?? identifier;
   return {
@@ -97,7 +106,7 @@ async function fromArchive(zip: ZipReader, now: Date): Promise<AppMetadata> {
     buildVersion: str(info.CFBundleVersion),
     minimumOperatingSystemVersion: str(info.MinimumOSVersion),
     platform,
-    iconDataUrl: await readIcon(zip, appDir, info),
+    iconDataUrl: icon?.dataUrl,
     supportedFormFactors: formFactor(info.UIDeviceFamily),
     provisionExpirationDate: expiration,
     provisionsAllDevices: profile?.ProvisionsAllDevices === true,
@@ -144,8 +153,8 @@ function iconNames(info: PlistDict): string[] {
   return names.map((n) => n.replace(/\.png$/i, '')).filter((n) => n !== '');
 }
 
-/** The widest PNG in the app directory named after one of the icons, as a browser-viewable PNG data URL. */
-async function readIcon(zip: ZipReader, appDir: string, info: PlistDict): Promise<string | undefined> {
+/** The widest PNG in the app directory named after one of the icons, made a browser-viewable stored icon. */
+async function readIcon(zip: ZipReader, appDir: string, info: PlistDict): Promise<StoredIcon | undefined> {
   const names = iconNames(info);
   if (names.length === 0) return undefined;
   const candidates: ZipEntry[] = zip.entries.filter((e) => {
@@ -164,12 +173,7 @@ async function readIcon(zip: ZipReader, appDir: string, info: PlistDict): Promis
       // an unreadable icon is skipped; the upload does not depend on it
     }
   }
-  if (!best) return undefined;
-  try {
-    return `data:image/png;base64,${uncrushPng(best.png).toString('base64')}`;
-  } catch {
-    return undefined;
-  }
+  return best ? storedIcon(best.png) : undefined;
 }
 
 function formFactor(family: PlistValue | undefined): ApplicationFormFactor {

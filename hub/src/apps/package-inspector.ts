@@ -18,11 +18,17 @@ export interface PackageInspectionLimits extends ZipLimits {
   heapMb: number;
   /** Parses at once; more wait their turn. */
   workers: number;
+  /** Parses of one user waiting or running at once; more are refused (try again later). */
+  maxPerUser: number;
+  /** Parses waiting for a worker, all users together; more are refused. */
+  maxWaiting: number;
 }
 
 const IDLE_WORKER_MS = 30_000;
 
 interface Job {
+  /** Who uploaded the package (parses are bounded per user). */
+  owner: string;
   request: InspectRequest;
   resolve(metadata: AppMetadata): void;
   reject(err: Error): void;
@@ -32,18 +38,38 @@ export class PackageInspector {
   private readonly idle: { worker: Worker; timer: NodeJS.Timeout }[] = [];
   private readonly queue: Job[] = [];
   private busy = 0;
+  /** Parses waiting or running, per owner. */
+  private readonly pending = new Map<string, number>();
   private stopped = false;
 
   constructor(private readonly limits: PackageInspectionLimits, private readonly logger?: Logger) {}
 
-  /** The package's metadata; a package that is invalid, too large or too slow to read is an ApiFailure. */
-  inspect(file: string, operatingSystem: DeviceOperatingSystem, now: Date = new Date()): Promise<AppMetadata> {
+  /**
+   * The package's metadata; a package that is invalid, too large or too slow to read is an ApiFailure, and so is
+   * one beyond the owner's or the hub's share of the queue (without waiting: the caller tries again later).
+   */
+  inspect(file: string, operatingSystem: DeviceOperatingSystem, owner: string, now: Date = new Date()): Promise<AppMetadata> {
     if (this.stopped) return Promise.reject(new ApiFailure('The hub is stopping; upload the file again later.'));
-    const { timeoutMs: _t, heapMb: _h, workers: _w, ...zipLimits } = this.limits;
-    return new Promise((resolve, reject) => {
-      this.queue.push({ request: { file, operatingSystem, limits: zipLimits, now }, resolve, reject });
+    const mine = this.pending.get(owner) ?? 0;
+    if (mine >= this.limits.maxPerUser) {
+      return Promise.reject(new ApiFailure(`${mine} of your uploads are being read, the most one user may have at `
+        + 'once; upload this file again when one of them is done.'));
+    }
+    if (this.queue.length >= this.limits.maxWaiting) {
+      return Promise.reject(new ApiFailure(`The hub has ${this.queue.length} uploads waiting to be read, the most it `
+        + 'queues; upload the file again later.'));
+    }
+    this.pending.set(owner, mine + 1);
+    const { timeoutMs: _t, heapMb: _h, workers: _w, maxPerUser: _u, maxWaiting: _q, ...zipLimits } = this.limits;
+    const done = () => {
+      const left = (this.pending.get(owner) ?? 1) - 1;
+      if (left > 0) this.pending.set(owner, left);
+      else this.pending.delete(owner);
+    };
+    return new Promise<AppMetadata>((resolve, reject) => {
+      this.queue.push({ owner, request: { file, operatingSystem, limits: zipLimits, now }, resolve, reject });
       this.next();
-    });
+    }).finally(done);
   }
 
   /** Ends every worker; parses still queued fail. */

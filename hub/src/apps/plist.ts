@@ -32,10 +32,36 @@ function decodeText(text: string): string {
   });
 }
 
+/**
+ * Tags (open, close, self-closing) and the non-blank text between them; comments, processing instructions and
+ * DOCTYPE are dropped. One pass with indexOf: the text is untrusted, and a backtracking pattern over it (a lazy
+ * `<\?[\s\S]*?\?>`) costs quadratic time on `<?` repeated.
+ */
+function xmlTokens(text: string): string[] {
+  const tokens: string[] = [];
+  const skipPast = (end: string, from: number, what: string): number => {
+    const at = text.indexOf(end, from);
+    if (at < 0) throw new PlistFormatError(`${what} is not closed`);
+    return at + end.length;
+  };
+  for (let i = 0; i < text.length;) {
+    const open = text.indexOf('<', i);
+    const between = text.slice(i, open < 0 ? text.length : open);
+    if (between.trim() !== '') tokens.push(between);
+    if (open < 0) break;
+    if (text.startsWith('<?', open)) i = skipPast('?>', open + 2, 'a processing instruction');
+    else if (text.startsWith('<!--', open)) i = skipPast('-->', open + 4, 'a comment');
+    else if (text.slice(open, open + 9).toUpperCase() === '<!DOCTYPE') i = skipPast('>', open + 9, 'the DOCTYPE');
+    else {
+      i = skipPast('>', open + 1, `the tag at offset ${open}`);
+      tokens.push(text.slice(open, i));
+    }
+  }
+  return tokens;
+}
+
 export function parseXmlPlist(text: string): PlistValue {
-  // Tokens: tags (open, close, self-closing) and the text between them. Comments, PI and DOCTYPE are dropped.
-  const cleaned = text.replace(/<\?[\s\S]*?\?>/g, '').replace(/<!--[\s\S]*?-->/g, '').replace(/<!DOCTYPE[^>]*>/gi, '');
-  const tokens = cleaned.split(/(<[^>]+>)/).filter((t) => t.trim() !== '' || false);
+  const tokens = xmlTokens(text);
   let i = 0;
   const expectOpen = (): { name: string; selfClosing: boolean } => {
     const token = tokens[i++];
@@ -108,6 +134,8 @@ export function parseXmlPlist(text: string): PlistValue {
 // ---------- binary ----------
 
 const APPLE_EPOCH_MS = Date.UTC(2001, 0, 1);
+/** An app's Info.plist holds hundreds of values. */
+export const MAX_BINARY_PLIST_VALUES = 50_000;
 
 function parseBinaryPlist(bytes: Buffer): PlistValue {
   if (bytes.length < 40) throw new PlistFormatError('binary plist is truncated');
@@ -130,8 +158,13 @@ function parseBinaryPlist(bytes: Buffer): PlistValue {
     return uint(tableOffset + ref * offsetSize, offsetSize);
   };
   const visiting = new Set<number>();
+  let expanded = 0;
   const object = (ref: number): PlistValue => {
     if (visiting.has(ref)) throw new PlistFormatError('object reference cycle');
+    // Objects may be shared, so a small file can name a huge tree (each level an array of the next, twice).
+    if (++expanded > MAX_BINARY_PLIST_VALUES) {
+      throw new PlistFormatError(`the plist expands to more than ${MAX_BINARY_PLIST_VALUES} values`);
+    }
     visiting.add(ref);
     try {
       return read(offsetOf(ref));

@@ -17,7 +17,8 @@ export function isPng(bytes: Buffer): boolean {
   return bytes.length >= 8 && bytes.subarray(0, 8).equals(SIGNATURE);
 }
 
-function readChunks(bytes: Buffer): Chunk[] {
+/** The chunks up to IEND, not decoded; a truncated chunk is an error. */
+export function pngChunks(bytes: Buffer): Chunk[] {
   if (!isPng(bytes)) throw new PngFormatError('not a PNG file');
   const chunks: Chunk[] = [];
   for (let p = 8; p + 12 <= bytes.length;) {
@@ -49,7 +50,7 @@ export function uncrushPng(bytes: Buffer): Buffer {
     if (!isPng(bytes)) throw new PngFormatError('not a PNG file');
     return bytes;
   }
-  const chunks = readChunks(bytes);
+  const chunks = pngChunks(bytes);
   const ihdr = chunks.find((c) => c.type === 'IHDR');
   if (!ihdr || ihdr.data.length !== 13) throw new PngFormatError('missing IHDR');
   const width = ihdr.data.readUInt32BE(0);
@@ -134,7 +135,7 @@ function unfilter(raw: Buffer, stride: number, height: number, bpp: number): Buf
 /** Width of a PNG from its IHDR (for choosing the largest icon); 0 when it cannot be read. */
 export function pngWidth(bytes: Buffer): number {
   try {
-    const ihdr = readChunks(bytes).find((c) => c.type === 'IHDR');
+    const ihdr = pngChunks(bytes).find((c) => c.type === 'IHDR');
     return ihdr && ihdr.data.length >= 4 ? ihdr.data.readUInt32BE(0) : 0;
   } catch {
     return 0;

@@ -33,15 +33,21 @@ export async function verifyZipIntegrity(zip: ZipReader, path: string, limits: Z
   }
   const names = new Set<string>();
   let total = 0;
+  let compressed = 0;
   for (const entry of zip.entries) {
     checkName(entry.name);
     if (names.has(entry.name)) throw new ZipFormatError(`entry '${entry.name}' appears twice`);
     names.add(entry.name);
     checkDeclaredSizes(entry, limits);
     total += entry.size;
+    compressed += entry.compressedSize;
     if (total > limits.maxTotalBytes) {
       throw new ZipFormatError(`the entries would inflate to more than the limit of ${limits.maxTotalBytes} bytes`);
     }
+  }
+  // Entries under the floor escape the ratio one by one; thousands of them together must not.
+  if (total > RATIO_FLOOR_BYTES && total / Math.max(compressed, 1) > limits.maxCompressionRatio) {
+    throw new ZipFormatError(`the entries together have a compression ratio above the limit of ${limits.maxCompressionRatio} (a zip bomb?)`);
   }
   let previousEnd = 0;
   for (const entry of [...zip.entries].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset)) {

@@ -30,7 +30,7 @@ export async function uploadApplication(
 ): Promise<Application> {
   try {
     requireEntitlement(user, 'ApplicationUpload');
-    const meta = await packages.inspect(file.path, file.operatingSystem);
+    const meta = await packages.inspect(file.path, file.operatingSystem, user.id);
     const row = await withTx(db, async (trx) => {
       // adopt holds the blob's lock until commit: a concurrent delete cannot remove the binary before this row
       // refers to it. It runs before the identifier's lock, so uploads of one identifier copy in parallel.

@@ -14,7 +14,8 @@ import { pipeline } from 'node:stream/promises';
 import multer from 'multer';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiFailure, type DeviceOperatingSystem } from '@devicelab/shared';
-import { prettyRequested } from './params';
+import type { AuthenticatedUser } from '../auth/authenticated-user';
+import { prettyRequested, requestParams, type RequestParams } from './params';
 import { writeFailure } from './respond';
 
 export interface UploadedFile {
@@ -72,20 +73,56 @@ export async function removeStaleUploads(tempDir: string): Promise<number> {
   return stale.length;
 }
 
-export function createUploadMiddleware(options: { tempDir: string; limitBytes: number }): RequestHandler {
+/** Text fields beside the file: none is needed (the operation is in the query), a few short ones are tolerated. */
+export const UPLOAD_FIELD_LIMITS = { fields: 16, fieldSize: 4096 } as const;
+
+export interface UploadOptions {
+  tempDir: string;
+  limitBytes: number;
+  /**
+   * Decides from the query and the caller, before a byte of the body is read, whether this request's file is
+   * taken (true) or its body left unread (false); an ApiFailure refuses the request unread.
+   */
+  takesFile(params: RequestParams, user: AuthenticatedUser): boolean;
+}
+
+/**
+ * Receives the one file part of a multipart request (see the top of this file), once `takesFile` admitted it.
+ * A body this middleware does not read (refused, or not wanted) is never drained: the answer closes the
+ * connection, so a client cannot keep it busy by sending the rest slowly.
+ */
+export function createUploadMiddleware(options: UploadOptions): RequestHandler {
   const upload = multer({
     storage: hashingDiskStorage(options.tempDir),
     // Browsers, curl and fetch send a file name's UTF-8 bytes as they are; read as latin1 "é" became "Ã©".
     defParamCharset: 'utf8',
-    limits: { fileSize: options.limitBytes, files: 4, fields: 100 },
+    limits: { fileSize: options.limitBytes, files: 1, ...UPLOAD_FIELD_LIMITS, parts: UPLOAD_FIELD_LIMITS.fields + 1 },
   }).any();
   return (req: Request, res: Response, next) => {
+    const multipart = req.is('multipart/form-data') === 'multipart/form-data';
+    let takesFile: boolean;
+    try {
+      takesFile = options.takesFile(requestParams(req), (req as unknown as { user: AuthenticatedUser }).user);
+    } catch (err) {
+      if (!(err instanceof ApiFailure)) return next(err);
+      if (multipart) res.set('Connection', 'close');
+      return writeFailure(res, 200, err.message, prettyRequested(req));
+    }
+    if (!multipart) return next();
+    if (!takesFile) {
+      res.set('Connection', 'close');
+      return next();
+    }
     upload(req, res, (err: unknown) => {
       if (!err) return next();
+      if (res.headersSent) return undefined; // answered already (a body too slow: request-deadlines.ts)
+      res.set('Connection', 'close'); // the rest of the body stays unread
       if (err instanceof multer.MulterError) {
         const message = err.code === 'LIMIT_FILE_SIZE'
           ? `The file is larger than the upload limit of ${options.limitBytes} bytes.`
-          : `Invalid upload: ${err.message}.`;
+          : err.code === 'LIMIT_FILE_COUNT' ? 'Invalid upload: send one file per request.'
+            : err.code === 'LIMIT_FIELD_VALUE' ? `Invalid upload: a text field is longer than ${UPLOAD_FIELD_LIMITS.fieldSize} bytes.`
+              : `Invalid upload: ${err.message}.`;
         return writeFailure(res, 200, message, prettyRequested(req));
       }
       // Malformed multipart (busboy) errors are the client's fault too.

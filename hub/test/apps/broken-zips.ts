@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { buildRawZip, zipEntry, type RawZipEntry } from '../../../scripts/jest/zip-builder';
+import { hostilePackageUploads } from '../support/hostile-packages';
 import { buildZip, type ZipInput } from './package-builder';
 
 export interface HostileUpload {
@@ -73,6 +74,8 @@ export function craftedUploads(fixture: (name: string) => string): HostileUpload
     return copy;
   };
   const bomb = zipBomb();
+  const rawManifest: RawZipEntry = { name: 'AndroidManifest.xml', body: deflateRawSync(small[0].data), crc: crc32(small[0].data as Buffer) >>> 0,
+    size: (small[0].data as Buffer).length, method: 'deflate' };
   const cases: HostileUpload[] = [
     { label: `tiny APK (${tiny.length} bytes) whose sizes are false everywhere`, fileName: 'sizes.apk', expect: 'failure',
       message: /^The upload is not a valid APK: entry 'AndroidManifest.xml' would inflate to 2147483632 bytes, more than the limit/,
@@ -94,8 +97,8 @@ export function craftedUploads(fixture: (name: string) => string): HostileUpload
       }) },
     { label: 'a ../ traversal name', fileName: 'traversal.apk', expect: 'failure', message: /entry '\.\.\/\.\.\/evil\.sh' has an unsafe name/,
       bytes: buildZip([...small, { name: '../../evil.sh', data: 'echo owned' }]) },
-    { label: 'an absolute name', fileName: 'absolute.ipa', expect: 'failure', message: /^The upload is not a valid IPA: entry '\/etc\/passwd' has an unsafe name/, bytes: buildZip([{ name: '/etc/passwd', data: 'x' }]) },
-    { label: 'a backslash name', fileName: 'backslash.apk', expect: 'failure', message: /has an unsafe name/, bytes: buildZip([{ name: '..\\evil', data: 'x' }]) },
+    { label: 'an absolute name', fileName: 'absolute.ipa', expect: 'failure', message: /^The upload is not a valid IPA: entry '\/etc\/passwd' has an unsafe name/, bytes: buildZip([{ name: 'Payload/X.app/Info.plist', data: '<plist><dict/></plist>' }, { name: '/etc/passwd', data: 'x' }]) },
+    { label: 'a backslash name', fileName: 'backslash.apk', expect: 'failure', message: /has an unsafe name/, bytes: buildZip([...small, { name: '..\\evil', data: 'x' }]) },
     { label: 'the 1 MB zip bomb (1 GiB AndroidManifest.xml)', fileName: 'bomb.apk', expect: 'failure',
       message: /^The upload is not a valid APK: entry 'AndroidManifest.xml' has a compression ratio above the limit of 200/, bytes: bomb },
     { label: 'a bomb whose declared size is small (inflation must stop)', fileName: 'liar.apk', expect: 'failure', message: /inflates to more than its declared 524288 bytes/,
@@ -104,12 +107,13 @@ export function craftedUploads(fixture: (name: string) => string): HostileUpload
         b.writeUInt32LE(512 * 1024, h.centrals[0] + OFFSET.centralSize);
       }) },
     { label: 'many entries of highly compressible data', fileName: 'many.apk', expect: 'failure', message: /compression ratio above the limit/,
-      bytes: buildRawZip(Array.from({ length: 40 }, (_, i) => ({ name: `assets/z${i}`, ...zerosDeflated(24) }))) },
+      bytes: buildRawZip([rawManifest, ...Array.from({ length: 40 }, (_, i) => ({ name: `assets/z${i}`, ...zerosDeflated(24) }))]) },
     { label: 'a valid APK with a nested bomb archive (never expanded)', fileName: 'nested.apk', expect: 'success',
       bytes: withExtraEntry(contact, 'assets/inner.zip', bomb) },
     { label: 'a valid IPA with a nested archive', fileName: 'nested.ipa', expect: 'success',
       bytes: withExtraEntry(iphone, 'Payload/AppInfoDemo.app/inner.ipa', iphone) },
   ];
+  cases.push(...hostilePackageUploads(fixture));
   for (const fraction of [0.1, 0.5, 0.9, 0.999]) {
     cases.push({ label: `ContactManager.apk truncated at ${fraction * 100}%`, fileName: 'truncated.apk', expect: 'failure',
       message: /^The upload is not a valid APK: /,

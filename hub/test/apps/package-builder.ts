@@ -2,7 +2,8 @@
  * Builds test packages byte by byte: ZIP archives (deflated entries, real CRCs), XML property lists and Apple
  * crushed PNGs. Tests use them for cases the real fixtures do not cover (simulator builds, corrupt archives).
  */
-import { crc32, deflateRawSync, inflateSync } from 'node:zlib';
+import { crc32, deflateRawSync, deflateSync } from 'node:zlib';
+import { PNG } from 'pngjs';
 
 export { buildZip, type ZipInput } from '../../../scripts/jest/zip-builder';
 
@@ -51,6 +52,17 @@ function ihdr(width: number, height: number): Buffer {
 }
 
 /**
+ * A standard 8-bit RGBA PNG around `rows` (each row a filter byte and width * 4 bytes), compressed at `level`
+ * (0: stored, as large as the pixels), with `declared` as the header's size when it should lie.
+ */
+export function standardPng(width: number, height: number, rows: Buffer,
+  options: { level?: number; declared?: [number, number] } = {}): Buffer {
+  const [w, h] = options.declared ?? [width, height];
+  return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr(w, h)), chunk('IDAT', deflateSync(rows, { level: options.level ?? 6 })),
+    chunk('IEND', Buffer.alloc(0))]);
+}
+
+/**
  * The crushed form Xcode writes for straight RGBA `pixels`: CgBI chunk first, BGRA order, premultiplied alpha,
  * raw deflate. Rows use the Sub filter so the converter's unfiltering is exercised too.
  */
@@ -74,37 +86,23 @@ export function crushedPng(width: number, pixels: [number, number, number, numbe
 
 /**
  * Reads a PNG the way a strict browser decoder would start: signature, every chunk CRC, IHDR first, no CgBI,
- * zlib-wrapped IDAT. Returns the size and RGBA pixels (rows must use filter 0, as the converter writes them).
+ * zlib-wrapped IDAT; the pixels (as RGBA) are then decoded by pngjs.
  */
 export function decodeStandardPng(bytes: Buffer): { width: number; height: number; pixels: number[][]; chunks: string[] } {
   if (!bytes.subarray(0, 8).equals(SIGNATURE)) throw new Error('no PNG signature');
   const chunks: string[] = [];
-  const idat: Buffer[] = [];
-  let width = 0;
-  let height = 0;
   for (let p = 8; p < bytes.length;) {
     const length = bytes.readUInt32BE(p);
     const type = bytes.subarray(p + 4, p + 8).toString('latin1');
-    const data = bytes.subarray(p + 8, p + 8 + length);
     if ((crc32(bytes.subarray(p + 4, p + 8 + length)) >>> 0) !== bytes.readUInt32BE(p + 8 + length)) {
       throw new Error(`bad CRC in ${type}`);
     }
     chunks.push(type);
-    if (type === 'IHDR') {
-      width = data.readUInt32BE(0);
-      height = data.readUInt32BE(4);
-      if (data[8] !== 8 || data[9] !== 6) throw new Error('expected 8-bit RGBA');
-    }
-    if (type === 'IDAT') idat.push(data);
     p += 12 + length;
   }
   if (chunks[0] !== 'IHDR' || chunks[chunks.length - 1] !== 'IEND') throw new Error(`bad chunk order ${chunks}`);
-  const raw = inflateSync(Buffer.concat(idat));
+  const { width, height, data } = PNG.sync.read(bytes);
   const pixels: number[][] = [];
-  for (let y = 0; y < height; y++) {
-    const row = y * (width * 4 + 1);
-    if (raw[row] !== 0) throw new Error(`unexpected filter ${raw[row]}`);
-    for (let x = 0; x < width; x++) pixels.push([...raw.subarray(row + 1 + x * 4, row + 5 + x * 4)]);
-  }
+  for (let p = 0; p < data.length; p += 4) pixels.push([...data.subarray(p, p + 4)]);
   return { width, height, pixels, chunks };
 }

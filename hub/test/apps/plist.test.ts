@@ -1,4 +1,5 @@
-import { parsePlist } from '../../src/apps/plist';
+import { MAX_BINARY_PLIST_VALUES, parsePlist, parseXmlPlist } from '../../src/apps/plist';
+import { binaryPlist, sharedValuesPlist } from '../support/hostile-packages';
 
 const xml = (body: string) => Buffer.from(
   `<?xml version="1.0" encoding="UTF-8"?><plist version="1.0">${body}</plist>`, 'utf8');
@@ -10,17 +11,7 @@ function binaryDict(key: string): Buffer {
     Buffer.concat([Buffer.from([0x50 | key.length]), Buffer.from(key, 'latin1')]),
     Buffer.from([0x51, 0x76]), // "v"
   ];
-  const header = Buffer.from('bplist00', 'latin1');
-  const offsets: number[] = [];
-  let at = header.length;
-  for (const o of objects) { offsets.push(at); at += o.length; }
-  const trailer = Buffer.alloc(32);
-  trailer[6] = 1; // offset size
-  trailer[7] = 1; // ref size
-  trailer.writeBigUInt64BE(BigInt(objects.length), 8);
-  trailer.writeBigUInt64BE(0n, 16);
-  trailer.writeBigUInt64BE(BigInt(at), 24);
-  return Buffer.concat([header, ...objects, Buffer.from(offsets), trailer]);
+  return binaryPlist(objects, 1);
 }
 
 describe('plists from uploaded files', () => {
@@ -35,5 +26,16 @@ describe('plists from uploaded files', () => {
     const dict = parsePlist(binaryDict('__proto__')) as Record<string, unknown>;
     expect(Object.getPrototypeOf(dict)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(dict, '__proto__')?.value).toBe('v');
+  });
+});
+
+describe('untrusted plists fail fast', () => {
+  it('an XML plist of `<?` repeated is refused in one pass', () => {
+    expect(() => parseXmlPlist(`<plist><dict>${'<?'.repeat(520_000)}`)).toThrow('a processing instruction is not closed');
+  });
+
+  it('a binary plist whose shared arrays name 2^40 values is refused as it expands; 12 levels are read', () => {
+    expect(JSON.stringify(parsePlist(sharedValuesPlist(12)))).toContain('[[[[[[[[[[[["leaf","leaf"]');
+    expect(() => parsePlist(sharedValuesPlist())).toThrow(`the plist expands to more than ${MAX_BINARY_PLIST_VALUES} values`);
   });
 });

@@ -26,6 +26,7 @@ import * as historyChanges from './028_history_changes';
 import * as availabilityCauses from './029_availability_causes';
 import * as reservations from './030_reservations';
 import * as applicationUploader from './031_application_uploader';
+import * as boundedIcons from './032_bounded_icons';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '029_availability_causes': availabilityCauses,
   '030_reservations': reservations,
   '031_application_uploader': applicationUploader,
+  '032_bounded_icons': boundedIcons,
 };
 
 export const migrationProvider: MigrationProvider = {
