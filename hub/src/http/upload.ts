@@ -16,7 +16,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { ApiFailure, type DeviceOperatingSystem } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { prettyRequested, requestParams, type RequestParams } from './params';
-import { writeFailure } from './respond';
+import { writeApiFailure, writeFailure } from './respond';
 
 export interface UploadedFile {
   /** Temporary file on disk; the caller removes it when done. */
@@ -106,7 +106,7 @@ export function createUploadMiddleware(options: UploadOptions): RequestHandler {
     } catch (err) {
       if (!(err instanceof ApiFailure)) return next(err);
       if (multipart) res.set('Connection', 'close');
-      return writeFailure(res, 200, err.message, prettyRequested(req));
+      return writeApiFailure(res, err, prettyRequested(req));
     }
     if (!multipart) return next();
     if (!takesFile) {

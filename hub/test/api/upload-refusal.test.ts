@@ -76,7 +76,7 @@ const uploads = (): string[] => {
 it('a caller without ApplicationUpload is refused before the body is read, and nothing is written', async () => {
   const answer = await answerBeforeBody('/Application?add', noUpload);
   expect(answer).toEqual({ status: 200, connection: 'close',
-    body: '{"isSuccess":false,"errorMessage":"User does not have required entitlement: ApplicationUpload"}' });
+    body: '{"isSuccess":false,"errorMessage":"User does not have required entitlement: ApplicationUpload","errorCode":"ENTITLEMENT_REQUIRED"}' });
   expect(uploads()).toEqual([]);
   expect((await hub.api('/Service')).status).toBe(200);
 }, 30_000);
