@@ -49,7 +49,7 @@ export function storedIcon(bytes: Buffer): StoredIcon {
   }
 }
 
-interface Size { width: number; height: number; interlaced: boolean }
+interface Size { width: number; height: number }
 interface Rgba { width: number; height: number; data: Buffer }
 
 function pngSize(bytes: Buffer): Size {
@@ -58,16 +58,15 @@ function pngSize(bytes: Buffer): Size {
   const width = ihdr.data.readUInt32BE(0);
   const height = ihdr.data.readUInt32BE(4);
   if (width === 0 || height === 0) throw new Error('the image is empty');
-  return { width, height, interlaced: ihdr.data[12] !== 0 };
+  return { width, height };
 }
 
 function decodePng(bytes: Buffer, size: Size): Rgba {
-  if (size.interlaced) {
-    // pngjs inflates interlaced data without a bound: 8 bytes a pixel (16-bit RGBA) and the passes' filter bytes
-    // are the most a true image needs.
-    const idat = Buffer.concat(pngChunks(bytes).filter((c) => c.type === 'IDAT').map((c) => c.data));
-    inflateSync(idat, { maxOutputLength: 8 * size.width * size.height + 16 * (size.height + 8) });
-  }
+  // The image data is inflated here first, bounded, for every PNG: pngjs inflates interlaced data without a bound,
+  // and its own inflate does not always fail on a broken stream (it has returned garbage pixels for one). 8 bytes a
+  // pixel (16-bit RGBA) and the filter bytes of every row and interlace pass are the most a true image needs.
+  const idat = Buffer.concat(pngChunks(bytes).filter((c) => c.type === 'IDAT').map((c) => c.data));
+  inflateSync(idat, { maxOutputLength: 8 * size.width * size.height + 16 * (size.height + 8) });
   const png = PNG.sync.read(bytes);
   return { width: png.width, height: png.height, data: png.data };
 }
