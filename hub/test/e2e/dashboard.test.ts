@@ -78,10 +78,12 @@ it('an unauthorized device reads Unauthorized, with the gateway\'s reason, in th
     await lab.world.setUnauthorized(target.serial, false);
   }
   await page.click('nav >> text=Devices');
-  await waitForRowState(name, 'Available', 20_000);
-  expect(await deviceBySerial(target.serial)).toMatchObject({ readiness: 'Ready' });
+  // Authorized again, adb reconnects and the gateway reads the device anew: slow on a loaded machine. Waiting for the
+  // API first keeps that apart from what is checked next, the grid following the record live.
+  await waitFor(async () => (await deviceBySerial(target.serial)).readiness === 'Ready', 45_000, 'the device Ready again in GET /Device');
+  await waitForRowState(name, 'Available', 10_000);
   expect((await deviceBySerial(target.serial)).readinessReason).toBeUndefined();
-}, 60_000);
+}, 90_000);
 
 it('uploads an APK with a progress bar', async () => {
   await page.click('nav >> text=Apps');
