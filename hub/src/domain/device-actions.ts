@@ -54,7 +54,6 @@ export function retainRefusal(
  */
 export function assertUsableBy(device: DeviceWithRetainer, user: AuthenticatedUser, now = new Date()): void {
   const refusal = retainRefusal(device, user.id, bookerAt(device, now));
-  if (refusal === 'reserved') throw new ApiFailure(reservedBy(device.name, device), refusalCode(refusal));
   if (refusal) throw new ApiFailure(refusalText(refusal, device), refusalCode(refusal));
 }
 
@@ -136,9 +135,14 @@ const REFUSAL_CODES: Record<RetainRefusal, FailureCode> = {
 };
 const refusalCode = (refusal: RetainRefusal): FailureCode => REFUSAL_CODES[refusal];
 
-function refusalText(refusal: RetainRefusal, device: Parameters<typeof inUseBy>[0]): string {
+/** The refusal's text; a booking is named when the row read carries it (the retain function's outcome does not). */
+function refusalText(
+  refusal: RetainRefusal,
+  device: Parameters<typeof inUseBy>[0] & Partial<Pick<DeviceWithRetainer, 'booker_login' | 'booking_ends_at'>>,
+): string {
   switch (refusal) {
-    case 'reserved': return reservedBy(device.name, { booker_login: null, booking_ends_at: null });
+    case 'reserved':
+      return reservedBy(device.name, { booker_login: device.booker_login ?? null, booking_ends_at: device.booking_ends_at ?? null });
     case 'deleted': return 'Device is deleted.';
     case 'disabled': return 'Device is disabled.';
     case 'offline': return 'Device is offline.';
