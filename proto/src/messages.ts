@@ -15,6 +15,10 @@ export interface DeviceAccessEvent {
 }
 export interface OpenTunnel {
   tunnelId: string; vendorUniqueIdentifier: string; remoteAddress: string; userLogin: string; authenticator?: string;
+  /** '' (or absent): the access endpoint; 'automation': the device's automation server; 'screen': its screen stream. */
+  service?: string;
+  /** 'screen' only: the viewer may watch, not control (the gateway drops its input). */
+  viewOnly?: boolean;
 }
 export interface AccessEndpoint { vendorUniqueIdentifier: string; retainId: string; port: number }
 /** Gateway -> hub when a client connects to an adb endpoint; hub -> gateway behind the Retentions sent before it. */
