@@ -209,6 +209,7 @@ it('minitouch over adb forward: its banner gives the touch range, and a scaled t
   socket.write(`d 0 ${x} ${y} 50\nc\nw 20\nu 0\nc\n`);
   await waitFor('YouTube in front', async () => device.screen.foregroundPackage() === 'com.google.android.youtube' || undefined);
   socket.destroy();
-  run.child.kill();
+  expect((await adb('shell', 'pkill', 'minitouch')).code).toBe(0);
+  await waitFor('minitouch to end', async () => run.child.exitCode !== null || undefined, 20_000);
   await adb('shell', 'input', 'keyevent', 'KEYCODE_HOME');
 });

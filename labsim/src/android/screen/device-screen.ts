@@ -71,6 +71,8 @@ export class DeviceScreen extends EventEmitter {
 
   constructor(private readonly host: ScreenHost) {
     super();
+    // Every stream reading the screen (minicap, the UiAutomator2 server's MJPEG) listens for changes.
+    this.setMaxListeners(100);
     this.width = host.width;
     this.height = host.height;
     this.metrics = { width: host.width, height: host.height, dp: host.density / 160 };
