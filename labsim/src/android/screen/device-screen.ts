@@ -9,12 +9,14 @@ import { AppUiState, ScreenView, UiNode, buildHierarchy, hitTest } from './hiera
 import { KEYCODE, typedChar } from './keys';
 import { LaunchableApp, Metrics, inside, navBar } from './layout';
 import { renderScreen } from './render';
-import { AppCatalogue, ScreenHost, pollWhileWatched } from './screen-host';
+import { AppCatalogue, ScreenHost, ambientKey, pollWhileWatched } from './screen-host';
 import { Transients } from './transients';
 
 export type { UiNode } from './hierarchy';
 export type { ScreenHost } from './screen-host';
 
+/** A field holds a bounded text, so a flood of input cannot grow the hierarchy without end. */
+const MAX_FIELD_TEXT = 10_000;
 export class DeviceScreen extends EventEmitter {
   readonly width: number;
   readonly height: number;
@@ -42,7 +44,7 @@ export class DeviceScreen extends EventEmitter {
     this.height = host.height;
     this.metrics = { width: host.width, height: host.height, dp: host.density / 160 };
     this.frames = new FrameStore(host.width, host.height);
-    this.ambientKey = this.computeAmbientKey();
+    this.ambientKey = ambientKey(this.host);
     this.apps = new AppCatalogue(host);
     // The clock, the battery and the installed apps change on their own: looked at while someone watches.
     pollWhileWatched(this, 'change', 1000, () => this.refreshAmbient());
@@ -63,7 +65,7 @@ export class DeviceScreen extends EventEmitter {
     this.changed();
   }
 
-  /** The package of the home screen (the hierarchy's package while no app is in front). */
+  /** The home screen's package (the hierarchy's while no app is in front). */
   get launcherPackage(): string {
     return this.host.launcherPackage;
   }
@@ -183,8 +185,9 @@ export class DeviceScreen extends EventEmitter {
   private editField(edit: (current: string) => string): void {
     const pkg = this.foregroundPackage();
     const ui = pkg && this.screenOn ? this.appState(pkg) : undefined;
-    if (!ui?.focused || edit(ui.text) === ui.text) return;
-    ui.text = edit(ui.text);
+    const next = ui?.focused ? edit(ui.text).slice(0, MAX_FIELD_TEXT) : undefined;
+    if (!ui || next === undefined || next === ui.text) return;
+    ui.text = next;
     this.changed();
   }
 
@@ -258,15 +261,9 @@ export class DeviceScreen extends EventEmitter {
     });
   }
 
-  private computeAmbientKey(): string {
-    const battery = this.host.battery();
-    const apps = this.host.installed().filter((p) => p.launchable).map((p) => `${p.packageName}@${p.stamp}`).join(',');
-    return `${this.host.clock()}|${battery.level}|${battery.charging}|${apps}`;
-  }
-
   /** A new picture when the clock, the battery or the installed apps changed since the last one. */
   private refreshAmbient(): void {
-    const key = this.computeAmbientKey();
+    const key = ambientKey(this.host);
     if (key === this.ambientKey) return;
     this.ambientKey = key;
     const installed = new Set(this.host.installed().map((p) => p.packageName));

@@ -18,6 +18,13 @@ export interface ScreenHost {
   startApp?(packageName: string): void;
 }
 
+/** What changes the picture without any input: the clock's minute, the battery, the installed apps. */
+export function ambientKey(host: ScreenHost): string {
+  const battery = host.battery();
+  const apps = host.installed().filter((p) => p.launchable).map((p) => `${p.packageName}@${p.stamp}`).join(',');
+  return `${host.clock()}|${battery.level}|${battery.charging}|${apps}`;
+}
+
 /** Installed apps with their labels and icons (icons decoded once per APK version). */
 export class AppCatalogue {
   private readonly icons = new IconCache();
