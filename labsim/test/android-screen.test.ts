@@ -146,3 +146,18 @@ it('a flood of typed text is bounded and still draws at once', async () => {
   expect(Date.now() - started).toBeLessThan(20_000);
   await adb('shell', 'am', 'force-stop', 'com.android.settings');
 });
+
+it('recents (APP_SWITCH) lists the apps last used; a swipe over an icon is no tap', async () => {
+  await adb('shell', 'monkey', '-p', 'com.android.settings', '1');
+  await adb('shell', 'input', 'keyevent', 'KEYCODE_HOME');
+  expect(device.screen.foregroundPackage()).toBeNull();
+  const youtube = centre(byText('YouTube')!);
+  await adb('shell', 'input', 'swipe', String(youtube[0]), String(youtube[1]), String(youtube[0] + 300), String(youtube[1] + 300), '100');
+  expect(device.screen.foregroundPackage()).toBeNull();
+  await adb('shell', 'input', 'keyevent', 'KEYCODE_APP_SWITCH');
+  const card = nodes(device.screen.hierarchy()).find((n) => n.resourceId.endsWith(':id/task'));
+  expect(card?.text).toBe('Settings');
+  await adb('shell', 'input', 'tap', ...centre(card!).map(String));
+  expect(device.screen.foregroundPackage()).toBe('com.android.settings');
+  await adb('shell', 'am', 'force-stop', 'com.android.settings');
+});
