@@ -110,7 +110,8 @@ export class DeviceScreen extends EventEmitter {
     this.changed();
   }
 
-  touch(contact: number, phase: 'down' | 'move' | 'up', x: number, y: number): void {
+  /** One contact's event; 'cancel' lifts it without acting on it (a gesture abandoned, a touch client gone). */
+  touch(contact: number, phase: 'down' | 'move' | 'up' | 'cancel', x: number, y: number): void {
     if (!this.screenOn) return;
     const known = this.transients.contacts.get(contact);
     if (phase === 'down') {
@@ -119,9 +120,9 @@ export class DeviceScreen extends EventEmitter {
       known.x = x;
       known.y = y;
       if (Math.hypot(x - known.downX, y - known.downY) > 12 * this.metrics.dp) known.moved = true;
-    } else if (phase === 'up' && known) {
+    } else if ((phase === 'up' || phase === 'cancel') && known) {
       this.transients.contacts.delete(contact);
-      if (!known.moved) {
+      if (!known.moved && phase === 'up') {
         this.tap(known.downX, known.downY);
         return;
       }
