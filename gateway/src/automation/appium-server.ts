@@ -4,11 +4,12 @@
  * again (with backoff) when it dies, and its whole group ended by `stop()`. The child watches its parent: when the
  * gateway dies without stopping it (SIGKILL), the child ends its group itself, so no Appium outlives its gateway.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import readline from 'node:readline';
 import type { Logger } from '@devicelab/shared';
 import { Backoff, type BackoffOptions } from '../link/backoff';
+import { signalGroup, spawnAppium } from './appium-child';
 import type { AppiumLog } from './appium-log';
 
 export interface AppiumServerSpec {
@@ -29,21 +30,6 @@ export interface AppiumServerSpec {
   startTimeoutMs?: number;
   restartBackoff?: BackoffOptions;
 }
-
-/**
- * Runs in the child before Appium: it ends its process group (Appium and the adb clients it started) once its
- * parent is gone, then hands over to Appium's main with the arguments Appium expects.
- */
-const CHILD_BOOTSTRAP = `
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid === parent) return;
-  try { process.kill(-process.pid, 'SIGKILL'); } catch { process.exit(1); }
-}, 1000).unref();
-const dir = process.env.DEVICELAB_APPIUM_PACKAGE_DIR;
-process.argv.splice(1, 0, require('path').join(dir, 'index.js'));
-require(require('path').join(dir, 'build', 'lib', 'main.js')).main();
-`;
 
 export type AppiumServerState = 'starting' | 'ready' | 'restarting' | 'stopped';
 
@@ -105,20 +91,13 @@ export class AppiumServer {
     this.spawns++;
     this.stateValue = 'starting';
     const spawnedAt = Date.now();
-    const args = [
-      '-e', CHILD_BOOTSTRAP, 'server',
+    const child = spawnAppium(spec.appiumPackageDir, [
+      'server',
       '--address', '127.0.0.1', '--port', String(spec.port),
       '--log-format', 'json', '--log-timestamp', '--log-no-colors', '--log-level', 'info',
       '--use-drivers', spec.appiumDriver,
       '--default-capabilities', JSON.stringify(spec.defaultCapabilities),
-    ];
-    const child = spawn(process.execPath, args, {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env, ...spec.environment, APPIUM_HOME: spec.appiumHome, DEVICELAB_APPIUM_PACKAGE_DIR: spec.appiumPackageDir,
-      },
-    });
+    ], { ...spec.environment, APPIUM_HOME: spec.appiumHome });
     this.child = child;
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => spec.log.add(line));
@@ -192,13 +171,4 @@ export function statusReady(port: number, timeoutMs = 2_000): Promise<boolean> {
     request.on('timeout', () => request.destroy());
     request.on('error', () => resolve(false));
   });
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // the group is gone already
-  }
 }

@@ -5,6 +5,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
+import { APPIUM_CHILD_MARK } from '../../../gateway/src/automation/appium-child';
+import { GatewayUnavailableError } from '../../src/gateways/gateway-directory';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 jest.setTimeout(240_000);
@@ -36,21 +38,29 @@ function appium(device: string, method: string, path: string, body?: unknown, he
   });
 }
 
-/** Appium servers (our spawned `node -e ... server`) listening on a port of this lab's gateway, by pid. */
-function appiumPids(): number[] {
+/** Processes of the gateway's Appium children serving this port (the server and anything in its arguments). */
+function appiumProcesses(port: number): number[] {
   const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  const port = String(lab.gateway.automation?.serverOf(androidDevice())?.port ?? -1);
-  return out.split('\n').filter((line) => line.includes('DEVICELAB_APPIUM_PACKAGE_DIR') && line.includes(` --port ${port} `))
+  return out.split('\n').filter((line) => line.includes(APPIUM_CHILD_MARK) && line.includes(` --port ${port} `))
     .map((line) => Number(line.trim().split(/\s+/)[0]));
 }
 
-/** The Android device's vendor unique identifier (its adb serial). */
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The first Android device's vendor unique identifier (its adb serial). */
 function androidDevice(): string {
-  return lab.gateway.drivers.snapshot().find((state) => state.operatingSystem === 'Android')!.vendorUniqueIdentifier;
+  return lab.world.device(lab.devices[0].serial).adbSerial;
 }
 
 beforeAll(async () => {
-  lab = await startTestLab({ androidCount: 1 });
+  lab = await startTestLab({ androidCount: 2 });
 });
 
 afterAll(async () => {
@@ -65,4 +75,70 @@ test('GET /status through the automation agent reaches the device\'s Appium serv
   // The same kept-alive tunnel answers the next request.
   const again = await appium(device, 'GET', '/status');
   expect(again.body.value.ready).toBe(true);
+});
+
+test('the server is started again after it is killed (kill -9), and answers through the agent', async () => {
+  const device = androidDevice();
+  const server = lab.gateway.automation!.serverOf(device)!;
+  const killed = server.pid!;
+  process.kill(killed, 'SIGKILL');
+  await waitFor(async () => !alive(killed) && server.pid !== killed && server.state === 'ready', 120_000, 'the server started again');
+  expect(server.spawns).toBe(2);
+  expect(appiumProcesses(server.port)).toEqual([server.pid]);
+  const status = await appium(device, 'GET', '/status');
+  expect(status.body.value.ready).toBe(true);
+});
+
+test('automationLog: the device\'s Appium JSON lines, all or only those of one request', async () => {
+  const device = androidDevice();
+  const requestId = `devicelab-test-${Date.now()}`;
+  await appium(device, 'GET', '/sessions', undefined, { 'x-request-id': requestId });
+  const all = await lab.hub.gateways.automationLog(device, {});
+  const lines = all.trim().split('\n').map((line) => JSON.parse(line));
+  expect(lines.some((line) => /Welcome to Appium v3\.8\.0/.test(line.message))).toBe(true);
+  expect(lines.some((line) => line.context?.requestId === requestId)).toBe(true);
+  const picked = (await lab.hub.gateways.automationLog(device, { requestId })).trim().split('\n').map((line) => JSON.parse(line));
+  expect(picked.length).toBeGreaterThan(0);
+  expect(picked.length).toBeLessThan(lines.length);
+  for (const line of picked) expect(line.context.requestId).toBe(requestId);
+  expect(picked.map((line) => line.message).join('\n')).toMatch(/GET \/sessions/);
+  expect(await lab.hub.gateways.automationLog(device, { sessionId: 'no-such-session' })).toBe('');
+});
+
+test('GET /Service shows the gateway\'s Appium version and drivers', async () => {
+  const { value: gateway } = await waitFor(async () => {
+    const info = await (await lab.api(lab.admin, '/Service')).json();
+    const [first] = info.deviceGatewayInformation;
+    return first?.automation?.length ? first : undefined;
+  }, 60_000, 'the gateway\'s automation report');
+  expect(gateway.automation).toEqual([{
+    path: expect.any(String), version: '3.8.0', pathHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    drivers: expect.arrayContaining([{ name: 'uiautomator2', version: '8.7.0' }, { name: 'xcuitest', version: '12.13.1' }]),
+  }]);
+  expect(gateway.appium).toEqual([{ path: gateway.automation[0].path, version: '3.8.0', patchHash: gateway.automation[0].pathHash }]);
+  expect(gateway.automationConfigurationError).toBeUndefined();
+  expect(lab.hub.gateways.automationInfo()).toEqual([expect.objectContaining({ gatewayName: 'lab-gateway', version: '3.8.0', configurationError: '' })]);
+});
+
+test('an automation tunnel to a device that has no server (not Ready) is refused by the gateway', async () => {
+  const spec = lab.devices[1];
+  await lab.world.setUnauthorized(spec.serial, true);
+  const id = lab.world.device(spec.serial).adbSerial;
+  await waitFor(async () => lab.gateway.drivers.snapshot()
+    .some((state) => state.vendorUniqueIdentifier === id && state.readiness === 'Unauthorized'), 60_000, 'the device Unauthorized');
+  const refused = lab.hub.gateways.openTunnel({ vendorUniqueIdentifier: id, remoteAddress: '', userLogin: '', service: 'automation' }, 30_000);
+  await expect(refused).rejects.toThrow(GatewayUnavailableError);
+  await expect(refused).rejects.toThrow(/refuses the connection: device .* has no automation server here: the device is not Ready/);
+  expect(lab.gateway.automation!.serverOf(id)).toBeUndefined();
+  await expect(appium(id, 'GET', '/status')).rejects.toThrow(/not Ready/);
+});
+
+test('stopping the gateway leaves no Appium process behind', async () => {
+  const server = lab.gateway.automation!.serverOf(androidDevice())!;
+  const { port } = server;
+  const pid = server.pid!;
+  expect(appiumProcesses(port)).toEqual([pid]);
+  await lab.stopGateway();
+  expect(alive(pid)).toBe(false);
+  expect(appiumProcesses(port)).toEqual([]);
 });

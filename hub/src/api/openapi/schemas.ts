@@ -91,7 +91,10 @@ export const SCHEMAS: Record<string, Schema> = {
   AsyncStatus: object({ isComplete: bool, data: { description: 'The operation\'s result; only when isComplete.' },
     progress: { ...int32, description: 'Extension: percent done while running (installs), once the gateway reported one.' } }),
   BuildToolInformation: object({ path: str, versionString: str, version: str, buildVersion: str }),
-  AutomationInformation: object({ path: str, version: str, pathHash: str }),
+  AutomationInformation: object({
+    path: str, version: str, pathHash: str,
+    drivers: { ...arrayOf(object({ name: str, version: str })), description: 'Extension: the Appium drivers installed there.' },
+  }, 'The gateway\'s Appium installation: path = its APPIUM_HOME, version = Appium\'s, pathHash tells installations apart.'),
   DeviceGatewayInformation: object({
     ServiceNodeId: str, ServiceVersion: str, deviceConnectNodeId: str, deviceConnectVersion: str,
     systemDateTime: dateTime, systemDateTimeUtc: dateTime,
