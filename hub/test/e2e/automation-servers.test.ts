@@ -4,7 +4,9 @@
  * the installation as GET /Service shows it.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { fixture } from '../../../scripts/jest/shared-files';
 import { APPIUM_CHILD_MARK } from '../../../gateway/src/automation/appium-child';
 import { GatewayUnavailableError } from '../../src/gateways/gateway-directory';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
@@ -131,6 +133,26 @@ test('an automation tunnel to a device that has no server (not Ready) is refused
   await expect(refused).rejects.toThrow(/refuses the connection: device .* has no automation server here: the device is not Ready/);
   expect(lab.gateway.automation!.serverOf(id)).toBeUndefined();
   await expect(appium(id, 'GET', '/status')).rejects.toThrow(/not Ready/);
+});
+
+test('nativeAutomation=true on Android grants the app\'s runtime permissions at install (pm install -g), and says so', async () => {
+  const form = new FormData();
+  form.append('upload', new Blob([readFileSync(fixture('ContactManager.apk'))]), 'ContactManager.apk');
+  const uploaded = await (await lab.api(lab.admin, '/Application?add&wait=true', { method: 'POST', body: form })).json();
+  expect(uploaded.isSuccess).toBe(true);
+  const spec = lab.devices[0];
+  const devices = await (await lab.api(lab.admin, '/Device')).json() as { id: string; serialNumber?: string }[];
+  const deviceId = devices.find((d) => d.serialNumber === spec.serial)!.id;
+  const install = async (query: string) => (await lab.api(lab.admin,
+    `/Application?action=install&id=${uploaded.data.id}&deviceId=${deviceId}&wait=true${query}`, { method: 'POST' })).json();
+  const permissions = async () => {
+    const { stdout } = await lab.world.device(spec.serial).runTool('dumpsys', ['package', uploaded.data.applicationIdentifier]);
+    return stdout.split('\n').filter((line) => /android\.permission\.(READ|WRITE)_CONTACTS: granted=/.test(line)).map((line) => line.trim().split(',')[0]);
+  };
+  expect(await install('')).toEqual({ isSuccess: true });
+  expect(await permissions()).toEqual(['android.permission.READ_CONTACTS: granted=false', 'android.permission.WRITE_CONTACTS: granted=false']);
+  expect(await install('&nativeAutomation=true')).toEqual({ isSuccess: true, nativeAutomation: expect.stringMatching(/runtime permissions were granted at install \(pm install -g\)/) });
+  expect(await permissions()).toEqual(['android.permission.READ_CONTACTS: granted=true', 'android.permission.WRITE_CONTACTS: granted=true']);
 });
 
 test('stopping the gateway leaves no Appium process behind', async () => {

@@ -164,8 +164,11 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
         `    timeStamp=${local(p.lastUpdateTimeMs)}`,
         `    lastUpdateTime=${local(p.lastUpdateTimeMs)}`,
         `    installerPackageName=${p.system ? 'null' : 'com.android.shell'}`,
+        ...(p.requestedPermissions?.length ? ['    requested permissions:', ...p.requestedPermissions.map((name) => `      ${name}`)] : []),
         `    User 0: ceDataInode=16842 installed=true hidden=false suspended=false stopped=${ctx.am.isRunning(p.packageName) ? 'false' : 'true'} enabled=0`,
         `      firstInstallTime=${local(p.firstInstallTimeMs)}`,
+        ...(Object.keys(p.runtimePermissions ?? {}).length ? ['      runtime permissions:',
+          ...Object.entries(p.runtimePermissions ?? {}).map(([name, granted]) => `        ${name}: granted=${granted}, flags=[ USER_SENSITIVE_WHEN_GRANTED|USER_SENSITIVE_WHEN_DENIED]`)] : []),
       ].join('\n') + '\n',
     );
     return 0;
