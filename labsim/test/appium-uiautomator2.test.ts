@@ -77,11 +77,14 @@ it('creates a session, opens an app from its launcher icon, reads the source and
   // What the user sees is the screen: the launcher icon is gone with the launcher.
   expect(await user.count('~Chrome')).toBe(0);
 
-  const shot = Buffer.from(await user.browser<string>('takeScreenshot'), 'base64');
-  const ours = PNG.sync.read(shot);
-  expect([ours.width, ours.height]).toEqual([1080, 2400]);
-  const theirs = PNG.sync.read(await screencap());
-  expect(Buffer.compare(ours.data, theirs.data)).toBe(0);
+  // The driver's screenshot is the device's own picture (screencap); touch marks fade, so both are taken until
+  // the screen has settled.
+  await waitFor('the same picture through Appium and screencap', async () => {
+    const ours = PNG.sync.read(Buffer.from(await user.browser<string>('takeScreenshot'), 'base64'));
+    const theirs = PNG.sync.read(await screencap());
+    expect([ours.width, ours.height]).toEqual([1080, 2400]);
+    return Buffer.compare(ours.data, theirs.data) === 0;
+  }, 30_000, 500);
 
   await user.browser('deleteSession');
   await waitFor('the server process gone', async () => (await serverProcesses()).length === 0, 30_000);

@@ -8,10 +8,13 @@ import type { ToolIO } from './tool-io';
 import type { PackageManager } from './packages';
 import type { ActivityManager } from './activity';
 import type { LogBuffer } from './logcat';
-import { Battery, InputEvent, Settings, WindowManager, inputCommand, screenshotPng } from './system-services';
+import { Battery, InputEvent, Settings, WindowManager } from './system-services';
+import type { DeviceScreen } from './screen';
+import { inputTool } from './screen/input-tool';
+import { dumpsysPower, screencap, windowFocusLines } from './screen/screen-tools';
 import { formatProps } from './props';
 import { renderGfxinfo } from './gfxinfo';
-import { type Focus, deviceIdle, powerDump, windowDump } from './system-dumps';
+import { deviceIdle } from './device-idle';
 import type { AndroidDeviceSpec } from './spec';
 
 export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input', 'ime', 'appops'] as const;
@@ -26,13 +29,12 @@ export interface ToolContext {
   battery: Battery;
   settings: Settings;
   wm: WindowManager;
+  screen: DeviceScreen;
   recordInput(e: InputEvent): void;
   /** App op modes set with `appops set` ("<package> <OP>" -> mode). */
   appOps: Map<string, string>;
   /** Packages on the Doze whitelist (`dumpsys deviceidle whitelist`). */
   idleWhitelist: Set<string>;
-  /** The app that has the focus (the launcher on the home screen). */
-  focus(): Focus;
   /** Host file for a device path, or null if it does not exist. */
   readFile(devicePath: string): Buffer | null;
   writeFile(devicePath: string, data: Buffer): void;
@@ -68,21 +70,19 @@ export async function runTool(ctx: ToolContext, tool: string, args: string[], io
       return ctx.settings.command(args, io);
     case 'wm':
       return ctx.wm.command(args, io);
-    case 'screencap': {
-      const { width, height } = ctx.wm.effectiveSize();
-      const png = screenshotPng(width, height);
-      const file = args.filter((a) => !a.startsWith('-')).pop();
-      if (file) ctx.writeFile(file, png);
-      else io.out(png);
-      return 0;
-    }
+    case 'screencap':
+      return screencap(ctx.screen, ctx.spec.sdk, args, io, ctx.writeFile);
     case 'reboot':
       // The command never returns on a real device: the connection just dies.
       ctx.reboot(args[0] ?? '');
       await io.gone;
       return 0;
     case 'input':
-      return inputCommand(args, io, ctx.recordInput);
+      return inputTool({
+        screen: ctx.screen,
+        inputMethod: () => ctx.settings.get('secure', 'default_input_method') ?? '',
+        record: (a) => ctx.recordInput({ timeMs: Date.now(), args: [...a] }),
+      }, args, io);
     case 'ime':
       return ime(ctx, args, io);
     case 'appops':
@@ -235,15 +235,15 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     io.out(ctx.am.dumpsysServices(rest[1]));
     return 0;
   }
-  if (service === 'window') {
-    const all = windowDump(ctx.spec, ctx.wm.effectiveSize(), ctx.focus());
-    // `dumpsys window <section>`: that section only.
-    const section = rest[0] ? all.split('\n\n').filter((s) => s.includes(`(dumpsys window ${rest[0]})`) || (rest[0] === 'displays' && s.trimStart().startsWith('mCurrentFocus'))).join('\n\n') : all;
-    io.out(section ? `${section}\n` : all);
+  if (service === 'window' && (rest[0] === undefined || rest[0] === 'displays' || rest[0] === 'windows')) {
+    const { width, height } = ctx.wm.effectiveSize();
+    const focus = windowFocusLines({ screen: ctx.screen, launcherPackage: ctx.screen.launcherPackage, activityOf: (p) => ctx.pm.get(p)?.launcherActivity ?? null });
+    if (rest[0] === 'windows') io.out(`WINDOW MANAGER WINDOWS (dumpsys window windows)\n${focus}`);
+    else io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0\n    init=${ctx.spec.screen.width}x${ctx.spec.screen.height} ${ctx.spec.screen.density}dpi cur=${width}x${height}\n${focus}`);
     return 0;
   }
   if (service === 'power') {
-    io.out(powerDump(ctx.uptimeMs()));
+    io.out(dumpsysPower(ctx.screen));
     return 0;
   }
   if (service === 'deviceidle') {
