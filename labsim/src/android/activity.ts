@@ -122,17 +122,16 @@ export class ActivityManager {
     for (const watcher of [...this.deathWatchers]) watcher(pkg, proc.pid);
   }
 
-  private processEnded(pkg: string, pid: number): Promise<void> {
-    if (this.running.get(pkg)?.pid !== pid) return Promise.resolve();
-    return new Promise((resolve) => {
-      const watcher = (p: string, ended: number) => {
-        if (p !== pkg || ended !== pid) return;
-        this.deathWatchers.delete(watcher);
-        resolve();
-      };
-      this.deathWatchers.add(watcher);
-    });
+  private watchProcess(pkg: string, pid: number, onEnd: () => void): void {
+    if (this.running.get(pkg)?.pid !== pid) return onEnd();
+    const watcher = (p: string, ended: number) => {
+      if (p !== pkg || ended !== pid) return;
+      this.deathWatchers.delete(watcher);
+      onEnd();
+    };
+    this.deathWatchers.add(watcher);
   }
+
 
   isRunning(pkg: string): boolean {
     return this.running.has(pkg);
@@ -160,7 +159,7 @@ export class ActivityManager {
       killProcess: (pkg, pid) => this.endProcess(pkg, pid),
       record: (tool, args, component, ok) => this.record(tool, args, component, ok),
       program: (component) => this.instrumentationPrograms.get(component),
-      processEnded: (pkg, pid) => this.processEnded(pkg, pid),
+      watchProcess: (pkg, pid, onEnd) => this.watchProcess(pkg, pid, onEnd),
       trackInstrumentation: (instrumentationPackage, targetPackage, done) => {
         this.instrumented.set(instrumentationPackage, targetPackage);
         void done.finally(() => {
