@@ -19,6 +19,8 @@ import type { IosDeviceSpec } from './spec';
 import { IosSyslog } from './syslog';
 import type { DeviceTlsIdentity } from './tls-upgrade';
 import type { UsbmuxTarget } from './usbmux-server';
+import { IosScreen } from './wda/ios-screen';
+import { WDA_PORT, WdaServer } from './wda/wda-server';
 
 export type IosPowerState = 'booted' | 'rebooting';
 
@@ -76,6 +78,10 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   private rebootTimer: NodeJS.Timeout | null = null;
   private nextInstallFailure: string | undefined;
   private hostAttached = false;
+  /** What the display shows, as XCTest sees it. */
+  readonly screen: IosScreen;
+  /** WebDriverAgent, running on the device as a lab starts it (xcodebuild or go-ios), on port 8100. */
+  readonly wda: WdaServer;
 
   constructor(readonly spec: IosDeviceSpec, readonly stateDir: string, readonly locationId: number) {
     super();
@@ -84,6 +90,8 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
     this.mediaRoot = path.join(stateDir, 'Media');
     this.productId = spec.deviceClass === 'iPad' ? 0x12ab : 0x12a8;
     this.syslog = new IosSyslog(() => this.spec.deviceName.replace(/\s+/g, '-'), spec.timezone);
+    this.screen = new IosScreen(spec.productType, this.apps);
+    this.wda = new WdaServer(this.screen, () => this.spec);
   }
 
   get udid(): string {
@@ -122,6 +130,10 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   portHandler(port: number): ((socket: net.Socket) => void) | undefined {
     if (this.power !== 'booted') return undefined;
     if (port === LOCKDOWN_PORT) return (socket) => serveLockdown(this, socket);
+    if (port === WDA_PORT) return (socket) => {
+      this.track(socket);
+      this.wda.accept(socket);
+    };
     const opened = this.servicePorts.get(port);
     const service = opened && IOS_SERVICES[opened.service];
     if (!opened || !service) return undefined;
@@ -232,6 +244,7 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   }
 
   dropConnections(): void {
+    this.wda.stop();
     for (const c of [...this.connections]) c.destroy();
     this.connections.clear();
     for (const { timer } of this.servicePorts.values()) clearTimeout(timer);
