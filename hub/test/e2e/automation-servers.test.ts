@@ -107,6 +107,32 @@ test('automationLog: the device\'s Appium JSON lines, all or only those of one r
   expect(await lab.hub.gateways.automationLog(device, { sessionId: 'no-such-session' })).toBe('');
 });
 
+test('a UiAutomator2 session is created with the device\'s default capabilities and deleted through the agent; its log lines by session', async () => {
+  const device = androidDevice();
+  const requestId = `devicelab-create-${Date.now()}`;
+  const created = await appium(device, 'POST', '/session', {
+    capabilities: { alwaysMatch: { platformName: 'Android', 'appium:newCommandTimeout': 120 }, firstMatch: [{}] },
+  }, { 'x-request-id': requestId });
+  expect(created.status).toBe(200);
+  const { sessionId, capabilities } = created.body.value;
+  expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+  const block = lab.gateway.automation!.serverOf(device)!.port;
+  expect(capabilities).toMatchObject({ udid: device, systemPort: block + 1, mjpegServerPort: block + 2, chromedriverPort: block + 3 });
+  const source = await appium(device, 'GET', `/session/${sessionId}/source`);
+  expect(source.body.value).toMatch(/<hierarchy /);
+  const sessionLines = (await lab.hub.gateways.automationLog(device, { sessionId })).trim().split('\n').map((line) => JSON.parse(line));
+  expect(sessionLines.length).toBeGreaterThan(0);
+  for (const line of sessionLines) expect(line.context.sessionId).toBe(sessionId);
+  expect(sessionLines.map((line) => line.message).join('\n')).toContain(`GET /session/${sessionId}/source`);
+  // The create request's lines came before Appium knew the session id; they are the request's.
+  const createLines = (await lab.hub.gateways.automationLog(device, { requestId })).trim().split('\n');
+  expect(createLines.length).toBeGreaterThan(sessionLines.length / 10);
+  const deleted = await appium(device, 'DELETE', `/session/${sessionId}`);
+  expect(deleted).toEqual({ status: 200, body: { value: null } });
+  const gone = await appium(device, 'GET', `/session/${sessionId}/source`);
+  expect([gone.status, gone.body.value.error]).toEqual([404, 'invalid session id']);
+});
+
 test('GET /Service shows the gateway\'s Appium version and drivers', async () => {
   const { value: gateway } = await waitFor(async () => {
     const info = await (await lab.api(lab.admin, '/Service')).json();
