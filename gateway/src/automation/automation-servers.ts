@@ -101,7 +101,8 @@ export class AutomationServers {
     if (!entry) return;
     this.devices.delete(id);
     entry.ready = false;
-    void this.stopServer(id, entry).then(() => this.blocks.release(id));
+    // A device back meanwhile keeps its block (its new server may already be on it).
+    void this.stopServer(id, entry).then(() => { if (!this.devices.has(id)) this.blocks.release(id); });
   }
 
   /**

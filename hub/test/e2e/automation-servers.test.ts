@@ -79,6 +79,32 @@ test('GET /status through the automation agent reaches the device\'s Appium serv
   expect(again.body.value.ready).toBe(true);
 });
 
+test('the agent reuses tunnels, opens at most 8 at once per device and keeps at most 2 idle', async () => {
+  const device = androidDevice();
+  const agent = lab.hub.gateways.automationAgent(device);
+  expect(lab.hub.gateways.automationAgent(device)).toBe(agent);
+  const count = (pool: NodeJS.ReadOnlyDict<unknown[]>) => Object.values(pool).reduce((n, list) => n + (list?.length ?? 0), 0);
+  let most = 0;
+  const watch = setInterval(() => { most = Math.max(most, count(agent.sockets)); }, 5);
+  const answers = await Promise.all(Array.from({ length: 20 }, () => appium(device, 'GET', '/status')));
+  clearInterval(watch);
+  expect(answers.every((answer) => answer.body.value.ready === true)).toBe(true);
+  expect(most).toBeGreaterThan(1);
+  expect(most).toBeLessThanOrEqual(8);
+  expect(count(agent.freeSockets)).toBeLessThanOrEqual(2);
+  const sockets = new Set<unknown>();
+  for (let i = 0; i < 3; i++) {
+    await new Promise<void>((resolve, reject) => {
+      http.get({ host: 'appium.invalid', path: '/status', agent }, (response) => {
+        sockets.add(response.socket);
+        response.resume();
+        response.on('end', () => resolve());
+      }).on('error', reject);
+    });
+  }
+  expect(sockets.size).toBe(1);
+});
+
 test('the server is started again after it is killed (kill -9), and answers through the agent', async () => {
   const device = androidDevice();
   const server = lab.gateway.automation!.serverOf(device)!;

@@ -11,6 +11,9 @@ import type { AppiumLogFilter } from '../../automation/appium-log';
 import type { AutomationServers } from '../../automation/automation-servers';
 import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
 
+/** A tunnel waits this long for the device's server to start; the hub gives up on it a little later. */
+const SERVER_START_WAIT_MS = 50_000;
+
 const AUTOMATION_OFF: AutomationReport = {
   path: '', version: '', pathHash: '', drivers: [], configurationError: 'Automation is turned off on this gateway (DEVICELAB_AUTOMATION=off)',
 };
@@ -34,7 +37,11 @@ export class AutomationChannel implements GatewayChannel {
       call.end();
     };
     if (!this.servers) return refuse('automation is turned off on this gateway');
-    this.servers.serverFor(request.vendorUniqueIdentifier).then((port) => {
+    let timer: NodeJS.Timeout | undefined;
+    const startWait = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`its server did not start within ${SERVER_START_WAIT_MS / 1000} s`)), SERVER_START_WAIT_MS);
+    });
+    Promise.race([this.servers.serverFor(request.vendorUniqueIdentifier), startWait]).finally(() => clearTimeout(timer)).then((port) => {
       call.write({ tunnelId: request.tunnelId });
       const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
       socket.setNoDelay(true);
