@@ -64,12 +64,12 @@ test('nativeAutomation=true on iOS installs as usual and the Result says there w
   ]);
   const form = new FormData();
   form.append('upload', new Blob([ipa]), 'automated.ipa');
-  const uploaded = await (await lab.api(lab.admin, '/Application?add&wait=true', { method: 'POST', body: form })).json();
+  const uploaded = await (await lab.api(lab.admin, '/Application?add&wait=true', { method: 'POST', body: form })).json() as any;
   expect(uploaded.isSuccess).toBe(true);
   const udid = lab.iosDevices[0].udid;
-  const [device] = await (await lab.api(lab.admin, `/Device?AnyId=${udid}`)).json();
+  const [device] = await (await lab.api(lab.admin, `/Device?AnyId=${udid}`)).json() as any[];
   const installed = await (await lab.api(lab.admin,
-    `/Application?action=install&id=${uploaded.data.id}&deviceId=${device.id}&nativeAutomation=true&wait=true`, { method: 'POST' })).json();
+    `/Application?action=install&id=${uploaded.data.id}&deviceId=${device.id}&nativeAutomation=true&wait=true`, { method: 'POST' })).json() as any;
   expect(installed).toEqual({ isSuccess: true, nativeAutomation: expect.stringMatching(/^Nothing to prepare on iOS: WebDriverAgent automates any installed app/) });
   expect(lab.world.iosDevice(udid).apps.get('com.devicelab.automated')).toBeDefined();
 });

@@ -161,7 +161,7 @@ test('a UiAutomator2 session is created with the device\'s default capabilities 
 
 test('GET /Service shows the gateway\'s Appium version and drivers', async () => {
   const { value: gateway } = await waitFor(async () => {
-    const info = await (await lab.api(lab.admin, '/Service')).json();
+    const info = await (await lab.api(lab.admin, '/Service')).json() as any;
     const [first] = info.deviceGatewayInformation;
     return first?.automation?.length ? first : undefined;
   }, 60_000, 'the gateway\'s automation report');
@@ -190,7 +190,7 @@ test('an automation tunnel to a device that has no server (not Ready) is refused
 test('nativeAutomation=true on Android grants the app\'s runtime permissions at install (pm install -g), and says so', async () => {
   const form = new FormData();
   form.append('upload', new Blob([readFileSync(fixture('ContactManager.apk'))]), 'ContactManager.apk');
-  const uploaded = await (await lab.api(lab.admin, '/Application?add&wait=true', { method: 'POST', body: form })).json();
+  const uploaded = await (await lab.api(lab.admin, '/Application?add&wait=true', { method: 'POST', body: form })).json() as any;
   expect(uploaded.isSuccess).toBe(true);
   const spec = lab.devices[0];
   const devices = await (await lab.api(lab.admin, '/Device')).json() as { id: string; serialNumber?: string }[];
