@@ -7,6 +7,7 @@
 import net from 'node:net';
 import type { AutomationReport, MessageHandlers, OpenTunnel } from '@devicelab/proto';
 import { frameStreamEnd, pumpBytes, socketEnd, type Logger } from '@devicelab/shared';
+import { refuseTunnel } from '../../access/hub-tunnel';
 import type { AppiumLogFilter } from '../../automation/appium-log';
 import type { AutomationServers } from '../../automation/automation-servers';
 import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
@@ -32,10 +33,7 @@ export class AutomationChannel implements GatewayChannel {
   tunnel(request: OpenTunnel, session: LinkSession): void {
     const call = session.client.Tunnel(this.link.metadata());
     call.on('error', () => undefined); // the hub ended it; the far end is closed by the pump
-    const refuse = (reason: string) => {
-      call.write({ tunnelId: request.tunnelId, error: `The gateway refuses the connection: ${reason}.` });
-      call.end();
-    };
+    const refuse = (reason: string) => refuseTunnel(call, request.tunnelId, reason);
     if (!this.servers) return refuse('automation is turned off on this gateway');
     let timer: NodeJS.Timeout | undefined;
     const startWait = new Promise<never>((_, reject) => {
