@@ -12,7 +12,7 @@ import type { DeviceTunnel } from '../gateway-directory';
 export const AUTOMATION_TUNNELS_PER_DEVICE = 8;
 /** Idle tunnels kept per device for the next request. */
 export const AUTOMATION_IDLE_TUNNELS = 2;
-/** An idle tunnel is closed after this long unused. */
+/** An idle tunnel is closed after this long unused: well before Appium's own keep-alive (10 min) closes it under a request. */
 export const AUTOMATION_IDLE_MS = 30_000;
 
 export class AutomationAgent extends http.Agent {
