@@ -10,6 +10,7 @@ import { ephemeralPort } from '../src/util/ports';
 import { startWorld } from './helpers';
 import { AppiumServer, startAppium } from './appium/appium-process';
 import { forwardUsbmuxPort } from './appium/usbmux-forward';
+import { readMjpegFrames } from './appium/mjpeg-client';
 import { WdioUser } from './appium/wdio-user';
 
 jest.setTimeout(240_000);
@@ -66,6 +67,16 @@ it('creates a session through WebDriverAgent, opens an app from its home screen 
 
   const shot = PNG.sync.read(Buffer.from(await user.browser<string>('takeScreenshot'), 'base64'));
   expect([shot.width, shot.height]).toEqual([390 * 3, 844 * 3]);
+
+  // WDA's screenshot stream on device port 9100, forwarded the same way.
+  const mjpegForward = await forwardUsbmuxPort(world.iosFleet.usbmuxd.socketPath, device.udid, 9100);
+  try {
+    const mjpeg = await readMjpegFrames(mjpegForward.port, 2);
+    expect(mjpeg.head).toContain('Server: WDA MJPEG Server');
+    expect(mjpeg.frames[0].subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+  } finally {
+    await mjpegForward.close();
+  }
 
   await user.browser('deleteSession');
   expect(device.wda.session).toBeNull();

@@ -20,7 +20,7 @@ import { IosSyslog } from './syslog';
 import type { DeviceTlsIdentity } from './tls-upgrade';
 import type { UsbmuxTarget } from './usbmux-server';
 import { IosScreen } from './wda/ios-screen';
-import { WDA_PORT, WdaServer } from './wda/wda-server';
+import { WDA_MJPEG_PORT, WDA_PORT, WdaServer } from './wda/wda-server';
 
 export type IosPowerState = 'booted' | 'rebooting';
 
@@ -130,9 +130,10 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   portHandler(port: number): ((socket: net.Socket) => void) | undefined {
     if (this.power !== 'booted') return undefined;
     if (port === LOCKDOWN_PORT) return (socket) => serveLockdown(this, socket);
-    if (port === WDA_PORT) return (socket) => {
+    if (port === WDA_PORT || port === WDA_MJPEG_PORT) return (socket) => {
       this.track(socket);
-      this.wda.accept(socket);
+      if (port === WDA_PORT) this.wda.accept(socket);
+      else this.wda.acceptMjpeg(socket);
     };
     const opened = this.servicePorts.get(port);
     const service = opened && IOS_SERVICES[opened.service];

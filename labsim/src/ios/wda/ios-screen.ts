@@ -3,6 +3,7 @@
  * installed app, or the app in front (a navigation bar with its name and a text field). Sizes are in points, the
  * picture in pixels (points x scale). Tapping an icon opens its app; the home button returns to SpringBoard.
  */
+import * as jpegJs from 'jpeg-js';
 import { PNG } from 'pngjs';
 import { Canvas, fitText } from '../../android/screen/canvas';
 import { appColour, initials } from '../../android/screen/render';
@@ -146,6 +147,19 @@ export class IosScreen {
   }
 
   png(): Buffer {
+    const c = this.render();
+    return PNG.sync.write({ width: c.width, height: c.height, data: c.data } as PNG, { deflateLevel: 1, filterType: 1 });
+  }
+
+  /** The picture as JPEG, scaled to `percent` of its pixels (WDA's MJPEG frames). */
+  jpeg(quality: number, percent = 100): Buffer {
+    const c = this.render();
+    const width = Math.max(1, Math.round((c.width * percent) / 100));
+    const height = Math.max(1, Math.round((c.height * percent) / 100));
+    return jpegJs.encode({ width, height, data: percent === 100 ? c.data : c.scaled(width, height) }, quality).data;
+  }
+
+  private render(): Canvas {
     const s = this.scale;
     const c = new Canvas(this.width * s, this.height * s);
     const active = this.activeBundle();
@@ -165,6 +179,6 @@ export class IosScreen {
       c.roundRect(16 * s, (STATUS_BAR_PT + 64) * s, (this.width - 32) * s, 44 * s, 8 * s, 0xffffff);
       c.text(24 * s, (STATUS_BAR_PT + 80) * s, this.typed.get(active) ?? '', s * 2, 0x000000);
     }
-    return PNG.sync.write({ width: c.width, height: c.height, data: c.data } as PNG, { deflateLevel: 1, filterType: 1 });
+    return c;
   }
 }
