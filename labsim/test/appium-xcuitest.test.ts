@@ -7,7 +7,7 @@ import { PNG } from 'pngjs';
 import { LabWorld, iosSpecFromPreset } from '../src';
 import type { SimIosDevice } from '../src/ios/device';
 import { ephemeralPort } from '../src/util/ports';
-import { startWorld } from './helpers';
+import { startWorld, waitFor } from './helpers';
 import { AppiumServer, startAppium } from './appium/appium-process';
 import { forwardUsbmuxPort } from './appium/usbmux-forward';
 import { readMjpegFrames } from './appium/mjpeg-client';
@@ -57,9 +57,15 @@ it('creates a session through WebDriverAgent, opens an app from its home screen 
   expect(home).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<XCUIElementTypeApplication type="XCUIElementTypeApplication" name=" " label=" "/);
   expect(home).toContain('<XCUIElementTypeIcon type="XCUIElementTypeIcon" name="Chrome" label="Chrome"');
 
+  // On the home screen WDA's screenshot is the device's own picture (what screenshotr captures too).
+  await waitFor('the home screen picture through WDA', async () => {
+    const shot = PNG.sync.read(Buffer.from(await user.browser<string>('takeScreenshot'), 'base64'));
+    return Buffer.compare(shot.data, PNG.sync.read(device.screen.png()).data) === 0;
+  }, 30_000, 500);
+
   expect(await user.element('-ios predicate string:type == "XCUIElementTypeIcon" AND label BEGINSWITH "Chr"', 'getAttribute', 'name')).toBe('Chrome');
   await user.element('~Chrome', 'click');
-  expect(device.screen.activeBundle()).toBe('com.google.chrome.ios');
+  expect(device.wda.screen.activeBundle()).toBe('com.google.chrome.ios');
   const app = await user.browser<string>('getPageSource');
   expect(app).toContain('<XCUIElementTypeApplication type="XCUIElementTypeApplication" name="Chrome" label="Chrome"');
   expect(await user.count('-ios class chain:**/XCUIElementTypeIcon')).toBe(0);

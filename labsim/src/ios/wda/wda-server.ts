@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { JsonWireServer } from '../../util/json-wire';
 import { serveMjpeg } from '../../util/mjpeg-server';
 import type { IosDeviceSpec } from '../spec';
-import { IosScreen } from './ios-screen';
+import { XctestScreen } from './xctest-screen';
 import { WDA_DEFAULT_SETTINGS, type WdaSession } from './wda-session';
 import { wdaRoutes, type WdaState } from './wda-routes';
 
@@ -21,7 +21,7 @@ export class WdaServer implements WdaState {
   private readonly wire: JsonWireServer;
   private readonly startedAt = new Date();
 
-  constructor(readonly screen: IosScreen, private readonly spec: () => IosDeviceSpec) {
+  constructor(readonly screen: XctestScreen, private readonly spec: () => IosDeviceSpec) {
     this.wire = new JsonWireServer(wdaRoutes(this), (params) => params.sessionId ?? this.session?.id ?? null);
   }
 

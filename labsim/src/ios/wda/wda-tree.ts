@@ -5,7 +5,7 @@
  */
 import { invalidArgument, invalidSelector } from '../../util/json-wire';
 import { XNode, XPathError, selectXPath } from '../../util/mini-xpath';
-import type { WdaNode } from './ios-screen';
+import type { WdaNode } from './xctest-screen';
 
 export interface WdaTreeNode {
   node: WdaNode;
