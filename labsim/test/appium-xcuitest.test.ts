@@ -87,3 +87,29 @@ it('creates a session through WebDriverAgent, opens an app from its home screen 
   await user.browser('deleteSession');
   expect(device.wda.session).toBeNull();
 });
+
+it('starts a session on an app by bundleId, then manages apps and the home screen through mobile: commands', async () => {
+  await user.session({
+    hostname: '127.0.0.1', port: appium.port, connectionRetryTimeout: 180_000,
+    capabilities: {
+      platformName: 'iOS', 'appium:automationName': 'XCUITest', 'appium:udid': device.udid, 'appium:platformVersion': device.spec.productVersion,
+      'appium:webDriverAgentUrl': `http://127.0.0.1:${forward.port}`, 'appium:mjpegServerPort': await ephemeralPort(), 'appium:bundleId': 'com.apple.Preferences',
+    },
+  });
+  expect(device.wda.screen.activeBundle()).toBe('com.apple.Preferences');
+  expect(await user.browser('execute', 'mobile: queryAppState', { bundleId: 'com.apple.Preferences' })).toBe(4);
+  expect(await user.browser('execute', 'mobile: queryAppState', { bundleId: 'com.apple.mobilesafari' })).toBe(1);
+
+  await user.browser('execute', 'mobile: launchApp', { bundleId: 'com.apple.mobilesafari' });
+  expect(await user.element('//XCUIElementTypeNavigationBar', 'getAttribute', 'name')).toBe('Safari');
+  expect(await user.browser('execute', 'mobile: queryAppState', { bundleId: 'com.apple.Preferences' })).toBe(3);
+  expect(await user.browser('execute', 'mobile: terminateApp', { bundleId: 'com.apple.mobilesafari' })).toBe(true);
+  expect(device.wda.screen.activeBundle()).toBe('com.apple.springboard');
+
+  await user.browser('execute', 'mobile: activateApp', { bundleId: 'com.apple.Preferences' });
+  await user.element('//XCUIElementTypeTextField', 'setValue', 'lab');
+  expect(await user.element('//XCUIElementTypeTextField', 'getText')).toBe('lab');
+  await user.browser('execute', 'mobile: pressButton', { name: 'home' });
+  expect(await user.count('~Settings')).toBe(1);
+  await user.browser('deleteSession');
+});
