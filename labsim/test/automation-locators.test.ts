@@ -48,6 +48,8 @@ it('evaluates UiSelector chains and the other UiAutomator2 strategies', () => {
   expect(texts('id', 'input')).toEqual(['hello']);
   expect(texts('accessibility id', 'Chrome')).toEqual(['Chrome']);
   expect(() => texts('-android uiautomator', 'new UiSelector().text(Chrome)')).toThrow(W3cError);
+  // A pattern that could backtrack without end is refused, not run: the simulator has one thread.
+  expect(() => texts('-android uiautomator', 'new UiSelector().textMatches("(a+)+$")')).toThrow(W3cError);
   expect(() => texts('css selector', 'x')).toThrow(W3cError);
 });
 
@@ -69,5 +71,6 @@ it('evaluates predicate strings and class chains as WebDriverAgent does', () => 
   expect(names('xpath', '//XCUIElementTypeIcon[@name="Settings"]')).toEqual(['Settings']);
   expect(names('accessibility id', 'OK')).toEqual(['OK']);
   expect(() => names('predicate string', 'name ~= "x"')).toThrow(W3cError);
+  expect(() => names('predicate string', 'name MATCHES "(a|aa)*b"')).toThrow(W3cError);
   expect(() => names('magic', 'x')).toThrow(W3cError);
 });
