@@ -50,9 +50,14 @@ async function serverUrl(): Promise<string> {
 
 const serverRunning = async () => (await adb('shell', 'ps', '-A')).stdout.split('\n').some((l) => l.trim().endsWith(' io.appium.uiautomator2.server'));
 
-async function call(url: string, method = 'GET', body?: unknown): Promise<{ status: number; json: { sessionId: string | null; value: Record<string, unknown> & unknown } }> {
+interface Answer {
+  status: number;
+  json: { sessionId: string | null; value: Record<string, unknown> };
+}
+
+async function call(url: string, method = 'GET', body?: unknown): Promise<Answer> {
   const r = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: r.status, json: await r.json() };
+  return { status: r.status, json: (await r.json()) as Answer['json'] };
 }
 
 it('lists its instrumentation and speaks the server protocol until its session is deleted', async () => {
