@@ -7,9 +7,10 @@ import { PNG } from 'pngjs';
 import { LabWorld, iosSpecFromPreset } from '../src';
 import type { SimIosDevice } from '../src/ios/device';
 import { ephemeralPort } from '../src/util/ports';
-import { startWorld } from './helpers';
+import { startWorld, waitFor } from './helpers';
 import { AppiumServer, startAppium } from './appium/appium-process';
 import { forwardUsbmuxPort } from './appium/usbmux-forward';
+import { readMjpegFrames } from './appium/mjpeg-client';
 import { WdioUser } from './appium/wdio-user';
 
 jest.setTimeout(240_000);
@@ -56,9 +57,15 @@ it('creates a session through WebDriverAgent, opens an app from its home screen 
   expect(home).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<XCUIElementTypeApplication type="XCUIElementTypeApplication" name=" " label=" "/);
   expect(home).toContain('<XCUIElementTypeIcon type="XCUIElementTypeIcon" name="Chrome" label="Chrome"');
 
+  // On the home screen WDA's screenshot is the device's own picture (what screenshotr captures too).
+  await waitFor('the home screen picture through WDA', async () => {
+    const shot = PNG.sync.read(Buffer.from(await user.browser<string>('takeScreenshot'), 'base64'));
+    return Buffer.compare(shot.data, PNG.sync.read(device.screen.png()).data) === 0;
+  }, 30_000, 500);
+
   expect(await user.element('-ios predicate string:type == "XCUIElementTypeIcon" AND label BEGINSWITH "Chr"', 'getAttribute', 'name')).toBe('Chrome');
   await user.element('~Chrome', 'click');
-  expect(device.screen.activeBundle()).toBe('com.google.chrome.ios');
+  expect(device.wda.screen.activeBundle()).toBe('com.google.chrome.ios');
   const app = await user.browser<string>('getPageSource');
   expect(app).toContain('<XCUIElementTypeApplication type="XCUIElementTypeApplication" name="Chrome" label="Chrome"');
   expect(await user.count('-ios class chain:**/XCUIElementTypeIcon')).toBe(0);
@@ -67,6 +74,42 @@ it('creates a session through WebDriverAgent, opens an app from its home screen 
   const shot = PNG.sync.read(Buffer.from(await user.browser<string>('takeScreenshot'), 'base64'));
   expect([shot.width, shot.height]).toEqual([390 * 3, 844 * 3]);
 
+  // WDA's screenshot stream on device port 9100, forwarded the same way.
+  const mjpegForward = await forwardUsbmuxPort(world.iosFleet.usbmuxd.socketPath, device.udid, 9100);
+  try {
+    const mjpeg = await readMjpegFrames(mjpegForward.port, 2);
+    expect(mjpeg.head).toContain('Server: WDA MJPEG Server');
+    expect(mjpeg.frames[0].subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+  } finally {
+    await mjpegForward.close();
+  }
+
   await user.browser('deleteSession');
   expect(device.wda.session).toBeNull();
+});
+
+it('starts a session on an app by bundleId, then manages apps and the home screen through mobile: commands', async () => {
+  await user.session({
+    hostname: '127.0.0.1', port: appium.port, connectionRetryTimeout: 180_000,
+    capabilities: {
+      platformName: 'iOS', 'appium:automationName': 'XCUITest', 'appium:udid': device.udid, 'appium:platformVersion': device.spec.productVersion,
+      'appium:webDriverAgentUrl': `http://127.0.0.1:${forward.port}`, 'appium:mjpegServerPort': await ephemeralPort(), 'appium:bundleId': 'com.apple.Preferences',
+    },
+  });
+  expect(device.wda.screen.activeBundle()).toBe('com.apple.Preferences');
+  expect(await user.browser('execute', 'mobile: queryAppState', { bundleId: 'com.apple.Preferences' })).toBe(4);
+  expect(await user.browser('execute', 'mobile: queryAppState', { bundleId: 'com.apple.mobilesafari' })).toBe(1);
+
+  await user.browser('execute', 'mobile: launchApp', { bundleId: 'com.apple.mobilesafari' });
+  expect(await user.element('//XCUIElementTypeNavigationBar', 'getAttribute', 'name')).toBe('Safari');
+  expect(await user.browser('execute', 'mobile: queryAppState', { bundleId: 'com.apple.Preferences' })).toBe(3);
+  expect(await user.browser('execute', 'mobile: terminateApp', { bundleId: 'com.apple.mobilesafari' })).toBe(true);
+  expect(device.wda.screen.activeBundle()).toBe('com.apple.springboard');
+
+  await user.browser('execute', 'mobile: activateApp', { bundleId: 'com.apple.Preferences' });
+  await user.element('//XCUIElementTypeTextField', 'setValue', 'lab');
+  expect(await user.element('//XCUIElementTypeTextField', 'getText')).toBe('lab');
+  await user.browser('execute', 'mobile: pressButton', { name: 'home' });
+  expect(await user.count('~Settings')).toBe(1);
+  await user.browser('deleteSession');
 });

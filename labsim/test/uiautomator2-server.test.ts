@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LabWorld, specFromPreset, type SimAndroidDevice } from '../src';
 import { adbOn, startWorld, waitFor } from './helpers';
+import { readMjpegFrames } from './appium/mjpeg-client';
 
 jest.setTimeout(120_000);
 
@@ -49,9 +50,14 @@ async function serverUrl(): Promise<string> {
 
 const serverRunning = async () => (await adb('shell', 'ps', '-A')).stdout.split('\n').some((l) => l.trim().endsWith(' io.appium.uiautomator2.server'));
 
-async function call(url: string, method = 'GET', body?: unknown): Promise<{ status: number; json: { sessionId: string | null; value: Record<string, unknown> & unknown } }> {
+interface Answer {
+  status: number;
+  json: { sessionId: string | null; value: Record<string, unknown> };
+}
+
+async function call(url: string, method = 'GET', body?: unknown): Promise<Answer> {
   const r = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: r.status, json: await r.json() };
+  return { status: r.status, json: (await r.json()) as Answer['json'] };
 }
 
 it('lists its instrumentation and speaks the server protocol until its session is deleted', async () => {
@@ -90,6 +96,14 @@ it('lists its instrumentation and speaks the server protocol until its session i
   const source = await call(`${base}/session/${id}/source`);
   expect(source.json.value).toMatch(/<hierarchy index="0" class="hierarchy" rotation="0" width="1080" height="2400">/);
   expect((await call(`${base}/session/${id}/appium/device/info`)).json.value).toMatchObject({ model: 'Pixel 7', apiVersion: '34', realDisplaySize: '1080x2400' });
+
+  // The screenshot stream on port 7810: JPEG frames at half the screen's size (mjpegScalingFactor 50).
+  const mjpeg = await readMjpegFrames(Number((await adb('forward', 'tcp:0', 'tcp:7810')).stdout.trim()), 2);
+  expect(mjpeg.head).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*Content-Type: multipart\/x-mixed-replace; boundary=--BoundaryString$/);
+  for (const frame of mjpeg.frames) {
+    expect(frame.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    expect(frame.subarray(-2)).toEqual(Buffer.from([0xff, 0xd9]));
+  }
 
   expect((await call(`${base}/session/${id}`, 'DELETE')).status).toBe(200);
   expect(await run.exited).toBe(0);

@@ -23,8 +23,7 @@ import { buildProps } from './props';
 import type { AndroidDeviceSpec } from './spec';
 import { Battery, BatteryState, InputEvent, Settings, WindowManager } from './system-services';
 import { BufferedToolIO } from './tool-io';
-import { APPIUM_SETTINGS } from './app-code';
-import { UIA2_INSTRUMENTATION, UIA2_SERVER_PACKAGE, uiautomator2Program } from './uiautomator2';
+import { installAppiumPrograms } from './uiautomator2';
 import { TOOL_NAMES, ToolContext, readHostFile, runTool } from './tools';
 
 export type PowerState = 'booted' | 'booting' | 'rebooting' | 'stopped';
@@ -111,15 +110,10 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.wm = new WindowManager(spec);
     this.screen = createDeviceScreen(spec, this.pm, this.am, this.battery, (p) => this.hostPath(p));
     this.programs = new DevicePrograms(spec, this.files, this.sockets, this.screen);
-    this.am.appPrograms.set('io.appium.settings', APPIUM_SETTINGS);
-    this.am.instrumentationPrograms.set(UIA2_INSTRUMENTATION, uiautomator2Program({
-      sockets: this.sockets, screen: this.screen, spec, props: () => this.props(),
+    installAppiumPrograms(this.am, {
+      sockets: this.sockets, screen: this.screen, spec, props: () => this.props(), pm: this.pm,
       androidId: () => this.settings.get('secure', 'android_id') ?? '',
-      serverVersion: () => {
-        const p = this.pm.get(UIA2_SERVER_PACKAGE);
-        return { version: p?.versionName ?? '', versionCode: p?.versionCode ?? 0 };
-      },
-    }));
+    });
     this.listener = new AdbdListener(this, port);
   }
 

@@ -2,12 +2,12 @@
 import type { Route, RouteHandler } from '../../util/json-wire';
 import { W3cError, elementRef, invalidArgument, invalidSession, noSuchElement } from '../../util/json-wire';
 import { performActions } from '../../util/w3c-actions';
-import type { IosScreen } from './ios-screen';
+import type { XctestScreen } from './xctest-screen';
 import { WdaSession } from './wda-session';
 import { WdaTreeNode, attributesOf, findWdaNodes, isVisible, wdaSourceJson, wdaSourceXml } from './wda-tree';
 
 export interface WdaState {
-  screen: IosScreen;
+  screen: XctestScreen;
   session: WdaSession | null;
   status(): Record<string, unknown>;
   deviceInfo(): Record<string, unknown>;

@@ -4,12 +4,15 @@
  */
 import type { Duplex } from 'node:stream';
 import { JsonWireServer } from '../../util/json-wire';
+import { serveMjpeg } from '../../util/mjpeg-server';
 import type { IosDeviceSpec } from '../spec';
-import { IosScreen } from './ios-screen';
-import type { WdaSession } from './wda-session';
+import { XctestScreen } from './xctest-screen';
+import { WDA_DEFAULT_SETTINGS, type WdaSession } from './wda-session';
 import { wdaRoutes, type WdaState } from './wda-routes';
 
 export const WDA_PORT = 8100;
+/** WDA's MJPEG screenshot stream (FBMjpegServer). */
+export const WDA_MJPEG_PORT = 9100;
 /** The WebDriverAgent version the simulated runner reports. */
 const WDA_VERSION = '9.15.3';
 
@@ -18,12 +21,22 @@ export class WdaServer implements WdaState {
   private readonly wire: JsonWireServer;
   private readonly startedAt = new Date();
 
-  constructor(readonly screen: IosScreen, private readonly spec: () => IosDeviceSpec) {
+  constructor(readonly screen: XctestScreen, private readonly spec: () => IosDeviceSpec) {
     this.wire = new JsonWireServer(wdaRoutes(this), (params) => params.sessionId ?? this.session?.id ?? null);
   }
 
   accept(socket: Duplex): void {
     this.wire.accept(socket);
+  }
+
+  /** A client of the MJPEG stream: frames at mjpegServerFramerate, scaled and compressed as the settings say. */
+  acceptMjpeg(socket: Duplex): void {
+    const setting = (key: string) => Number((this.session?.settings ?? WDA_DEFAULT_SETTINGS)[key]);
+    serveMjpeg(socket, {
+      serverName: 'WDA MJPEG Server',
+      framesPerSecond: () => setting('mjpegServerFramerate') || 10,
+      frame: () => this.screen.jpeg(Math.max(1, Math.min(100, setting('mjpegServerScreenshotQuality') || 25)), Math.max(1, Math.min(100, setting('mjpegScalingFactor') || 100))),
+    });
   }
 
   /** The device went away (reboot, unplug): connections drop and the session ends with the runner. */

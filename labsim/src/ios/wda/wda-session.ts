@@ -1,7 +1,7 @@
 /** A WebDriverAgent session: its capabilities, settings and the elements it handed out (paths in the front app's tree). */
 import { randomUUID } from 'node:crypto';
 import { staleElement } from '../../util/json-wire';
-import type { IosScreen } from './ios-screen';
+import type { XctestScreen } from './xctest-screen';
 import { WdaSnapshot, WdaTreeNode, wdaSnapshot } from './wda-tree';
 
 /** FBConfiguration's settings, as GET /appium/settings returns them. */
@@ -26,7 +26,7 @@ export class WdaSession {
   readonly settings: Record<string, unknown> = { ...WDA_DEFAULT_SETTINGS };
   private readonly elements = new Map<string, ElementRecord>();
 
-  constructor(readonly capabilities: Record<string, unknown>, private readonly screen: IosScreen) {}
+  constructor(readonly capabilities: Record<string, unknown>, private readonly screen: XctestScreen) {}
 
   snapshot(): WdaSnapshot {
     return wdaSnapshot(this.screen.tree(), this.screen.width, this.screen.height);

@@ -5,7 +5,8 @@
  */
 import { invalidArgument, invalidSelector } from '../../util/json-wire';
 import { XNode, XPathError, selectXPath } from '../../util/mini-xpath';
-import type { WdaNode } from './ios-screen';
+import { backtracks } from '../../android/shell/toybox-text';
+import type { WdaNode } from './xctest-screen';
 
 export interface WdaTreeNode {
   node: WdaNode;
@@ -97,6 +98,18 @@ function predicateValue(t: WdaTreeNode, key: string): string | boolean | number 
   }
 }
 
+/** MATCHES: the whole value against a regular expression, refused when it could backtrack without end. */
+function matches(pattern: string, value: string): boolean {
+  let re: RegExp;
+  try {
+    if (backtracks(pattern)) throw new Error('pattern too complex');
+    re = new RegExp(`^(?:${pattern})$`);
+  } catch {
+    throw invalidSelector(`Invalid regular expression '${pattern}'`);
+  }
+  return re.test(value);
+}
+
 export function parsePredicate(source: string): Pred {
   const tokens = source.match(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|==|!=|>=|<=|=|<|>|\(|\)|\[[cdn]+\]|[A-Za-z_][\w.]*|-?\d+(?:\.\d+)?|\S/g) ?? [];
   let i = 0;
@@ -157,7 +170,7 @@ export function parsePredicate(source: string): Pred {
         case 'BEGINSWITH': return h.startsWith(w);
         case 'ENDSWITH': return h.endsWith(w);
         case 'LIKE': return new RegExp(`^${w.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's').test(h);
-        case 'MATCHES': try { return new RegExp(`^(?:${w})$`).test(h); } catch { throw invalidSelector(`Invalid regular expression '${w}'`); }
+        case 'MATCHES': return matches(w, h);
         default: throw invalidSelector(`Operator '${op}' is not supported in predicate '${source}'`);
       }
     };

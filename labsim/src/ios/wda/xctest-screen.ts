@@ -1,12 +1,14 @@
 /**
- * What an iPhone shows, as WebDriverAgent sees it through XCTest: SpringBoard's home screen with an icon per
- * installed app, or the app in front (a navigation bar with its name and a text field). Sizes are in points, the
- * picture in pixels (points x scale). Tapping an icon opens its app; the home button returns to SpringBoard.
+ * What an iPhone shows, as WebDriverAgent sees it through XCTest: SpringBoard's home screen (the device's
+ * IosScreen picture, with an icon element per app where that picture draws it), or the app in front (a navigation
+ * bar with its name and a text field). Sizes are in points, pictures in pixels (points x scale). Tapping an icon
+ * opens its app; the home button returns to SpringBoard.
  */
+import { encodeJpeg } from '../../android/screen/jpeg-encoder';
 import { PNG } from 'pngjs';
 import { Canvas, fitText } from '../../android/screen/canvas';
-import { appColour, initials } from '../../android/screen/render';
 import type { IosAppRegistry } from '../apps';
+import type { IosScreen } from '../ios-screen';
 
 export const SPRINGBOARD = 'com.apple.springboard';
 
@@ -38,7 +40,7 @@ const node = (type: string, rect: WdaNode['rect'], extra: Partial<WdaNode> = {})
   type, name: null, label: null, value: null, rect, enabled: true, accessible: false, children: [], ...extra,
 });
 
-export class IosScreen {
+export class XctestScreen {
   readonly width: number;
   readonly height: number;
   readonly scale: number;
@@ -47,7 +49,7 @@ export class IosScreen {
   /** Text typed into each app's field. */
   private readonly typed = new Map<string, string>();
 
-  constructor(productType: string, private readonly apps: IosAppRegistry) {
+  constructor(productType: string, private readonly apps: IosAppRegistry, private readonly homeScreen: IosScreen) {
     const d = DISPLAYS[productType] ?? DISPLAYS['iPhone14,5'];
     this.width = d.width;
     this.height = d.height;
@@ -96,17 +98,14 @@ export class IosScreen {
     this.active = SPRINGBOARD;
   }
 
-  private homeApps(): Array<{ bundleId: string; label: string }> {
-    return this.apps.list('Any').map((a) => ({ bundleId: a.bundleId, label: this.displayName(a.bundleId) }));
-  }
-
+  /** The home screen's icons where IosScreen draws them: sorted by name, 4 columns (6 on an iPad), 100 pt rows from 70 pt. */
   private iconRects(): Array<{ bundleId: string; label: string; rect: WdaNode['rect'] }> {
     const columns = this.width >= 700 ? 6 : 4;
     const cell = this.width / columns;
-    return this.homeApps().map((a, i) => ({
-      ...a,
-      rect: [Math.round((i % columns) * cell + (cell - ICON_PT) / 2), STATUS_BAR_PT + 30 + Math.floor(i / columns) * (ICON_PT + 40), ICON_PT, ICON_PT + 20],
-    }));
+    return this.apps.list('Any')
+      .map((a) => ({ bundleId: a.bundleId, label: this.displayName(a.bundleId) }))
+      .sort((a, b) => a.label.localeCompare(b.label, 'en'))
+      .map((a, i) => ({ ...a, rect: [Math.round((i % columns) * cell + (cell - ICON_PT) / 2), 70 + Math.floor(i / columns) * 100, ICON_PT, ICON_PT] }));
   }
 
   /** The tree of the app in front (XCUIElementTypeApplication at its root). */
@@ -145,26 +144,37 @@ export class IosScreen {
     this.typed.delete(this.activeBundle());
   }
 
+  /** The picture: the device's own home screen, or the app in front. */
   png(): Buffer {
+    if (this.activeBundle() === SPRINGBOARD) return this.homeScreen.png();
+    const c = this.renderApp();
+    return PNG.sync.write({ width: c.width, height: c.height, data: c.data } as PNG, { deflateLevel: 1, filterType: 1 });
+  }
+
+  /** The picture as JPEG, scaled to `percent` of its pixels (WDA's MJPEG frames). */
+  jpeg(quality: number, percent = 100): Buffer {
+    let c: Canvas;
+    if (this.activeBundle() === SPRINGBOARD) {
+      const home = PNG.sync.read(this.homeScreen.png());
+      c = new Canvas(home.width, home.height);
+      home.data.copy(c.data);
+    } else c = this.renderApp();
+    const width = Math.max(1, Math.round((c.width * percent) / 100));
+    const height = Math.max(1, Math.round((c.height * percent) / 100));
+    return encodeJpeg(percent === 100 ? c.data : c.scaled(width, height), width, height, quality);
+  }
+
+  private renderApp(): Canvas {
     const s = this.scale;
     const c = new Canvas(this.width * s, this.height * s);
     const active = this.activeBundle();
-    c.fill(active === SPRINGBOARD ? 0x2b3a67 : 0xf2f2f7);
+    c.fill(0xf2f2f7);
     const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hour12: false }).format(new Date());
-    c.text(24 * s, 16 * s, clock, s * 2, active === SPRINGBOARD ? 0xffffff : 0x000000);
-    if (active === SPRINGBOARD) {
-      for (const icon of this.iconRects()) {
-        const [x, y] = icon.rect;
-        c.roundRect(x * s, y * s, ICON_PT * s, ICON_PT * s, 13 * s, appColour(icon.bundleId));
-        c.centredText((x + ICON_PT / 2) * s, (y + 22) * s, initials(icon.label), s * 2, 0xffffff);
-        c.centredText((x + ICON_PT / 2) * s, (y + ICON_PT + 6) * s, icon.label, s, 0xffffff, (ICON_PT + 20) * s);
-      }
-    } else {
-      c.rect(0, STATUS_BAR_PT * s, this.width * s, 44 * s, 0xf9f9f9);
-      c.centredText((this.width / 2) * s, (STATUS_BAR_PT + 15) * s, fitText(this.displayName(active), s * 2, this.width * s), s * 2, 0x000000);
-      c.roundRect(16 * s, (STATUS_BAR_PT + 64) * s, (this.width - 32) * s, 44 * s, 8 * s, 0xffffff);
-      c.text(24 * s, (STATUS_BAR_PT + 80) * s, this.typed.get(active) ?? '', s * 2, 0x000000);
-    }
-    return PNG.sync.write({ width: c.width, height: c.height, data: c.data } as PNG, { deflateLevel: 1, filterType: 1 });
+    c.text(24 * s, 16 * s, clock, s * 2, 0x000000);
+    c.rect(0, STATUS_BAR_PT * s, this.width * s, 44 * s, 0xf9f9f9);
+    c.centredText((this.width / 2) * s, (STATUS_BAR_PT + 15) * s, fitText(this.displayName(active), s * 2, this.width * s), s * 2, 0x000000);
+    c.roundRect(16 * s, (STATUS_BAR_PT + 64) * s, (this.width - 32) * s, 44 * s, 8 * s, 0xffffff);
+    c.text(24 * s, (STATUS_BAR_PT + 80) * s, this.typed.get(active) ?? '', s * 2, 0x000000);
+    return c;
   }
 }
