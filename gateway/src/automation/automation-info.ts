@@ -44,8 +44,22 @@ export async function readAutomationReport(paths: InstallationPaths, checks: Arr
   return { path: paths.appiumHome, version, pathHash, drivers, configurationError: problems.join('; ') };
 }
 
+/** Driver lists read, by installation: a process lists each once (its drivers do not change under it). */
+const listed = new Map<string, Promise<AutomationReport['drivers']>>();
+
 /** `appium driver list --installed --json`, run with the gateway's APPIUM_HOME. */
 function installedDrivers(paths: InstallationPaths): Promise<AutomationReport['drivers']> {
+  const key = `${paths.appiumPackageDir}\0${paths.appiumHome}`;
+  let drivers = listed.get(key);
+  if (!drivers) {
+    drivers = listDrivers(paths);
+    listed.set(key, drivers);
+    drivers.catch(() => listed.delete(key)); // a failed listing is tried again by the next gateway
+  }
+  return drivers;
+}
+
+function listDrivers(paths: InstallationPaths): Promise<AutomationReport['drivers']> {
   return new Promise((resolve, reject) => {
     const child = spawnAppium(paths.appiumPackageDir, ['driver', 'list', '--installed', '--json'], { APPIUM_HOME: paths.appiumHome });
     const out: Buffer[] = [];
@@ -65,8 +79,8 @@ function installedDrivers(paths: InstallationPaths): Promise<AutomationReport['d
       if (code !== 0) return reject(new Error(signal ? `ended by ${signal}` : `exit code ${code}`));
       const stdout = Buffer.concat(out).toString('utf8');
       try {
-        const listed = JSON.parse(stdout) as Record<string, { version?: unknown; automationName?: unknown; installed?: unknown }>;
-        resolve(Object.entries(listed)
+        const byName = JSON.parse(stdout) as Record<string, { version?: unknown; automationName?: unknown; installed?: unknown }>;
+        resolve(Object.entries(byName)
           .filter(([, driver]) => driver.installed !== false)
           .map(([name, driver]) => ({
             name,
