@@ -29,7 +29,12 @@ export interface AppiumServerSpec {
   /** How long a start may take until `/status` answers ready. */
   startTimeoutMs?: number;
   restartBackoff?: BackoffOptions;
+  /** Between `/status` probes of a running server; three unanswered in a row and it is killed (then started again). */
+  healthIntervalMs?: number;
 }
+
+/** Unanswered `/status` probes in a row after which a running server counts as hung. */
+const HEALTH_FAILURES = 3;
 
 export type AppiumServerState = 'starting' | 'ready' | 'restarting' | 'stopped';
 
@@ -39,6 +44,7 @@ export class AppiumServer {
   private readonly backoff: Backoff;
   private restartTimer?: NodeJS.Timeout;
   private readyWaiters: Array<{ resolve(): void; reject(err: Error): void }> = [];
+  private healthTimer?: NodeJS.Timeout;
   /** How many times the process was spawned (the first start included). */
   spawns = 0;
   /** Milliseconds from spawn to the first ready `/status` of the last start. */
@@ -74,6 +80,7 @@ export class AppiumServer {
     if (this.stateValue === 'stopped') return;
     this.stateValue = 'stopped';
     clearTimeout(this.restartTimer);
+    clearTimeout(this.healthTimer);
     this.settleWaiters(new Error('the automation server was stopped'));
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -104,6 +111,7 @@ export class AppiumServer {
     }
     child.once('error', (err) => spec.logger.warn({ err, device: spec.device }, 'the automation server could not be started'));
     child.once('exit', (code, signal) => {
+      clearTimeout(this.healthTimer);
       if (this.child !== child || this.stateValue === 'stopped') return;
       spec.logger.warn({ device: spec.device, code, signal }, 'the automation server exited; starting it again');
       signalGroup(child, 'SIGKILL');
@@ -123,6 +131,7 @@ export class AppiumServer {
         this.lastStartMs = Date.now() - spawnedAt;
         this.backoff.reset();
         this.settleWaiters();
+        this.watchHealth(child);
         return;
       }
       if (Date.now() > deadline) {
@@ -132,6 +141,21 @@ export class AppiumServer {
       }
       await new Promise((r) => setTimeout(r, 200));
     }
+  }
+
+  /** Probes `/status` while the server runs; a hung one (its process alive, its HTTP silent) is killed. */
+  private watchHealth(child: ChildProcess, failures = 0): void {
+    const intervalMs = this.spec.healthIntervalMs ?? 30_000;
+    this.healthTimer = setTimeout(() => {
+      void statusReady(this.spec.port, Math.min(10_000, intervalMs)).then((ready) => {
+        if (this.child !== child || this.stopped() || child.exitCode !== null || child.signalCode !== null) return;
+        const failed = ready ? 0 : failures + 1;
+        if (failed < HEALTH_FAILURES) return this.watchHealth(child, failed);
+        this.spec.logger.warn({ device: this.spec.device }, `the automation server did not answer ${HEALTH_FAILURES} status probes; killing it`);
+        signalGroup(child, 'SIGKILL');
+      });
+    }, intervalMs);
+    this.healthTimer.unref();
   }
 
   private stopped(): boolean {

@@ -30,6 +30,8 @@ export interface AutomationOptions {
   /** How long a server may take to answer ready. */
   startTimeoutMs?: number;
   restartBackoff?: BackoffOptions;
+  /** Between health probes (`GET /status`) of a running server (default 30 s). */
+  healthIntervalMs?: number;
 }
 
 export const DEFAULT_AUTOMATION_LOG_BYTES = 2 * 1024 * 1024;
@@ -158,6 +160,7 @@ export class AutomationServers {
       device: id, appiumPackageDir: this.appiumPackageDir, appiumHome: this.options.appiumHome, port: ports.appium,
       appiumDriver: automation.appiumDriver, defaultCapabilities: automation.capabilities(id, ports), environment,
       log: entry.log, logger: this.logger, startTimeoutMs: this.options.startTimeoutMs, restartBackoff: this.options.restartBackoff,
+      healthIntervalMs: this.options.healthIntervalMs,
     });
     return entry.server;
   }

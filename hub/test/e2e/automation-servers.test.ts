@@ -62,7 +62,7 @@ function androidDevice(): string {
 }
 
 beforeAll(async () => {
-  lab = await startTestLab({ androidCount: 2 });
+  lab = await startTestLab({ androidCount: 2, gatewayOptions: { automation: { healthIntervalMs: 5_000 } } });
 });
 
 afterAll(async () => {
@@ -115,6 +115,17 @@ test('the server is started again after it is killed (kill -9), and answers thro
   expect(appiumProcesses(server.port)).toEqual([server.pid]);
   const status = await appium(device, 'GET', '/status');
   expect(status.body.value.ready).toBe(true);
+});
+
+test('a hung server (its process stopped, its HTTP silent) is killed after three unanswered status probes and started again', async () => {
+  const device = androidDevice();
+  const server = lab.gateway.automation!.serverOf(device)!;
+  const hung = server.pid!;
+  const spawns = server.spawns;
+  process.kill(hung, 'SIGSTOP');
+  await waitFor(async () => !alive(hung) && server.pid !== hung && server.state === 'ready', 180_000, 'the hung server replaced');
+  expect(server.spawns).toBe(spawns + 1);
+  expect((await appium(device, 'GET', '/status')).body.value.ready).toBe(true);
 });
 
 test('automationLog: the device\'s Appium JSON lines, all or only those of one request', async () => {
