@@ -37,9 +37,9 @@ export class PortBlocks {
   async assign(device: string): Promise<AutomationPorts | undefined> {
     const kept = this.taken.get(device);
     if (kept !== undefined) return portsFrom(kept);
-    const used = new Set(this.taken.values());
     for (let first = this.range.first; first + PORTS_PER_DEVICE - 1 <= this.range.last; first += PORTS_PER_DEVICE) {
-      if (used.has(first)) continue;
+      // Read again at every block: another device's assign may have taken one while this one probed.
+      if ([...this.taken.values()].includes(first)) continue;
       this.taken.set(device, first); // held while probing, so a concurrent assign takes another block
       if (await allFree(first)) return portsFrom(first);
       this.taken.delete(device);
