@@ -23,6 +23,7 @@ import { buildProps } from './props';
 import type { AndroidDeviceSpec } from './spec';
 import { Battery, BatteryState, InputEvent, Settings, WindowManager } from './system-services';
 import { BufferedToolIO } from './tool-io';
+import { installAppiumPrograms } from './uiautomator2';
 import { TOOL_NAMES, ToolContext, readHostFile, runTool } from './tools';
 
 export type PowerState = 'booted' | 'booting' | 'rebooting' | 'stopped';
@@ -61,6 +62,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   private readonly shellCommands: ReadonlyMap<string, CommandFn>;
   private readonly propOverrides: Record<string, string> = {};
   private readonly inputs: InputEvent[] = [];
+  private readonly appOps = new Map<string, string>();
+  private readonly idleWhitelist = new Set<string>();
   private bootAtMs = Date.now();
   private bootCompleted = true;
   private power: PowerState = 'stopped';
@@ -107,6 +110,10 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.wm = new WindowManager(spec);
     this.screen = createDeviceScreen(spec, this.pm, this.am, this.battery, (p) => this.hostPath(p));
     this.programs = new DevicePrograms(spec, this.files, this.sockets, this.screen);
+    installAppiumPrograms(this.am, {
+      sockets: this.sockets, screen: this.screen, spec, props: () => this.props(), pm: this.pm,
+      androidId: () => this.settings.get('secure', 'android_id') ?? '',
+    });
     this.listener = new AdbdListener(this, port);
   }
 
@@ -313,6 +320,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
       wm: this.wm,
       screen: this.screen,
       recordInput: (e) => this.inputs.push(e),
+      appOps: this.appOps,
+      idleWhitelist: this.idleWhitelist,
       readFile: (p) => readHostFile(this.hostPath(p)),
       writeFile: (p, data) => {
         fs.mkdirSync(path.dirname(this.hostPath(p)), { recursive: true });

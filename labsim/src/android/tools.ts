@@ -14,9 +14,11 @@ import { inputTool } from './screen/input-tool';
 import { dumpsysPower, screencap, windowFocusLines } from './screen/screen-tools';
 import { formatProps } from './props';
 import { renderGfxinfo } from './gfxinfo';
+import { deviceIdle } from './device-idle';
+import { appops, notification } from './app-ops-tools';
 import type { AndroidDeviceSpec } from './spec';
 
-export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input', 'ime'] as const;
+export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input', 'ime', 'appops'] as const;
 
 export interface ToolContext {
   spec: AndroidDeviceSpec;
@@ -30,6 +32,10 @@ export interface ToolContext {
   wm: WindowManager;
   screen: DeviceScreen;
   recordInput(e: InputEvent): void;
+  /** App op modes set with `appops set` ("<package> <OP>" -> mode). */
+  appOps: Map<string, string>;
+  /** Packages on the Doze whitelist (`dumpsys deviceidle whitelist`). */
+  idleWhitelist: Set<string>;
   /** Host file for a device path, or null if it does not exist. */
   readFile(devicePath: string): Buffer | null;
   writeFile(devicePath: string, data: Buffer): void;
@@ -80,6 +86,8 @@ export async function runTool(ctx: ToolContext, tool: string, args: string[], io
       }, args, io);
     case 'ime':
       return ime(ctx, args, io);
+    case 'appops':
+      return appops(ctx, args, io);
     default:
       io.err(`/system/bin/sh: ${tool}: inaccessible or not found\n`);
       return 127;
@@ -130,8 +138,10 @@ async function cmd(ctx: ToolContext, args: string[], io: ToolIO): Promise<number
   if (service === 'activity') return ctx.am.am(rest, io);
   if (service === 'settings') return ctx.settings.command(rest, io);
   if (service === 'window') return ctx.wm.command(rest, io);
+  if (service === 'appops') return appops(ctx, rest, io);
+  if (service === 'notification') return notification(ctx, rest, io);
   if (service === '-l') {
-    io.out(['activity', 'battery', 'package', 'settings', 'window'].join('\n') + '\n');
+    io.out(['activity', 'appops', 'battery', 'notification', 'package', 'settings', 'window'].join('\n') + '\n');
     return 0;
   }
   io.err(`cmd: Can't find service: ${service ?? ''}\n`);
@@ -166,8 +176,11 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
         `    timeStamp=${local(p.lastUpdateTimeMs)}`,
         `    lastUpdateTime=${local(p.lastUpdateTimeMs)}`,
         `    installerPackageName=${p.system ? 'null' : 'com.android.shell'}`,
+        ...(p.requestedPermissions?.length ? ['    requested permissions:', ...p.requestedPermissions.map((name) => `      ${name}`)] : []),
         `    User 0: ceDataInode=16842 installed=true hidden=false suspended=false stopped=${ctx.am.isRunning(p.packageName) ? 'false' : 'true'} enabled=0`,
         `      firstInstallTime=${local(p.firstInstallTimeMs)}`,
+        ...(Object.keys(p.runtimePermissions ?? {}).length ? ['      runtime permissions:',
+          ...Object.entries(p.runtimePermissions ?? {}).map(([name, granted]) => `        ${name}: granted=${granted}, flags=[ USER_SENSITIVE_WHEN_GRANTED|USER_SENSITIVE_WHEN_DENIED]`)] : []),
       ].join('\n') + '\n',
     );
     return 0;
@@ -183,6 +196,10 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     }));
     return 0;
   }
+  if (service === 'activity' && rest[0] === 'services') {
+    io.out(ctx.am.dumpsysServices(rest[1]));
+    return 0;
+  }
   if (service === 'window' && (rest[0] === undefined || rest[0] === 'displays' || rest[0] === 'windows')) {
     const size = ctx.wm.effectiveSize();
     const [width, height] = ctx.screen.rotation % 2 === 1 ? [size.height, size.width] : [size.width, size.height];
@@ -195,8 +212,13 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     io.out(dumpsysPower(ctx.screen));
     return 0;
   }
+  if (service === 'deviceidle') {
+    const r = deviceIdle(rest, ctx.idleWhitelist, (pkg) => ctx.pm.get(pkg) !== undefined);
+    io.out(r.out);
+    return r.code;
+  }
   if (!service) {
-    io.out('Currently running services:\n  activity\n  battery\n  gfxinfo\n  package\n  power\n  settings\n  window\n');
+    io.out('Currently running services:\n  activity\n  battery\n  deviceidle\n  gfxinfo\n  package\n  power\n  settings\n  window\n');
     return 0;
   }
   io.err(`Can't find service: ${service}\n`);

@@ -20,6 +20,8 @@ import { IosScreen } from './ios-screen';
 import { IosSyslog } from './syslog';
 import type { DeviceTlsIdentity } from './tls-upgrade';
 import type { UsbmuxTarget } from './usbmux-server';
+import { XctestScreen } from './wda/xctest-screen';
+import { WDA_MJPEG_PORT, WDA_PORT, WdaServer } from './wda/wda-server';
 
 export type IosPowerState = 'booted' | 'rebooting';
 
@@ -84,6 +86,8 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   private rebootTimer: NodeJS.Timeout | null = null;
   private nextInstallFailure: string | undefined;
   private hostAttached = false;
+  /** WebDriverAgent, running on the device as a lab starts it (xcodebuild or go-ios), on port 8100. */
+  readonly wda: WdaServer;
 
   constructor(readonly spec: IosDeviceSpec, readonly stateDir: string, readonly locationId: number) {
     super();
@@ -97,6 +101,7 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
       apps: () => this.apps.list('Any').map((a) => ({ bundleId: a.bundleId, name: String(a.attributes.CFBundleDisplayName ?? a.attributes.CFBundleName ?? a.bundleId) })),
       battery: () => this.batteryState(),
     });
+    this.wda = new WdaServer(new XctestScreen(spec.productType, this.apps, this.screen), () => this.spec);
   }
 
   get udid(): string {
@@ -135,6 +140,11 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   portHandler(port: number): ((socket: net.Socket) => void) | undefined {
     if (this.power !== 'booted') return undefined;
     if (port === LOCKDOWN_PORT) return (socket) => serveLockdown(this, socket);
+    if (port === WDA_PORT || port === WDA_MJPEG_PORT) return (socket) => {
+      this.track(socket);
+      if (port === WDA_PORT) this.wda.accept(socket);
+      else this.wda.acceptMjpeg(socket);
+    };
     const opened = this.servicePorts.get(port);
     const service = opened && IOS_SERVICES[opened.service];
     if (!opened || !service) return undefined;
@@ -245,6 +255,7 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   }
 
   dropConnections(): void {
+    this.wda.stop();
     for (const c of [...this.connections]) c.destroy();
     this.connections.clear();
     for (const { timer } of this.servicePorts.values()) clearTimeout(timer);
