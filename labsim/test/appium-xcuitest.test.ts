@@ -113,3 +113,14 @@ it('starts a session on an app by bundleId, then manages apps and the home scree
   expect(await user.count('~Settings')).toBe(1);
   await user.browser('deleteSession');
 });
+
+it('refuses WebDriverAgent connections while WDA does not run on the device', async () => {
+  device.wdaRunning = false;
+  try {
+    await expect(fetch(`http://127.0.0.1:${forward.port}/status`)).rejects.toThrow();
+  } finally {
+    device.wdaRunning = true;
+  }
+  const status = (await (await fetch(`http://127.0.0.1:${forward.port}/status`)).json()) as { value: Record<string, unknown> };
+  expect(status.value).toMatchObject({ ready: true, state: 'success', message: 'WebDriverAgent is ready to accept commands', os: { name: 'iOS', version: '17.2.1' } });
+});
