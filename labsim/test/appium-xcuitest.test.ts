@@ -9,7 +9,7 @@ import type { SimIosDevice } from '../src/ios/device';
 import { ephemeralPort } from '../src/util/ports';
 import { startWorld, waitFor } from './helpers';
 import { AppiumServer, startAppium } from './appium/appium-process';
-import { forwardUsbmuxPort } from './appium/usbmux-forward';
+import { forwardUsbmuxPort } from '../src/ios/usbmux-forward';
 import { readMjpegFrames } from './appium/mjpeg-client';
 import { WdioUser } from './appium/wdio-user';
 
