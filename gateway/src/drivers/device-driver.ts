@@ -5,6 +5,7 @@
  */
 import type { DeviceState } from '@devicelab/proto';
 import type { DeviceBatteryStatus, FailureCode } from '@devicelab/shared';
+import type { ScreenCapability } from '../screen/screen-source';
 
 export interface DeviceListener {
   /** A device appeared or its state/facts changed. The state is complete (not a patch). */
@@ -93,6 +94,8 @@ export interface DeviceDriver {
   readBattery?(id: string): Promise<BatteryReading | undefined>;
   /** The device's USB location (`1-1.4.2`) where the host shows one, to find its hub port. */
   usbLocation?(id: string): Promise<string | undefined>;
+  /** The live screen of its devices (capture, and input where the platform takes it); none: no live screen. */
+  readonly screen?: ScreenCapability;
   stop(): Promise<void>;
 }
 

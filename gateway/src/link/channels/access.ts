@@ -8,6 +8,7 @@ import type { AccessEndpoint, DeviceAccessEvent, MessageHandlers, Retention, Wel
 import type { Logger } from '@devicelab/shared';
 import type { AdbAccessEndpoints } from '../../access/adb-access-endpoints';
 import { relayTunnel, type IosTunnels } from '../../access/hub-tunnel';
+import type { TunnelService } from '../../screen/screen-tunnels';
 import { TicketVerifier } from '../../tickets/ticket-verifier';
 import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
 
@@ -16,6 +17,8 @@ export interface AccessOptions {
   adbAccess?: AdbAccessEndpoints;
   /** iOS devices: hub tunnels reach a usbmux proxy that shows only the retained device. */
   usbmuxAccess?: IosTunnels;
+  /** What OpenTunnel reaches besides the access endpoint, by its `service` (one line each in channels/index.ts). */
+  tunnelServices?: Record<string, TunnelService | undefined>;
   logger: Logger;
 }
 
@@ -32,6 +35,7 @@ export class AccessChannel implements GatewayChannel {
     const { adbAccess, usbmuxAccess } = this.options;
     const retentions = welcome.retentions ?? [];
     this.tickets.welcome(welcome.ticketPublicKey, retentions);
+    for (const service of Object.values(this.options.tunnelServices ?? {})) service?.retentions?.(retentions, true);
     // Retains that ended while the link was down end their iOS connections too (the adb endpoints: replaceAll).
     usbmuxAccess?.access.keepOnly(retentions);
     if (adbAccess) {
@@ -42,6 +46,7 @@ export class AccessChannel implements GatewayChannel {
     return {
       retention: (retention) => {
         this.tickets.apply(retention);
+        for (const service of Object.values(this.options.tunnelServices ?? {})) service?.retentions?.([retention], false);
         usbmuxAccess?.access.retained(retention.vendorUniqueIdentifier, retention.retainId || undefined);
         this.apply(session, retention);
       },
@@ -51,9 +56,19 @@ export class AccessChannel implements GatewayChannel {
         if (done) void (adbAccess?.applied() ?? Promise.resolve()).then(done);
       },
       openTunnel: (request) => {
+        const openCall = () => session.client.Tunnel(this.link.metadata());
+        if (request.service) {
+          const service = this.options.tunnelServices?.[request.service];
+          if (service) return service.open(request, openCall);
+          const call = openCall();
+          call.on('error', () => undefined);
+          call.write({ tunnelId: request.tunnelId, error: `This gateway offers no '${request.service.slice(0, 40)}' service.` });
+          call.end();
+          return;
+        }
         if (!adbAccess && !usbmuxAccess) return;
         relayTunnel(request, {
-          openCall: () => session.client.Tunnel(this.link.metadata()), endpoints: adbAccess, tickets: this.tickets,
+          openCall, endpoints: adbAccess, tickets: this.tickets,
           ios: usbmuxAccess, report: (accessEvent) => this.event(accessEvent), logger: this.options.logger,
         });
       },

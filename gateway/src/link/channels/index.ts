@@ -11,6 +11,7 @@ import { CommandsChannel } from './commands';
 import { InventoryChannel } from './inventory';
 import { MetricsChannel } from './metrics';
 import { UsbHubsChannel } from './usb-hubs';
+import { screenTunnels } from '../../screen/screen-tunnels';
 
 export function gatewayChannels(link: HubConnection, options: HubLinkOptions) {
   const { drivers, appCache, logger, usbHubs } = options;
@@ -19,7 +20,13 @@ export function gatewayChannels(link: HubConnection, options: HubLinkOptions) {
   const executor = new CommandExecutor(drivers, appCache, (sha, announce) => blobs.fetch(sha, announce), logger,
     (state) => inventory.deviceChanged(state), usbHubs);
   return {
-    access: new AccessChannel(link, { adbAccess: options.adbAccess, usbmuxAccess: options.usbmuxAccess, logger }),
+    access: new AccessChannel(link, {
+      adbAccess: options.adbAccess, usbmuxAccess: options.usbmuxAccess, logger,
+      // OpenTunnel's services besides the access endpoint, one line each.
+      tunnelServices: {
+        screen: options.screens && screenTunnels(options.screens, logger),
+      },
+    }),
     inventory,
     commands: new CommandsChannel(executor, inventory, logger),
     usbHubs: new UsbHubsChannel(link, usbHubs),

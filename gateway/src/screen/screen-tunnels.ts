@@ -1,0 +1,137 @@
+/**
+ * The gateway end of a screen viewer: an OpenTunnel with service `screen` is one viewer of the device's shared
+ * capture (device-screens.ts) over one Tunnel call, one screen message per TunnelFrame. The gateway checks again
+ * what the hub decided: a tunnel stands on the retain the hub named (`retain_id`, '' for a device nobody retains);
+ * it is refused when that is not the device's current retain here, and ended when the retain changes (release,
+ * disable, new retainer), as the adb endpoints are. Only the retainer controls: input from a view-only tunnel, or
+ * from a tunnel of anyone but the retainer, is dropped here. A viewer that reads slowly gets the newest frame:
+ * while the call does not drain, each new frame replaces the one waiting.
+ */
+import type { OpenTunnel, Retention } from '@devicelab/proto';
+import {
+  type Logger, type ScreenControl, encodeScreenControl, encodeScreenFrame, parseScreenInput,
+} from '@devicelab/shared';
+import type { TunnelCall } from '../access/hub-tunnel';
+import type { DeviceScreens, ScreenViewer } from './device-screens';
+
+/** What a tunnel service (one per OpenTunnel `service`) is given by the access channel. */
+export interface TunnelService {
+  open(request: OpenTunnel, openCall: () => TunnelCall): void;
+  /** The hub's current retains (Welcome) and each change (Retention). */
+  retentions?(retentions: readonly Retention[], complete: boolean): void;
+}
+
+interface OpenViewer {
+  retainId: string;
+  close(reason: string): void;
+}
+
+class TunnelViewer implements ScreenViewer {
+  private waitingFrame: Buffer | undefined;
+  private blocked = false;
+  private ended = false;
+
+  constructor(private readonly call: TunnelCall, readonly viewOnly: boolean, private readonly onEnd: () => void) {}
+
+  control(message: ScreenControl): void {
+    this.write(encodeScreenControl(message));
+  }
+
+  frame(image: Buffer): void {
+    if (this.ended) return;
+    if (this.blocked) {
+      this.waitingFrame = image;
+      return;
+    }
+    this.write(encodeScreenFrame(image));
+  }
+
+  end(reason: string): void {
+    if (this.ended) return;
+    this.control({ t: 'error', message: reason });
+    this.ended = true;
+    this.waitingFrame = undefined;
+    this.call.end();
+    // A hub that does not take the end must not keep the call open.
+    setTimeout(() => this.call.cancel(), 500).unref();
+    this.onEnd();
+  }
+
+  private write(data: Buffer): void {
+    if (this.ended) return;
+    if (this.call.write({ data }) || this.blocked) return;
+    this.blocked = true;
+    this.call.once('drain', () => {
+      this.blocked = false;
+      const frame = this.waitingFrame;
+      this.waitingFrame = undefined;
+      if (frame) this.frame(frame);
+    });
+  }
+}
+
+export function screenTunnels(screens: DeviceScreens, logger: Logger): TunnelService {
+  /** The current retain of each device as the hub told it ('' or absent: nobody retains it), and its retainer. */
+  const retains = new Map<string, { retainId: string; userLogin: string }>();
+  const open = new Map<string, Set<OpenViewer>>();
+
+  const apply = (retention: Retention) => {
+    const retainId = retention.retainId ?? '';
+    if (retainId) retains.set(retention.vendorUniqueIdentifier, { retainId, userLogin: retention.userLogin ?? '' });
+    else retains.delete(retention.vendorUniqueIdentifier);
+    for (const viewer of [...open.get(retention.vendorUniqueIdentifier) ?? []]) {
+      if (viewer.retainId !== retainId) viewer.close('The device was released or retained by someone else.');
+    }
+  };
+
+  return {
+    retentions(retentions, complete) {
+      if (complete) {
+        const told = new Set(retentions.map((r) => r.vendorUniqueIdentifier));
+        for (const id of [...retains.keys()]) if (!told.has(id)) apply({ vendorUniqueIdentifier: id, retainId: '' });
+      }
+      for (const retention of retentions) apply(retention);
+    },
+    open(request, openCall) {
+      const vuid = request.vendorUniqueIdentifier;
+      const call = openCall();
+      call.on('error', () => undefined);
+      const current = retains.get(vuid);
+      const retainId = request.retainId ?? '';
+      if ((current?.retainId ?? '') !== retainId) {
+        call.write({ tunnelId: request.tunnelId, error: 'The gateway refuses the screen: the device\'s retain changed.' });
+        call.end();
+        return;
+      }
+      // Control is the retainer's alone, whatever the hub asked.
+      const viewOnly = request.viewOnly === true || !current || current.userLogin !== request.userLogin;
+      call.write({ tunnelId: request.tunnelId });
+      let detach = (): void => undefined;
+      const entry: OpenViewer = { retainId, close: (reason) => viewer.end(reason) };
+      const forget = () => {
+        detach();
+        open.get(vuid)?.delete(entry);
+        if (open.get(vuid)?.size === 0) open.delete(vuid);
+      };
+      const viewer = new TunnelViewer(call, viewOnly, forget);
+      const set = open.get(vuid) ?? new Set();
+      set.add(entry);
+      open.set(vuid, set);
+      call.on('data', (frame: { data?: Buffer }) => {
+        if (!frame.data) return;
+        const input = parseScreenInput(frame.data);
+        if (!input) return;
+        if (input.t === 'ping') return viewer.control({ t: 'pong', ...(input.id !== undefined ? { id: input.id } : {}) });
+        screens.input(vuid, viewer, input).catch((err: unknown) => {
+          logger.debug({ err, device: vuid }, 'screen input failed');
+          viewer.control({ t: 'error', message: `The device did not take the input: ${err instanceof Error ? err.message : String(err)}` });
+        });
+      });
+      const closed = () => viewer.end('The viewer left.');
+      call.once('end', closed);
+      call.once('close', closed);
+      call.once('error', closed);
+      detach = screens.attach(vuid, viewer);
+    },
+  };
+}
