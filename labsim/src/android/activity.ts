@@ -85,6 +85,9 @@ export interface AppProcess {
 export class ActivityManager {
   private readonly running = new Map<string, AppProcess>();
   private readonly launches: LaunchRecord[] = [];
+  /** Told when an app's activity comes to the front, and when its process ends (the device's screen follows). */
+  onForeground: ((pkg: string) => void) | undefined;
+  onStopped: ((pkg: string) => void) | undefined;
 
   constructor(private readonly spec: AndroidDeviceSpec, private readonly pm: PackageManager, private readonly log: LogBuffer) {}
 
@@ -133,7 +136,7 @@ export class ActivityManager {
     if (sub === 'instrument') return instrument(this.instrumentationHost, args, rest, io);
     if (sub === 'force-stop' || sub === 'kill') {
       const pkg = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--user').pop();
-      if (pkg) this.running.delete(pkg);
+      if (pkg) this.stopProcess(pkg);
       return 0;
     }
     if (sub === 'broadcast') {
@@ -142,6 +145,22 @@ export class ActivityManager {
     }
     io.err(`Unknown command: ${sub ?? ''}\n`);
     return 255;
+  }
+
+  private stopProcess(pkg: string): void {
+    this.running.delete(pkg);
+    this.onStopped?.(pkg);
+  }
+
+  /** A launcher icon was tapped: the app's process starts if needed and its launcher activity comes to the front. */
+  startFromLauncher(pkgName: string): void {
+    const pkg = this.pm.get(pkgName);
+    if (!pkg?.launcherActivity) return;
+    const wasRunning = this.running.has(pkgName);
+    const proc = this.startProcess(pkgName);
+    if (!wasRunning) this.log.log('I', 'ActivityManager', `Start proc ${proc.pid}:${pkgName}/${formatUid(pkg.uid)} for top-activity {${pkgName}/${pkg.launcherActivity}}`);
+    this.log.log('I', 'ActivityTaskManager', `Displayed ${shortComponent(pkgName, pkg.launcherActivity)}: +${wasRunning ? 110 : 520}ms`);
+    this.onForeground?.(pkgName);
   }
 
   private record(tool: string, args: string[], component: string | null, ok: boolean): void {
@@ -174,7 +193,7 @@ export class ActivityManager {
       io.err(`Error type 3\nError: Activity class {${pkg.packageName}/${cls}} does not exist.\n`);
       return 0;
     }
-    if (intent.forceStop) this.running.delete(pkg.packageName);
+    if (intent.forceStop) this.stopProcess(pkg.packageName);
     const component = `${pkg.packageName}/${cls}`;
     const wasRunning = this.running.has(pkg.packageName);
     this.record('am', allArgs, component, true);
@@ -184,6 +203,7 @@ export class ActivityManager {
       this.log.log('I', 'ActivityManager', `Start proc ${20000 + this.launches.length}:${pkg.packageName}/${formatUid(pkg.uid)} for top-activity {${component}}`);
     }
     this.log.log('I', 'ActivityTaskManager', `Displayed ${shortComponent(pkg.packageName, cls)}: +${total}ms`);
+    this.onForeground?.(pkg.packageName);
     if (wasRunning) io.out('Warning: Activity not started, its current task has been brought to the front\n');
     if (intent.wait) {
       const lines = ['Status: ok'];
@@ -210,6 +230,7 @@ export class ActivityManager {
     const component = `${pkg.packageName}/${pkg.launcherActivity}`;
     this.record('monkey', args, component, true);
     this.startProcess(pkg.packageName);
+    this.onForeground?.(pkg.packageName);
     io.out(`data="${pkg.packageName}"\ndata="android.intent.category.LAUNCHER"\nEvents injected: 1\n## Network stats: elapsed time=24ms (0ms mobile, 0ms wifi, 24ms not connected)\n`);
     return 0;
   }

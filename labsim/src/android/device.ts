@@ -17,6 +17,7 @@ import { DeviceProcess, DeviceShellHost, SHELL_ONLY, runDeviceShell, shellComman
 import type { CommandFn } from './shell/interpreter';
 import { InstalledPackage, PackageManager } from './packages';
 import { ProcModel } from './procfs';
+import { DeviceScreen, createDeviceScreen } from './screen';
 import { buildProps } from './props';
 import type { AndroidDeviceSpec } from './spec';
 import { Battery, BatteryState, InputEvent, Settings, WindowManager } from './system-services';
@@ -72,6 +73,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   readonly battery: Battery;
   readonly settings: Settings;
   readonly wm: WindowManager;
+  /** What the display shows (screencap, minicap, the UiAutomator2 server read it; input changes it). */
+  readonly screen: DeviceScreen;
   /** Sockets programs on the device listen on (adb forward's far end). */
   readonly sockets = new DeviceSockets();
 
@@ -97,6 +100,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.battery = new Battery(spec.battery);
     this.settings = new Settings(spec);
     this.wm = new WindowManager(spec);
+    this.screen = createDeviceScreen(spec, this.pm, this.am, this.battery, (p) => this.hostPath(p));
     this.listener = new AdbdListener(this, port);
   }
 
@@ -215,6 +219,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
         this.proc = new ProcModel(this.spec, this.bootAtMs);
         this.logcat.reset(this.bootAtMs);
         this.am.resetProcesses();
+        this.screen.reset();
         this.power = 'booting';
         this.listener
           .start()
