@@ -298,7 +298,8 @@ export const ENDPOINTS: EndpointDescription[] = [
     select: '', summary: 'A still image of the device\'s screen (extension; `image/jpeg`, or `image/png` from iOS screenshots), '
       + 'at most a few seconds old: for whoever may watch the screen, and for anyone with DeviceList when nobody retains '
       + 'the device. Failures are a failure Result.', entitlement: 'DeviceList',
-    params: [deviceId()], response: { type: 'string', contentMediaType: 'image/jpeg' } }] },
+    params: [deviceId(), p('t', 'string', undefined, { ignored: 'a value a client changes to ask for a newer still by URL (browser caches)' })],
+    response: { type: 'string', contentMediaType: 'image/jpeg' } }] },
   { method: 'get', path: '/openapi.json', operations: [{
     select: '', summary: 'This document (OpenAPI 3.1).', entitlement: 'any authenticated user', response: { type: 'object' } }] },
 ];
