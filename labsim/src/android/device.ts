@@ -18,6 +18,7 @@ import type { CommandFn } from './shell/interpreter';
 import { InstalledPackage, PackageManager } from './packages';
 import { ProcModel } from './procfs';
 import { DeviceScreen, createDeviceScreen } from './screen';
+import { DevicePrograms } from './screen/device-programs';
 import { buildProps } from './props';
 import type { AndroidDeviceSpec } from './spec';
 import { Battery, BatteryState, InputEvent, Settings, WindowManager } from './system-services';
@@ -77,6 +78,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   readonly screen: DeviceScreen;
   /** Sockets programs on the device listen on (adb forward's far end). */
   readonly sockets = new DeviceSockets();
+  /** Programs the shell started from pushed files (minicap, minitouch). */
+  private readonly programs: DevicePrograms;
 
   constructor(readonly spec: AndroidDeviceSpec, readonly stateDir: string, readonly port: number, readonly timings: DeviceTimings) {
     super();
@@ -90,6 +93,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
       hostname: 'localhost',
       timezone: spec.timezone,
       processes: () => this.processes(),
+      runProgram: (word, args, vars, io) => this.programs.run(word, args, vars, io),
+      kill: (pid) => this.programs.kill(pid),
     };
     this.shellCommands = shellCommands(this.shellHost);
     this.logcat = new LogBuffer(spec.timezone, this.bootAtMs);
@@ -101,6 +106,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.settings = new Settings(spec);
     this.wm = new WindowManager(spec);
     this.screen = createDeviceScreen(spec, this.pm, this.am, this.battery, (p) => this.hostPath(p));
+    this.programs = new DevicePrograms(spec, this.files, this.sockets, this.screen);
     this.listener = new AdbdListener(this, port);
   }
 
@@ -125,6 +131,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   async stop(): Promise<void> {
     this.rebootTimers.forEach(clearTimeout);
     this.rebootTimers = [];
+    this.programs.killAll();
     this.sockets.closeAll();
     await this.listener.stop();
     this.power = 'stopped';
@@ -211,6 +218,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.emit('state', this.power);
     this.logcat.log('I', 'ShutdownThread', `Rebooting, reason: ${target || 'userrequested'}`);
     // The programs that listened on the device's sockets end with everything else running on it.
+    this.programs.killAll();
     this.sockets.closeAll();
     void this.listener.stop();
     this.rebootTimers.push(
@@ -289,7 +297,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     const apps = this.pm.list()
       .filter((p) => this.am.isRunning(p.packageName))
       .map((p) => row(p.uid >= 10_000 ? `u0_a${p.uid % 100_000 - 10_000}` : 'system', this.am.process(p.packageName)!.pid, zygote, p.packageName, 120_000));
-    return [...system, ...apps];
+    return [...system, ...apps, ...this.programs.processes()];
   }
 
   private toolContext(): ToolContext {
@@ -303,6 +311,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
       battery: this.battery,
       settings: this.settings,
       wm: this.wm,
+      screen: this.screen,
       recordInput: (e) => this.inputs.push(e),
       readFile: (p) => readHostFile(this.hostPath(p)),
       writeFile: (p, data) => {
@@ -320,7 +329,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
       if (!fs.lstatSync(path.join(this.fsRoot, link), { throwIfNoEntry: false })) fs.symlinkSync(target, path.join(this.fsRoot, link));
     }
     // The commands' files, so `ls /system/bin` and `which` see what the shell runs; their content is never run.
-    for (const name of [...TOOL_NAMES, ...this.shellCommands.keys()].filter((n) => /^[a-z0-9]+$/.test(n) && !SHELL_ONLY.has(n))) {
+    const commands = [...TOOL_NAMES, ...this.shellCommands.keys()].filter((n) => /^[a-z0-9]+$/.test(n) && !SHELL_ONLY.has(n));
+    for (const name of [...commands, 'app_process', 'app_process32', ...(this.spec.cpu.abis.some((a) => a.includes('64')) ? ['app_process64'] : [])]) {
       const file = path.join(this.fsRoot, 'system', 'bin', name);
       // A state directory of an older labsim has links to host binaries here: replaced by plain files.
       if (fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) fs.rmSync(file);

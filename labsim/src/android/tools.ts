@@ -8,7 +8,10 @@ import type { ToolIO } from './tool-io';
 import type { PackageManager } from './packages';
 import type { ActivityManager } from './activity';
 import type { LogBuffer } from './logcat';
-import { Battery, InputEvent, Settings, WindowManager, inputCommand, screenshotPng } from './system-services';
+import { Battery, InputEvent, Settings, WindowManager } from './system-services';
+import type { DeviceScreen } from './screen';
+import { inputTool } from './screen/input-tool';
+import { dumpsysPower, screencap, windowFocusLines } from './screen/screen-tools';
 import { formatProps } from './props';
 import { renderGfxinfo } from './gfxinfo';
 import type { AndroidDeviceSpec } from './spec';
@@ -25,6 +28,7 @@ export interface ToolContext {
   battery: Battery;
   settings: Settings;
   wm: WindowManager;
+  screen: DeviceScreen;
   recordInput(e: InputEvent): void;
   /** Host file for a device path, or null if it does not exist. */
   readFile(devicePath: string): Buffer | null;
@@ -61,21 +65,19 @@ export async function runTool(ctx: ToolContext, tool: string, args: string[], io
       return ctx.settings.command(args, io);
     case 'wm':
       return ctx.wm.command(args, io);
-    case 'screencap': {
-      const { width, height } = ctx.wm.effectiveSize();
-      const png = screenshotPng(width, height);
-      const file = args.filter((a) => !a.startsWith('-')).pop();
-      if (file) ctx.writeFile(file, png);
-      else io.out(png);
-      return 0;
-    }
+    case 'screencap':
+      return screencap(ctx.screen, ctx.spec.sdk, args, io, ctx.writeFile);
     case 'reboot':
       // The command never returns on a real device: the connection just dies.
       ctx.reboot(args[0] ?? '');
       await io.gone;
       return 0;
     case 'input':
-      return inputCommand(args, io, ctx.recordInput);
+      return inputTool({
+        screen: ctx.screen,
+        inputMethod: () => ctx.settings.get('secure', 'default_input_method') ?? '',
+        record: (a) => ctx.recordInput({ timeMs: Date.now(), args: [...a] }),
+      }, args, io);
     case 'ime':
       return ime(ctx, args, io);
     default:
@@ -181,13 +183,19 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     }));
     return 0;
   }
-  if (service === 'window' && rest[0] === 'displays') {
+  if (service === 'window' && (rest[0] === undefined || rest[0] === 'displays' || rest[0] === 'windows')) {
     const { width, height } = ctx.wm.effectiveSize();
-    io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0\n    init=${ctx.spec.screen.width}x${ctx.spec.screen.height} ${ctx.spec.screen.density}dpi cur=${width}x${height}\n`);
+    const focus = windowFocusLines({ screen: ctx.screen, launcherPackage: ctx.screen.launcherPackage, activityOf: (p) => ctx.pm.get(p)?.launcherActivity ?? null });
+    if (rest[0] === 'windows') io.out(`WINDOW MANAGER WINDOWS (dumpsys window windows)\n${focus}`);
+    else io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0\n    init=${ctx.spec.screen.width}x${ctx.spec.screen.height} ${ctx.spec.screen.density}dpi cur=${width}x${height}\n${focus}`);
+    return 0;
+  }
+  if (service === 'power') {
+    io.out(dumpsysPower(ctx.screen));
     return 0;
   }
   if (!service) {
-    io.out('Currently running services:\n  activity\n  battery\n  gfxinfo\n  package\n  settings\n  window\n');
+    io.out('Currently running services:\n  activity\n  battery\n  gfxinfo\n  package\n  power\n  settings\n  window\n');
     return 0;
   }
   io.err(`Can't find service: ${service}\n`);

@@ -106,6 +106,11 @@ export class DeviceScreen extends EventEmitter {
     this.changed();
   }
 
+  /** The package of the home screen (the hierarchy's package while no app is in front). */
+  get launcherPackage(): string {
+    return this.host.launcherPackage;
+  }
+
   get isOn(): boolean {
     return this.screenOn;
   }
