@@ -5,7 +5,7 @@
  * it is refused when that is not the device's current retain here, and ended when the retain changes (release,
  * disable, new retainer), as the adb endpoints are. Only the retainer controls: input from a view-only tunnel, or
  * from a tunnel of anyone but the retainer, is dropped here. A viewer that reads slowly gets the newest frame:
- * while the call does not drain, each new frame replaces the one waiting.
+ * while two frames wait for the link to take them, each new frame replaces the one waiting.
  */
 import type { OpenTunnel, Retention } from '@devicelab/proto';
 import {
@@ -21,29 +21,44 @@ export interface TunnelService {
   retentions?(retentions: readonly Retention[], complete: boolean): void;
 }
 
+/** Frames written to screen tunnels, and frames replaced by a newer one while a tunnel did not drain (metrics). */
+export const screenTunnelCounts = { framesSent: 0, framesDropped: 0 };
+
 interface OpenViewer {
   retainId: string;
   close(reason: string): void;
 }
 
+/** Frames written to the call and not yet taken by the link, beyond which a newer frame replaces the waiting one. */
+const FRAMES_IN_FLIGHT = 2;
+
 class TunnelViewer implements ScreenViewer {
   private waitingFrame: Buffer | undefined;
-  private blocked = false;
+  private inFlight = 0;
   private ended = false;
 
   constructor(private readonly call: TunnelCall, readonly viewOnly: boolean, private readonly onEnd: () => void) {}
 
   control(message: ScreenControl): void {
-    this.write(encodeScreenControl(message));
+    if (!this.ended) this.call.write({ data: encodeScreenControl(message) });
   }
 
   frame(image: Buffer): void {
     if (this.ended) return;
-    if (this.blocked) {
+    if (this.inFlight >= FRAMES_IN_FLIGHT) {
+      if (this.waitingFrame) screenTunnelCounts.framesDropped++;
       this.waitingFrame = image;
       return;
     }
-    this.write(encodeScreenFrame(image));
+    this.inFlight++;
+    screenTunnelCounts.framesSent++;
+    // The callback comes once the link took the frame (its flow control lets it go), not when it was queued.
+    this.call.write({ data: encodeScreenFrame(image) }, () => {
+      this.inFlight--;
+      const next = this.waitingFrame;
+      this.waitingFrame = undefined;
+      if (next) this.frame(next);
+    });
   }
 
   end(reason: string): void {
@@ -55,18 +70,6 @@ class TunnelViewer implements ScreenViewer {
     // A hub that does not take the end must not keep the call open.
     setTimeout(() => this.call.cancel(), 500).unref();
     this.onEnd();
-  }
-
-  private write(data: Buffer): void {
-    if (this.ended) return;
-    if (this.call.write({ data }) || this.blocked) return;
-    this.blocked = true;
-    this.call.once('drain', () => {
-      this.blocked = false;
-      const frame = this.waitingFrame;
-      this.waitingFrame = undefined;
-      if (frame) this.frame(frame);
-    });
   }
 }
 

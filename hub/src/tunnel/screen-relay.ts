@@ -8,7 +8,7 @@
  */
 import type WebSocket from 'ws';
 import { encodeScreenControl, isControlInput, isScreenFrame, parseScreenInput } from '@devicelab/shared';
-import type { DeviceTunnel } from '../gateways/gateway-directory';
+import { abortTunnel, type DeviceTunnel } from '../gateways/gateway-directory';
 
 /** Frames handed to the socket and not yet written out, beyond which newer frames replace the waiting one. */
 const FRAMES_IN_FLIGHT = 2;
@@ -16,6 +16,9 @@ const FRAMES_IN_FLIGHT = 2;
 const INPUTS_PER_SECOND = 200;
 /** A client that has not answered the close frame by then is cut. */
 const CLOSE_GRACE_MS = 250;
+
+/** Frames relayed and frames replaced by a newer one before a slow viewer took them, since start (hub metrics). */
+export const screenRelayCounts = { framesSent: 0, framesDropped: 0 };
 
 export interface ScreenRelay {
   /** Ends the viewer with a reason it is told. */
@@ -32,10 +35,12 @@ export function relayScreen(ws: WebSocket, tunnel: DeviceTunnel, viewOnly: boole
   const sendFrame = (message: Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
     if (inFlight >= FRAMES_IN_FLIGHT) {
+      if (waiting) screenRelayCounts.framesDropped++;
       waiting = message;
       return;
     }
     inFlight++;
+    screenRelayCounts.framesSent++;
     ws.send(message, { binary: true }, () => {
       inFlight--;
       const next = waiting;
@@ -49,7 +54,7 @@ export function relayScreen(ws: WebSocket, tunnel: DeviceTunnel, viewOnly: boole
     closed = true;
     waiting = undefined;
     tunnel.end();
-    setTimeout(() => tunnel.cancel(), CLOSE_GRACE_MS).unref();
+    setTimeout(() => abortTunnel(tunnel), CLOSE_GRACE_MS).unref();
     if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason.slice(0, 120));
     setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
     onClosed();
