@@ -16,6 +16,7 @@ import { IosBatteryState, batteryDomain, diskUsageDomain, globalDomain, publicVa
 import type { PlistDict, PlistValue } from '@devicelab/shared';
 import { IOS_SERVICES, ServiceContext } from './services';
 import type { IosDeviceSpec } from './spec';
+import { IosScreen } from './ios-screen';
 import { IosSyslog } from './syslog';
 import type { DeviceTlsIdentity } from './tls-upgrade';
 import type { UsbmuxTarget } from './usbmux-server';
@@ -67,6 +68,13 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   installStepMs = 20;
   rebootMs = 3000;
   trustPolicy: IosTrustPolicy = 'trust';
+  /**
+   * Whether a Developer Disk Image is mounted (its services, screenshotr among them, start only then). A lab's
+   * devices are prepared for development once, so it is (a real device also unmounts it on reboot; not modelled).
+   */
+  developerImageMounted = true;
+  /** What the display shows (screenshotr's picture). */
+  readonly screen: IosScreen;
   private keys: { publicKey: string; privateKey: string } | null = null;
   private readonly pairings = new Map<string, IosPairing>();
   private readonly servicePorts = new Map<number, { service: string; hostId: string; timer: NodeJS.Timeout }>();
@@ -84,6 +92,11 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
     this.mediaRoot = path.join(stateDir, 'Media');
     this.productId = spec.deviceClass === 'iPad' ? 0x12ab : 0x12a8;
     this.syslog = new IosSyslog(() => this.spec.deviceName.replace(/\s+/g, '-'), spec.timezone);
+    this.screen = new IosScreen({
+      spec,
+      apps: () => this.apps.list('Any').map((a) => ({ bundleId: a.bundleId, name: String(a.attributes.CFBundleDisplayName ?? a.attributes.CFBundleName ?? a.bundleId) })),
+      battery: () => this.batteryState(),
+    });
   }
 
   get udid(): string {
@@ -194,7 +207,7 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   /** Opens a port for a lockdown service; undefined for a service this device does not offer. */
   startService(service: string, hostId: string): { port: number; ssl: boolean } | undefined {
     const spec = IOS_SERVICES[service];
-    if (!spec) return undefined;
+    if (!spec || (spec.developer && !this.developerImageMounted)) return undefined;
     const port = this.nextServicePort;
     this.nextServicePort = port >= 65000 ? 49152 : port + 1;
     const timer = setTimeout(() => this.servicePorts.delete(port), SERVICE_PORT_TTL_MS);

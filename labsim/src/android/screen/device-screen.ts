@@ -4,9 +4,9 @@
  * UiAutomator2 server) reads this one model, so they all see the same picture; input changes it.
  */
 import { EventEmitter } from 'node:events';
-import * as jpegJs from 'jpeg-js';
 import { PNG } from 'pngjs';
 import { Canvas } from './canvas';
+import { encodeJpeg } from './jpeg-encoder';
 import { IconCache, labelOf } from './apps';
 import { AppUiState, ScreenView, UiNode, buildHierarchy, hitTest } from './hierarchy';
 import { KEYCODE, typedChar } from './keys';
@@ -71,6 +71,8 @@ export class DeviceScreen extends EventEmitter {
 
   constructor(private readonly host: ScreenHost) {
     super();
+    // Every stream reading the screen (minicap, the UiAutomator2 server's MJPEG) listens for changes.
+    this.setMaxListeners(100);
     this.width = host.width;
     this.height = host.height;
     this.metrics = { width: host.width, height: host.height, dp: host.density / 160 };
@@ -279,7 +281,7 @@ export class DeviceScreen extends EventEmitter {
     this.render();
     const key = `${this.frame}:${quality}:${width}x${height}`;
     if (this.jpegCache?.key !== key) {
-      const data = jpegJs.encode({ width, height, data: this.canvas.scaled(width, height) }, quality).data;
+      const data = encodeJpeg(this.canvas.scaled(width, height), width, height, quality);
       this.jpegCache = { key, data };
     }
     return this.jpegCache.data;

@@ -88,10 +88,13 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
   let draining = false;
   let timer: NodeJS.Timeout | undefined;
   let lastSentAt = 0;
+  let lastEncodeMs = 0;
   let ended = false;
   const pump = () => {
     if (ended || !wanted || draining || timer) return;
-    const wait = lastSentAt + interval - Date.now();
+    // Encoding runs on the simulator's only thread: at least twice its cost passes between frames, so a screen
+    // that changes all the time cannot starve the other simulated devices.
+    const wait = lastSentAt + Math.max(interval, 2 * lastEncodeMs) - Date.now();
     if (wait > 0) {
       timer = setTimeout(() => {
         timer = undefined;
@@ -100,8 +103,10 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
       return;
     }
     wanted = false;
-    lastSentAt = Date.now();
+    const started = Date.now();
     const jpeg = screen.jpeg(o.quality, o.projection.virtualWidth, o.projection.virtualHeight);
+    lastSentAt = Date.now();
+    lastEncodeMs = lastSentAt - started;
     const length = Buffer.alloc(4);
     length.writeUInt32LE(jpeg.length);
     if (!socket.write(Buffer.concat([length, jpeg]))) {

@@ -34,10 +34,10 @@ export function appColour(packageName: string): Rgb {
   return palette[h % palette.length];
 }
 
-/** Up to two initials of a label ("Contact Manager" -> "CM"). */
+/** The initials of a label: "Contact Manager" -> "CM", "Chrome" -> "C". */
 export function initials(label: string): string {
   const words = label.split(/[\s._-]+/).filter(Boolean);
-  return (words.length > 1 ? words[0][0] + words[1][0] : (words[0] ?? '?').slice(0, 2)).toUpperCase();
+  return (words.length > 1 ? [...words[0]][0] + [...words[1]][0] : [...(words[0] ?? '?')][0]).toUpperCase();
 }
 
 export function renderScreen(c: Canvas, s: RenderInput): void {
