@@ -27,9 +27,6 @@ export function decodePlistValue(bytes: Buffer): PlistValue {
   }
 }
 
-/** Any decoded value (XML or binary), or a PlistFormatError. */
-export const decodePlistValue = (bytes: Buffer): PlistValue => decodePlist(bytes);
-
 /** A decoded dictionary, or a PlistFormatError when the bytes hold anything else. */
 export function decodePlistDict(bytes: Buffer): PlistDict {
   const value = decodePlistValue(bytes);
