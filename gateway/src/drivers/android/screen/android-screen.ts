@@ -102,7 +102,7 @@ export class AndroidScreen implements ScreenSource {
   private async startCapture(): Promise<void> {
     const facts = this.facts!;
     const generation = ++this.generation;
-    const args = `-P ${projection(facts.width, facts.height, facts.rotation, this.options.maxEdge ?? 1280)} -S -Q ${this.options.quality ?? 80}`;
+    const args = `-P ${projection(facts.width, facts.height, facts.rotation, this.options.maxEdge ?? 960)} -S -Q ${this.options.quality ?? 80}`;
     const command = this.minicap?.kind === 'apk'
       ? `CLASSPATH=${AGENT_DIR}/minicap.apk exec app_process /system/bin io.devicefarmer.minicap.Main ${args}`
       : `LD_LIBRARY_PATH=${AGENT_DIR} exec ${AGENT_DIR}/minicap ${args}`;
