@@ -135,3 +135,29 @@ it('keys change the screen: POWER turns it off and on, BACK leaves an app, wm si
   expect((await adb('shell', 'wm', 'size')).stdout).toBe('Physical size: 1080x2400\n');
   expect((await adb('shell', 'wm', 'density')).stdout).toBe('Physical density: 420\n');
 });
+
+it('a flood of typed text is bounded and still draws at once', async () => {
+  await adb('shell', 'monkey', '-p', 'com.android.settings', '1');
+  device.screen.setText('');
+  device.screen.typeText('\u00e9x'.repeat(200_000));
+  expect(field()?.text.length).toBe(10_000);
+  const started = Date.now();
+  expect(device.screen.png().length).toBeGreaterThan(0);
+  expect(Date.now() - started).toBeLessThan(20_000);
+  await adb('shell', 'am', 'force-stop', 'com.android.settings');
+});
+
+it('recents (APP_SWITCH) lists the apps last used; a swipe over an icon is no tap', async () => {
+  await adb('shell', 'monkey', '-p', 'com.android.settings', '1');
+  await adb('shell', 'input', 'keyevent', 'KEYCODE_HOME');
+  expect(device.screen.foregroundPackage()).toBeNull();
+  const youtube = centre(byText('YouTube')!);
+  await adb('shell', 'input', 'swipe', String(youtube[0]), String(youtube[1]), String(youtube[0] + 300), String(youtube[1] + 300), '100');
+  expect(device.screen.foregroundPackage()).toBeNull();
+  await adb('shell', 'input', 'keyevent', 'KEYCODE_APP_SWITCH');
+  const card = nodes(device.screen.hierarchy()).find((n) => n.resourceId.endsWith(':id/task'));
+  expect(card?.text).toBe('Settings');
+  await adb('shell', 'input', 'tap', ...centre(card!).map(String));
+  expect(device.screen.foregroundPackage()).toBe('com.android.settings');
+  await adb('shell', 'am', 'force-stop', 'com.android.settings');
+});

@@ -87,15 +87,17 @@ const rgb = (img: { width: number; data: Buffer }, x: number, y: number) => {
 // JPEG at quality 80 with 4:2:0 chroma moves colours near edges by a few tens; the colours compared differ by more.
 const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - b[i]) <= 40);
 
-/** A screenshot through `adb exec-out screencap -p`. */
-function screencap(device: SimAndroidDevice): Promise<PNG> {
+/** `adb exec-out <command>` as bytes. */
+function execOut(device: SimAndroidDevice, command: string): Promise<Buffer> {
   const cli = world.adbCli;
   return new Promise((resolve, reject) => {
-    execFile(cli.adbPath, ['-P', String(cli.serverPort), '-s', device.adbSerial, 'exec-out', 'screencap -p'],
+    execFile(cli.adbPath, ['-P', String(cli.serverPort), '-s', device.adbSerial, 'exec-out', command],
       { env: { ...process.env, ...cli.env() }, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
-      (err, stdout) => (err ? reject(err) : resolve(PNG.sync.read(stdout))));
+      (err, stdout) => (err ? reject(err) : resolve(stdout)));
   });
 }
+
+const screencap = async (device: SimAndroidDevice): Promise<PNG> => PNG.sync.read(await execOut(device, 'screencap -p'));
 
 async function push(device: SimAndroidDevice, local: string, remote: string): Promise<void> {
   expect((await adbOn(world, device.adbSerial)('push', local, remote)).code).toBe(0);
@@ -165,6 +167,9 @@ it('a minicap for another ABI, or with the library of another SDK, fails as the 
   await push(deviceOf('moto'), path.join(MINICAP, 'arm64-v8a/lib/android-30/minicap.so'), '/data/local/tmp/minicap.so');
   const info = await moto('shell', 'LD_LIBRARY_PATH=/data/local/tmp /data/local/tmp/minicap -i');
   expect(JSON.parse(info.stdout)).toMatchObject({ width: 720, height: 1600, rotation: 0 });
+  expect((await moto('shell', 'LD_LIBRARY_PATH=/data/local/tmp /data/local/tmp/minicap -t')).stdout).toBe('OK\n');
+  const still = jpeg.decode(await execOut(deviceOf('moto'), 'LD_LIBRARY_PATH=/data/local/tmp /data/local/tmp/minicap -P 720x1600@360x800/0 -s'));
+  expect([still.width, still.height]).toEqual([360, 800]);
 });
 
 it('minicap.apk through app_process serves a device whose SDK has no native library', async () => {

@@ -1,5 +1,5 @@
 // Cost of labsim's simulated Android screen: drawing a changed frame, PNG (screencap -p) and JPEG (minicap) at the
-// display size and at the projections viewers ask for. Each sample follows a change of the screen (a tap that
+// display size and at the projections viewers ask for, with jpeg-js on the same pictures for comparison. Each sample follows a change of the screen (a tap that
 // draws a touch mark), so nothing comes from the frame cache. Needs labsim built (`node scripts/bootstrap.mjs`).
 import { createRequire } from 'node:module';
 import { ms, printTable, summarize } from './statistics.mjs';
@@ -7,6 +7,7 @@ import { ms, printTable, summarize } from './statistics.mjs';
 const require = createRequire(import.meta.url);
 const { DeviceScreen } = require('../../labsim/dist/android/screen');
 const { specFromPreset } = require('../../labsim/dist');
+const jpegJs = require('../../labsim/node_modules/jpeg-js');
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 10);
 const spec = specFromPreset(process.env.BENCH_PRESET ?? 'pixel-7', 0);
@@ -34,6 +35,7 @@ const rows = [
   ['draw (RGBA)', `${width}x${height}`, measure(() => screen.rgba())],
   ['PNG', `${width}x${height}`, measure(() => screen.png())],
   ['JPEG q80', `${width}x${height}`, measure(() => screen.jpeg(80))],
+  ['JPEG q80 by jpeg-js (baseline)', `${width}x${height}`, measure(() => jpegJs.encode({ width, height, data: screen.rgba() }, 80))],
   ['JPEG q80', `${width / 2}x${height / 2}`, measure(() => screen.jpeg(80, width / 2, height / 2))],
   ['JPEG q80', `${Math.round(width / 3)}x${Math.round(height / 3)}`, measure(() => screen.jpeg(80, Math.round(width / 3), Math.round(height / 3)))],
 ];

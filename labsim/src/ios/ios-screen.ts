@@ -3,8 +3,8 @@
  * and the app's name) under a status bar with the clock and the battery, drawn at the model's native resolution
  * with the Android screen's canvas and font. What screenshotr captures.
  */
-import { PNG } from 'pngjs';
 import { Canvas } from '../android/screen/canvas';
+import { encodePng } from '../android/screen/frame-store';
 import { appColour, initials } from '../android/screen/render';
 import { textWidth } from '../android/screen/font';
 import type { IosDeviceSpec } from './spec';
@@ -61,7 +61,7 @@ export class IosScreen {
     if (this.cache?.key === key) return;
     this.draw(apps, battery, time);
     this.frame++;
-    this.cache = { key, png: PNG.sync.write({ width: this.width, height: this.height, data: this.canvas.data } as PNG, { deflateLevel: 1, filterType: 1 }) };
+    this.cache = { key, png: encodePng(this.canvas.data, this.width, this.height) };
   }
 
   private draw(apps: Array<{ bundleId: string; name: string }>, battery: { level: number; charging: boolean }, time: string): void {

@@ -1,5 +1,5 @@
 /** An RGBA framebuffer with the few shapes the simulated screens draw: rectangles, discs, rings, text, images. */
-import { GLYPH_HEIGHT, ADVANCE, glyphOf, textWidth } from './font';
+import { ADVANCE, GLYPH_HEIGHT, glyphOf, textWidth } from './font';
 
 /** 0xRRGGBB. */
 export type Rgb = number;
@@ -124,8 +124,12 @@ export class Canvas {
 
 /** The text, cut with "..." so that it is at most maxWidth pixels wide at this scale. */
 export function fitText(text: string, scale: number, maxWidth: number): string {
-  if (textWidth(text) * scale <= maxWidth) return text;
-  const chars = [...text];
-  while (chars.length > 0 && textWidth(chars.join('') + '...') * scale > maxWidth) chars.pop();
-  return chars.join('') + '...';
+  const fitting = charsFitting(scale, maxWidth);
+  const chars = [...text.slice(0, 2 * fitting + 2)];
+  return chars.length <= fitting ? chars.join('') : chars.slice(0, Math.max(0, fitting - 3)).join('') + '...';
+}
+
+/** How many characters fit in maxWidth pixels at this scale. */
+export function charsFitting(scale: number, maxWidth: number): number {
+  return Math.max(0, Math.floor((maxWidth + scale) / (ADVANCE * scale)));
 }

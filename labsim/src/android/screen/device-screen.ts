@@ -4,68 +4,35 @@
  * UiAutomator2 server) reads this one model, so they all see the same picture; input changes it.
  */
 import { EventEmitter } from 'node:events';
-import { PNG } from 'pngjs';
-import { Canvas } from './canvas';
-import { encodeJpeg } from './jpeg-encoder';
-import { IconCache, labelOf } from './apps';
+import { FrameStore } from './frame-store';
 import { AppUiState, ScreenView, UiNode, buildHierarchy, hitTest } from './hierarchy';
 import { KEYCODE, typedChar } from './keys';
 import { LaunchableApp, Metrics, inside, navBar } from './layout';
-import { TouchMark, renderScreen } from './render';
+import { renderScreen } from './render';
+import { AppCatalogue, ScreenHost, ambientKey, pollWhileWatched } from './screen-host';
+import { Transients } from './transients';
 
 export type { UiNode } from './hierarchy';
+export type { ScreenHost } from './screen-host';
 
-/** What the screen reads from its device. */
-export interface ScreenHost {
-  width: number;
-  height: number;
-  density: number;
-  /** The launcher's package (the hierarchy's package while no app is in front). */
-  launcherPackage: string;
-  /** Installed apps: whether the launcher lists them, and their APK on the host (for the icon). */
-  installed(): Array<{ packageName: string; launchable: boolean; apkHostPath: string | null; stamp: string }>;
-  /** The status bar's clock, "HH:MM" in the device's time zone. */
-  clock(): string;
-  battery(): { level: number; charging: boolean };
-  /** Starts the app's process (the activity manager's side of a launch). */
-  startApp?(packageName: string): void;
-}
-
-/** How long a lifted touch and the volume panel stay visible. */
-const TOUCH_MARK_MS = 400;
-const VOLUME_PANEL_MS = 1500;
-
-interface Contact {
-  downX: number;
-  downY: number;
-  x: number;
-  y: number;
-  moved: boolean;
-}
-
+/** A field holds a bounded text, so a flood of input cannot grow the hierarchy without end. */
+const MAX_FIELD_TEXT = 10_000;
 export class DeviceScreen extends EventEmitter {
   readonly width: number;
   readonly height: number;
   private rotationValue: 0 | 1 | 2 | 3 = 0;
   private frame = 0;
   private readonly metrics: Metrics;
-  private readonly canvas: Canvas;
-  private rendered = -1;
-  private pngCache: { frame: number; data: Buffer } | undefined;
-  private jpegCache: { key: string; data: Buffer } | undefined;
+  private readonly frames: FrameStore;
   private view: { kind: 'launcher' | 'recents' } | { kind: 'app'; packageName: string } = { kind: 'launcher' };
   private readonly appStates = new Map<string, AppUiState>();
   /** Apps in the order last used, newest first. */
   private recentPackages: string[] = [];
   private screenOn = true;
   private volume = 8;
-  private volumeShownUntil = 0;
-  private readonly contacts = new Map<number, Contact>();
-  private lifted: Array<{ x: number; y: number; until: number }> = [];
+  private readonly transients = new Transients(() => this.changed());
   private ambientKey = '';
-  private ambientTimer: NodeJS.Timeout | undefined;
-  private fadeTimer: NodeJS.Timeout | undefined;
-  private readonly icons = new IconCache();
+  private readonly apps: AppCatalogue;
   /** What PASTE inserts. */
   clipboard = '';
 
@@ -76,21 +43,11 @@ export class DeviceScreen extends EventEmitter {
     this.width = host.width;
     this.height = host.height;
     this.metrics = { width: host.width, height: host.height, dp: host.density / 160 };
-    this.canvas = new Canvas(host.width, host.height);
-    this.ambientKey = this.computeAmbientKey();
+    this.frames = new FrameStore(host.width, host.height);
+    this.ambientKey = ambientKey(this.host);
+    this.apps = new AppCatalogue(host);
     // The clock, the battery and the installed apps change on their own: looked at while someone watches.
-    this.on('newListener', (event) => {
-      if (event === 'change' && !this.ambientTimer) {
-        this.ambientTimer = setInterval(() => this.refreshAmbient(), 1000);
-        this.ambientTimer.unref();
-      }
-    });
-    this.on('removeListener', () => {
-      if (this.listenerCount('change') === 0 && this.ambientTimer) {
-        clearInterval(this.ambientTimer);
-        this.ambientTimer = undefined;
-      }
-    });
+    pollWhileWatched(this, 'change', 1000, () => this.refreshAmbient());
   }
 
   get frameNumber(): number {
@@ -108,7 +65,7 @@ export class DeviceScreen extends EventEmitter {
     this.changed();
   }
 
-  /** The package of the home screen (the hierarchy's package while no app is in front). */
+  /** The home screen's package (the hierarchy's while no app is in front). */
   get launcherPackage(): string {
     return this.host.launcherPackage;
   }
@@ -123,7 +80,7 @@ export class DeviceScreen extends EventEmitter {
 
   hierarchy(): UiNode {
     this.refreshAmbient();
-    return buildHierarchy({ metrics: this.metrics, view: this.screenView(), launcherPackage: this.host.launcherPackage, apps: this.launcherApps(), recents: this.recentApps() });
+    return buildHierarchy({ metrics: this.metrics, view: this.screenView(), launcherPackage: this.host.launcherPackage, apps: this.apps.launchable(), recents: this.recentApps() });
   }
 
   tap(x: number, y: number): void {
@@ -140,7 +97,7 @@ export class DeviceScreen extends EventEmitter {
     if (!target) return;
     const pkg = this.foregroundPackage();
     if (pkg === null) {
-      const app = [...this.launcherApps(), ...this.recentApps()].find((a) => a.label === target.text);
+      const app = [...this.apps.launchable(), ...this.recentApps()].find((a) => a.label === target.text);
       if (app) this.launch(app.packageName);
       return;
     }
@@ -153,18 +110,19 @@ export class DeviceScreen extends EventEmitter {
     this.changed();
   }
 
-  touch(contact: number, phase: 'down' | 'move' | 'up', x: number, y: number): void {
+  /** One contact's event; 'cancel' lifts it without acting on it (a gesture abandoned, a touch client gone). */
+  touch(contact: number, phase: 'down' | 'move' | 'up' | 'cancel', x: number, y: number): void {
     if (!this.screenOn) return;
-    const known = this.contacts.get(contact);
+    const known = this.transients.contacts.get(contact);
     if (phase === 'down') {
-      this.contacts.set(contact, { downX: x, downY: y, x, y, moved: false });
+      this.transients.contacts.set(contact, { downX: x, downY: y, x, y, moved: false });
     } else if (phase === 'move' && known) {
       known.x = x;
       known.y = y;
       if (Math.hypot(x - known.downX, y - known.downY) > 12 * this.metrics.dp) known.moved = true;
-    } else if (phase === 'up' && known) {
-      this.contacts.delete(contact);
-      if (!known.moved) {
+    } else if ((phase === 'up' || phase === 'cancel') && known) {
+      this.transients.contacts.delete(contact);
+      if (!known.moved && phase === 'up') {
         this.tap(known.downX, known.downY);
         return;
       }
@@ -178,7 +136,7 @@ export class DeviceScreen extends EventEmitter {
       const next = keycode === KEYCODE.POWER ? !this.screenOn : keycode === KEYCODE.WAKEUP;
       if (next !== this.screenOn) {
         this.screenOn = next;
-        this.contacts.clear();
+        this.transients.clear();
         this.changed();
       }
       return;
@@ -200,41 +158,42 @@ export class DeviceScreen extends EventEmitter {
       case KEYCODE.VOLUME_DOWN:
       case KEYCODE.VOLUME_MUTE:
         this.volume = keycode === KEYCODE.VOLUME_MUTE ? 0 : Math.max(0, Math.min(15, this.volume + (keycode === KEYCODE.VOLUME_UP ? 1 : -1)));
-        this.volumeShownUntil = Date.now() + VOLUME_PANEL_MS;
-        this.scheduleFade();
+        this.transients.showVolume();
         break;
       case KEYCODE.DEL:
-        if (!pkg || !this.appState(pkg).focused) return;
-        this.appState(pkg).text = [...this.appState(pkg).text].slice(0, -1).join('');
-        break;
+        return this.editField((text) => [...text].slice(0, -1).join(''));
       case KEYCODE.ENTER:
         if (!pkg || !this.appState(pkg).focused) return;
         this.appState(pkg).status = `Entered: ${this.appState(pkg).text}`;
         break;
       case KEYCODE.PASTE:
-        this.typeText(this.clipboard);
-        return;
-      default: {
-        const ch = typedChar(keycode);
-        if (ch === undefined) return;
-        this.typeText(ch);
-        return;
-      }
+        return this.typeText(this.clipboard);
+      default:
+        return this.typeText(typedChar(keycode) ?? '');
     }
     this.changed();
   }
 
   typeText(text: string): void {
+    this.editField((current) => current + text);
+  }
+
+  /** Replaces the focused field's text (an element's setText or clear). */
+  setText(text: string): void {
+    this.editField(() => text);
+  }
+
+  private editField(edit: (current: string) => string): void {
     const pkg = this.foregroundPackage();
-    if (!this.screenOn || !pkg || !text) return;
-    const ui = this.appState(pkg);
-    if (!ui.focused) return;
-    ui.text += text;
+    const ui = pkg && this.screenOn ? this.appState(pkg) : undefined;
+    const next = ui?.focused ? edit(ui.text).slice(0, MAX_FIELD_TEXT) : undefined;
+    if (!ui || next === undefined || next === ui.text) return;
+    ui.text = next;
     this.changed();
   }
 
   launch(pkg: string): void {
-    if (!this.host.installed().some((p) => p.packageName === pkg)) return;
+    if (!this.apps.isInstalled(pkg)) return;
     this.host.startApp?.(pkg);
     this.showApp(pkg);
   }
@@ -263,34 +222,25 @@ export class DeviceScreen extends EventEmitter {
     this.recentPackages = [];
     this.view = { kind: 'launcher' };
     this.screenOn = true;
-    this.contacts.clear();
+    this.transients.contacts.clear();
     this.changed();
   }
 
   png(): Buffer {
     this.render();
-    if (this.pngCache?.frame !== this.frame) {
-      const data = PNG.sync.write({ width: this.width, height: this.height, data: this.canvas.data } as PNG, { deflateLevel: 1, filterType: 1 });
-      this.pngCache = { frame: this.frame, data };
-    }
-    return this.pngCache.data;
+    return this.frames.png();
   }
 
   /** The picture as a JPEG, scaled to width x height (default: the display size). */
   jpeg(quality = 80, width = this.width, height = this.height): Buffer {
     this.render();
-    const key = `${this.frame}:${quality}:${width}x${height}`;
-    if (this.jpegCache?.key !== key) {
-      const data = encodeJpeg(this.canvas.scaled(width, height), width, height, quality);
-      this.jpegCache = { key, data };
-    }
-    return this.jpegCache.data;
+    return this.frames.jpeg(quality, width, height);
   }
 
   /** The picture's RGBA bytes at the display size (screencap's raw form). */
   rgba(): Buffer {
     this.render();
-    return this.canvas.data;
+    return this.frames.canvas.data;
   }
 
   // ---- internals ---------------------------------------------------------
@@ -302,28 +252,19 @@ export class DeviceScreen extends EventEmitter {
 
   private render(): void {
     this.refreshAmbient();
-    if (this.rendered === this.frame) return;
-    const now = Date.now();
-    this.lifted = this.lifted.filter((m) => m.until > now);
-    const touches: TouchMark[] = [...[...this.contacts.values()].map((c) => ({ x: c.x, y: c.y, down: true })), ...this.lifted.map((m) => ({ x: m.x, y: m.y, down: false }))];
-    const battery = this.host.battery();
-    renderScreen(this.canvas, {
-      metrics: this.metrics, view: this.screenView(), launcherPackage: this.host.launcherPackage, apps: this.launcherApps(), recents: this.recentApps(),
-      on: this.screenOn, clock: this.host.clock(), batteryLevel: battery.level, charging: battery.charging, touches,
-      volume: this.volumeShownUntil > now ? this.volume : null,
+    this.frames.draw(this.frame, (canvas) => {
+      const battery = this.host.battery();
+      renderScreen(canvas, {
+        metrics: this.metrics, view: this.screenView(), launcherPackage: this.host.launcherPackage, apps: this.apps.launchable(), recents: this.recentApps(),
+        on: this.screenOn, clock: this.host.clock(), batteryLevel: battery.level, charging: battery.charging, touches: this.transients.marks(),
+        volume: this.transients.volumeShown() ? this.volume : null,
+      });
     });
-    this.rendered = this.frame;
-  }
-
-  private computeAmbientKey(): string {
-    const battery = this.host.battery();
-    const apps = this.host.installed().filter((p) => p.launchable).map((p) => `${p.packageName}@${p.stamp}`).join(',');
-    return `${this.host.clock()}|${battery.level}|${battery.charging}|${apps}`;
   }
 
   /** A new picture when the clock, the battery or the installed apps changed since the last one. */
   private refreshAmbient(): void {
-    const key = this.computeAmbientKey();
+    const key = ambientKey(this.host);
     if (key === this.ambientKey) return;
     this.ambientKey = key;
     const installed = new Set(this.host.installed().map((p) => p.packageName));
@@ -333,21 +274,8 @@ export class DeviceScreen extends EventEmitter {
   }
 
   private markLifted(x: number, y: number): void {
-    this.lifted.push({ x, y, until: Date.now() + TOUCH_MARK_MS });
-    this.scheduleFade();
+    this.transients.markLifted(x, y);
     this.changed();
-  }
-
-  /** Redraws once the touch marks and the volume panel have faded. */
-  private scheduleFade(): void {
-    if (this.fadeTimer) return;
-    const wait = Math.max(...this.lifted.map((m) => m.until), this.volumeShownUntil) - Date.now();
-    this.fadeTimer = setTimeout(() => {
-      this.fadeTimer = undefined;
-      this.changed();
-      if (this.lifted.some((m) => m.until > Date.now()) || this.volumeShownUntil > Date.now()) this.scheduleFade();
-    }, Math.max(10, wait + 5));
-    this.fadeTimer.unref();
   }
 
   private appState(pkg: string): AppUiState {
@@ -359,23 +287,12 @@ export class DeviceScreen extends EventEmitter {
     return ui;
   }
 
-  private app(pkg: string): LaunchableApp {
-    const info = this.host.installed().find((p) => p.packageName === pkg);
-    return { packageName: pkg, label: labelOf(pkg), icon: info ? this.icons.get(info.apkHostPath, info.stamp) : null };
-  }
-
-  private launcherApps(): LaunchableApp[] {
-    return this.host.installed().filter((p) => p.launchable)
-      .map((p) => ({ packageName: p.packageName, label: labelOf(p.packageName), icon: this.icons.get(p.apkHostPath, p.stamp) }))
-      .sort((a, b) => a.label.localeCompare(b.label, 'en'));
-  }
-
   private recentApps(): LaunchableApp[] {
-    return this.recentPackages.map((p) => this.app(p));
+    return this.recentPackages.map((p) => this.apps.app(p));
   }
 
   private screenView(): ScreenView {
     const v = this.view;
-    return v.kind === 'app' ? { kind: 'app', app: this.app(v.packageName), ui: this.appState(v.packageName) } : v;
+    return v.kind === 'app' ? { kind: 'app', app: this.apps.app(v.packageName), ui: this.appState(v.packageName) } : v;
   }
 }

@@ -91,8 +91,8 @@ function serve(screen: DeviceScreen, socket: Duplex, pid: number, done: () => vo
   });
   socket.once('close', () => {
     closed = true;
-    // Contacts still down when the client goes are lifted, as the kernel does when the device is released.
-    for (const [contact, at] of down) screen.touch(contact, 'up', at.x, at.y);
+    // Contacts still down when the client goes are cancelled, as the kernel does when the device is released.
+    for (const [contact, at] of down) screen.touch(contact, 'cancel', at.x, at.y);
     down.clear();
     done();
   });

@@ -1,5 +1,5 @@
 /** Draws a simulated Android screen into a canvas from the same layout the view hierarchy reports. */
-import { Canvas, Rgb, fitText } from './canvas';
+import { Canvas, Rgb, charsFitting, fitText } from './canvas';
 import { HierarchyInput } from './hierarchy';
 import { Box, LaunchableApp, Metrics, appScreen, centre, launcherGrid, navBar, recentCards, statusBar, textScale, volumePanel } from './layout';
 import { textWidth } from './font';
@@ -117,9 +117,8 @@ function drawApp(c: Canvas, m: Metrics, app: LaunchableApp, text: string, focuse
 
 /** The end of a text that fits the width (a field shows where the typing is). */
 function tail(text: string, scale: number, maxWidth: number): string {
-  const chars = [...text];
-  while (chars.length > 1 && textWidth(chars.join('')) * scale > maxWidth) chars.shift();
-  return chars.join('');
+  const fitting = Math.max(1, charsFitting(scale, maxWidth));
+  return [...text.slice(-2 * fitting)].slice(-fitting).join('');
 }
 
 function drawStatusBar(c: Canvas, m: Metrics, s: RenderInput): void {
