@@ -84,6 +84,29 @@ export class DeviceScreens {
     return () => this.detach(vendorUniqueIdentifier, joined, viewer);
   }
 
+  /**
+   * One still of the device's screen: the newest frame of a running capture, else the platform's one-shot picture,
+   * else the first frame of a capture started for it.
+   */
+  async still(vendorUniqueIdentifier: string, timeoutMs: number): Promise<Buffer> {
+    const running = this.captures.get(vendorUniqueIdentifier)?.lastFrame;
+    if (running) return running;
+    const capability = this.capabilityOf(vendorUniqueIdentifier);
+    if (!capability) throw new Error('This device has no live screen on its gateway.');
+    if (capability.still) return capability.still(vendorUniqueIdentifier);
+    return new Promise((resolve, reject) => {
+      let detach = (): void => undefined;
+      const timer = setTimeout(() => { detach(); reject(new Error('The device gave no screen image in time.')); }, timeoutMs);
+      const viewer: ScreenViewer = {
+        viewOnly: true,
+        control: () => undefined,
+        frame: (image) => { clearTimeout(timer); setImmediate(() => detach()); resolve(image); },
+        end: (reason) => { clearTimeout(timer); reject(new Error(reason)); },
+      };
+      detach = this.attach(vendorUniqueIdentifier, viewer);
+    });
+  }
+
   /** Passes a viewer's input to the device's source; a view-only viewer's is dropped. */
   async input(vendorUniqueIdentifier: string, viewer: ScreenViewer, input: ScreenInput): Promise<void> {
     if (viewer.viewOnly && isControlInput(input)) return;

@@ -38,6 +38,8 @@ export interface ScreenSource {
 /** A driver's screen capability: a new capture of one of its devices. */
 export interface ScreenCapability {
   open(vendorUniqueIdentifier: string): ScreenSource;
+  /** One still image taken now, cheaper than starting a capture (a grid's thumbnail); without it a capture is started. */
+  still?(vendorUniqueIdentifier: string): Promise<Buffer>;
 }
 
 export const NO_CONTROLS: ScreenControls = { touch: false, keys: false, text: false, rotate: false };

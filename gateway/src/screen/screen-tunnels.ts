@@ -138,3 +138,37 @@ export function screenTunnels(screens: DeviceScreens, logger: Logger): TunnelSer
     },
   };
 }
+
+/**
+ * `screen-still`: one still image of the device (a grid's thumbnail, a screenshot download) as one frame message,
+ * then the end; bound to the retain the hub named, as the screen is.
+ */
+export function screenStillTunnels(screens: DeviceScreens, logger: Logger): TunnelService {
+  const retains = new Map<string, string>();
+  return {
+    retentions(retentions, complete) {
+      if (complete) retains.clear();
+      for (const r of retentions) {
+        if (r.retainId) retains.set(r.vendorUniqueIdentifier, r.retainId);
+        else retains.delete(r.vendorUniqueIdentifier);
+      }
+    },
+    open(request, openCall) {
+      const call = openCall();
+      call.on('error', () => undefined);
+      if ((retains.get(request.vendorUniqueIdentifier) ?? '') !== (request.retainId ?? '')) {
+        call.write({ tunnelId: request.tunnelId, error: 'The gateway refuses the still: the device\'s retain changed.' });
+        call.end();
+        return;
+      }
+      call.write({ tunnelId: request.tunnelId });
+      screens.still(request.vendorUniqueIdentifier, 8_000).then(
+        (image) => call.write({ data: encodeScreenFrame(image) }),
+        (err: unknown) => {
+          logger.debug({ err, device: request.vendorUniqueIdentifier }, 'no screen still');
+          call.write({ data: encodeScreenControl({ t: 'error', message: err instanceof Error ? err.message : String(err) }) });
+        },
+      ).finally(() => call.end());
+    },
+  };
+}

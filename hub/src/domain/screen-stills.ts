@@ -61,7 +61,7 @@ export class ScreenStills {
     await this.turn(timeoutMs);
     try {
       const tunnel = await this.gateways.openTunnel({
-        vendorUniqueIdentifier, remoteAddress: 'the hub (screen still)', userLogin: '', service: 'screen', viewOnly: true, retainId,
+        vendorUniqueIdentifier, remoteAddress: 'the hub (screen still)', userLogin: '', service: 'screen-still', viewOnly: true, retainId,
       }, Math.max(1, deadline - Date.now())).catch((err: unknown) => {
         // No connected gateway holds it here (or on another replica, whose stills it takes itself).
         throw new ApiFailure(`The device's screen is not reachable: ${err instanceof Error ? err.message : String(err)}`, 'GATEWAY_OFFLINE');

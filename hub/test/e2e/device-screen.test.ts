@@ -149,3 +149,28 @@ test('the gateway drops a view-only tunnel\'s input even when it reaches it', as
   tunnel.end();
   expect((await json(await lab.api(alice, `/Device?action=release&id=${deviceId}`, { method: 'POST' }))).isSuccess).toBe(true);
 });
+
+test('a share for a named user; revoking it ends that viewer within 1 s; a disable ends the retainer\'s screen', async () => {
+  expect((await json(await lab.api(alice, `/Device?action=retain&id=${deviceId}`, { method: 'POST' }))).isSuccess).toBe(true);
+  const share = await json(await lab.api(alice, `/Device/Share?id=${deviceId}&user=${encodeURIComponent(bob.login)}`, { method: 'POST' }));
+  expect(share).toMatchObject({ isSuccess: true, data: { userLogin: bob.login } });
+  expect(share.data.token).toBeUndefined();
+  const viewer = screen(`id=${deviceId}`, basic(bob));
+  const owner = screen(`id=${deviceId}`, basic(alice));
+  await Promise.all([viewer.opened, owner.opened]);
+  await waitFor(async () => viewer.frames > 0 && owner.frames > 0, 30_000, 'frames for both');
+  const revoked = await json(await lab.api(alice, `/Device/Share?id=${deviceId}&shareId=${share.data.id}`, { method: 'DELETE' }));
+  const at = Date.now();
+  expect(revoked.isSuccess).toBe(true);
+  await waitFor(async () => viewer.closedAt !== undefined, 5_000, 'the viewer cut');
+  expect(viewer.closedAt! - at).toBeLessThan(1_000);
+  expect(viewer.errors.join(' ')).toContain('revoked');
+  expect(owner.closedAt).toBeUndefined();
+  // A disable (by an administrator) ends the retainer's screen too.
+  const disabled = await json(await lab.api(lab.admin, `/Device?action=disable&id=${deviceId}`, { method: 'POST' }));
+  const disabledAt = Date.now();
+  expect(disabled.isSuccess).toBe(true);
+  await waitFor(async () => owner.closedAt !== undefined, 5_000, 'the owner cut');
+  expect(owner.closedAt! - disabledAt).toBeLessThan(1_000);
+  expect((await json(await lab.api(lab.admin, `/Device?action=enable&id=${deviceId}`, { method: 'POST' }))).isSuccess).toBe(true);
+});

@@ -25,11 +25,11 @@ export function DeviceGrid({ user }: { user: SessionUser }) {
   const [text, setText] = useState('');
   const [sort, setSort] = useState<SortKey>('name');
   const [thumbnails, setThumbnails] = useState(false);
-  // Stills are asked for again every 10 s (one URL per period, so the browser's cache and the hub's answer it).
+  // Stills are asked for again every 30 s (one URL per period, so the browser's cache and the hub's answer it).
   const [period, setPeriod] = useState(0);
   useEffect(() => {
     if (!thumbnails) return;
-    const timer = setInterval(() => setPeriod(Math.floor(Date.now() / 10_000)), 10_000);
+    const timer = setInterval(() => setPeriod(Math.floor(Date.now() / 30_000)), 30_000);
     return () => clearInterval(timer);
   }, [thumbnails]);
 

@@ -23,7 +23,7 @@ import { asCommandError, limitDeviceWork, runShell } from './shell';
 import { Admission, type AdmissionLimits } from '../admission';
 import { AdbTracker } from './tracker';
 import { AndroidSampling } from './sampling';
-import { AndroidScreen } from './screen/android-screen';
+import { AndroidScreen, screencap } from './screen/android-screen';
 import type { ScreenCapability } from '../../screen/screen-source';
 
 export interface AndroidDriverOptions extends AdbServerOptions {
@@ -76,7 +76,10 @@ export class AndroidDriver implements DeviceDriver {
   private readonly rebootGraceMs: number;
   private readonly devicePollMs: number;
   readonly sampling: AndroidSampling;
-  readonly screen: ScreenCapability = { open: (id) => new AndroidScreen(this.device(id), { logger: this.logger }) };
+  readonly screen: ScreenCapability = {
+    open: (id) => new AndroidScreen(this.device(id), { logger: this.logger }),
+    still: (id) => screencap(this.device(id)),
+  };
 
   constructor(options: AndroidDriverOptions = {}) {
     this.client = createAdbClient(options);

@@ -18,7 +18,7 @@ import { batteryStatusOf, factsFromLockdown, type IosFacts } from './facts';
 import { browseApps, installPackage, uninstallApp } from './installation-proxy';
 import { type LockdownSession, pairRecordOf } from './lockdown';
 import { IosSampling } from './sampling';
-import { ScreenshotrScreen } from './screenshotr';
+import { ScreenshotrScreen, takeScreenshot } from './screenshotr';
 import type { ScreenCapability } from '../../screen/screen-source';
 import { type DeviceLink, openServiceSocket, withLockdown, withPlistService } from './services';
 import { followSyslog, LogRing } from './syslog';
@@ -70,6 +70,7 @@ export class IosDriver implements DeviceDriver {
   /** The live screen by screenshots (view only); WebDriverAgent's stream is not used here. */
   readonly screen: ScreenCapability = {
     open: (id) => new ScreenshotrScreen(this.ready(id).link, id, { timeoutMs: this.timeoutMs, logger: this.logger }),
+    still: (id) => takeScreenshot(this.ready(id).link, id, { timeoutMs: this.timeoutMs, logger: this.logger }),
   };
   private readonly udidOf = new Map<number, string>();
   private listener: DeviceListener | undefined;

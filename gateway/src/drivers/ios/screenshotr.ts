@@ -166,3 +166,16 @@ export class ScreenshotrScreen implements ScreenSource {
     this.connection?.close();
   }
 }
+
+/** One screenshot (PNG): a screenshotr session for its first picture. */
+export async function takeScreenshot(link: DeviceLink, udid: string, options: ScreenshotrOptions): Promise<Buffer> {
+  const source = new ScreenshotrScreen(link, udid, options);
+  let first: Buffer | undefined;
+  try {
+    await source.start({ started: () => undefined, frame: (image) => { first ??= image; }, ended: () => undefined });
+  } finally {
+    await source.stop();
+  }
+  if (!first) throw new DeviceCommandError(`Device ${udid} gave no screenshot`, 'SCREEN_UNAVAILABLE');
+  return first;
+}

@@ -11,7 +11,7 @@ import { CommandsChannel } from './commands';
 import { InventoryChannel } from './inventory';
 import { MetricsChannel } from './metrics';
 import { UsbHubsChannel } from './usb-hubs';
-import { screenTunnels } from '../../screen/screen-tunnels';
+import { screenStillTunnels, screenTunnels } from '../../screen/screen-tunnels';
 
 export function gatewayChannels(link: HubConnection, options: HubLinkOptions) {
   const { drivers, appCache, logger, usbHubs } = options;
@@ -25,6 +25,7 @@ export function gatewayChannels(link: HubConnection, options: HubLinkOptions) {
       // OpenTunnel's services besides the access endpoint, one line each.
       tunnelServices: {
         screen: options.screens && screenTunnels(options.screens, logger),
+        'screen-still': options.screens && screenStillTunnels(options.screens, logger),
       },
     }),
     inventory,

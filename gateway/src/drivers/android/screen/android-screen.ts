@@ -9,7 +9,8 @@ import type { Duplex } from 'node:stream';
 import type { Logger, ScreenInput } from '@devicelab/shared';
 import { DeviceCommandError } from '../../device-driver';
 import type { ScreenSink, ScreenSource } from '../../../screen/screen-source';
-import { runShell } from '../shell';
+import Adb from '@devicefarmer/adbkit';
+import { asCommandError, runShell, withDeviceSlot } from '../shell';
 import { AGENT_DIR, connectAgent, killAgent, pushFile, readGreeting, startAgent } from './device-agent';
 import { pressKey, TextInput } from './keys-and-text';
 import { type MinicapBanner, MinicapStreamReader, projection } from './minicap-stream';
@@ -42,6 +43,21 @@ async function readDisplayFacts(device: DeviceClient): Promise<DisplayFacts> {
     height: Number(physical[2]),
     rotation: Number.isInteger(quarter) && quarter >= 0 && quarter <= 3 ? quarter * 90 : 0,
   };
+}
+
+/** One PNG of the screen by the device's own `screencap -p`, in a shell admission slot, within 15 s. */
+export function screencap(device: DeviceClient): Promise<Buffer> {
+  return withDeviceSlot(device, async () => {
+    const stream = await device.screencap();
+    const timer = setTimeout(() => stream.destroy(new Error('screencap did not finish within 15 s')), 15_000);
+    try {
+      const png = await Adb.util.readAll(stream);
+      if (png.length < 8 || png.readUInt32BE(0) !== 0x89504e47) throw new Error('screencap gave no PNG');
+      return png;
+    } finally {
+      clearTimeout(timer);
+    }
+  }).catch((err: unknown) => { throw asCommandError(device.serial, err); });
 }
 
 export class AndroidScreen implements ScreenSource {
