@@ -29,6 +29,9 @@ interface OpenViewer {
   close(reason: string): void;
 }
 
+/** Key, text and rotate inputs of one viewer running at once; more are dropped. */
+const MAX_COMMANDS_PER_VIEWER = 4;
+
 /** Frames written to the call and not yet taken by the link, beyond which a newer frame replaces the waiting one. */
 const FRAMES_IN_FLIGHT = 2;
 
@@ -120,15 +123,21 @@ export function screenTunnels(screens: DeviceScreens, logger: Logger): TunnelSer
       const set = open.get(vuid) ?? new Set();
       set.add(entry);
       open.set(vuid, set);
+      let commandsRunning = 0;
       call.on('data', (frame: { data?: Buffer }) => {
         if (!frame.data) return;
         const input = parseScreenInput(frame.data);
         if (!input) return;
         if (input.t === 'ping') return viewer.control({ t: 'pong', ...(input.id !== undefined ? { id: input.id } : {}) });
+        // Keys, text and rotation are device commands that take a while each: a viewer gets a few at once, the
+        // rest are dropped (touch goes down minitouch's socket and waits for nothing).
+        const command = input.t !== 'touch';
+        if (command && commandsRunning >= MAX_COMMANDS_PER_VIEWER) return;
+        if (command) commandsRunning++;
         screens.input(vuid, viewer, input).catch((err: unknown) => {
           logger.debug({ err, device: vuid }, 'screen input failed');
           viewer.control({ t: 'error', message: `The device did not take the input: ${err instanceof Error ? err.message : String(err)}` });
-        });
+        }).finally(() => { if (command) commandsRunning--; });
       });
       const closed = () => viewer.end('The viewer left.');
       call.once('end', closed);
