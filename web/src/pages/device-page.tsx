@@ -19,6 +19,8 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState('');
   const [watchOnly, setWatchOnly] = useState(false);
+  // An administrator watches another's device only when asked (each view-only viewer is an event in the history).
+  const [watching, setWatching] = useState(false);
   // A view-only share link opens this page with `?share=<token>`.
   const share = new URLSearchParams(location.search).get('share') ?? undefined;
   const live = store.devices.get(id);
@@ -87,8 +89,10 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
         <div>
           {mine && <label class="check"><input type="checkbox" checked={watchOnly}
             onChange={(e) => setWatchOnly((e.target as HTMLInputElement).checked)} />Watch only (leave a running automation alone)</label>}
-          <LiveScreen key={`${device.retainedById ?? ''}`} deviceId={device.id} deviceName={device.name}
-            viewOnly={!mine || watchOnly} share={mine ? undefined : share} />
+          {mine || share || watching
+            ? <LiveScreen key={`${device.retainedById ?? ''}`} deviceId={device.id} deviceName={device.name}
+              viewOnly={!mine || watchOnly} share={mine ? undefined : share} />
+            : <button type="button" onClick={() => setWatching(true)}>Watch the screen (view only)</button>}
         </div>
         {mine && <ScreenShares deviceId={device.id} />}
       </section>}
