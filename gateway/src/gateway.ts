@@ -7,6 +7,7 @@ import { AppCache } from './apps/app-cache';
 import type { DeviceDriver, DeviceListener } from './drivers/device-driver';
 import { createPlatformDrivers, type PlatformConfig } from './drivers/index';
 import { DriverRegistry } from './drivers/registry';
+import { DeviceScreens, type DeviceScreensOptions } from './screen/device-screens';
 import { HubLink, type HubLinkTls } from './link/hub-link';
 import type { BackoffOptions } from './link/backoff';
 import { MetricsUplink, type MetricsUplinkOptions } from './link/metrics-uplink';
@@ -30,6 +31,8 @@ export interface GatewayOptions extends PlatformConfig {
   logger?: Logger;
   tls?: HubLinkTls;
   backoff?: BackoffOptions;
+  /** The live screen: how long a capture without viewers keeps running. */
+  screen?: Pick<DeviceScreensOptions, 'lingerMs'>;
   /** Replaces the registered platform drivers (tests). */
   drivers?: DeviceDriver[];
   /** Metrics intervals per table (0 turns a table off); `false` turns device sampling off entirely. */
@@ -60,6 +63,8 @@ export interface RunningGateway {
   readonly usbHubs?: UsbHubs;
   /** The retainers' adb endpoints; undefined when turned off. */
   readonly adbAccess?: AdbAccessEndpoints;
+  /** The live screens of its devices (one capture each, shared by the viewers). */
+  readonly screens: DeviceScreens;
   /** The Prometheus endpoint's URL when `metricsListen` was given. */
   readonly metricsUrl?: string;
   /** The devices' automation servers; undefined when turned off. */
@@ -99,6 +104,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const automation = options.automation === false ? undefined
     : new AutomationServers(registry, { ...DEFAULT_AUTOMATION, ...options.automation }, logger.child({ component: 'automation' }));
+  // One capture per device, whatever the number of its viewers (screen/device-screens.ts).
+  const screens = new DeviceScreens((id) => registry.screenOf(id), { logger: logger.child({ component: 'screen' }), ...options.screen });
   link = new HubLink({
     name: options.name,
     token: options.token,
@@ -114,6 +121,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     usbHubs: usbHubs?.service,
     adbAccess,
     automation,
+    screens,
     usbmuxAccess: options.usbmuxdAddress ? {
       access: new UsbmuxAccess(new UsbmuxClient(options.usbmuxdAddress), logger.child({ component: 'usbmux-access' }),
         { servicesUsed: packagesChanged, report: (event) => link?.channels.access.event(event) }),
@@ -151,6 +159,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     link: hubLink,
     drivers,
     adbAccess,
+    screens,
     metrics,
     samplers,
     usbHubs,
@@ -164,6 +173,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         metrics.stop();
         await usbHubs?.stop();
         await adbAccess?.stop();
+        await screens.stop();
         await hubLink.stop();
         await drivers.stop();
       })();

@@ -15,3 +15,5 @@ export { MetricsUplink, DEFAULT_UPLINK, type MetricsUplinkOptions } from './link
 export { DeviceSamplers } from './samplers/device-samplers';
 export { DEFAULT_SAMPLING, type SamplingOptions } from './samplers/sampling-options';
 export type { MetricsSink, SampledRow, MetricFieldValue } from './samplers/metrics-sink';
+export { screenTunnelCounts } from './screen/screen-tunnels';
+export { DeviceScreens, type ScreenViewer } from './screen/device-screens';

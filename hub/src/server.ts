@@ -18,6 +18,9 @@ import { PackageInspector } from './apps/package-inspector';
 import { createApiApp } from './api/app';
 import { attachWebSocketRoutes } from './http/websocket-upgrade';
 import { DEVICE_CONNECT_PATH, deviceConnectSocket } from './api/device-connect-socket';
+import { DEVICE_SCREEN_PATH, deviceScreenSocket } from './api/device-screen-socket';
+import { ScreenStills } from './domain/screen-stills';
+import { ScreenViewers } from './domain/screen-viewers';
 import { LoginThrottle } from './auth/login-throttle';
 import { ChangeFeed } from './events/change-feed';
 import { EventPublisher } from './events/event-publisher';
@@ -139,7 +142,10 @@ export async function startHub(
     const events = new EventPublisher(feed, { db, gateways: directory, dataPortState, logger });
     // One throttle for Basic auth and the dashboard's sign-in form: guessing through either counts alike.
     const throttle = new LoginThrottle();
+    // The live screen's viewers, shared by the WebSocket that adds them and the routes that list and end them.
+    const screen = { viewers: new ScreenViewers(), stills: new ScreenStills(db, directory) };
     const app = createApiApp({
+      screen,
       db,
       clock: options.clock,
       blobs,
@@ -164,7 +170,10 @@ export async function startHub(
     const server = await listen(app, config);
     const stopWebSockets = attachWebSocketRoutes(server, {
       db, throttle, logger,
-      routes: { [DEVICE_CONNECT_PATH]: deviceConnectSocket({ db, gateways: directory, ticketKeys, logger }) },
+      routes: {
+        [DEVICE_CONNECT_PATH]: deviceConnectSocket({ db, gateways: directory, ticketKeys, logger }),
+        [DEVICE_SCREEN_PATH]: deviceScreenSocket({ db, gateways: directory, viewers: screen.viewers, logger }),
+      },
     });
     cleanups.push(() => new Promise<void>((resolve) => {
       stopWebSockets();

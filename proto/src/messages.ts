@@ -19,6 +19,8 @@ export interface OpenTunnel {
   service?: string;
   /** 'screen' only: the viewer may watch, not control (the gateway drops its input). */
   viewOnly?: boolean;
+  /** 'screen' only: the retain the viewer's right stands on ('' for a device nobody retains). */
+  retainId?: string;
 }
 export interface AccessEndpoint { vendorUniqueIdentifier: string; retainId: string; port: number }
 /** Gateway -> hub when a client connects to an adb endpoint; hub -> gateway behind the Retentions sent before it. */

@@ -33,6 +33,7 @@ export const FAILURE_CODES = {
   COMMAND_TIMEOUT: { from: 'gateway', meaning: 'The device did not finish the command before its deadline.' },
   INVALID_COMMAND: { from: 'gateway', meaning: 'The command lacks something it needs (a forced install without an application identifier).' },
   UNSUPPORTED_COMMAND: { from: 'gateway', meaning: 'The gateway or the device\'s platform does not offer this command.' },
+  SCREEN_UNAVAILABLE: { from: 'gateway', meaning: "The device's screen capture or its input (touch, keyboard) could not be started on the device." },
   GATEWAY_ERROR: { from: 'gateway', meaning: 'The gateway failed unexpectedly; its log has the details.' },
   USB_HUB_ERROR: { from: 'USB hub', meaning: 'The USB hub refused the command, did not answer, or is not on this gateway.' },
   // The hub's own refusals.

@@ -6,6 +6,7 @@
 import type { DeviceState } from '@devicelab/proto';
 import type { DeviceBatteryStatus, FailureCode } from '@devicelab/shared';
 import type { AutomationPorts } from '../automation/port-blocks';
+import type { ScreenCapability } from '../screen/screen-source';
 
 export interface DeviceListener {
   /** A device appeared or its state/facts changed. The state is complete (not a patch). */
@@ -98,6 +99,8 @@ export interface DeviceDriver {
   usbLocation?(id: string): Promise<string | undefined>;
   /** What this platform's automation server (Appium) needs; a driver without it has no automation. */
   readonly automation?: DeviceAutomation;
+  /** The live screen of its devices (capture, and input where the platform takes it); none: no live screen. */
+  readonly screen?: ScreenCapability;
   stop(): Promise<void>;
 }
 

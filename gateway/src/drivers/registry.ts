@@ -6,6 +6,7 @@
  * `DEVICE_UNREACHABLE`, `INSTALL_FAILED_...`), for the gateway's Prometheus series.
  */
 import type { DeviceState } from '@devicelab/proto';
+import type { ScreenCapability } from '../screen/screen-source';
 import type { BatteryReader } from '../usbhubs/battery-reader';
 import type { UsbLocationSource } from '../usbhubs/usb-locations';
 import {
@@ -118,6 +119,11 @@ export class DriverRegistry {
   readonly usbLocations: UsbLocationSource = {
     lookup: async (id) => this.owners.get(id)?.usbLocation?.(id),
   };
+
+  /** The live screen of whichever driver owns the device; undefined when it has none. */
+  screenOf(id: string): ScreenCapability | undefined {
+    return this.owners.get(id)?.screen;
+  }
 
   async stop(): Promise<void> {
     await Promise.all(this.drivers.map((driver) => driver.stop()));

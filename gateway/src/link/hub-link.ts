@@ -22,6 +22,7 @@ import type { UsbHubService } from '../usbhubs/usb-hub-service';
 import { DEFAULT_BACKOFF, type BackoffOptions } from './backoff';
 import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkClient } from './channels/channel';
 import { gatewayChannels, type GatewayChannels } from './channels/index';
+import type { DeviceScreens } from '../screen/device-screens';
 import { newNonce, verifyHubProof } from './hub-proof';
 import { HubRotation, parseHubAddresses, type AttemptOutcome } from './hub-rotation';
 import { createLinkClients, type HubLinkTls } from './link-clients';
@@ -59,6 +60,8 @@ export interface HubLinkOptions {
   usbmuxAccess?: IosTunnels;
   /** The devices' automation servers; undefined when automation is off. */
   automation?: AutomationServers;
+  /** The devices' live screens, reached by screen tunnels. */
+  screens?: DeviceScreens;
 }
 
 interface Session {

@@ -14,6 +14,7 @@ import type { DriverRegistry } from '../drivers/registry';
 import type { MetricsUplink } from '../link/metrics-uplink';
 import type { DeviceSamplers } from '../samplers/device-samplers';
 import type { UsbHubService } from '../usbhubs/usb-hub-service';
+import { screenTunnelCounts } from '../screen/screen-tunnels';
 
 export interface GatewayMetricsSources {
   drivers: Pick<DriverRegistry, 'snapshot' | 'failures'>;
@@ -34,6 +35,16 @@ export function gatewayMetricsRegistry(sources: GatewayMetricsSources): Registry
     labelNames: ['component', 'version', 'node'] as const,
     registers: [registry],
   }).set({ component: 'gateway', version, node: process.version }, 1);
+  new Gauge({
+    name: 'devicelab_gateway_screen_frames_total',
+    help: 'Live screen frames written to screen tunnels (outcome=sent), or replaced by a newer one while a tunnel did not drain (outcome=dropped).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ outcome: 'sent' }, screenTunnelCounts.framesSent);
+      this.set({ outcome: 'dropped' }, screenTunnelCounts.framesDropped);
+    },
+  });
   new Gauge({
     name: 'devicelab_gateway_devices',
     help: 'Devices this gateway reports, by operating system and readiness.',

@@ -33,6 +33,9 @@ import { knownParameters } from './openapi/endpoints';
 import { openApiRouter } from './openapi-routes';
 import { reportRouter } from './report-routes';
 import { reservationRouter } from './reservation-routes';
+import { screenRouter, type ScreenRouteDependencies } from './screen-routes';
+import { ScreenStills } from '../domain/screen-stills';
+import { ScreenViewers } from '../domain/screen-viewers';
 import { roleRouter } from './role-routes';
 import { serviceRouter } from './service-routes';
 import { settingsRouter } from './settings-routes';
@@ -77,6 +80,8 @@ interface ApiAppOptions {
   events?: EventPublisher;
   /** The dashboard's build (`web/dist`), served at `/`; absent: nothing outside /apiv1. */
   webDir?: string;
+  /** The live screen's viewers and stills (shared with the `/Device/Screen` WebSocket); default: new ones. */
+  screen?: ScreenRouteDependencies;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -126,6 +131,7 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(roleRouter(deps));
   api.use(webhookRouter(deps));
   api.use(reservationRouter(deps));
+  api.use(screenRouter(deps, options.screen ?? { viewers: new ScreenViewers(), stills: new ScreenStills(deps.db, deps.gateways) }));
   api.use(openApiRouter(options.serviceVersion));
   api.use(currentSessionRouter());
   if (options.events) api.use(eventStreamRouter(options.events));

@@ -17,11 +17,12 @@ const MAX_REFUSAL_BYTES = 16 * 1024;
 
 export function forwardDeviceConnection(
   request: UpgradeRequest, owner: DeviceOnOtherReplicaError, headers: Record<string, string>, timeoutMs: number,
+  path = '/apiv1/Device/Connect',
 ): Promise<UpgradeDecision> {
   if (request.forwardedBy !== undefined || !owner.apiAddress) {
     return Promise.resolve({ status: 503, message: `${owner.message} The connection cannot be forwarded there; try again.` });
   }
-  const target = new URL(`/apiv1/Device/Connect${request.url.search}`, owner.apiAddress);
+  const target = new URL(`${path}${request.url.search}`, owner.apiAddress);
   target.protocol = target.protocol === 'https:' ? 'wss:' : 'ws:';
   return new Promise((resolve) => {
     const upstream = new WebSocket(target, {

@@ -103,3 +103,13 @@ export interface DeviceTunnel {
   pause(): this;
   resume(): this;
 }
+
+/**
+ * Drops a tunnel at once: the hub's end is the server side of the gateway's Tunnel call, which has no `cancel` (a
+ * client call's) but is a stream that can be destroyed.
+ */
+export function abortTunnel(tunnel: DeviceTunnel): void {
+  const stream = tunnel as DeviceTunnel & { destroy?: () => void };
+  if (typeof stream.cancel === 'function') stream.cancel();
+  else stream.destroy?.();
+}

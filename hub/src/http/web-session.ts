@@ -34,7 +34,7 @@ interface WebSessionOptions {
 }
 
 /** The session cookie's value, when the request carries one. */
-export function sessionCookieOf(req: Request): string | undefined {
+export function sessionCookieOf(req: Pick<Request, 'headers'>): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
   for (const part of header.split(';')) {

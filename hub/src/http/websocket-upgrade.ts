@@ -13,7 +13,9 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { parseBasicCredentials } from '../auth/basic-credentials';
 import type { LoginThrottle } from '../auth/login-throttle';
 import { checkCredentials } from '../auth/users';
+import { findWebSessionUser } from '../auth/web-sessions';
 import type { Db } from '../store/database';
+import { SESSION_COOKIE, sessionCookieOf } from './web-session';
 
 export interface UpgradeRequest {
   url: URL;
@@ -27,6 +29,10 @@ export interface UpgradeRequest {
   authorization: string;
   /** The `DeviceLab-Forwarded-By` header: set by a replica that forwarded this connection (never trusted for auth). */
   forwardedBy?: string;
+  /** The session cookie that authenticated it (a route that forwards the connection sends it on). */
+  cookie?: string;
+  /** The Origin header as sent (forwarded with the cookie). */
+  origin?: string;
 }
 
 export type UpgradeDecision =
@@ -36,6 +42,11 @@ export type UpgradeDecision =
 export interface WebSocketRoute {
   /** Whether `Authorization: Bearer` is this route's to check (otherwise only Basic credentials open it). */
   acceptsBearer?: boolean;
+  /**
+   * Whether the dashboard's session cookie opens it (without an Authorization header). Browsers send cookies on
+   * WebSockets from any site, so the Origin must then be the hub's own (same host), as the CSRF rule asks.
+   */
+  acceptsSessionCookie?: boolean;
   decide(request: UpgradeRequest): Promise<UpgradeDecision>;
 }
 
@@ -87,7 +98,14 @@ async function decideUpgrade(req: http.IncomingMessage, options: UpgradeOptions)
   if (!route) return { status: 404, message: `No WebSocket endpoint at ${url.pathname}.` };
   const clientAddress = req.socket.remoteAddress ?? 'unknown';
   const header = req.headers.authorization;
-  if (header === undefined) return { status: 401, message: 'Authentication required.' };
+  if (header === undefined) {
+    const cookie = route.acceptsSessionCookie ? sessionCookieOf(req) : undefined;
+    if (cookie === undefined) return { status: 401, message: 'Authentication required.' };
+    if (!isSameHostOrigin(req)) return { status: 403, message: 'Cross-site WebSocket refused: open it from the dashboard\'s origin.' };
+    const user = await findWebSessionUser(options.db, cookie);
+    if (!user) return { status: 401, message: 'Authentication required.' };
+    return route.decide({ url, clientAddress, user, authorization: '', cookie: `${SESSION_COOKIE}=${cookie}`, origin: req.headers.origin });
+  }
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
   const forwarded = req.headers[FORWARDED_BY_HEADER.toLowerCase()];
   const forwardedBy = typeof forwarded === 'string' ? forwarded.slice(0, 100) : undefined;
@@ -111,6 +129,17 @@ async function decideUpgrade(req: http.IncomingMessage, options: UpgradeOptions)
   if ('failure' in check) return fail(check.failure);
   attempt.succeeded();
   return route.decide({ url, clientAddress, user: check.user, authorization: header, forwardedBy });
+}
+
+/** The Origin names the host the request was sent to (a browser on the dashboard's own page). */
+function isSameHostOrigin(req: http.IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (!origin || origin === 'null' || !req.headers.host) return false;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
 }
 
 function refuse(socket: Duplex, status: number, message: string): void {

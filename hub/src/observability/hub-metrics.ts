@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import type { CommandResult } from '@devicelab/proto';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import { poolOf, type Db } from '../store/database';
+import { screenRelayCounts } from '../tunnel/screen-relay';
 
 const events = new Registry();
 // The standard process and Node.js series (CPU, memory, event loop lag, handles, GC), read at scrape time.
@@ -23,6 +24,16 @@ new Gauge({
   labelNames: ['component', 'version', 'node'] as const,
   registers: [events],
 }).set({ component: 'hub', version, node: process.version }, 1);
+new Gauge({
+  name: 'devicelab_screen_frames_total',
+  help: 'Live screen frames relayed to viewers (outcome=sent), or replaced by a newer one before a slow viewer took them (outcome=dropped).',
+  labelNames: ['outcome'] as const,
+  registers: [events],
+  collect() {
+    this.set({ outcome: 'sent' }, screenRelayCounts.framesSent);
+    this.set({ outcome: 'dropped' }, screenRelayCounts.framesDropped);
+  },
+});
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 export const httpRequestDuration = new Histogram({

@@ -287,6 +287,16 @@ export interface ReservationsTable {
   created_by: string | null;
 }
 
+export interface ScreenSharesTable {
+  id: Generated<string>;
+  device_id: string;
+  retain_id: string;
+  token_sha256: Buffer | null;
+  user_id: string | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
 export interface WebhookDeliveriesTable {
   id: ColumnType<string, never, never>;
   webhook_id: string;
@@ -359,6 +369,7 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   reservations: ReservationsTable;
+  screen_shares: ScreenSharesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -10,6 +10,7 @@ import { createLogger } from '@devicelab/shared';
 import { createApiApp } from '../../src/api/app';
 import { describedRoutes, describedWebSocketPaths } from '../../src/api/openapi/document';
 import { DEVICE_CONNECT_PATH } from '../../src/api/device-connect-socket';
+import { DEVICE_SCREEN_PATH } from '../../src/api/device-screen-socket';
 import { ENDPOINTS } from '../../src/api/openapi/endpoints';
 import { BlobStore } from '../../src/apps/blob-store';
 import { basicAuthMiddleware } from '../../src/http/basic-auth';
@@ -96,7 +97,7 @@ test('GET /apiv1/openapi.json is OpenAPI 3.1 with every path, its parameters and
   const documented = Object.entries(doc.paths)
     .flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`)).sort();
   // The express routes, and the WebSocket endpoints the upgrade router serves (as GETs with an extension).
-  expect(describedWebSocketPaths().map((p) => `/apiv1${p}`.toLowerCase())).toEqual([DEVICE_CONNECT_PATH]);
+  expect(describedWebSocketPaths().map((p) => `/apiv1${p}`.toLowerCase())).toEqual([DEVICE_CONNECT_PATH, DEVICE_SCREEN_PATH]);
   expect(documented).toEqual([...mountedRoutes(app), ...describedWebSocketPaths().map((p) => `GET ${p}`)].sort());
   const connect = doc.paths['/Device/Connect'].get as unknown as { 'x-devicelab-websocket': unknown; responses: Record<string, unknown> };
   expect(connect['x-devicelab-websocket']).toBeDefined();

@@ -47,6 +47,8 @@ export const ADMIN_TOKEN = '0b9d2f3e-7c1a-4e5b-9f00-6a2b3c4d5e6f';
 
 export interface TestLabOptions {
   androidCount?: number;
+  /** These Android devices instead of `androidCount` of the default lab's. */
+  androidDevices?: AndroidDeviceSpec[];
   /** iOS devices behind the world's usbmuxd; the gateway runs its iOS driver when there are any. */
   iosCount?: number;
   /** iPhone 15 simulators (iOS 17.5) behind labsim's fake xcrun; the gateway runs its simulator driver when there are any. */
@@ -82,7 +84,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   let hub = await startHub(config, options.logger, { clock: options.clock });
   const world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
   await world.start();
-  const devices = defaultAndroidLab(options.androidCount ?? 2);
+  const devices = options.androidDevices ?? defaultAndroidLab(options.androidCount ?? 2);
   for (const spec of devices) await world.addAndroidDevice(spec);
   const iosDevices = defaultIosLab(options.iosCount ?? 0).map((spec, i) => ({ ...spec, udid: options.iosUdids?.[i] ?? spec.udid }));
   const hubLocation = options.usbHub?.usbLocation;

@@ -24,6 +24,14 @@ export function DeviceGrid({ user }: { user: SessionUser }) {
   const [freeOnly, setFreeOnly] = useState(false);
   const [text, setText] = useState('');
   const [sort, setSort] = useState<SortKey>('name');
+  const [thumbnails, setThumbnails] = useState(false);
+  // Stills are asked for again every 30 s (one URL per period, so the browser's cache and the hub's answer it).
+  const [period, setPeriod] = useState(0);
+  useEffect(() => {
+    if (!thumbnails) return;
+    const timer = setInterval(() => setPeriod(Math.floor(Date.now() / 30_000)), 30_000);
+    return () => clearInterval(timer);
+  }, [thumbnails]);
 
   const hubGateway = useMemo(() => {
     const map = new Map<string, string>();
@@ -77,24 +85,29 @@ export function DeviceGrid({ user }: { user: SessionUser }) {
         <label>Sort by<select value={sort} onChange={(e) => setSort((e.target as HTMLSelectElement).value as SortKey)}>
           <option value="name">Name</option><option value="os">OS</option><option value="state">State</option>
           <option value="battery">Battery</option><option value="port">USB port</option></select></label>
+        <label class="check"><input type="checkbox" checked={thumbnails} onChange={(e) => setThumbnails((e.target as HTMLInputElement).checked)} />Screens</label>
         <span class="count" aria-live="polite">{devices.length} shown · {online} of {store.devices.size} online</span>
       </div>
       <div class="row head" aria-hidden="true">
         <span>Device</span><span>OS</span><span>State</span><span>Battery</span><span>Gateway · USB</span>
       </div>
       {!store.loaded ? <p class="center">Loading devices…</p> : devices.length === 0 ? <p class="center">No device matches.</p> : (
-        <VirtualList items={devices} rowHeight={56} label="Devices" render={(d) => <DeviceRow device={d} user={user} gateway={gatewayOf(d, hubGateway)} />} />
+        <VirtualList items={devices} rowHeight={56} label="Devices" render={(d) => <DeviceRow device={d} user={user} gateway={gatewayOf(d, hubGateway)} thumbnail={thumbnails ? period : undefined} />} />
       )}
     </main>
   );
 }
 
-function DeviceRow({ device, user, gateway }: { device: Device; user: SessionUser; gateway: string }) {
+function DeviceRow({ device, user, gateway, thumbnail }: { device: Device; user: SessionUser; gateway: string; thumbnail?: number }) {
   const state = readiness(device, user);
   const href = `/devices/${device.id}`;
   return (
     <a class="row device" href={href} onClick={(e) => linkClick(e, href)} data-device-id={device.id} data-state={state.kind}>
-      <span class="name"><strong>{device.name}</strong><small>{device.friendlyModel ?? device.model ?? ''}</small></span>
+      <span class="name">
+        {thumbnail !== undefined && device.availability === 'Online' && <img class="thumb" alt="" loading="lazy" data-testid="thumbnail"
+          src={`/apiv1/Device/Screenshot?id=${encodeURIComponent(device.id)}&t=${thumbnail}`}
+          onError={(e) => { (e.currentTarget as HTMLImageElement).style.visibility = 'hidden'; }} />}
+        <strong>{device.name}</strong><small>{device.friendlyModel ?? device.model ?? ''}</small></span>
       <span>{device.operatingSystem} {device.operatingSystemVersion ?? ''}</span>
       <span class="state-cell" title={state.reason}>
         <span class={`state ${state.kind}`} data-testid="state">{state.text}</span>

@@ -4,7 +4,9 @@ import { ApiError, awaitJob, call, getJson, getText, query } from '../api/client
 import { failureText } from '../api/failure-advice';
 import type { Application, Device, DeviceAccessTicket, FailureCode, Result, SessionUser } from '../api/types';
 import { ConnectLines, keepTicket } from '../components/connect-lines';
+import { LiveScreen } from '../components/live-screen';
 import { MetricsPanel } from '../components/metrics-panel';
+import { ScreenShares } from '../components/screen-shares';
 import { live, type HistoryEvent } from '../live/store';
 import { useLive } from '../live/use-live';
 import { batteryText, portText, readiness } from '../readiness';
@@ -16,6 +18,11 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState('');
+  const [watchOnly, setWatchOnly] = useState(false);
+  // An administrator watches another's device only when asked (each view-only viewer is an event in the history).
+  const [watching, setWatching] = useState(false);
+  // A view-only share link opens this page with `?share=<token>`.
+  const share = new URLSearchParams(location.search).get('share') ?? undefined;
   const live = store.devices.get(id);
   const device = live ? { ...detail, ...live, properties: detail?.properties, installedApplications: detail?.installedApplications } as Device : detail;
 
@@ -78,6 +85,17 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
       {notice && <p class="notice" role="status">{notice}</p>}
       {error && <p class="error" role="alert">{error}</p>}
       {mine && <ConnectLines device={device} />}
+      {device.availability === 'Online' && (mine || share || may(user, 'DeviceReleaseAny')) && <section class="cols screen-cols">
+        <div>
+          {mine && <label class="check"><input type="checkbox" checked={watchOnly}
+            onChange={(e) => setWatchOnly((e.target as HTMLInputElement).checked)} />Watch only (leave a running automation alone)</label>}
+          {mine || share || watching
+            ? <LiveScreen key={`${device.retainedById ?? ''}`} deviceId={device.id} deviceName={device.name}
+              viewOnly={!mine || watchOnly} share={mine ? undefined : share} />
+            : <button type="button" onClick={() => setWatching(true)}>Watch the screen (view only)</button>}
+        </div>
+        {mine && <ScreenShares deviceId={device.id} />}
+      </section>}
       <section class="cols">
         <div class="card">
           <h2>Facts</h2>

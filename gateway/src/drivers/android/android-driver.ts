@@ -24,6 +24,8 @@ import { Admission, type AdmissionLimits } from '../admission';
 import { AdbTracker } from './tracker';
 import { androidAutomation } from './automation';
 import { AndroidSampling } from './sampling';
+import { AndroidScreen, screencap } from './screen/android-screen';
+import type { ScreenCapability } from '../../screen/screen-source';
 
 export interface AndroidDriverOptions extends AdbServerOptions {
   logger?: Logger;
@@ -76,6 +78,10 @@ export class AndroidDriver implements DeviceDriver {
   private readonly devicePollMs: number;
   readonly sampling: AndroidSampling;
   readonly automation: DeviceAutomation;
+  readonly screen: ScreenCapability = {
+    open: (id) => new AndroidScreen(this.device(id), { logger: this.logger }),
+    still: (id) => screencap(this.device(id)),
+  };
 
   constructor(options: AndroidDriverOptions = {}) {
     this.client = createAdbClient(options);

@@ -19,6 +19,8 @@ import { batteryStatusOf, factsFromLockdown, type IosFacts } from './facts';
 import { browseApps, installPackage, uninstallApp } from './installation-proxy';
 import { type LockdownSession, pairRecordOf } from './lockdown';
 import { IosSampling } from './sampling';
+import { ScreenshotrScreen, takeScreenshot } from './screenshotr';
+import type { ScreenCapability } from '../../screen/screen-source';
 import { type DeviceLink, openServiceSocket, withLockdown, withPlistService } from './services';
 import { followSyslog, LogRing } from './syslog';
 import { DEFAULT_USB_SYSFS_DIR, usbLocationOfLocationId } from './usb-location';
@@ -66,6 +68,11 @@ export class IosDriver implements DeviceDriver {
   private readonly relistenMs: number;
   private readonly usbSysfsDir: string;
   private readonly entries = new Map<string, Entry>();
+  /** The live screen by screenshots (view only); WebDriverAgent's stream is not used here. */
+  readonly screen: ScreenCapability = {
+    open: (id) => new ScreenshotrScreen(this.ready(id).link, id, { timeoutMs: this.timeoutMs, logger: this.logger }),
+    still: (id) => takeScreenshot(this.ready(id).link, id, { timeoutMs: this.timeoutMs, logger: this.logger }),
+  };
   private readonly udidOf = new Map<number, string>();
   private listener: DeviceListener | undefined;
   private listenSocket: net.Socket | undefined;

@@ -45,13 +45,15 @@ export function encodeUsbmuxMessage(message: PlistDict, tag: number): Buffer {
 /** Splits the socket's bytes into usbmux messages; stops reading at `stop()` and returns the bytes after it. */
 class MessageReader {
   private pending: Buffer = Buffer.alloc(0);
+  private stopped = false;
   constructor(private readonly socket: net.Socket, private readonly onMessage: (message: PlistDict) => void) {
     socket.on('data', this.onData);
   }
 
   private readonly onData = (chunk: Buffer): void => {
     this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
-    while (this.pending.length >= HEADER) {
+    // After Connect's answer the bytes are the device service's (it may speak first, as screenshotr does).
+    while (!this.stopped && this.pending.length >= HEADER) {
       const length = this.pending.readUInt32LE(0);
       if (length < HEADER || length > MAX_MESSAGE) return void this.socket.destroy(new UsbmuxError(`usbmuxd sent a frame of ${length} bytes`));
       if (this.pending.length < length) return;
@@ -62,6 +64,7 @@ class MessageReader {
   };
 
   stop(): Buffer {
+    this.stopped = true;
     this.socket.off('data', this.onData);
     return this.pending;
   }

@@ -4,23 +4,20 @@
  * connected goes up as access events, an AccessSync tells when every Retention sent before it is applied here,
  * and OpenTunnel relays a hub connection into a device (checked against the same tickets).
  */
-import type { AccessEndpoint, DeviceAccessEvent, MessageHandlers, OpenTunnel, Retention, Welcome } from '@devicelab/proto';
+import type { AccessEndpoint, DeviceAccessEvent, MessageHandlers, Retention, Welcome } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AdbAccessEndpoints } from '../../access/adb-access-endpoints';
 import { refuseTunnel, relayTunnel, type IosTunnels } from '../../access/hub-tunnel';
 import { TicketVerifier } from '../../tickets/ticket-verifier';
-import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
-
-/** What a tunnel to a service other than the access endpoint reaches (OpenTunnel's `service`). */
-export type TunnelService = (request: OpenTunnel, session: LinkSession) => void;
+import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession, TunnelService } from './channel';
 
 export interface AccessOptions {
-  /** Tunnel handlers by OpenTunnel `service` ('' stays the access endpoint, served here). */
-  tunnelServices?: Record<string, TunnelService>;
   /** The retainers' adb endpoints: opened and closed by Retention, the target of hub tunnels. */
   adbAccess?: AdbAccessEndpoints;
   /** iOS devices: hub tunnels reach a usbmux proxy that shows only the retained device. */
   usbmuxAccess?: IosTunnels;
+  /** What OpenTunnel reaches besides the access endpoint, by its `service` (one line each in channels/index.ts). */
+  tunnelServices?: Record<string, TunnelService | undefined>;
   logger: Logger;
 }
 
@@ -37,6 +34,7 @@ export class AccessChannel implements GatewayChannel {
     const { adbAccess, usbmuxAccess } = this.options;
     const retentions = welcome.retentions ?? [];
     this.tickets.welcome(welcome.ticketPublicKey, retentions);
+    for (const service of Object.values(this.options.tunnelServices ?? {})) service?.retentions?.(retentions, true);
     // Retains that ended while the link was down end their iOS connections too (the adb endpoints: replaceAll).
     usbmuxAccess?.access.keepOnly(retentions);
     if (adbAccess) {
@@ -47,6 +45,7 @@ export class AccessChannel implements GatewayChannel {
     return {
       retention: (retention) => {
         this.tickets.apply(retention);
+        for (const service of Object.values(this.options.tunnelServices ?? {})) service?.retentions?.([retention], false);
         usbmuxAccess?.access.retained(retention.vendorUniqueIdentifier, retention.retainId || undefined);
         this.apply(session, retention);
       },
@@ -56,24 +55,23 @@ export class AccessChannel implements GatewayChannel {
         if (done) void (adbAccess?.applied() ?? Promise.resolve()).then(done);
       },
       openTunnel: (request) => {
-        const service = request.service ?? '';
-        if (service) return this.serviceTunnel(service, request, session);
+        const openCall = () => session.client.Tunnel(this.link.metadata());
+        if (request.service) {
+          const services = this.options.tunnelServices ?? {};
+          const service = Object.hasOwn(services, request.service) ? services[request.service] : undefined;
+          if (service) return service.open(request, openCall);
+          const call = openCall();
+          call.on('error', () => undefined);
+          refuseTunnel(call, request.tunnelId, `it serves no '${request.service.slice(0, 40)}' tunnels`);
+          return;
+        }
         if (!adbAccess && !usbmuxAccess) return;
         relayTunnel(request, {
-          openCall: () => session.client.Tunnel(this.link.metadata()), endpoints: adbAccess, tickets: this.tickets,
+          openCall, endpoints: adbAccess, tickets: this.tickets,
           ios: usbmuxAccess, report: (accessEvent) => this.event(accessEvent), logger: this.options.logger,
         });
       },
     };
-  }
-
-  /** A tunnel to another service of the device: its handler, or refused (a service this gateway does not serve). */
-  private serviceTunnel(service: string, request: OpenTunnel, session: LinkSession): void {
-    const handler = Object.hasOwn(this.options.tunnelServices ?? {}, service) ? this.options.tunnelServices![service] : undefined;
-    if (handler) return handler(request, session);
-    const call = session.client.Tunnel(this.link.metadata());
-    call.on('error', () => undefined);
-    refuseTunnel(call, request.tunnelId, `it serves no '${service.slice(0, 40)}' tunnels`);
   }
 
   closed(): void {

@@ -7,7 +7,7 @@
 import net from 'node:net';
 import type { AutomationReport, MessageHandlers, OpenTunnel } from '@devicelab/proto';
 import { frameStreamEnd, pumpBytes, socketEnd, type Logger } from '@devicelab/shared';
-import { refuseTunnel } from '../../access/hub-tunnel';
+import { refuseTunnel, type TunnelCall } from '../../access/hub-tunnel';
 import type { AppiumLogFilter } from '../../automation/appium-log';
 import type { AutomationServers } from '../../automation/automation-servers';
 import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
@@ -30,8 +30,8 @@ export class AutomationChannel implements GatewayChannel {
   }
 
   /** OpenTunnel with service `automation`: a byte stream into the device's Appium server. */
-  tunnel(request: OpenTunnel, session: LinkSession): void {
-    const call = session.client.Tunnel(this.link.metadata());
+  tunnel(request: OpenTunnel, openCall: () => TunnelCall): void {
+    const call = openCall();
     call.on('error', () => undefined); // the hub ended it; the far end is closed by the pump
     const refuse = (reason: string) => refuseTunnel(call, request.tunnelId, reason);
     if (!this.servers) return refuse('automation is turned off on this gateway');

@@ -6,7 +6,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import type {
-  BlobChunk, BlobRequest, GatewayMessage, HubMessage, MessageHandlers, TunnelFrame, Welcome,
+  BlobChunk, BlobRequest, GatewayMessage, HubMessage, MessageHandlers, OpenTunnel, Retention, TunnelFrame, Welcome,
 } from '@devicelab/proto';
 
 export interface LinkClient extends grpc.Client {
@@ -45,4 +45,12 @@ export interface GatewayChannel {
   closed?(): void;
   /** A verified session was lost. */
   down?(): void;
+}
+
+/** What a tunnel to a service other than the access endpoint reaches (OpenTunnel's `service`), one per service. */
+export interface TunnelService {
+  /** Answers the hub's OpenTunnel: `openCall` starts the Tunnel call whose first frame names (or refuses) it. */
+  open(request: OpenTunnel, openCall: () => grpc.ClientDuplexStream<TunnelFrame, TunnelFrame>): void;
+  /** The hub's current retains (Welcome, `complete`) and each change (Retention). */
+  retentions?(retentions: readonly Retention[], complete: boolean): void;
 }

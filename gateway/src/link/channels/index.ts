@@ -12,6 +12,7 @@ import { CommandsChannel } from './commands';
 import { InventoryChannel } from './inventory';
 import { MetricsChannel } from './metrics';
 import { UsbHubsChannel } from './usb-hubs';
+import { screenStillTunnels, screenTunnels } from '../../screen/screen-tunnels';
 
 export function gatewayChannels(link: HubConnection, options: HubLinkOptions) {
   const { drivers, appCache, logger, usbHubs } = options;
@@ -23,7 +24,12 @@ export function gatewayChannels(link: HubConnection, options: HubLinkOptions) {
   return {
     access: new AccessChannel(link, {
       adbAccess: options.adbAccess, usbmuxAccess: options.usbmuxAccess, logger,
-      tunnelServices: { automation: (request, session) => automation.tunnel(request, session) },
+      // OpenTunnel's services besides the access endpoint, one line each.
+      tunnelServices: {
+        automation: { open: (request, openCall) => automation.tunnel(request, openCall) },
+        screen: options.screens && screenTunnels(options.screens, logger),
+        'screen-still': options.screens && screenStillTunnels(options.screens, logger),
+      },
     }),
     inventory,
     commands: new CommandsChannel(executor, inventory, logger),

@@ -115,6 +115,41 @@ const WEBSOCKET_PATHS: Record<string, Json> = {
   },
 };
 
+WEBSOCKET_PATHS['/Device/Screen'] = {
+  get: {
+    operationId: 'get_Device_Screen',
+    summary: 'Live screen of a device (extension): a WebSocket carrying its frames and, for the retainer, touch, keys and text.',
+    description: 'Upgrade with `Connection: Upgrade`, `Upgrade: websocket`. Every message is binary: one kind byte, then '
+      + 'its payload. Kind 1: a UTF-8 JSON object; kind 2: one image (JPEG; PNG for iOS screenshots). From the hub: '
+      + '`{"t":"start","width","height","rotation","controls":{"touch","keys","text","rotate"},"viewOnly","source","note"}` '
+      + 'when the capture runs and again after a rotation; frames; `{"t":"pong"}`; `{"t":"error","message"}` before the '
+      + 'hub closes it. To the hub: `{"t":"touch","a":"d|m|u","x":0..1,"y":0..1,"c":0..9}` (x, y across the image as '
+      + 'shown), `{"t":"key","key":"home|back|app_switch|volume_up|volume_down|power|enter|delete|menu"}`, '
+      + '`{"t":"text","text":"..."}` (any Unicode, up to 1000 characters), `{"t":"rotate","rotation":0|90|180|270}`, '
+      + '`{"t":"ping","id"}`. The retainer controls; a view-only viewer (a share, or DeviceReleaseAny) only watches: its '
+      + 'input is dropped by the hub and by the gateway. A slow viewer gets the newest frame, never a backlog. A release, '
+      + 'disable, new retainer or revoked share ends it within a second. Authenticated by Basic credentials or the '
+      + 'dashboard\'s session cookie (same origin only). A view-only viewer who joins is a SharedViewOnlySessionCreated event.',
+    security: [{ basic: [] }],
+    parameters: [
+      { name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'The device Guid, serial number or vendor unique identifier.' },
+      { name: 'deviceId', in: 'query', required: false, schema: { type: 'string' }, description: 'Another name of id.' },
+      { name: 'viewOnly', in: 'query', required: false, schema: { type: 'boolean' }, description: 'The retainer watches without controlling.' },
+      { name: 'share', in: 'query', required: false, schema: { type: 'string' }, description: 'A view-only share link\'s token.' },
+    ],
+    'x-devicelab-websocket': { subprotocol: null, messages: 'binary' },
+    responses: {
+      101: { description: 'Switching Protocols: the WebSocket is open and joined to the device\'s screen.' },
+      400: { description: 'No id, or a malformed viewOnly or share.', content: { 'application/json': { schema: ref('ResultModel') } } },
+      401: { description: 'Missing or wrong credentials.' },
+      403: { description: 'Neither the retainer nor a share holder nor DeviceReleaseAny; the device is disabled or deleted; '
+        + 'or a cookie from another origin.', content: { 'application/json': { schema: ref('ResultModel') } } },
+      503: { description: 'The device\'s gateway is not connected or did not open the screen in time.',
+        content: { 'application/json': { schema: ref('ResultModel') } } },
+    },
+  },
+};
+
 export function buildOpenApiDocument(version = '1'): Json {
   const paths: Record<string, Json> = {};
   for (const endpoint of ENDPOINTS) {

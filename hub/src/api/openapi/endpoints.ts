@@ -280,6 +280,26 @@ export const ENDPOINTS: EndpointDescription[] = [
     { select: 'action=delete', summary: 'Cancel a booking (another user\'s needs DeviceReleaseAny).',
       entitlement: 'DeviceConnect', params: [required(p('id', 'guid', 'The reservation Guid.'))], response: result },
   ] },
+  { method: 'get', path: '/Device/Share', operations: [{
+    select: '', summary: 'The view-only shares of the caller\'s current retain of a device (extension), with the live screen\'s '
+      + 'current viewers (who, from where, view only or not, through which share).', entitlement: 'the device\'s retainer',
+    params: [deviceId()], response: resultOf({ type: 'object', properties: {
+      shares: arrayOf(ref('ScreenShare')), viewers: arrayOf(ref('ScreenViewer')) } }) }] },
+  { method: 'post', path: '/Device/Share', operations: [{
+    select: '', summary: 'Share the live screen of a device the caller retains, view only (extension): for `user` (a login), or '
+      + 'as a link whose `token` (shown once) opens `/Device/Screen?id=<device>&share=<token>` for any signed-in user. A '
+      + 'share lasts until revoked or the retain ends; at most 50 per retain.', entitlement: 'the device\'s retainer',
+    params: [deviceId(), p('user', 'string', 'Share with this user (login) instead of making a link.')],
+    response: resultOf(ref('ScreenShare')) }] },
+  { method: 'delete', path: '/Device/Share', operations: [{
+    select: '', summary: 'Revoke a view-only share (extension); its viewers are disconnected at once.', entitlement: 'the device\'s retainer',
+    params: [deviceId(), required(p('shareId', 'guid', 'The share\'s id.'))], response: result }] },
+  { method: 'get', path: '/Device/Screenshot', operations: [{
+    select: '', summary: 'A still image of the device\'s screen (extension; `image/jpeg`, or `image/png` from iOS screenshots), '
+      + 'at most a few seconds old: for whoever may watch the screen, and for anyone with DeviceList when nobody retains '
+      + 'the device. Failures are a failure Result.', entitlement: 'DeviceList',
+    params: [deviceId(), p('t', 'string', undefined, { ignored: 'a value a client changes to ask for a newer still by URL (browser caches)' })],
+    response: { type: 'string', contentMediaType: 'image/jpeg' } }] },
   { method: 'get', path: '/openapi.json', operations: [{
     select: '', summary: 'This document (OpenAPI 3.1).', entitlement: 'any authenticated user', response: { type: 'object' } }] },
 ];

@@ -137,6 +137,10 @@ export const SCHEMAS: Record<string, Schema> = {
     end: dateTime, note: str, createdAt: dateTime, createdById: guid,
   }, 'A booking of a device (extension): during it only its booker may retain the device, and GET /Device/Available '
     + 'leaves the device out for everyone else.'),
+  ScreenShare: object({ id: guid, userLogin: str, token: str, createdAt: dateTime },
+    'A view-only share of a device\'s live screen (extension): for a user (userLogin), or a link (token, shown only when made).'),
+  ScreenViewer: object({ login: str, displayName: str, remoteAddress: str, viewOnly: bool, shareId: guid, since: dateTime },
+    'Someone watching a device\'s live screen now (extension).'),
   WebhookDelivery: object({
     id: int64, eventId: guid, eventType: str, deviceId: guid,
     status: { type: 'string', enum: ['pending', 'delivered', 'failed'] }, attempts: int32, lastStatusCode: int32,

@@ -1,0 +1,45 @@
+/**
+ * What a platform gives the live screen: a capture of one device's display (frames as still images) that may also
+ * take input. The screen module (device-screens.ts) runs at most one per device and knows no platform; each
+ * platform driver offers its own (`DeviceDriver.screen`).
+ */
+import type { ScreenControls, ScreenInput } from '@devicelab/shared';
+
+export interface ScreenSourceInfo {
+  /** The display as upright, in pixels. */
+  width: number;
+  height: number;
+  /** Degrees the frames are turned (0, 90, 180, 270). */
+  rotation: number;
+  controls: ScreenControls;
+  /** The capture's name for viewers (`minicap`, `minicap-apk`, `screenshotr`). */
+  source: string;
+  note?: string;
+}
+
+export interface ScreenSink {
+  /** The capture runs (again, after a rotation): size, rotation and controls as they are now. */
+  started(info: ScreenSourceInfo): void;
+  /** One whole image (JPEG or PNG). */
+  frame(image: Buffer): void;
+  /** The capture ended on its own (device gone, process died); not called after `stop()`. */
+  ended(error?: Error): void;
+}
+
+export interface ScreenSource {
+  /** Starts capturing into `sink`; resolves once the first `started` was given, rejects when it cannot start. */
+  start(sink: ScreenSink): Promise<void>;
+  /** Applies one input (touch, key, text, rotate); rejects with a user-facing error it cannot. */
+  input(input: ScreenInput): Promise<void>;
+  /** Ends the capture and whatever runs on the device for it. */
+  stop(): Promise<void>;
+}
+
+/** A driver's screen capability: a new capture of one of its devices. */
+export interface ScreenCapability {
+  open(vendorUniqueIdentifier: string): ScreenSource;
+  /** One still image taken now, cheaper than starting a capture (a grid's thumbnail); without it a capture is started. */
+  still?(vendorUniqueIdentifier: string): Promise<Buffer>;
+}
+
+export const NO_CONTROLS: ScreenControls = { touch: false, keys: false, text: false, rotate: false };
