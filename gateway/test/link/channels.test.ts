@@ -99,7 +99,7 @@ describe('gateway access channel: tunnels by service', () => {
   it("hands a tunnel to the handler of its service, and refuses one whose service nobody serves; '' stays the access endpoint", () => {
     const { session, link, frames } = tunnelSession();
     const handled: string[] = [];
-    const access = new AccessChannel(link, { logger, tunnelServices: { automation: (request) => handled.push(request.tunnelId) } });
+    const access = new AccessChannel(link, { logger, tunnelServices: { automation: { open: (request) => { handled.push(request.tunnelId); } } } });
     const handlers = access.open(session, welcome);
     const request = { vendorUniqueIdentifier: 'dev-1', remoteAddress: '', userLogin: '' };
     handlers.openTunnel!({ ...request, tunnelId: 't-1', service: 'automation' });

@@ -27,12 +27,12 @@ class SlowCall extends Duplex {
   constructor() {
     super({ objectMode: true, highWaterMark: 1 << 20 });
   }
-  _write(frame: { data?: Buffer }, _encoding: string, done: () => void): void {
+  override _write(frame: { data?: Buffer }, _encoding: string, done: () => void): void {
     if (frame.data) this.written.push(frame.data);
     if (this.slow && frame.data && isScreenFrame(frame.data)) this.held.push(done);
     else done();
   }
-  _read(): void {}
+  override _read(): void {}
   get pending(): number {
     return this.held.length;
   }

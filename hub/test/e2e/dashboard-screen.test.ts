@@ -77,7 +77,7 @@ it('retain, see the launcher, open an app with a click, type non-ASCII text, sha
   await owner.getByRole('button', { name: 'Home' }).click();
   await waitFor(async () => sim().foregroundPackage() === null, 10_000, 'the launcher');
   // The canvas shows the phone's picture: as wide and tall as the frames minicap sends, which are the launcher's.
-  expect(await owner.locator('[data-testid="screen-canvas"]').evaluate((c: HTMLCanvasElement) => c.height / c.width))
+  expect(await owner.locator('[data-testid="screen-canvas"]').evaluate((c) => (c as unknown as { height: number; width: number }).height / (c as unknown as { width: number }).width))
     .toBeCloseTo(sim().height / sim().width, 1);
   await owner.getByLabel('adb connect line').or(owner.getByLabel('devicelab connect line')).first().waitFor();
 
@@ -88,8 +88,8 @@ it('retain, see the launcher, open an app with a click, type non-ASCII text, sha
   await waitFor(async () => sim().foregroundPackage() === 'com.android.settings', 5_000, 'Settings in front');
   // The first frame drawn after Settings came to the front shows it.
   const inFront = await framesShown(owner);
-  await owner.waitForFunction((shown) => Number(document.querySelector('[data-testid="screen-canvas"]')?.getAttribute('data-frames')) > shown,
-    Math.max(before, inFront - 1), { polling: 'raf', timeout: 5_000 });
+  await owner.waitForFunction(`Number(document.querySelector('[data-testid="screen-canvas"]')?.getAttribute('data-frames')) > ${Math.max(before, inFront - 1)}`,
+    undefined, { polling: 'raf', timeout: 5_000 });
   // 1.0-2.0 s on a two-core machine shared with other test runs (load 12), nearly all of it the simulator's: it
   // draws each frame in JavaScript and spaces frames by twice their drawing time, the touch's own frame first.
   // scripts/bench/screen.mjs measures what the relay adds against reading minicap directly; the bound here is

@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 test('an iPhone is shown view only from screenshotr, and its still is a PNG', async () => {
-  const retained = await (await lab.api(lab.admin, `/Device?action=retain&id=${deviceId}`, { method: 'POST' })).json();
+  const retained = await (await lab.api(lab.admin, `/Device?action=retain&id=${deviceId}`, { method: 'POST' })).json() as { isSuccess: boolean };
   expect(retained.isSuccess).toBe(true);
   const client = openScreen(screenUrl(lab.hub.url, `id=${deviceId}`), basic(lab.admin));
   await client.opened;
