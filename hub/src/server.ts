@@ -22,6 +22,12 @@ import { LoginThrottle } from './auth/login-throttle';
 import { ChangeFeed } from './events/change-feed';
 import { EventPublisher } from './events/event-publisher';
 import { sessionOrBasicAuth, webSessionRouter } from './http/web-session';
+import { credentialChecker } from './http/basic-auth';
+import { automationGateways } from './gateways/automation-gateways';
+import type { AutomationContext } from './domain/automation/automation-sessions';
+import { CommandTimes } from './domain/automation/command-times';
+import { immediateClaim } from './domain/automation/immediate-claim';
+import { startSessionSweeper } from './domain/automation/session-sweeper';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
 import { holdInterruptedJobs } from './domain/interrupted-jobs';
@@ -139,6 +145,15 @@ export async function startHub(
     const events = new EventPublisher(feed, { db, gateways: directory, dataPortState, logger });
     // One throttle for Basic auth and the dashboard's sign-in form: guessing through either counts alike.
     const throttle = new LoginThrottle();
+    const clock = options.clock ?? (() => new Date());
+    const automation: AutomationContext = {
+      db, gateways, automation: automationGateways(directory), clock, logger: logger.child({ component: 'automation' }),
+      claim: immediateClaim(db, ticketKeys, gateways, clock),
+      parseFilter: (text) => ({ text }),
+    };
+    const commandTimes = new CommandTimes(db, automation.logger);
+    cleanups.push(() => commandTimes.stop());
+    cleanups.push(startSessionSweeper(automation, commandTimes, () => registry.tryLead()));
     const app = createApiApp({
       db,
       clock: options.clock,
@@ -160,6 +175,10 @@ export async function startHub(
       dataPortState: config.dataPortState,
       metricsRegistry: hubMetricsRegistry(db, link.directory), // its link-session gauge counts this process's links
       metricsToken: config.metricsToken,
+      appium: {
+        automation, times: commandTimes, logger: automation.logger, listWaiting: async () => [],
+        checkCredentials: credentialChecker(db, { logger, throttle }),
+      },
     });
     const server = await listen(app, config);
     const stopWebSockets = attachWebSocketRoutes(server, {

@@ -24,6 +24,7 @@ import { currentSessionRouter } from '../http/web-session';
 import type { EventPublisher } from '../events/event-publisher';
 import type { Db } from '../store/database';
 import { applicationRouter } from './application-routes';
+import { appiumRouter, type AppiumRouteDependencies } from './appium-routes';
 import { asyncRouter } from './async-routes';
 import type { ApiDependencies } from './context';
 import { deviceRouter } from './device-routes';
@@ -77,6 +78,8 @@ interface ApiAppOptions {
   events?: EventPublisher;
   /** The dashboard's build (`web/dist`), served at `/`; absent: nothing outside /apiv1. */
   webDir?: string;
+  /** The WebDriver endpoint at `/Appium` and `/wd/hub`; absent: none. */
+  appium?: AppiumRouteDependencies;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -110,6 +113,8 @@ export function createApiApp(options: ApiAppOptions): Express {
     sessionKeys.delete('/Session', textBody(16 * 1024), refuseUnknownParameters);
     app.use('/apiv1', sessionKeys, options.signIn);
   }
+  // WebDriver clients speak their own protocol (W3C errors, credentials in the capabilities): their own router.
+  if (options.appium) app.use(['/Appium', '/wd/hub'], appiumRouter(options.appium));
   const api = express.Router();
   api.use(options.authenticate);
   api.use(textBody());

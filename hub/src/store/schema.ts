@@ -336,6 +336,26 @@ export interface BlobChunksTable {
   data: Buffer;
 }
 
+/** The automation session map (migration 033). */
+export interface AutomationSessionsTable {
+  id: Generated<string>;
+  /** The id the device's Appium server returned, unchanged. */
+  session_id: string;
+  device_id: string;
+  vendor_unique_identifier: string;
+  gateway_id: string | null;
+  user_id: string;
+  /** The retain the session holds its device by: another retain (or none) ends the session. */
+  retain_id: string;
+  request_id: string;
+  created_at: Timestamp;
+  last_command_at: Timestamp;
+  new_command_timeout_s: number;
+  state: Generated<'open' | 'closing' | 'closed'>;
+  ended_at: Timestamp | null;
+  end_reason: string | null;
+}
+
 export interface Database {
   web_sessions: WebSessionsTable;
   change_feed: ChangeFeedTable;
@@ -359,6 +379,7 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   reservations: ReservationsTable;
+  automation_sessions: AutomationSessionsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
