@@ -54,6 +54,9 @@ export interface Device {
   diskSpace: number;
   diskSpaceUsed: number;
   slotNumber?: number;
+  /** Extension: the open automation session (WebDriver, `/Appium`) that holds the device's retain, and its start. */
+  automationSessionId?: string;
+  automationSessionStartTime?: string;
   /** The device's current booking, or else its next one (extension /Reservation). */
   nextReservationStartTime?: string;
   nextReservationEndTime?: string;

@@ -2,7 +2,8 @@
 import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { readDeviceLog, rebootDevice, releaseDevice, retainDevice } from '../domain/device-actions';
-import { readAutomationLog } from '../domain/device-automation-log';
+import { readAutomationLog, readAutomationSession } from '../domain/device-automation-log';
+import { automationGateways } from '../gateways/automation-gateways';
 import { resetDevice } from '../domain/device-reset';
 import { deleteDevice, setDeviceEnabled, updateDevice } from '../domain/device-updates';
 import { listAvailableDevices, listDevices } from '../domain/devices';
@@ -38,7 +39,13 @@ export function deviceRouter(deps: ApiDependencies): Router {
   router.get('/Device/AppiumLog', handle(async ({ params, user }) => {
     const id = requireString(params, 'id', 'deviceId');
     const currentSessionOnly = params.bool('currentSessionOnly');
-    return successWith(await readAutomationLog(db, user, id, { currentSessionOnly }));
+    return successWith(await readAutomationLog(db, automationGateways(gateways), user, id, { currentSessionOnly }));
+  }));
+
+  router.get('/Device/AutomationSession', handle(async ({ params, user }) => {
+    const id = requireString(params, 'id', 'deviceId');
+    const session = await readAutomationSession(db, user, id);
+    return session ? successWith(session) : success();
   }));
 
   router.post('/Device', handle(async ({ params, user, bodyText }) => {

@@ -42,6 +42,8 @@ export function toDeviceModel(
     nextReservationEndTime: date(row.booking_ends_at),
     reservedById: opt(row.booking_user_id),
     reservedByDisplayName: bookerDisplayName(row),
+    automationSessionId: opt(row.automation_session_id),
+    automationSessionStartTime: date(row.automation_session_started_at),
     // While retained the device is in use right now; otherwise the end of its last retain.
     lastInuseAt: date(row.retained_by ? now : row.last_inuse_at),
     lastDisconnectedAt: date(row.last_disconnected_at),

@@ -129,7 +129,11 @@ export const ENDPOINTS: EndpointDescription[] = [
     params: [deviceId(), p('lines', 'int', 'Most recent lines; default 1000.')], response: resultOf({ type: 'string' }) }] },
   { method: 'get', path: '/Device/AppiumLog', operations: [{
     select: '', summary: 'The automation server log.', entitlement: 'DeviceList',
-    params: [deviceId(), p('currentSessionOnly', 'bool')], response: resultOf({ type: 'string' }) }] },
+    params: [deviceId(), p('currentSessionOnly', 'bool', 'Only the current (or else the last) automation session\'s lines.')],
+    response: resultOf({ type: 'string' }) }] },
+  { method: 'get', path: '/Device/AutomationSession', operations: [{
+    select: '', summary: 'Extension: the device\'s open automation session (WebDriver, /Appium): who, since when, last command; no data when none runs.',
+    entitlement: 'DeviceList', params: [deviceId()], response: resultOf(ref('AutomationSession')) }] },
   { method: 'post', path: '/Device', operations: [
     { select: 'action=retain', summary: 'Retain (exclusively claim) a device.', entitlement: 'DeviceConnect',
       params: [deviceId()], response: resultOf(ref('DeviceAccessTicket')) },
