@@ -11,6 +11,8 @@ import { createApiApp } from '../../src/api/app';
 import { describedRoutes, describedWebSocketPaths } from '../../src/api/openapi/document';
 import { DEVICE_CONNECT_PATH } from '../../src/api/device-connect-socket';
 import { ENDPOINTS } from '../../src/api/openapi/endpoints';
+import { describedWebDriverPaths } from '../../src/api/openapi/webdriver-paths';
+import { appiumRouter, type AppiumRouteDependencies } from '../../src/api/appium-routes';
 import { BlobStore } from '../../src/apps/blob-store';
 import { basicAuthMiddleware } from '../../src/http/basic-auth';
 import { webSessionRouter } from '../../src/http/web-session';
@@ -93,7 +95,7 @@ test('GET /apiv1/openapi.json is OpenAPI 3.1 with every path, its parameters and
   expect(doc.openapi).toBe('3.1.0');
   expect(doc.info.version).toBe('9.9.9');
   expect(doc.servers).toEqual([{ url: '/apiv1' }]);
-  const documented = Object.entries(doc.paths)
+  const documented = Object.entries(doc.paths).filter(([p]) => !p.startsWith('/Appium/'))
     .flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`)).sort();
   // The express routes, and the WebSocket endpoints the upgrade router serves (as GETs with an extension).
   expect(describedWebSocketPaths().map((p) => `/apiv1${p}`.toLowerCase())).toEqual([DEVICE_CONNECT_PATH]);
@@ -147,4 +149,13 @@ test('any authenticated user may read it (a user without roles), nobody unauthen
   const { token } = await createUser(t.db, { login: 'no.roles@example.com', roles: [] });
   expect((await get('/openapi.json', token, 'no.roles@example.com')).status).toBe(200);
   expect((await fetch(`${base}/openapi.json`)).status).toBe(401);
+});
+
+test('the WebDriver endpoint\'s routes are the ones the document describes (under /Appium, served under /wd/hub too)', () => {
+  const router = appiumRouter({ logger: createLogger('test') } as AppiumRouteDependencies) as unknown as { stack: Layer[] };
+  const paths = router.stack.flatMap((layer) => {
+    const path = layer.route?.path as unknown;
+    return Array.isArray(path) ? path as string[] : typeof path === 'string' ? [path] : [];
+  }).filter((path) => path !== '/*rest');
+  expect([...new Set(paths)].sort()).toEqual(describedWebDriverPaths().sort());
 });

@@ -1,17 +1,18 @@
 /**
- * The WebDriver endpoint in the OpenAPI document: outside /apiv1 (path-level servers `/Appium` and `/wd/hub`),
+ * The WebDriver endpoint in the OpenAPI document: outside /apiv1 (a path-level server `/`; `/wd/hub` serves the same),
  * answering in WebDriver's shapes (W3C errors `{"value":{"error","message","stacktrace"}}`), not the Result.
  */
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const SERVERS = [{ url: '/Appium' }, { url: '/wd/hub' }];
+/** Outside /apiv1: the same paths answer under `/wd/hub` too. */
+const SERVERS = [{ url: '/', description: 'The hub itself; every /Appium path is also served under /wd/hub.' }];
 const w3cError = { type: 'object', properties: { value: { type: 'object', properties: {
   error: { type: 'string' }, message: { type: 'string' }, stacktrace: { type: 'string' } } } } };
 const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: w3cError } } });
 const sessionId = { name: 'sessionId', in: 'path', required: true, schema: { type: 'string' }, description: 'The id Appium returned, unchanged.' };
 
 export const WEBDRIVER_PATHS: Record<string, Json> = {
-  '/session': {
+  '/Appium/session': {
     servers: SERVERS,
     post: {
       operationId: 'post_WebDriver_session',
@@ -36,7 +37,7 @@ export const WEBDRIVER_PATHS: Record<string, Json> = {
       },
     },
   },
-  '/session/{sessionId}': {
+  '/Appium/session/{sessionId}': {
     servers: SERVERS,
     delete: {
       operationId: 'delete_WebDriver_session',
@@ -46,7 +47,7 @@ export const WEBDRIVER_PATHS: Record<string, Json> = {
       responses: { 200: { description: 'Appium\'s answer.' }, 404: errorAnswer('invalid session id: unknown, or ended (the message says why).') },
     },
   },
-  '/session/{sessionId}/{command}': {
+  '/Appium/session/{sessionId}/{command}': {
     servers: SERVERS,
     description: 'Every other command of a session, any method, relayed verbatim (headers without hop-by-hop ones and '
       + 'credentials, body streamed both ways) to the device\'s Appium server. Credentials are optional (the session id '
@@ -62,7 +63,7 @@ export const WEBDRIVER_PATHS: Record<string, Json> = {
       },
     },
   },
-  '/queue': {
+  '/Appium/queue': {
     servers: SERVERS,
     get: {
       operationId: 'get_WebDriver_queue',
@@ -72,3 +73,8 @@ export const WEBDRIVER_PATHS: Record<string, Json> = {
     },
   },
 };
+
+/** The WebDriver routes as the router mounts them (`/session/:sessionId`), for the drift test. */
+export function describedWebDriverPaths(): string[] {
+  return Object.keys(WEBDRIVER_PATHS).map((path) => path.replace(/^\/Appium/, '').replace(/\{command\}/, '*rest').replace(/\{(\w+)\}/g, ':$1'));
+}
