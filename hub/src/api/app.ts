@@ -33,6 +33,8 @@ import { knownParameters } from './openapi/endpoints';
 import { openApiRouter } from './openapi-routes';
 import { reportRouter } from './report-routes';
 import { reservationRouter } from './reservation-routes';
+import { LineServer } from '../domain/line-server';
+import { thisReplica } from '../fleet/replica';
 import { roleRouter } from './role-routes';
 import { serviceRouter } from './service-routes';
 import { settingsRouter } from './settings-routes';
@@ -77,6 +79,8 @@ interface ApiAppOptions {
   events?: EventPublisher;
   /** The dashboard's build (`web/dist`), served at `/`; absent: nothing outside /apiv1. */
   webDir?: string;
+  /** This replica's waiting line (started on the change feed); absent: one that serves only when a request joins. */
+  waitingLine?: LineServer;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -95,6 +99,10 @@ export function createApiApp(options: ApiAppOptions): Express {
     serviceNodeId: options.serviceNodeId,
     serviceVersion: options.serviceVersion,
     dataPortState: options.dataPortState ?? 'Data',
+    waitingLine: options.waitingLine ?? new LineServer(options.db, {
+      replicaId: () => thisReplica.id, isLeader: () => false, now: options.clock ?? (() => new Date()), logger: options.logger,
+      gateways: options.gateways,
+    }),
   };
   const app = express();
   app.disable('x-powered-by');

@@ -27,6 +27,8 @@ import * as availabilityCauses from './029_availability_causes';
 import * as reservations from './030_reservations';
 import * as applicationUploader from './031_application_uploader';
 import * as boundedIcons from './032_bounded_icons';
+import * as waitingLine from './034_waiting_line';
+import * as deviceLeases from './035_device_leases';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -56,6 +58,8 @@ const migrations: Record<string, Migration> = {
   '030_reservations': reservations,
   '031_application_uploader': applicationUploader,
   '032_bounded_icons': boundedIcons,
+  '034_waiting_line': waitingLine,
+  '035_device_leases': deviceLeases,
 };
 
 export const migrationProvider: MigrationProvider = {
