@@ -40,6 +40,7 @@ import { startLinkServer, type LinkServer } from './gateways/link-server';
 import { LockKind, withSessionLock } from './fleet/advisory-locks';
 import { CommandRelay } from './fleet/command-relay';
 import { startLabLeader } from './fleet/lab-leader';
+import { LineServer } from './domain/line-server';
 import { RemoteGateways } from './fleet/remote-gateways';
 import { localExecutor, ReplicaDirectory } from './fleet/replica-directory';
 import { beginReplicaRun } from './fleet/replica';
@@ -143,6 +144,12 @@ export async function startHub(
     const gateways = timedGatewayDirectory(directory);
     const dataPortState = config.dataPortState ?? 'Data';
     const events = new EventPublisher(feed, { db, gateways: directory, dataPortState, logger });
+    const waitingLine = new LineServer(db, {
+      replicaId: () => registry.replica.id, isLeader: () => registry.isLeader, now: options.clock ?? (() => new Date()),
+      logger: logger.child({ component: 'waiting-line' }), gateways: directory,
+    });
+    waitingLine.start(feed);
+    cleanups.push(() => waitingLine.stop());
     // One throttle for Basic auth and the dashboard's sign-in form: guessing through either counts alike.
     const throttle = new LoginThrottle();
     const clock = options.clock ?? (() => new Date());
@@ -179,6 +186,7 @@ export async function startHub(
         automation, times: commandTimes, logger: automation.logger, listWaiting: async () => [],
         checkCredentials: credentialChecker(db, { logger, throttle }),
       },
+      waitingLine,
     });
     const server = await listen(app, config);
     const stopWebSockets = attachWebSocketRoutes(server, {

@@ -12,3 +12,4 @@ export * from './adb-public-key';
 export * from './adb-packets';
 export * from './byte-pump';
 export * from './once-per-interval';
+export * from './device-filter';

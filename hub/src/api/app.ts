@@ -34,6 +34,8 @@ import { knownParameters } from './openapi/endpoints';
 import { openApiRouter } from './openapi-routes';
 import { reportRouter } from './report-routes';
 import { reservationRouter } from './reservation-routes';
+import { LineServer } from '../domain/line-server';
+import { thisReplica } from '../fleet/replica';
 import { roleRouter } from './role-routes';
 import { serviceRouter } from './service-routes';
 import { settingsRouter } from './settings-routes';
@@ -80,6 +82,8 @@ interface ApiAppOptions {
   webDir?: string;
   /** The WebDriver endpoint at `/Appium` and `/wd/hub`; absent: none. */
   appium?: AppiumRouteDependencies;
+  /** This replica's waiting line (started on the change feed); absent: one that serves only when a request joins. */
+  waitingLine?: LineServer;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -98,6 +102,10 @@ export function createApiApp(options: ApiAppOptions): Express {
     serviceNodeId: options.serviceNodeId,
     serviceVersion: options.serviceVersion,
     dataPortState: options.dataPortState ?? 'Data',
+    waitingLine: options.waitingLine ?? new LineServer(options.db, {
+      replicaId: () => thisReplica.id, isLeader: () => false, now: options.clock ?? (() => new Date()), logger: options.logger,
+      gateways: options.gateways,
+    }),
   };
   const app = express();
   app.disable('x-powered-by');

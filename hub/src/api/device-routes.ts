@@ -1,17 +1,19 @@
 /** /Device, /Device/Available, /Device/Log, /Device/AppiumLog (spec 4.2). */
 import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
-import { readDeviceLog, rebootDevice, releaseDevice, retainDevice } from '../domain/device-actions';
+import { readDeviceLog, rebootDevice, releaseDevice } from '../domain/device-actions';
 import { readAutomationLog, readAutomationSession } from '../domain/device-automation-log';
 import { automationGateways } from '../gateways/automation-gateways';
 import { resetDevice } from '../domain/device-reset';
 import { deleteDevice, setDeviceEnabled, updateDevice } from '../domain/device-updates';
 import { listAvailableDevices, listDevices } from '../domain/devices';
+import { listWaitingFor } from '../domain/waiting-line';
 import { handle, NO_REPLY } from '../http/handler';
 import { writeKeptJson } from '../http/kept-json';
 import type { ApiDependencies } from './context';
 import { deviceChangeRequest } from './device-body';
 import { deviceDetailOptions, deviceFilters, operationName, postOperation, requireString, unknownAction } from './params';
+import { retainRequest } from './retain-request';
 
 export function deviceRouter(deps: ApiDependencies): Router {
   const { db, gateways } = deps;
@@ -29,6 +31,8 @@ export function deviceRouter(deps: ApiDependencies): Router {
     await writeKeptJson(req, res, devices, params.pretty());
     return NO_REPLY;
   }));
+
+  router.get('/Device/WaitingLine', handle(async ({ user }) => successWith(await listWaitingFor(deps, user))));
 
   router.get('/Device/Log', handle(async ({ params, user }) => {
     const lines = params.int('lines');
@@ -48,12 +52,11 @@ export function deviceRouter(deps: ApiDependencies): Router {
     return session ? successWith(session) : success();
   }));
 
-  router.post('/Device', handle(async ({ params, user, bodyText }) => {
+  router.post('/Device', handle(async ({ res, params, user, bodyText }) => {
     const op = postOperation(params);
     switch (op) {
       case 'action:retain':
-        return successWith(await retainDevice(db, user, requireString(params, 'id', 'deviceId'),
-          { ticketKeys: deps.ticketKeys, now: deps.clock, gateways }));
+        return successWith(await retainRequest(deps, res, params, user));
       case 'action:release':
         await releaseDevice(db, user, requireString(params, 'id', 'deviceId'), { now: deps.clock, gateways });
         return success();

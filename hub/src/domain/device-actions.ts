@@ -13,8 +13,12 @@ import { expectAvailability, rebootCause, withdrawCauses } from './availability-
 import { recordEvent } from './events';
 import { runDeviceCommand } from './gateway-commands';
 
-interface RetainOptions {
+export interface RetainOptions {
   ticketKeys: TicketKeys;
+  /** The job's own lease: a retain of a device the caller holds under another lease name is refused. */
+  lease?: string;
+  /** This retain's idle time in minutes (within the lab's maximum; domain/lease-settings.ts checks it). */
+  idleMinutes?: number;
   now?: () => Date;
   /**
    * Told about the retain once it is committed, so the device's gateway accepts the new ticket and opens the
@@ -64,8 +68,13 @@ export async function retainDevice(
   // One statement (`retain_device`, store/routines/device-retain.ts): losers are refused from the committed row
   // without waiting on its lock; the winner's lock, update, session marker and event are one short transaction.
   const at = options.now?.() ?? new Date();
-  const device = await callRetainFunction(db, sql`retain_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
-    ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text)`, identifier);
+  const device = await callRetainFunction(db, sql`retain_lease(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
+    ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text,
+    ${options.lease ?? null}::text, ${options.idleMinutes ?? null}::int)`, identifier);
+  if (device.outcome === 'other_lease') {
+    throw new ApiFailure(`You hold device '${device.name}' under another lease name; a retain under lease `
+      + `'${options.lease ?? ''}' is refused so that two jobs never share it. Release it first, or retain another device.`, 'LEASE_CONFLICT');
+  }
   if (device.outcome === 'reserved') throw new ApiFailure(await bookingRefusal(db, device, at), refusalCode(device.outcome));
   if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device), refusalCode(device.outcome));
   const retainId = device.retain_id ?? '';
@@ -85,7 +94,7 @@ export async function retainDevice(
   return port ? { ...accessTicket, gatewayPort: port } : accessTicket;
 }
 
-interface ReleaseOptions {
+export interface ReleaseOptions {
   now?: () => Date;
   /** Told once the release is committed, so the device's gateway stops accepting the old ticket and access ends. */
   gateways?: Pick<GatewayDirectory, 'notifyRetention' | 'replicaId'>;
@@ -99,14 +108,30 @@ export async function releaseDevice(
   const at = options.now?.() ?? new Date();
   const device = await callRetainFunction(db, sql`release_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
     ${user.id}::uuid, ${user.displayName}, ${hasEntitlement(user, 'DeviceReleaseAny')}, ${at.toISOString()}::timestamptz,
-    ${gateways?.replicaId ?? null}::text)`, identifier);
+    ${gateways?.replicaId ?? null}::text, NULL::text)`, identifier);
   if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device), refusalCode(device.outcome));
   if (device.outcome === 'released') announceRetention(gateways, device, true);
 }
 
+/**
+ * A release nobody asked for (an idle or expired lease, a waiter whose request ended): released only if `holder`
+ * still holds it, recorded with `reason` as the history's text. True when it was released.
+ */
+export async function releaseForLease(
+  db: Db, deviceId: string, holder: string, reason: string, options: ReleaseOptions = {},
+): Promise<boolean> {
+  const at = options.now?.() ?? new Date();
+  const { rows: [device] } = await sql<RetainOutcome>`SELECT * FROM release_device(${deviceId}, ${deviceId}::uuid,
+    ${holder}::uuid, 'DeviceLab', false, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text,
+    ${reason}::text)`.execute(db);
+  if (device?.outcome !== 'released') return false;
+  announceRetention(options.gateways, device, true);
+  return true;
+}
+
 /** What retain_device and release_device return (store/routines/device-retain.ts). */
 interface RetainOutcome {
-  outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | RetainRefusal;
+  outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | 'other_lease' | RetainRefusal;
   id: string;
   name: string;
   vendor_unique_identifier: string;

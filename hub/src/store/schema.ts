@@ -287,6 +287,37 @@ export interface ReservationsTable {
   created_by: string | null;
 }
 
+export interface DeviceWaitersTable {
+  id: Generated<string>;
+  /** Order of arrival (bigint as text). */
+  place: Generated<string>;
+  user_id: string;
+  user_name: string;
+  filter: Generated<string>;
+  device_id: string | null;
+  purpose: 'retain' | 'automation';
+  lease_name: string | null;
+  idle_minutes: number | null;
+  replica_id: string;
+  since: Generated<Date>;
+  deadline: Timestamp;
+  assigned_device: string | null;
+  assigned_at: Timestamp | null;
+}
+
+/** The terms of a device's current retain (migration 035); a row whose retain_id is not the device's is stale. */
+export interface DeviceLeasesTable {
+  device_id: string;
+  retain_id: string;
+  user_id: string;
+  lease_name: Generated<string>;
+  started_at: Timestamp;
+  last_used_at: Timestamp;
+  idle_minutes: number | null;
+  ends_at: Timestamp | null;
+  warned_at: Timestamp | null;
+}
+
 export interface WebhookDeliveriesTable {
   id: ColumnType<string, never, never>;
   webhook_id: string;
@@ -380,6 +411,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   reservations: ReservationsTable;
   automation_sessions: AutomationSessionsTable;
+  device_waiters: DeviceWaitersTable;
+  device_leases: DeviceLeasesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -106,7 +106,7 @@ test('GET /apiv1/openapi.json is OpenAPI 3.1 with every path, its parameters and
   const postDevice = doc.paths['/Device'].post;
   expect(postDevice.parameters.find((x) => x.name === 'action')?.schema.enum)
     .toEqual(expect.arrayContaining(['retain', 'release', 'reboot']));
-  expect(postDevice.description).toContain('`action=retain`: Retain (exclusively claim) a device. Entitlement: DeviceConnect.');
+  expect(postDevice.description).toContain('`action=retain`: Retain (exclusively claim) a device. Extensions: `wait=<seconds>`');
   expect(doc.paths['/Device'].get.parameters.map((x) => x.name)).toEqual(expect.arrayContaining(['availability', 'enabled', 'properties']));
   // A key the vendor client offers without a meaning is documented as accepted and ignored, with the reason.
   expect(doc.paths['/Device'].get.parameters.find((x) => x.name === 'hardDelete')).toMatchObject({

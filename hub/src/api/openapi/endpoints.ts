@@ -124,6 +124,10 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'get', path: '/Device/Available', operations: [{
     select: '', summary: 'Devices available to the caller.', entitlement: 'DeviceList',
     params: [...deviceFilters, ...detail], response: arrayOf(ref('Device')) }] },
+  { method: 'get', path: '/Device/WaitingLine', operations: [{
+    select: '', summary: 'The waiting line (extension): requests waiting for a device, first come first, with what they '
+      + 'wait for, since when, their purpose and the hub replica holding them.', entitlement: 'DeviceReleaseAny',
+    response: resultOf(arrayOf(ref('Waiter'))) }] },
   { method: 'get', path: '/Device/Log', operations: [{
     select: '', summary: 'The device system log.', entitlement: 'DeviceList',
     params: [deviceId(), p('lines', 'int', 'Most recent lines; default 1000.')], response: resultOf({ type: 'string' }) }] },
@@ -135,8 +139,18 @@ export const ENDPOINTS: EndpointDescription[] = [
     select: '', summary: 'Extension: the device\'s open automation session (WebDriver, /Appium): who, since when, last command; no data when none runs.',
     entitlement: 'DeviceList', params: [deviceId()], response: resultOf(ref('AutomationSession')) }] },
   { method: 'post', path: '/Device', operations: [
-    { select: 'action=retain', summary: 'Retain (exclusively claim) a device.', entitlement: 'DeviceConnect',
-      params: [deviceId()], response: resultOf(ref('DeviceAccessTicket')) },
+    { select: 'action=retain', summary: 'Retain (exclusively claim) a device. Extensions: `wait=<seconds>` waits in the '
+      + 'lab\'s first-come waiting line (at most 900 s) for `id` or for the first device matching `filter`; `lease` names '
+      + 'the caller\'s lease (a device held under another lease name is refused with LEASE_CONFLICT); `idleMinutes` asks '
+      + 'for this retain\'s own idle time (within /Settings retainIdleMaxMinutes).', entitlement: 'DeviceConnect',
+      params: [p('id', 'deviceId', 'The device Guid, serial number or vendor unique identifier (required without filter).',
+        { aliases: ['deviceId'] }),
+        p('filter', 'string', 'Extension, with wait: any device matching this (CLI filter syntax: os=android,minOs=13,'
+          + 'osVersion=14.1,model=Pixel,name=..,id=..,formFactor=phone,app=<package>).'),
+        p('wait', 'string', 'Extension: seconds to wait in line for a device (0 to 900); a boolean is ignored as elsewhere.'),
+        p('lease', 'string', 'Extension: the lease name (at most 200 characters), e.g. a CI job id.'),
+        p('idleMinutes', 'int', 'Extension: release after this many idle minutes (0: never, if the lab allows).')],
+      response: resultOf(ref('DeviceAccessTicket')) },
     { select: 'action=release', summary: 'Release a retained device.',
       entitlement: 'DeviceReleaseAny (only for another user\'s retain)', params: [deviceId()], response: result },
     { select: 'action=reboot', summary: 'Reboot a device.', entitlement: 'DeviceReboot', params: [deviceId()], response: result },

@@ -141,6 +141,11 @@ export const SCHEMAS: Record<string, Schema> = {
     end: dateTime, note: str, createdAt: dateTime, createdById: guid,
   }, 'A booking of a device (extension): during it only its booker may retain the device, and GET /Device/Available '
     + 'leaves the device out for everyone else.'),
+  Waiter: object({
+    id: guid, place: int32, userId: guid, userName: str, filter: str,
+    purpose: { type: 'string', enum: ['retain', 'automation'] }, leaseName: str, since: dateTime, deadline: dateTime,
+    replicaId: str,
+  }, 'A request waiting for a device (extension): `filter` as written, or `id=<Guid>` for one device; `place` 1 is next.'),
   WebhookDelivery: object({
     id: int64, eventId: guid, eventType: str, deviceId: guid,
     status: { type: 'string', enum: ['pending', 'delivered', 'failed'] }, attempts: int32, lastStatusCode: int32,
