@@ -26,7 +26,8 @@ import { credentialChecker } from './http/basic-auth';
 import { automationGateways } from './gateways/automation-gateways';
 import type { AutomationContext } from './domain/automation/automation-sessions';
 import { CommandTimes } from './domain/automation/command-times';
-import { immediateClaim } from './domain/automation/immediate-claim';
+import { waitingLineClaim } from './domain/automation/device-claim';
+import { listWaiting, readFilter } from './domain/waiting-line';
 import { startSessionSweeper } from './domain/automation/session-sweeper';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
@@ -155,8 +156,8 @@ export async function startHub(
     const clock = options.clock ?? (() => new Date());
     const automation: AutomationContext = {
       db, gateways, automation: automationGateways(directory), clock, logger: logger.child({ component: 'automation' }),
-      claim: immediateClaim(db, ticketKeys, gateways, clock),
-      parseFilter: (text) => ({ text }),
+      claim: waitingLineClaim({ db, gateways, ticketKeys, clock, waitingLine }),
+      parseFilter: (text) => readFilter(text, 'devicelab:filter'),
     };
     const commandTimes = new CommandTimes(db, automation.logger);
     cleanups.push(() => commandTimes.stop());
@@ -183,7 +184,7 @@ export async function startHub(
       metricsRegistry: hubMetricsRegistry(db, link.directory), // its link-session gauge counts this process's links
       metricsToken: config.metricsToken,
       appium: {
-        automation, times: commandTimes, logger: automation.logger, listWaiting: async () => [],
+        automation, times: commandTimes, logger: automation.logger, listWaiting: () => listWaiting({ db }),
         checkCredentials: credentialChecker(db, { logger, throttle }),
       },
       waitingLine,

@@ -93,6 +93,7 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
       }
       res.status(created.answer.status).set('x-request-id', requestId).type('application/json; charset=utf-8').send(created.answer.text);
     } catch (err) {
+      if (res.destroyed || res.writableEnded) return; // the client left the line (or never stayed for the answer)
       if (err instanceof ApiFailure) return writeApiFailureAsW3c(res, err);
       next(err);
     }

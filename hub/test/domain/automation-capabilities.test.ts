@@ -68,12 +68,12 @@ test('what the lab decides is never forwarded: the device, its ports, paths on t
   });
 });
 
-test('defaults and caps: queue timeout 300 s at most 3600 s, newCommandTimeout 60 s, 0 kept', () => {
+test('defaults and caps: queue timeout 300 s at most 900 s (the waiting line's longest), newCommandTimeout 60 s, 0 kept', () => {
   const plain = readNewSessionRequest({ capabilities: { alwaysMatch: {} } });
   expect(plain.queueTimeoutMs).toBe(300_000);
   expect(plain.candidates[0].newCommandTimeoutSeconds).toBe(60);
   const long = readNewSessionRequest({ capabilities: { alwaysMatch: { 'devicelab:queueTimeout': 1e9, 'appium:newCommandTimeout': 0 } } });
-  expect(long.queueTimeoutMs).toBe(3_600_000);
+  expect(long.queueTimeoutMs).toBe(900_000);
   expect(long.candidates[0].newCommandTimeoutSeconds).toBe(0);
 });
 

@@ -21,7 +21,7 @@ export const WEBDRIVER_PATHS: Record<string, Json> = {
         + 'case, with or without `appium:`. The lab reads platformName, platformVersion (exact or prefix), deviceName '
         + '(name or model), udid / deviceConnectDevice (Guid, serial or vendor id), deviceConnectUserName + '
         + 'deviceConnectApiKey (instead of Basic auth), deviceConnectSkipInstall, newCommandTimeout (s, default 60, 0 = '
-        + 'never), devicelab:queueTimeout (s, default 300, at most 3600), devicelab:filter (as `devicelab --filter`), '
+        + 'never), devicelab:queueTimeout (s, default 300, at most 900), devicelab:filter (as `devicelab --filter`), '
         + 'devicelab:formFactor, devicelab:app or app (a library application by Guid, name or package, installed first). '
         + 'Without a free matching device the request waits its turn in the lab\'s first-come line. The device is '
         + 'retained for the caller (entitlement DeviceConnect; DeviceApplicationManagement with an app). The body is at '

@@ -16,7 +16,8 @@ import { installApplication } from '../application-commands';
 import { releaseDevice } from '../device-actions';
 import { callAppium, valueOf, type AppiumAnswer, type AutomationGateways } from './appium-client';
 import { gatewaySessionBody, type NewSessionRequest, type SessionCandidate } from './capabilities';
-import { filterOfCriteria, type AutomationDeviceFilter, type ClaimDevice, type ClaimedDevice } from './device-claim';
+import type { DeviceFilter } from '@devicelab/shared';
+import { filterOfCriteria, type ClaimDevice, type ClaimedDevice } from './device-claim';
 import { beginClosing, closeSession, recordSession, type LiveSession } from './session-map';
 
 export interface AutomationContext {
@@ -24,7 +25,7 @@ export interface AutomationContext {
   gateways: GatewayDirectory;
   automation: AutomationGateways;
   claim: ClaimDevice;
-  parseFilter: (text: string) => AutomationDeviceFilter;
+  parseFilter: (text: string) => DeviceFilter;
   clock: Clock;
   logger: Logger;
 }
@@ -91,8 +92,8 @@ export async function createAutomationSession(
  * none does (its wait then says that no device matches).
  */
 async function chooseCandidate(
-  db: Db, candidates: SessionCandidate[], parseFilter: (text: string) => AutomationDeviceFilter,
-): Promise<{ candidate: SessionCandidate; filter: AutomationDeviceFilter }> {
+  db: Db, candidates: SessionCandidate[], parseFilter: (text: string) => DeviceFilter,
+): Promise<{ candidate: SessionCandidate; filter: DeviceFilter }> {
   const filters = [];
   for (const candidate of candidates) filters.push({ candidate, filter: await filterOfCriteria(db, candidate.criteria, parseFilter) });
   if (filters.length === 1) return filters[0];

@@ -5,6 +5,7 @@
  * candidates in order, each with what picks the device and the clean capabilities the device's Appium server gets.
  */
 import { ApiFailure } from '@devicelab/shared';
+import { MAX_WAIT_MS } from '../waiting-line';
 
 /** What a request asks of the device; mapped to the waiting line's filter by `session-start.ts`. */
 export interface DeviceCriteria {
@@ -41,7 +42,8 @@ export interface NewSessionRequest {
 }
 
 export const DEFAULT_QUEUE_TIMEOUT_S = 300;
-export const MAX_QUEUE_TIMEOUT_S = 3600;
+/** The waiting line's own longest wait (waiting-line.ts MAX_WAIT_MS). */
+export const MAX_QUEUE_TIMEOUT_S = MAX_WAIT_MS / 1000;
 export const DEFAULT_NEW_COMMAND_TIMEOUT_S = 60;
 const MAX_NEW_COMMAND_TIMEOUT_S = 24 * 3600;
 /** More `firstMatch` entries than any client sends; each is a candidate matched in turn. */

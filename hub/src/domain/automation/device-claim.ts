@@ -2,21 +2,13 @@
  * How a new session gets its device: the capabilities become a device filter, and the device is claimed for the
  * session's user as a retain (waiting its turn when none is free).
  */
-import { ApiFailure } from '@devicelab/shared';
+import { ApiFailure, type DeviceFilter } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../../auth/authenticated-user';
 import type { Db } from '../../store/database';
+import { waitForDevice, type WaitingLineContext } from '../waiting-line';
 import type { DeviceCriteria } from './capabilities';
 
-/** The waiting line's device filter (the CLI's `--filter`). */
-export interface AutomationDeviceFilter {
-  os?: 'Android' | 'iOS';
-  osVersion?: string;
-  model?: string;
-  name?: string;
-  id?: string;
-  formFactor?: string;
-  text: string;
-}
+type AutomationDeviceFilter = DeviceFilter;
 
 export interface ClaimedDevice {
   id: string;
@@ -63,6 +55,14 @@ export async function filterOfCriteria(
   }
   filter.text = parts.join(',');
   return filter;
+}
+
+/** The claim of the lab: the shared first-come waiting line, marked as an automation request. */
+export function waitingLineClaim(ctx: WaitingLineContext): ClaimDevice {
+  return async (user, filter, waitMs, signal) => {
+    const { deviceId } = await waitForDevice(ctx, { user, filter, waitMs, signal, purpose: 'automation' });
+    return claimedDevice(ctx.db, deviceId);
+  };
 }
 
 /** The claimed device as the retain left it. */
