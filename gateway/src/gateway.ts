@@ -17,6 +17,7 @@ import { createUsbHubs, type UsbHubs } from './usbhubs/usb-hubs';
 import type { UsbHubsConfig } from './usbhubs/usb-hubs-config';
 import { UsbmuxAccess } from './access/usbmux-filter';
 import { UsbmuxClient } from './drivers/ios/usbmux';
+import { AutomationServers, DEFAULT_AUTOMATION, type AutomationOptions } from './automation/automation-servers';
 
 export interface GatewayOptions extends PlatformConfig {
   name: string;
@@ -43,6 +44,8 @@ export interface GatewayOptions extends PlatformConfig {
   adbAccessHost?: string;
   /** Serve Prometheus `/metrics` on this address (`DEVICELAB_GATEWAY_METRICS_LISTEN`); absent: not served. */
   metricsListen?: { host: string; port: number };
+  /** The devices' automation servers (Appium), README "Automation servers on the gateway"; `false`: none. */
+  automation?: Partial<AutomationOptions> | false;
 }
 
 export interface RunningGateway {
@@ -59,6 +62,8 @@ export interface RunningGateway {
   readonly adbAccess?: AdbAccessEndpoints;
   /** The Prometheus endpoint's URL when `metricsListen` was given. */
   readonly metricsUrl?: string;
+  /** The devices' automation servers; undefined when turned off. */
+  readonly automation?: AutomationServers;
   stop(): Promise<void>;
 }
 
@@ -92,6 +97,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     sync: () => link?.channels.access.sync() ?? Promise.resolve(),
     packagesChanged,
   });
+  const automation = options.automation === false ? undefined
+    : new AutomationServers(registry, { ...DEFAULT_AUTOMATION, ...options.automation }, logger.child({ component: 'automation' }));
   link = new HubLink({
     name: options.name,
     token: options.token,
@@ -106,6 +113,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     metrics,
     usbHubs: usbHubs?.service,
     adbAccess,
+    automation,
     usbmuxAccess: options.usbmuxdAddress ? {
       access: new UsbmuxAccess(new UsbmuxClient(options.usbmuxdAddress), logger.child({ component: 'usbmux-access' }),
         { servicesUsed: packagesChanged, report: (event) => link?.channels.access.event(event) }),
@@ -122,11 +130,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       if (state.readiness !== 'Ready') adbAccess?.deviceGone(state.vendorUniqueIdentifier);
       else adbAccess?.deviceReady(state.vendorUniqueIdentifier);
       if (samplers && drivers.canSample(state.vendorUniqueIdentifier)) samplers.deviceChanged(state);
+      automation?.deviceChanged(state);
     },
     deviceRemoved: (id) => {
       hubLink.channels.inventory.deviceRemoved(id);
       adbAccess?.deviceGone(id);
       samplers?.deviceRemoved(id);
+      automation?.deviceRemoved(id);
     },
   };
   // Hubs first (port numbers), then devices, so the first snapshot is as complete as adb allows; then dial the hub.
@@ -145,8 +155,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     samplers,
     usbHubs,
     metricsUrl: metricsServer?.url,
+    automation,
     stop: () => {
       stopping ??= (async () => {
+        await automation?.stop();
         await metricsServer?.stop();
         await samplers?.stop();
         metrics.stop();

@@ -58,11 +58,14 @@ export interface DeviceState {
   packages?: InstalledPackage[];
 }
 
-interface InstallApp { blobSha256: string; applicationIdentifier: string; force: boolean }
+/** `forAutomation`: the API's nativeAutomation (absent from an older hub). */
+interface InstallApp { blobSha256: string; applicationIdentifier: string; force: boolean; forAutomation?: boolean }
 interface UninstallApp { applicationIdentifier: string; keepData: boolean }
 interface LaunchApp { applicationIdentifier: string; arguments: string; startOnly: boolean }
 export interface ReadLog { maxLines: number }
 type ReadPackages = Record<string, never>;
+/** Empty filters: every line kept. */
+export interface ReadAutomationLog { sessionId: string; requestId: string }
 
 export type CommandAction =
   | { action: 'install'; install: InstallApp }
@@ -71,6 +74,7 @@ export type CommandAction =
   | { action: 'reboot'; reboot: Record<string, never> }
   | { action: 'readLog'; readLog: ReadLog }
   | { action: 'readPackages'; readPackages: ReadPackages }
+  | { action: 'readAutomationLog'; readAutomationLog: ReadAutomationLog }
   | { action: 'setUsbPortState'; setUsbPortState: SetUsbPortState }
   | { action: 'rebootUsbHub'; rebootUsbHub: RebootUsbHub };
 
@@ -97,7 +101,8 @@ export type GatewayMessage =
   | { body: 'metrics'; metrics: MetricsBatch }
   | { body: 'accessEvent'; accessEvent: DeviceAccessEvent }
   | { body: 'accessEndpoint'; accessEndpoint: AccessEndpoint }
-  | { body: 'accessSync'; accessSync: AccessSync };
+  | { body: 'accessSync'; accessSync: AccessSync }
+  | { body: 'automationReport'; automationReport: AutomationReport };
 
 export type HubMessage =
   | { body: 'welcome'; welcome: Welcome }
@@ -109,6 +114,12 @@ export type HubMessage =
   | { body: 'metricsSettings'; metricsSettings: MetricsSettings }
   | { body: 'openTunnel'; openTunnel: OpenTunnel }
   | { body: 'accessSync'; accessSync: AccessSync };
+
+/** The gateway's automation servers: what is installed and what is wrong with it ('' when nothing). */
+export interface AutomationDriver { name: string; version: string; automationName: string }
+export interface AutomationReport {
+  path: string; version: string; pathHash: string; drivers: AutomationDriver[]; configurationError: string;
+}
 
 /** USB hubs of a gateway. */
 interface UsbHubPortReport {

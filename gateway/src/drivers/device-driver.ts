@@ -5,6 +5,7 @@
  */
 import type { DeviceState } from '@devicelab/proto';
 import type { DeviceBatteryStatus, FailureCode } from '@devicelab/shared';
+import type { AutomationPorts } from '../automation/port-blocks';
 
 export interface DeviceListener {
   /** A device appeared or its state/facts changed. The state is complete (not a patch). */
@@ -18,6 +19,8 @@ export interface InstallOptions {
   force?: boolean;
   /** The package / bundle id inside the binary, when known (required for `force`). */
   packageId?: string;
+  /** Prepared for native automation (the API's nativeAutomation): see DeviceAutomation.installedForAutomation. */
+  forAutomation?: boolean;
   /** Told how far the install is, in percent (0..99; the install's end is 100): bytes sent, or the device's count. */
   onProgress?: (percent: number) => void;
 }
@@ -93,7 +96,28 @@ export interface DeviceDriver {
   readBattery?(id: string): Promise<BatteryReading | undefined>;
   /** The device's USB location (`1-1.4.2`) where the host shows one, to find its hub port. */
   usbLocation?(id: string): Promise<string | undefined>;
+  /** What this platform's automation server (Appium) needs; a driver without it has no automation. */
+  readonly automation?: DeviceAutomation;
   stop(): Promise<void>;
+}
+
+/**
+ * A platform's part in its devices' automation servers: which Appium driver, the capabilities every session starts
+ * with, the environment the server runs in, what has to run beside it, and what is wrong with the host.
+ */
+export interface DeviceAutomation {
+  /** The Appium driver's name (`appium driver list`): `uiautomator2`, `xcuitest`. */
+  readonly appiumDriver: string;
+  /** Default capabilities of the device's server: `platformName`, `appium:automationName`, `appium:udid`, its ports. */
+  capabilities(id: string, ports: AutomationPorts): Record<string, unknown>;
+  /** Environment of the device's server (Android: the SDK root whose platform-tools/adb is the gateway's adb). */
+  environment?(): Promise<Record<string, string>>;
+  /** Starts what the server needs beside it (iOS: the WebDriverAgent forward); resolves with how to stop it. */
+  prepare?(id: string, ports: AutomationPorts): Promise<() => Promise<void>>;
+  /** What an install prepared for native automation does on this platform, said in the install's Result. */
+  readonly installedForAutomation: string;
+  /** What keeps this platform's automation from working on this host (`adb` missing), or undefined. */
+  check?(): Promise<string | undefined>;
 }
 
 /** One `sample` row read from a device: spec 2.5 field names (design.md units) to values. */

@@ -9,7 +9,7 @@ import type { DeviceState } from '@devicelab/proto';
 import type { BatteryReader } from '../usbhubs/battery-reader';
 import type { UsbLocationSource } from '../usbhubs/usb-locations';
 import {
-  type ArrivingApp, DeviceCommandError, type DeviceDriver, type DeviceListener, type DeviceSampling, type InstallOptions,
+  type ArrivingApp, DeviceCommandError, type DeviceAutomation, type DeviceDriver, type DeviceListener, type DeviceSampling, type InstallOptions,
   type LaunchOptions, type UninstallOptions,
 } from './device-driver';
 
@@ -91,6 +91,16 @@ export class DriverRegistry {
 
   async readLog(id: string, maxLines: number): Promise<string> {
     return this.counted(id, () => this.ownerOf(id).readLog(id, maxLines));
+  }
+
+  /** The automation part of the driver that owns the device; undefined when it has none or the device is unknown. */
+  automationOf(id: string): DeviceAutomation | undefined {
+    return this.owners.get(id)?.automation;
+  }
+
+  /** The automation parts of every driver (configuration checks). */
+  automations(): DeviceAutomation[] {
+    return this.drivers.flatMap((driver) => (driver.automation ? [driver.automation] : []));
   }
 
   /** True when the device's driver can sample it (devices of other drivers are not sampled). */

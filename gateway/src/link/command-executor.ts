@@ -14,6 +14,11 @@ import type { UsbHubService } from '../usbhubs/usb-hub-service';
 
 type BlobFetcher = (sha256: string, announce?: (totalSize: number) => void) => AsyncIterable<Buffer>;
 
+/** The devices' automation server logs (ReadAutomationLog). */
+export interface AutomationLogs {
+  log(id: string, filter: { sessionId?: string; requestId?: string }): string;
+}
+
 export class CommandExecutor {
   constructor(
     private readonly drivers: DriverRegistry,
@@ -23,6 +28,7 @@ export class CommandExecutor {
     /** Reports a device's state that no result carries: a change that finished after its command timed out. */
     private readonly reportState: (state: DeviceState) => void,
     private readonly usbHubs?: UsbHubService,
+    private readonly automation?: AutomationLogs,
   ) {}
 
   /** `onProgress` hears how far an install is (percent, each value once and rising) while it runs. */
@@ -64,7 +70,7 @@ export class CommandExecutor {
     const id = command.vendorUniqueIdentifier;
     switch (command.action) {
       case 'install': {
-        const { blobSha256, applicationIdentifier, force } = command.install;
+        const { blobSha256, applicationIdentifier, force, forAutomation } = command.install;
         const extension = this.drivers.appFileExtension(id);
         // The install starts as the download does (a cold cache costs no extra wait); a download that fails or does
         // not match its digest fails the install with APP_FETCH_FAILED, whether it had started or not.
@@ -83,7 +89,11 @@ export class CommandExecutor {
           read: (pieceBytes) => failingAs(arriving.read(pieceBytes), fetchFailed),
           complete,
         };
-        return { device: await this.drivers.installArriving(id, app, { force, packageId: applicationIdentifier || undefined, onProgress }) };
+        const device = await this.drivers.installArriving(id, app, {
+          force, packageId: applicationIdentifier || undefined, onProgress, forAutomation,
+        });
+        // What "prepared for native automation" meant on this platform, for the install's Result.
+        return { device, text: forAutomation ? this.drivers.automationOf(id)?.installedForAutomation ?? '' : '' };
       }
       case 'uninstall':
         return { device: await this.drivers.uninstall(id, command.uninstall.applicationIdentifier, { keepData: command.uninstall.keepData }) };
@@ -100,6 +110,11 @@ export class CommandExecutor {
         return {};
       case 'readLog':
         return { text: await this.drivers.readLog(id, command.readLog.maxLines) };
+      case 'readAutomationLog': {
+        this.drivers.ownerOf(id); // an unknown device fails as every device command does
+        const { sessionId, requestId } = command.readAutomationLog;
+        return { text: this.automation?.log(id, { sessionId: sessionId || undefined, requestId: requestId || undefined }) ?? '' };
+      }
       case 'setUsbPortState':
         await this.requireUsbHubs().setPortState(command.setUsbPortState);
         return {};

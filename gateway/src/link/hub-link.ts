@@ -26,6 +26,7 @@ import { newNonce, verifyHubProof } from './hub-proof';
 import { HubRotation, parseHubAddresses, type AttemptOutcome } from './hub-rotation';
 import { createLinkClients, type HubLinkTls } from './link-clients';
 import type { MetricsUplink } from './metrics-uplink';
+import type { AutomationServers } from '../automation/automation-servers';
 
 export const GATEWAY_VERSION = '0.1.0';
 export type { HubLinkTls };
@@ -56,6 +57,8 @@ export interface HubLinkOptions {
   adbAccess?: AdbAccessEndpoints;
   /** iOS devices: hub tunnels reach a usbmux proxy that shows only the retained device. */
   usbmuxAccess?: IosTunnels;
+  /** The devices' automation servers; undefined when automation is off. */
+  automation?: AutomationServers;
 }
 
 interface Session {

@@ -10,6 +10,7 @@ export const COMMAND_TIMEOUTS_MS = {
   reboot: 60_000,
   readLog: 30_000,
   readPackages: 60_000,
+  readAutomationLog: 30_000,
   setUsbPortState: 15_000,
   rebootUsbHub: 15_000,
 } as const;
@@ -37,6 +38,7 @@ export async function runDeviceCommand(
 const WHAT: Record<CommandAction['action'], string> = {
   install: 'Installing the application', uninstall: 'Uninstalling the application', launch: 'Launching the application',
   reboot: 'Rebooting', readLog: 'Reading the device log', readPackages: 'Reading the installed applications',
+  readAutomationLog: 'Reading the automation server log',
   setUsbPortState: 'Switching the USB port', rebootUsbHub: 'Rebooting the USB hub',
 };
 

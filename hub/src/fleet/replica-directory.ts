@@ -4,10 +4,12 @@
  * (command-relay.ts). Device connections (`openTunnel`) are not relayed here: they fail with
  * DeviceOnOtherReplicaError, and /Device/Connect forwards the WebSocket to that replica (api/device-connect-forward.ts).
  */
+import type http from 'node:http';
 import type { CommandAction, CommandResult, Retention } from '@devicelab/proto';
 import { sql } from 'kysely';
+import { COMMAND_TIMEOUTS_MS, commandFailure } from '../domain/gateway-commands';
 import {
-  GatewayUnavailableError, type ConnectedGateway, type DeviceTunnel, type GatewayDirectory,
+  GatewayUnavailableError, type AutomationInformation, type ConnectedGateway, type DeviceTunnel, type GatewayDirectory,
 } from '../gateways/gateway-directory';
 import type { LinkServer } from '../gateways/link-server';
 import type { Db } from '../store/database';
@@ -99,6 +101,30 @@ export class ReplicaDirectory implements GatewayDirectory {
     throw new DeviceOnOtherReplicaError(owner, replica?.api_address ?? undefined,
       `Device ${request.vendorUniqueIdentifier} is linked through hub replica ${owner}`
       + ` (${replica?.hostname ?? 'unknown host'}${replica?.api_address ? `, ${replica.api_address}` : ''}).`);
+  }
+
+  /**
+   * Tunnels are not relayed through PostgreSQL: the agent reaches devices of gateways linked to this replica only
+   * (others fail as a device no gateway holds).
+   */
+  automationAgent(vendorUniqueIdentifier: string): http.Agent {
+    return this.link.directory.automationAgent(vendorUniqueIdentifier);
+  }
+
+  /** A command, so it goes through the relay to the replica whose link holds the device. */
+  async automationLog(vendorUniqueIdentifier: string, filter: { sessionId?: string; requestId?: string }): Promise<string> {
+    if (this.link.holdsDevice(vendorUniqueIdentifier)) return this.link.directory.automationLog(vendorUniqueIdentifier, filter);
+    const action: CommandAction = {
+      action: 'readAutomationLog', readAutomationLog: { sessionId: filter.sessionId ?? '', requestId: filter.requestId ?? '' },
+    };
+    const result = await this.sendCommand(vendorUniqueIdentifier, action, COMMAND_TIMEOUTS_MS.readAutomationLog);
+    if (!result.ok) throw commandFailure(action, `device ${vendorUniqueIdentifier}`, result);
+    return result.text;
+  }
+
+  /** The gateways linked to this replica (the others' reports stay with their replicas). */
+  automationInfo(): AutomationInformation[] {
+    return this.link.directory.automationInfo();
   }
 
   notifyMetricsSettings(): void {

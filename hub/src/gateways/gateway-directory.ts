@@ -2,6 +2,7 @@
  * What the domain needs from the connected gateways. Implemented by the link server (`link-server.ts`) and its
  * channels (`channels/`); domain code and its tests depend only on this interface.
  */
+import type http from 'node:http';
 import type { CommandAction, CommandResult, OpenTunnel, Retention, TunnelFrame, UsbHubReport } from '@devicelab/proto';
 
 export interface ConnectedGateway {
@@ -62,6 +63,32 @@ export interface GatewayDirectory {
    * GatewayUnavailableError when no connected gateway reports it or the gateway does not answer in time.
    */
   sendUsbHubCommand(hubSerialNumber: string, action: CommandAction, timeoutMs: number): Promise<CommandResult>;
+  /**
+   * HTTP to the device's automation server (its Appium server on its gateway): a keep-alive agent whose connections
+   * are automation tunnels, reused across requests, a few per device at most, idle ones closed. A request fails with
+   * GatewayUnavailableError when no gateway here holds the device or its gateway refuses (no server for it).
+   */
+  automationAgent(vendorUniqueIdentifier: string): http.Agent;
+  /**
+   * The device's automation server log: JSON lines as Appium wrote them, newline separated, oldest first; all the
+   * gateway keeps, or only the lines of that session and/or request (Appium's `context.sessionId`/`requestId`).
+   */
+  automationLog(vendorUniqueIdentifier: string, filter: { sessionId?: string; requestId?: string }): Promise<string>;
+  /** What each connected gateway reported of its automation installation. */
+  automationInfo(): AutomationInformation[];
+}
+
+/** A gateway's automation installation as it reported it. */
+export interface AutomationInformation {
+  gatewayName: string;
+  /** Where Appium and its drivers are installed (APPIUM_HOME). */
+  path: string;
+  version: string;
+  /** Tells installations apart (path, version, drivers). */
+  pathHash: string;
+  drivers: Array<{ name: string; version: string }>;
+  /** What is wrong with it ('' when nothing). */
+  configurationError: string;
 }
 
 /** The hub end of a relayed device connection: a gRPC duplex stream of TunnelFrames (raw bytes in `data`). */

@@ -118,6 +118,8 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     backoff: { initialMs: 100, maxMs: 1000 },
     usbHubs,
     sampling: options.sampling,
+    // Labs of parallel test files each take their own window of automation ports.
+    automation: { ports: { first: 20000 + (process.pid % 90) * 100, last: 20000 + (process.pid % 90) * 100 + 99 } },
     ...options.gatewayOptions,
   });
   let gateway: RunningGateway | undefined = await launchGateway();

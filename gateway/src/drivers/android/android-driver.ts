@@ -7,7 +7,7 @@ import type { Client, DeviceClient } from '@devicefarmer/adbkit';
 import type { DeviceState, InstalledPackage } from '@devicelab/proto';
 import { createLogger, type DeviceReadiness, type Logger } from '@devicelab/shared';
 import {
-  type ArrivingApp, type BatteryReading, DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions,
+  type ArrivingApp, type BatteryReading, DeviceCommandError, type DeviceAutomation, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions,
   type UninstallOptions,
 } from '../device-driver';
 import { type AdbServerOptions, createAdbClient } from './adb-client';
@@ -22,6 +22,7 @@ import { lookupUsbLocation } from './usb-location';
 import { asCommandError, limitDeviceWork, runShell } from './shell';
 import { Admission, type AdmissionLimits } from '../admission';
 import { AdbTracker } from './tracker';
+import { androidAutomation } from './automation';
 import { AndroidSampling } from './sampling';
 
 export interface AndroidDriverOptions extends AdbServerOptions {
@@ -74,9 +75,11 @@ export class AndroidDriver implements DeviceDriver {
   private readonly rebootGraceMs: number;
   private readonly devicePollMs: number;
   readonly sampling: AndroidSampling;
+  readonly automation: DeviceAutomation;
 
   constructor(options: AndroidDriverOptions = {}) {
     this.client = createAdbClient(options);
+    this.automation = androidAutomation(options);
     this.logger = options.logger ?? createLogger('gateway.android');
     this.bootPollMs = options.bootPollMs ?? 250;
     this.bootPollMaxMs = Math.max(this.bootPollMs, options.bootPollMaxMs ?? 2_000);
@@ -121,7 +124,8 @@ export class AndroidDriver implements DeviceDriver {
     const device = this.device(id);
     // `adb install` streams into `cmd package install -S` on Android 7+ (adb feature `cmd`); older devices take a push.
     const sdk = Number(this.entries.get(id)?.facts?.properties?.find((p) => p.name === 'ro.build.version.sdk')?.value);
-    await installApk(device, app, { ...options, streamed: sdk >= 24 });
+    // Before Android 6 every permission is granted at install anyway, and pm there knows no -g.
+    await installApk(device, app, { ...options, streamed: sdk >= 24, forAutomation: options?.forAutomation && !(sdk < 23) });
     return this.afterPackageChange(id, (packages) => {
       const others = packages.filter((p) => p.identifier !== options?.packageId);
       return options?.packageId ? [...others, { identifier: options.packageId, version: '', buildVersion: '', system: false }] : packages;

@@ -95,8 +95,8 @@ async function streamFile(
 }
 
 /** Streams the APK into `cmd package install -S`; resolves with the package manager's answer. */
-async function streamedInstall(device: DeviceClient, apk: ArrivingApp, onPercent?: OnPercent): Promise<string> {
-  const socket = await openService(device, `exec:cmd package install -r -S ${apk.size}`);
+async function streamedInstall(device: DeviceClient, apk: ArrivingApp, flags: string, onPercent?: OnPercent): Promise<string> {
+  const socket = await openService(device, `exec:cmd package install ${flags} -S ${apk.size}`);
   // The answer is complete when the device closes the stream.
   return (await streamFile(device, socket, apk, STREAM_PIECE_BYTES, (chunk) => chunk, undefined, () => false, onPercent)).toString('utf8');
 }
@@ -143,20 +143,22 @@ export async function installApk(device: DeviceClient, apk: ArrivingApp, options
     // "not installed" is fine here: force only guarantees a clean slate.
     await runShell(device, `pm uninstall ${shellQuote(checkPackageId(options.packageId))}`);
   }
+  // -g (Android 6+): every runtime permission the app asks for is granted at install, for native automation.
+  const flags = options.forAutomation ? '-r -g' : '-r';
   const output = options.streamed
-    ? await withDeviceSlot(device, () => streamedInstall(device, apk, options.onProgress))
+    ? await withDeviceSlot(device, () => streamedInstall(device, apk, flags, options.onProgress))
       .catch((err: unknown) => { throw asCommandError(device.serial, err); })
-    : await pushAndInstall(device, await apk.complete, options.onProgress);
+    : await pushAndInstall(device, await apk.complete, flags, options.onProgress);
   const result = parsePmResult(output);
   if (!result.ok) throw new DeviceCommandError(result.message, result.code);
 }
 
-async function pushAndInstall(device: DeviceClient, apkPath: string, onPercent?: OnPercent): Promise<string> {
+async function pushAndInstall(device: DeviceClient, apkPath: string, flags: string, onPercent?: OnPercent): Promise<string> {
   const remote = `/data/local/tmp/devicelab-${randomBytes(6).toString('hex')}.apk`;
   await withDeviceSlot(device, () => pushFile(device, apkPath, remote, onPercent)).catch((err: unknown) => {
     throw asCommandError(device.serial, err);
   });
-  return runShell(device, `pm install -r ${shellQuote(remote)}; rm -f ${shellQuote(remote)}`, INSTALL_TIMEOUT_MS);
+  return runShell(device, `pm install ${flags} ${shellQuote(remote)}; rm -f ${shellQuote(remote)}`, INSTALL_TIMEOUT_MS);
 }
 
 export async function uninstallPackage(device: DeviceClient, packageId: string, options: UninstallOptions = {}): Promise<void> {

@@ -8,7 +8,7 @@
 import type { DeviceState, InstalledPackage } from '@devicelab/proto';
 import { createLogger, type DeviceReadiness, type Logger, splitShellWords } from '@devicelab/shared';
 import { Simctl } from 'node-simctl';
-import { DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions } from '../device-driver';
+import { DeviceCommandError, type DeviceAutomation, type DeviceDriver, type DeviceListener, type InstallOptions, type LaunchOptions } from '../device-driver';
 import { unpackAppBundle } from './app-bundle';
 import { packagesFromListapps } from './installed-apps';
 import { simulatorFacts, type SimulatorFacts } from './simulator-facts';
@@ -51,6 +51,15 @@ export class SimulatorDriver implements DeviceDriver {
   /** The hub's binary is an IPA or a zipped `.app`; the name only has to be a zip for `unzip`. */
   readonly appFileExtension = '.zip';
   readonly sampling: SimulatorSampling;
+  /** On a Mac, Appium's XCUITest driver builds WebDriverAgent with xcodebuild and starts it on the simulator itself. */
+  readonly automation: DeviceAutomation = {
+    appiumDriver: 'xcuitest',
+    installedForAutomation: 'Nothing to prepare on iOS simulators: WebDriverAgent automates any installed app, so it was installed as usual.',
+    capabilities: (id, ports) => ({
+      platformName: 'iOS', 'appium:automationName': 'XCUITest', 'appium:udid': id,
+      'appium:wdaLocalPort': ports.wdaLocalPort, 'appium:mjpegServerPort': ports.mjpegServerPort,
+    }),
+  };
   private readonly logger: Logger;
   private readonly entries = new Map<string, Entry>();
   private readonly host: Simctl;

@@ -11,9 +11,10 @@ import path from 'node:path';
 import type { DeviceState, InstalledPackage } from '@devicelab/proto';
 import { createLogger, type DeviceReadiness, type Logger, type PlistDict, isDict } from '@devicelab/shared';
 import {
-  type BatteryReading, DeviceCommandError, type DeviceDriver, type DeviceListener, type InstallOptions, type LogFollower, type LogStream,
+  type BatteryReading, DeviceCommandError, type DeviceAutomation, type DeviceDriver, type DeviceListener, type InstallOptions, type LogFollower, type LogStream,
 } from '../device-driver';
 import { AfcClient } from './afc';
+import { iosAutomation } from './automation';
 import { batteryStatusOf, factsFromLockdown, type IosFacts } from './facts';
 import { browseApps, installPackage, uninstallApp } from './installation-proxy';
 import { type LockdownSession, pairRecordOf } from './lockdown';
@@ -70,6 +71,7 @@ export class IosDriver implements DeviceDriver {
   private listenSocket: net.Socket | undefined;
   private relistenTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  readonly automation: DeviceAutomation;
 
   constructor(options: IosDriverOptions) {
     this.usbmux = new UsbmuxClient(options.usbmuxdAddress, options.timeoutMs ?? 10_000);
@@ -77,6 +79,11 @@ export class IosDriver implements DeviceDriver {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.relistenMs = options.relistenMs ?? 1_000;
     this.usbSysfsDir = options.usbSysfsDir ?? DEFAULT_USB_SYSFS_DIR;
+    this.automation = iosAutomation({
+      usbmuxdAddress: options.usbmuxdAddress,
+      connect: (udid, port) => this.usbmux.connect(this.ready(udid).entry.deviceId, port),
+      logger: this.logger.child({ component: 'automation' }),
+    });
   }
 
   readonly sampling = new IosSampling({

@@ -4,14 +4,19 @@
  * connected goes up as access events, an AccessSync tells when every Retention sent before it is applied here,
  * and OpenTunnel relays a hub connection into a device (checked against the same tickets).
  */
-import type { AccessEndpoint, DeviceAccessEvent, MessageHandlers, Retention, Welcome } from '@devicelab/proto';
+import type { AccessEndpoint, DeviceAccessEvent, MessageHandlers, OpenTunnel, Retention, Welcome } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AdbAccessEndpoints } from '../../access/adb-access-endpoints';
 import { relayTunnel, type IosTunnels } from '../../access/hub-tunnel';
 import { TicketVerifier } from '../../tickets/ticket-verifier';
 import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
 
+/** What a tunnel to a service other than the access endpoint reaches (OpenTunnel's `service`). */
+export type TunnelService = (request: OpenTunnel, session: LinkSession) => void;
+
 export interface AccessOptions {
+  /** Tunnel handlers by OpenTunnel `service` ('' stays the access endpoint, served here). */
+  tunnelServices?: Record<string, TunnelService>;
   /** The retainers' adb endpoints: opened and closed by Retention, the target of hub tunnels. */
   adbAccess?: AdbAccessEndpoints;
   /** iOS devices: hub tunnels reach a usbmux proxy that shows only the retained device. */
@@ -51,6 +56,8 @@ export class AccessChannel implements GatewayChannel {
         if (done) void (adbAccess?.applied() ?? Promise.resolve()).then(done);
       },
       openTunnel: (request) => {
+        const service = request.service ?? '';
+        if (service) return this.serviceTunnel(service, request, session);
         if (!adbAccess && !usbmuxAccess) return;
         relayTunnel(request, {
           openCall: () => session.client.Tunnel(this.link.metadata()), endpoints: adbAccess, tickets: this.tickets,
@@ -58,6 +65,16 @@ export class AccessChannel implements GatewayChannel {
         });
       },
     };
+  }
+
+  /** A tunnel to another service of the device: its handler, or refused (a service this gateway does not serve). */
+  private serviceTunnel(service: string, request: OpenTunnel, session: LinkSession): void {
+    const handler = Object.hasOwn(this.options.tunnelServices ?? {}, service) ? this.options.tunnelServices![service] : undefined;
+    if (handler) return handler(request, session);
+    const call = session.client.Tunnel(this.link.metadata());
+    call.on('error', () => undefined);
+    call.write({ tunnelId: request.tunnelId, error: `The gateway refuses the connection: it serves no '${service.slice(0, 40)}' tunnels.` });
+    call.end();
   }
 
   closed(): void {

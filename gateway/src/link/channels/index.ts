@@ -5,6 +5,7 @@
 import { CommandExecutor } from '../command-executor';
 import type { HubLinkOptions } from '../hub-link';
 import { AccessChannel } from './access';
+import { AutomationChannel } from './automation';
 import { BlobsChannel } from './blobs';
 import type { HubConnection } from './channel';
 import { CommandsChannel } from './commands';
@@ -16,15 +17,20 @@ export function gatewayChannels(link: HubConnection, options: HubLinkOptions) {
   const { drivers, appCache, logger, usbHubs } = options;
   const inventory = new InventoryChannel(link, drivers);
   const blobs = new BlobsChannel(link, options.blobIdleTimeoutMs);
+  const automation = new AutomationChannel(link, options.automation, logger);
   const executor = new CommandExecutor(drivers, appCache, (sha, announce) => blobs.fetch(sha, announce), logger,
-    (state) => inventory.deviceChanged(state), usbHubs);
+    (state) => inventory.deviceChanged(state), usbHubs, automation);
   return {
-    access: new AccessChannel(link, { adbAccess: options.adbAccess, usbmuxAccess: options.usbmuxAccess, logger }),
+    access: new AccessChannel(link, {
+      adbAccess: options.adbAccess, usbmuxAccess: options.usbmuxAccess, logger,
+      tunnelServices: { automation: (request, session) => automation.tunnel(request, session) },
+    }),
     inventory,
     commands: new CommandsChannel(executor, inventory, logger),
     usbHubs: new UsbHubsChannel(link, usbHubs),
     metrics: new MetricsChannel(link, options.metrics),
     blobs,
+    automation,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { ChannelContext, HubChannel } from '../link/channel';
 import { accessChannel } from './access';
+import { AUTOMATION_TUNNEL_TIMEOUT_MS, automationChannel } from './automation';
 import { blobsChannel } from './blobs';
 import { commandsChannel } from './commands';
 import { inventoryChannel } from './inventory';
@@ -13,12 +14,15 @@ import { usbHubsChannel } from './usb-hubs';
 
 export function hubChannels(ctx: ChannelContext): HubChannel[] {
   const commands = commandsChannel(ctx);
+  const tunnels = tunnelsChannel(ctx);
   return [
     inventoryChannel(ctx),
     commands,
     // Before metrics: Retentions held back until Welcome go out right behind it, ahead of MetricsSettings.
     accessChannel(ctx),
-    tunnelsChannel(ctx),
+    tunnels,
+    automationChannel(ctx, commands, (vendorUniqueIdentifier) => tunnels.directory!.openTunnel!(
+      { vendorUniqueIdentifier, remoteAddress: '', userLogin: '', service: 'automation' }, AUTOMATION_TUNNEL_TIMEOUT_MS)),
     usbHubsChannel(ctx, commands),
     metricsChannel(ctx),
     blobsChannel(ctx),

@@ -1,0 +1,204 @@
+/**
+ * One Appium server process for one device: spawned in its own process group with the device's default
+ * capabilities, its JSON log lines read into the device's log, healthy once `GET /status` answers ready, spawned
+ * again (with backoff) when it dies, and its whole group ended by `stop()`. The child watches its parent: when the
+ * gateway dies without stopping it (SIGKILL), the child ends its group itself, so no Appium outlives its gateway.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import readline from 'node:readline';
+import type { Logger } from '@devicelab/shared';
+import { Backoff, type BackoffOptions } from '../link/backoff';
+import type { AppiumLog } from './appium-log';
+
+export interface AppiumServerSpec {
+  /** The device (for logs). */
+  device: string;
+  /** Appium's package directory (holds index.js and build/lib/main.js). */
+  appiumPackageDir: string;
+  /** APPIUM_HOME: where Appium finds its drivers. */
+  appiumHome: string;
+  port: number;
+  /** The one driver this server loads (`--use-drivers`): less memory and a faster start than all of them. */
+  appiumDriver: string;
+  defaultCapabilities: Record<string, unknown>;
+  environment: Record<string, string>;
+  log: AppiumLog;
+  logger: Logger;
+  /** How long a start may take until `/status` answers ready. */
+  startTimeoutMs?: number;
+  restartBackoff?: BackoffOptions;
+}
+
+/**
+ * Runs in the child before Appium: it ends its process group (Appium and the adb clients it started) once its
+ * parent is gone, then hands over to Appium's main with the arguments Appium expects.
+ */
+const CHILD_BOOTSTRAP = `
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid === parent) return;
+  try { process.kill(-process.pid, 'SIGKILL'); } catch { process.exit(1); }
+}, 1000).unref();
+const dir = process.env.DEVICELAB_APPIUM_PACKAGE_DIR;
+process.argv.splice(1, 0, require('path').join(dir, 'index.js'));
+require(require('path').join(dir, 'build', 'lib', 'main.js')).main();
+`;
+
+export type AppiumServerState = 'starting' | 'ready' | 'restarting' | 'stopped';
+
+export class AppiumServer {
+  private child?: ChildProcess;
+  private stateValue: AppiumServerState = 'starting';
+  private readonly backoff: Backoff;
+  private restartTimer?: NodeJS.Timeout;
+  private readyWaiters: Array<{ resolve(): void; reject(err: Error): void }> = [];
+  /** How many times the process was spawned (the first start included). */
+  spawns = 0;
+  /** Milliseconds from spawn to the first ready `/status` of the last start. */
+  lastStartMs?: number;
+
+  constructor(private readonly spec: AppiumServerSpec) {
+    this.backoff = new Backoff(spec.restartBackoff ?? { initialMs: 500, maxMs: 30_000 });
+    this.spawn();
+  }
+
+  get state(): AppiumServerState {
+    return this.stateValue;
+  }
+
+  get port(): number {
+    return this.spec.port;
+  }
+
+  /** The process id of the running server (tests, diagnostics). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Resolves once the server answers ready; rejects when it is stopped first. */
+  ready(): Promise<void> {
+    if (this.stateValue === 'ready') return Promise.resolve();
+    if (this.stateValue === 'stopped') return Promise.reject(new Error('the automation server was stopped'));
+    return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
+  }
+
+  /** Ends the process group: SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
+  async stop(graceMs = 5_000): Promise<void> {
+    if (this.stateValue === 'stopped') return;
+    this.stateValue = 'stopped';
+    clearTimeout(this.restartTimer);
+    this.settleWaiters(new Error('the automation server was stopped'));
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    signalGroup(child, 'SIGTERM');
+    const kill = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(kill);
+    // Whatever the server started in its group (adb clients) goes with it.
+    signalGroup(child, 'SIGKILL');
+  }
+
+  private spawn(): void {
+    const { spec } = this;
+    this.spawns++;
+    this.stateValue = 'starting';
+    const spawnedAt = Date.now();
+    const args = [
+      '-e', CHILD_BOOTSTRAP, 'server',
+      '--address', '127.0.0.1', '--port', String(spec.port),
+      '--log-format', 'json', '--log-timestamp', '--log-no-colors', '--log-level', 'info',
+      '--use-drivers', spec.appiumDriver,
+      '--default-capabilities', JSON.stringify(spec.defaultCapabilities),
+    ];
+    const child = spawn(process.execPath, args, {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env, ...spec.environment, APPIUM_HOME: spec.appiumHome, DEVICELAB_APPIUM_PACKAGE_DIR: spec.appiumPackageDir,
+      },
+    });
+    this.child = child;
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => spec.log.add(line));
+    }
+    child.once('error', (err) => spec.logger.warn({ err, device: spec.device }, 'the automation server could not be started'));
+    child.once('exit', (code, signal) => {
+      if (this.child !== child || this.stateValue === 'stopped') return;
+      spec.logger.warn({ device: spec.device, code, signal }, 'the automation server exited; starting it again');
+      signalGroup(child, 'SIGKILL');
+      this.stateValue = 'restarting';
+      this.restartTimer = setTimeout(() => this.spawn(), this.backoff.next());
+    });
+    void this.waitReady(child, spawnedAt);
+  }
+
+  /** Polls `/status` until it answers ready, the process exits, or the start deadline passes (then it is killed). */
+  private async waitReady(child: ChildProcess, spawnedAt: number): Promise<void> {
+    const deadline = spawnedAt + (this.spec.startTimeoutMs ?? 120_000);
+    while (this.child === child && child.exitCode === null && child.signalCode === null && this.stateValue !== 'stopped') {
+      if (await statusReady(this.spec.port)) {
+        if (this.child !== child || this.stopped()) return;
+        this.stateValue = 'ready';
+        this.lastStartMs = Date.now() - spawnedAt;
+        this.backoff.reset();
+        this.settleWaiters();
+        return;
+      }
+      if (Date.now() > deadline) {
+        this.spec.logger.warn({ device: this.spec.device }, 'the automation server did not become ready in time; killing it');
+        signalGroup(child, 'SIGKILL');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private stopped(): boolean {
+    return this.stateValue === 'stopped';
+  }
+
+  private settleWaiters(err?: Error): void {
+    const waiters = this.readyWaiters;
+    this.readyWaiters = [];
+    for (const waiter of waiters) {
+      if (err) waiter.reject(err);
+      else waiter.resolve();
+    }
+  }
+}
+
+/** True when Appium's `GET /status` on the port answers `value.ready`. */
+export function statusReady(port: number, timeoutMs = 2_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/status', timeout: timeoutMs, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= 64 * 1024) chunks.push(chunk);
+      });
+      response.on('end', () => {
+        try {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { value?: { ready?: unknown } };
+          resolve(response.statusCode === 200 && body?.value?.ready === true);
+        } catch {
+          resolve(false);
+        }
+      });
+      response.on('error', () => resolve(false));
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(false));
+  });
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // the group is gone already
+  }
+}

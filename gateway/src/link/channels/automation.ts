@@ -1,0 +1,54 @@
+/**
+ * Automation: what the gateway's automation servers are (AutomationReport after Welcome), the tunnels the hub opens
+ * to a device's Appium server (OpenTunnel with service `automation`, dispatched here by the access channel), and
+ * the device's Appium log for ReadAutomationLog commands. A tunnel is joined to the server at 127.0.0.1:<its port>,
+ * started first when it is not running yet; a device with no server here is refused with the reason.
+ */
+import net from 'node:net';
+import type { AutomationReport, MessageHandlers, OpenTunnel } from '@devicelab/proto';
+import { frameStreamEnd, pumpBytes, socketEnd, type Logger } from '@devicelab/shared';
+import type { AppiumLogFilter } from '../../automation/appium-log';
+import type { AutomationServers } from '../../automation/automation-servers';
+import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
+
+const AUTOMATION_OFF: AutomationReport = {
+  path: '', version: '', pathHash: '', drivers: [], configurationError: 'Automation is turned off on this gateway (DEVICELAB_AUTOMATION=off)',
+};
+
+export class AutomationChannel implements GatewayChannel {
+  constructor(private readonly link: HubConnection, private readonly servers: AutomationServers | undefined, private readonly logger: Logger) {}
+
+  open(session: LinkSession): MessageHandlers<ChannelHubMessage> {
+    const report = this.servers ? this.servers.automationReport() : Promise.resolve(AUTOMATION_OFF);
+    void report.then((automationReport) => session.send({ body: 'automationReport', automationReport }),
+      (err: unknown) => this.logger.warn({ err }, 'could not read the automation installation'));
+    return {};
+  }
+
+  /** OpenTunnel with service `automation`: a byte stream into the device's Appium server. */
+  tunnel(request: OpenTunnel, session: LinkSession): void {
+    const call = session.client.Tunnel(this.link.metadata());
+    call.on('error', () => undefined); // the hub ended it; the far end is closed by the pump
+    const refuse = (reason: string) => {
+      call.write({ tunnelId: request.tunnelId, error: `The gateway refuses the connection: ${reason}.` });
+      call.end();
+    };
+    if (!this.servers) return refuse('automation is turned off on this gateway');
+    this.servers.serverFor(request.vendorUniqueIdentifier).then((port) => {
+      call.write({ tunnelId: request.tunnelId });
+      const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+      socket.setNoDelay(true);
+      socket.on('error', (err) => {
+        this.logger.debug({ err, tunnel: request.tunnelId }, 'automation tunnel socket failed');
+        socket.destroy();
+        call.cancel();
+      });
+      pumpBytes(socketEnd(socket), frameStreamEnd(call, () => call.cancel()));
+    }, (err: unknown) => refuse(`device ${request.vendorUniqueIdentifier} has no automation server here: ${err instanceof Error ? err.message : String(err)}`));
+  }
+
+  /** The device's kept Appium log lines (JSON lines): all, or those of a session / request. */
+  log(id: string, filter: AppiumLogFilter): string {
+    return this.servers?.log(id, filter) ?? '';
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * HTTP to a device's automation server through automation tunnels: an `http.Agent` whose connections are tunnels
+ * (OpenTunnel with service `automation`) to the device's Appium server on its gateway, kept alive between requests
+ * (a few per device at most; idle ones closed), and the socket-shaped end of one tunnel that the HTTP client reads
+ * and writes (backpressure both ways: a full tunnel holds the writer, an unread socket pauses the tunnel).
+ */
+import http from 'node:http';
+import { Duplex } from 'node:stream';
+import type { DeviceTunnel } from '../gateway-directory';
+
+/** Tunnels per device at once; more requests wait for a free one. */
+export const AUTOMATION_TUNNELS_PER_DEVICE = 8;
+/** Idle tunnels kept per device for the next request. */
+export const AUTOMATION_IDLE_TUNNELS = 2;
+/** An idle tunnel is closed after this long unused. */
+export const AUTOMATION_IDLE_MS = 30_000;
+
+export class AutomationAgent extends http.Agent {
+  constructor(private readonly openTunnel: () => Promise<DeviceTunnel>) {
+    super({
+      keepAlive: true, maxSockets: AUTOMATION_TUNNELS_PER_DEVICE, maxFreeSockets: AUTOMATION_IDLE_TUNNELS,
+      maxTotalSockets: AUTOMATION_TUNNELS_PER_DEVICE, timeout: AUTOMATION_IDLE_MS, scheduling: 'lifo',
+    });
+  }
+
+  /** Opens a tunnel; the request waits for it (Node's Agent takes the socket from the callback). */
+  override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, socket: Duplex) => void): Duplex {
+    this.openTunnel().then((tunnel) => {
+      const socket = new TunnelSocket(tunnel);
+      if (options.timeout) socket.setTimeout(options.timeout);
+      callback?.(null, socket);
+    }, (err: Error) => callback?.(err, undefined as unknown as Duplex));
+    return undefined as unknown as Duplex;
+  }
+}
+
+/** One tunnel as the stream socket an HTTP client expects. */
+export class TunnelSocket extends Duplex {
+  timeout = 0;
+  private idleTimer?: NodeJS.Timeout;
+
+  constructor(private readonly tunnel: DeviceTunnel) {
+    super({ allowHalfOpen: false });
+    tunnel.on('data', (frame) => {
+      if (!frame.data?.length) return;
+      this.touched();
+      if (!this.push(frame.data)) tunnel.pause();
+    });
+    tunnel.on('end', () => this.push(null));
+    tunnel.on('error', (err) => this.destroy(err));
+    tunnel.on('close', () => this.push(null));
+    tunnel.resume(); // paused at its first frame until someone reads
+  }
+
+  override _read(): void {
+    this.tunnel.resume();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.touched();
+    if (this.tunnel.write({ data: chunk })) done();
+    else this.tunnel.once('drain', () => done());
+  }
+
+  override _final(done: (err?: Error | null) => void): void {
+    this.tunnel.end();
+    done();
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
+    clearTimeout(this.idleTimer);
+    this.tunnel.cancel();
+    done(err);
+  }
+
+  /** As net.Socket: 'timeout' after `ms` without bytes either way (0: never). */
+  setTimeout(ms: number, listener?: () => void): this {
+    this.timeout = ms;
+    if (listener) this.once('timeout', listener);
+    this.touched();
+    return this;
+  }
+
+  setNoDelay(): this {
+    return this;
+  }
+
+  setKeepAlive(): this {
+    return this;
+  }
+
+  ref(): this {
+    return this;
+  }
+
+  unref(): this {
+    return this;
+  }
+
+  private touched(): void {
+    clearTimeout(this.idleTimer);
+    if (this.timeout > 0 && !this.destroyed) {
+      this.idleTimer = setTimeout(() => this.emit('timeout'), this.timeout);
+      this.idleTimer.unref();
+    }
+  }
+}
