@@ -23,7 +23,6 @@ import { ChangeFeed } from './events/change-feed';
 import { EventPublisher } from './events/event-publisher';
 import { sessionOrBasicAuth, webSessionRouter } from './http/web-session';
 import { credentialChecker } from './http/basic-auth';
-import { automationGateways } from './gateways/automation-gateways';
 import type { AutomationContext } from './domain/automation/automation-sessions';
 import { CommandTimes } from './domain/automation/command-times';
 import { waitingLineClaim } from './domain/automation/device-claim';
@@ -155,7 +154,7 @@ export async function startHub(
     const throttle = new LoginThrottle();
     const clock = options.clock ?? (() => new Date());
     const automation: AutomationContext = {
-      db, gateways, automation: automationGateways(directory), clock, logger: logger.child({ component: 'automation' }),
+      db, gateways, automation: directory, clock, logger: logger.child({ component: 'automation' }),
       claim: waitingLineClaim({ db, gateways, ticketKeys, clock, waitingLine }),
       parseFilter: (text) => readFilter(text, 'devicelab:filter'),
     };

@@ -3,7 +3,6 @@ import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { readDeviceLog, rebootDevice, releaseDevice } from '../domain/device-actions';
 import { readAutomationLog, readAutomationSession } from '../domain/device-automation-log';
-import { automationGateways } from '../gateways/automation-gateways';
 import { resetDevice } from '../domain/device-reset';
 import { deleteDevice, setDeviceEnabled, updateDevice } from '../domain/device-updates';
 import { listAvailableDevices, listDevices } from '../domain/devices';
@@ -43,7 +42,7 @@ export function deviceRouter(deps: ApiDependencies): Router {
   router.get('/Device/AppiumLog', handle(async ({ params, user }) => {
     const id = requireString(params, 'id', 'deviceId');
     const currentSessionOnly = params.bool('currentSessionOnly');
-    return successWith(await readAutomationLog(db, automationGateways(gateways), user, id, { currentSessionOnly }));
+    return successWith(await readAutomationLog(db, gateways, user, id, { currentSessionOnly }));
   }));
 
   router.get('/Device/AutomationSession', handle(async ({ params, user }) => {

@@ -4,14 +4,10 @@
  * Everything else a client sends is relayed as it came (http/webdriver-relay.ts).
  */
 import http from 'node:http';
+import type { GatewayDirectory } from '../../gateways/gateway-directory';
 
-/** What the hub needs of the gateways for automation (the gateway directory implements it). */
-export interface AutomationGateways {
-  /** Connections to the device's Appium server through its gateway. */
-  automationAgent(vendorUniqueIdentifier: string): http.Agent;
-  /** The device's Appium log (JSON lines), or only the lines of one session or one request. */
-  automationLog(vendorUniqueIdentifier: string, filter: { sessionId?: string; requestId?: string }): Promise<string>;
-}
+/** What the hub needs of the gateways for automation: an agent per device to its Appium server, and its log. */
+export type AutomationGateways = Pick<GatewayDirectory, 'automationAgent' | 'automationLog'>;
 
 /** The name the relayed requests carry in `Host`: the agent decides where they go. */
 export const APPIUM_HOST = 'appium.devicelab';
