@@ -9,7 +9,8 @@ import type { PackageManager } from './packages';
 import { shortComponent } from './packages';
 import { qualifyClassName } from '../apk/apk';
 import type { ToolIO } from './tool-io';
-import { formatUid, instrument, type InstrumentationHost } from './instrumentation';
+import { type AppProgram, RunningServices } from './app-code';
+import { formatUid, instrument, type InstrumentationHost, type InstrumentationProgram } from './instrumentation';
 
 export interface LaunchRecord {
   timeMs: number;
@@ -85,6 +86,15 @@ export interface AppProcess {
 export class ActivityManager {
   private readonly running = new Map<string, AppProcess>();
   private readonly launches: LaunchRecord[] = [];
+  /** Whoever waits for a process to end: notified with its package and pid. */
+  private readonly deathWatchers = new Set<(pkg: string, pid: number) => void>();
+  /** Instrumentation packages running in a target's process (instrumentation package -> target package). */
+  private readonly instrumented = new Map<string, string>();
+  /** Code the simulator runs for some instrumentations (`pkg/cls`), instead of a short generic run. */
+  readonly instrumentationPrograms = new Map<string, InstrumentationProgram>();
+  /** What some apps do when started or sent a broadcast (by package). */
+  readonly appPrograms = new Map<string, AppProgram>();
+  readonly services = new RunningServices();
 
   constructor(private readonly spec: AndroidDeviceSpec, private readonly pm: PackageManager, private readonly log: LogBuffer) {}
 
@@ -94,7 +104,30 @@ export class ActivityManager {
 
   /** A reboot kills every app process. */
   resetProcesses(): void {
-    this.running.clear();
+    for (const pkg of [...this.running.keys()]) this.endProcess(pkg);
+  }
+
+  /** Ends the package's process (and, for a running instrumentation's package, its target's), telling watchers. */
+  private endProcess(pkg: string, pid?: number): void {
+    const target = this.instrumented.get(pkg);
+    if (target && target !== pkg) this.endProcess(target);
+    const proc = this.running.get(pkg);
+    if (!proc || (pid !== undefined && proc.pid !== pid)) return;
+    this.running.delete(pkg);
+    this.services.stopAll(pkg);
+    for (const watcher of [...this.deathWatchers]) watcher(pkg, proc.pid);
+  }
+
+  private processEnded(pkg: string, pid: number): Promise<void> {
+    if (this.running.get(pkg)?.pid !== pid) return Promise.resolve();
+    return new Promise((resolve) => {
+      const watcher = (p: string, ended: number) => {
+        if (p !== pkg || ended !== pid) return;
+        this.deathWatchers.delete(watcher);
+        resolve();
+      };
+      this.deathWatchers.add(watcher);
+    });
   }
 
   isRunning(pkg: string): boolean {
@@ -120,10 +153,16 @@ export class ActivityManager {
     return {
       spec: this.spec, pm: this.pm, log: this.log,
       startProcess: (pkg) => this.startProcess(pkg),
-      killProcess: (pkg, pid) => {
-        if (pid === undefined || this.running.get(pkg)?.pid === pid) this.running.delete(pkg);
-      },
+      killProcess: (pkg, pid) => this.endProcess(pkg, pid),
       record: (tool, args, component, ok) => this.record(tool, args, component, ok),
+      program: (component) => this.instrumentationPrograms.get(component),
+      processEnded: (pkg, pid) => this.processEnded(pkg, pid),
+      trackInstrumentation: (instrumentationPackage, targetPackage, done) => {
+        this.instrumented.set(instrumentationPackage, targetPackage);
+        void done.finally(() => {
+          if (this.instrumented.get(instrumentationPackage) === targetPackage) this.instrumented.delete(instrumentationPackage);
+        });
+      },
     };
   }
 
@@ -133,15 +172,40 @@ export class ActivityManager {
     if (sub === 'instrument') return instrument(this.instrumentationHost, args, rest, io);
     if (sub === 'force-stop' || sub === 'kill') {
       const pkg = rest.filter((a, i) => !a.startsWith('-') && rest[i - 1] !== '--user').pop();
-      if (pkg) this.running.delete(pkg);
+      if (pkg) this.endProcess(pkg);
       return 0;
     }
-    if (sub === 'broadcast') {
-      io.out(`Broadcasting: ${describeIntent(parseIntentArgs(rest))}\nBroadcast completed: result=0\n`);
-      return 0;
-    }
+    if (sub === 'broadcast') return this.broadcast(rest, io);
     io.err(`Unknown command: ${sub ?? ''}\n`);
     return 255;
+  }
+
+  /** `am broadcast`: the receiving app's result, or 0 when no receiver of a simulated app takes it. */
+  private broadcast(args: string[], io: ToolIO): number {
+    const intent = parseIntentArgs(args);
+    const targetPkg = intent.pkg ?? intent.component?.split('/')[0];
+    let result: { code: number; data?: string } | undefined;
+    for (const [pkg, program] of this.appPrograms) {
+      if (targetPkg && targetPkg !== pkg) continue;
+      if (!this.pm.get(pkg) || !intent.action) continue;
+      result = program.broadcast?.(intent.action);
+      if (result) {
+        // A receiver runs in its app's process, started for it when needed.
+        this.startProcess(pkg);
+        break;
+      }
+    }
+    io.out(`Broadcasting: ${describeIntent(intent)}\nBroadcast completed: result=${result?.code ?? 0}${result?.data !== undefined ? `, data="${result.data}"` : ''}\n`);
+    return 0;
+  }
+
+  /** `dumpsys activity services [filter]`. */
+  dumpsysServices(filter: string | undefined): string {
+    return this.services.dumpsys(filter, (pkg) => {
+      const proc = this.running.get(pkg);
+      const uid = this.pm.get(pkg)?.uid ?? 0;
+      return proc && { pid: proc.pid, user: formatUid(uid) };
+    });
   }
 
   private record(tool: string, args: string[], component: string | null, ok: boolean): void {
@@ -174,11 +238,12 @@ export class ActivityManager {
       io.err(`Error type 3\nError: Activity class {${pkg.packageName}/${cls}} does not exist.\n`);
       return 0;
     }
-    if (intent.forceStop) this.running.delete(pkg.packageName);
+    if (intent.forceStop) this.endProcess(pkg.packageName);
     const component = `${pkg.packageName}/${cls}`;
     const wasRunning = this.running.has(pkg.packageName);
     this.record('am', allArgs, component, true);
     this.startProcess(pkg.packageName);
+    this.appPrograms.get(pkg.packageName)?.activityStarted?.(cls, { startForegroundService: (service) => this.services.start(pkg.packageName, service, true) });
     const total = wasRunning ? 95 + Math.floor(Math.random() * 40) : 480 + Math.floor(Math.random() * 300);
     if (!wasRunning) {
       this.log.log('I', 'ActivityManager', `Start proc ${20000 + this.launches.length}:${pkg.packageName}/${formatUid(pkg.uid)} for top-activity {${component}}`);

@@ -21,6 +21,9 @@ import { buildProps } from './props';
 import type { AndroidDeviceSpec } from './spec';
 import { Battery, BatteryState, InputEvent, Settings, WindowManager } from './system-services';
 import { BufferedToolIO } from './tool-io';
+import { DeviceScreen } from './screen';
+import { APPIUM_SETTINGS } from './app-code';
+import { UIA2_INSTRUMENTATION, UIA2_SERVER_PACKAGE, uiautomator2Program } from './uiautomator2';
 import { TOOL_NAMES, ToolContext, readHostFile, runTool } from './tools';
 
 export type PowerState = 'booted' | 'booting' | 'rebooting' | 'stopped';
@@ -43,6 +46,13 @@ const SYSTEM_PROCESSES: Array<[user: string, name: string]> = [
   ['system', 'system_server'], ['u0_a150', 'com.android.systemui'], ['radio', 'com.android.phone'], ['u0_a120', 'com.google.android.inputmethod.latin'],
 ];
 
+/** The home screen activity of each launcher package. */
+const LAUNCHER_ACTIVITY: Record<string, string> = {
+  'com.google.android.apps.nexuslauncher': 'com.google.android.apps.nexuslauncher.NexusLauncherActivity',
+  'com.sec.android.app.launcher': 'com.sec.android.app.launcher.activities.LauncherActivity',
+  'com.motorola.launcher3': 'com.android.launcher3.Launcher',
+};
+
 /** The device's kernel as `uname` reports it: the release follows the Android version it shipped with. */
 function kernelOf(spec: AndroidDeviceSpec): { release: string; version: string; machine: string } {
   const release = spec.sdk >= 33 ? '5.10.177-android13-4-00003-g1a8b2e6f4a1c-ab10812345' : spec.sdk >= 31 ? '5.4.210-android12-9-00001-g3c5e2a9b7d4f' : spec.sdk >= 29 ? '4.14.190-perf+' : spec.sdk >= 26 ? '4.4.153-perf+' : '3.18.31-perf';
@@ -59,6 +69,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   private readonly shellCommands: ReadonlyMap<string, CommandFn>;
   private readonly propOverrides: Record<string, string> = {};
   private readonly inputs: InputEvent[] = [];
+  private readonly appOps = new Map<string, string>();
+  private readonly idleWhitelist = new Set<string>();
   private bootAtMs = Date.now();
   private bootCompleted = true;
   private power: PowerState = 'stopped';
@@ -74,6 +86,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   readonly wm: WindowManager;
   /** Sockets programs on the device listen on (adb forward's far end). */
   readonly sockets = new DeviceSockets();
+  readonly screen: DeviceScreen;
 
   constructor(readonly spec: AndroidDeviceSpec, readonly stateDir: string, readonly port: number, readonly timings: DeviceTimings) {
     super();
@@ -97,6 +110,16 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.battery = new Battery(spec.battery);
     this.settings = new Settings(spec);
     this.wm = new WindowManager(spec);
+    this.screen = new DeviceScreen(spec, this.pm);
+    this.am.appPrograms.set('io.appium.settings', APPIUM_SETTINGS);
+    this.am.instrumentationPrograms.set(UIA2_INSTRUMENTATION, uiautomator2Program({
+      sockets: this.sockets, screen: this.screen, spec, props: () => this.props(),
+      androidId: () => this.settings.get('secure', 'android_id') ?? '',
+      serverVersion: () => {
+        const p = this.pm.get(UIA2_SERVER_PACKAGE);
+        return { version: p?.versionName ?? '', versionCode: p?.versionCode ?? 0 };
+      },
+    }));
     this.listener = new AdbdListener(this, port);
   }
 
@@ -299,6 +322,15 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
       settings: this.settings,
       wm: this.wm,
       recordInput: (e) => this.inputs.push(e),
+      appOps: this.appOps,
+      idleWhitelist: this.idleWhitelist,
+      focus: () => {
+        const pkg = this.screen.foregroundPackage();
+        const app = pkg ? this.pm.get(pkg) : undefined;
+        if (pkg && app?.launcherActivity) return { pkg, activity: app.launcherActivity };
+        const launcher = this.screen.hierarchy().packageName;
+        return { pkg: launcher, activity: LAUNCHER_ACTIVITY[launcher] ?? 'com.android.launcher3.Launcher' };
+      },
       readFile: (p) => readHostFile(this.hostPath(p)),
       writeFile: (p, data) => {
         fs.mkdirSync(path.dirname(this.hostPath(p)), { recursive: true });

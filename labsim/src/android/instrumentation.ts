@@ -23,10 +23,33 @@ export interface InstrumentationHost {
   killProcess(pkg: string, pid?: number): void;
   /** Records the request in the launch log. */
   record(tool: string, args: string[], component: string | null, ok: boolean): void;
+  /** The code an installed instrumentation runs, when the simulator has it (`pkg/cls`). */
+  program(component: string): InstrumentationProgram | undefined;
+  /** Resolves when that process of the package ends (force-stop, crash, reboot). */
+  processEnded(pkg: string, pid: number): Promise<void>;
+  /** Marks the instrumentation package as running in the target's process until `done` settles. */
+  trackInstrumentation(instrumentationPackage: string, targetPackage: string, done: Promise<unknown>): void;
 }
+
+/** A run of an instrumentation's code: what it prints when it starts and ends, and when it ends on its own. */
+export interface InstrumentationRun {
+  /** The status stream printed when the run starts (a test class line). */
+  startText: string;
+  /** The result stream printed when it finishes. */
+  finishText: string;
+  /** Resolves when the code finished by itself. */
+  finished: Promise<void>;
+  /** The process was killed: the code stops at once. */
+  kill(): void;
+}
+
+/** Starts an instrumentation's code in its target's process; throws when the code fails to start. */
+export type InstrumentationProgram = () => InstrumentationRun;
 
 /** Activity.RESULT_OK, what a finished instrumentation reports. */
 const RESULT_OK = -1;
+/** Activity.RESULT_CANCELED, what an instrumentation whose process died reports. */
+const RESULT_CANCELED = 0;
 /** How long a run takes: short, so that tests stay fast, but long enough to see the process running. */
 const RUN_MS = { min: 500, spread: 200 };
 
@@ -155,6 +178,8 @@ export async function instrument(host: InstrumentationHost, allArgs: string[], a
   host.record('am', allArgs, flat, true);
   const proc = host.startProcess(target.packageName);
   log.log('I', 'ActivityManager', `Start proc ${proc.pid}:${target.packageName}/${formatUid(target.uid)} for added application ${target.packageName}`);
+  const program = host.program(flat);
+  if (program) return runProgram(host, program, options, component.pkg, target, proc.pid, io);
   const finished = new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => {
       forceStop(host, target, 'finished inst', proc.pid);
@@ -165,6 +190,37 @@ export async function instrument(host: InstrumentationHost, allArgs: string[], a
   if (!options.wait) return 0; // without -w the command returns at once; the run goes on
   // The caller going away (shell killed, device rebooting) ends the command, not the run.
   if (await Promise.race([finished, io.gone.then(() => false)])) io.out(`INSTRUMENTATION_CODE: ${RESULT_OK}\n`);
+  return 0;
+}
+
+/**
+ * Runs code the simulator has for an instrumentation until it finishes (RESULT_OK, its result stream) or its
+ * process dies (`Process crashed.`, RESULT_CANCELED), as ActivityManagerService reports both to an `-w` watcher.
+ */
+async function runProgram(host: InstrumentationHost, program: InstrumentationProgram, options: InstrumentOptions, instrumentationPackage: string,
+  target: InstalledPackage, pid: number, io: ToolIO): Promise<number> {
+  let run: InstrumentationRun | undefined;
+  let outcome: Promise<string>;
+  try {
+    run = program();
+    const started = run;
+    const ended = host.processEnded(target.packageName, pid).then(() => 'killed');
+    outcome = Promise.race([started.finished.then(() => 'finished'), ended]).then((how) => {
+      if (how === 'killed') started.kill();
+      else forceStop(host, target, 'finished inst', pid);
+      return how;
+    });
+  } catch (e) {
+    host.log.log('E', 'AndroidRuntime', `FATAL EXCEPTION: main\nProcess: ${target.packageName}, PID: ${pid}\n${e instanceof Error ? e.message : String(e)}`);
+    forceStop(host, target, 'crash', pid);
+    outcome = Promise.resolve('killed');
+  }
+  host.trackInstrumentation(instrumentationPackage, target.packageName, outcome);
+  if (!options.wait) return 0;
+  if (run) io.out(run.startText);
+  const how = await Promise.race([outcome, io.gone.then(() => 'gone')]);
+  if (how === 'finished') io.out(`${run?.finishText ?? ''}INSTRUMENTATION_CODE: ${RESULT_OK}\n`);
+  else if (how === 'killed') io.out(`INSTRUMENTATION_RESULT: shortMsg=Process crashed.\nINSTRUMENTATION_CODE: ${RESULT_CANCELED}\n`);
   return 0;
 }
 

@@ -11,9 +11,10 @@ import type { LogBuffer } from './logcat';
 import { Battery, InputEvent, Settings, WindowManager, inputCommand, screenshotPng } from './system-services';
 import { formatProps } from './props';
 import { renderGfxinfo } from './gfxinfo';
+import { type Focus, deviceIdle, powerDump, windowDump } from './system-dumps';
 import type { AndroidDeviceSpec } from './spec';
 
-export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input', 'ime'] as const;
+export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input', 'ime', 'appops'] as const;
 
 export interface ToolContext {
   spec: AndroidDeviceSpec;
@@ -26,6 +27,12 @@ export interface ToolContext {
   settings: Settings;
   wm: WindowManager;
   recordInput(e: InputEvent): void;
+  /** App op modes set with `appops set` ("<package> <OP>" -> mode). */
+  appOps: Map<string, string>;
+  /** Packages on the Doze whitelist (`dumpsys deviceidle whitelist`). */
+  idleWhitelist: Set<string>;
+  /** The app that has the focus (the launcher on the home screen). */
+  focus(): Focus;
   /** Host file for a device path, or null if it does not exist. */
   readFile(devicePath: string): Buffer | null;
   writeFile(devicePath: string, data: Buffer): void;
@@ -78,6 +85,8 @@ export async function runTool(ctx: ToolContext, tool: string, args: string[], io
       return inputCommand(args, io, ctx.recordInput);
     case 'ime':
       return ime(ctx, args, io);
+    case 'appops':
+      return appops(ctx, args, io);
     default:
       io.err(`/system/bin/sh: ${tool}: inaccessible or not found\n`);
       return 127;
@@ -115,6 +124,45 @@ function ime(ctx: ToolContext, args: string[], io: ToolIO): number {
   return 255;
 }
 
+/** `appops set|get <package> <op> [mode]`: modes are kept per package and op. */
+function appops(ctx: ToolContext, args: string[], io: ToolIO): number {
+  const words = args.filter((a, i) => a !== '--user' && args[i - 1] !== '--user' && a !== '--uid');
+  const [verb, pkg, op, mode] = words;
+  if ((verb === 'set' || verb === 'get') && pkg && !ctx.pm.get(pkg)) {
+    io.err(`Error: Unknown package: ${pkg}\n`);
+    return 255;
+  }
+  if (verb === 'set' && pkg && op && mode) {
+    if (!['allow', 'deny', 'ignore', 'default', 'foreground'].includes(mode)) {
+      io.err(`Error: Mode ${mode} is not valid\n`);
+      return 255;
+    }
+    ctx.appOps.set(`${pkg} ${op.replace(/^android:/, '').toUpperCase()}`, mode);
+    return 0;
+  }
+  if (verb === 'get' && pkg) {
+    const ops = [...ctx.appOps].filter(([k]) => k.startsWith(`${pkg} `) && (!op || k.endsWith(` ${op.replace(/^android:/, '').toUpperCase()}`)));
+    io.out(ops.length ? ops.map(([k, v]) => `${k.split(' ')[1]}: ${v}\n`).join('') : 'No operations.\n');
+    return 0;
+  }
+  io.err('AppOps service (appops) commands:\n  set [--user <USER_ID>] <PACKAGE | UID> <OP> <MODE>\n  get [--user <USER_ID>] <PACKAGE | UID> [<OP>]\n');
+  return 255;
+}
+
+/** `cmd notification allow_listener|disallow_listener <component>`: no output on success. */
+function notification(ctx: ToolContext, args: string[], io: ToolIO): number {
+  const [verb, component] = args;
+  if ((verb === 'allow_listener' || verb === 'disallow_listener') && component) {
+    if (!ctx.pm.get(component.split('/')[0])) {
+      io.err(`Invalid listener - must be a ComponentName\n`);
+      return 255;
+    }
+    return 0;
+  }
+  io.err(`Unknown command: ${verb ?? ''}\n`);
+  return 255;
+}
+
 function getprop(ctx: ToolContext, args: string[], io: ToolIO): number {
   const props = ctx.props();
   if (args.length === 0) io.out(formatProps(props));
@@ -128,8 +176,10 @@ async function cmd(ctx: ToolContext, args: string[], io: ToolIO): Promise<number
   if (service === 'activity') return ctx.am.am(rest, io);
   if (service === 'settings') return ctx.settings.command(rest, io);
   if (service === 'window') return ctx.wm.command(rest, io);
+  if (service === 'appops') return appops(ctx, rest, io);
+  if (service === 'notification') return notification(ctx, rest, io);
   if (service === '-l') {
-    io.out(['activity', 'battery', 'package', 'settings', 'window'].join('\n') + '\n');
+    io.out(['activity', 'appops', 'battery', 'notification', 'package', 'settings', 'window'].join('\n') + '\n');
     return 0;
   }
   io.err(`cmd: Can't find service: ${service ?? ''}\n`);
@@ -181,13 +231,28 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     }));
     return 0;
   }
-  if (service === 'window' && rest[0] === 'displays') {
-    const { width, height } = ctx.wm.effectiveSize();
-    io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0\n    init=${ctx.spec.screen.width}x${ctx.spec.screen.height} ${ctx.spec.screen.density}dpi cur=${width}x${height}\n`);
+  if (service === 'activity' && rest[0] === 'services') {
+    io.out(ctx.am.dumpsysServices(rest[1]));
     return 0;
   }
+  if (service === 'window') {
+    const all = windowDump(ctx.spec, ctx.wm.effectiveSize(), ctx.focus());
+    // `dumpsys window <section>`: that section only.
+    const section = rest[0] ? all.split('\n\n').filter((s) => s.includes(`(dumpsys window ${rest[0]})`) || (rest[0] === 'displays' && s.trimStart().startsWith('mCurrentFocus'))).join('\n\n') : all;
+    io.out(section ? `${section}\n` : all);
+    return 0;
+  }
+  if (service === 'power') {
+    io.out(powerDump(ctx.uptimeMs()));
+    return 0;
+  }
+  if (service === 'deviceidle') {
+    const r = deviceIdle(rest, ctx.idleWhitelist, (pkg) => ctx.pm.get(pkg) !== undefined);
+    io.out(r.out);
+    return r.code;
+  }
   if (!service) {
-    io.out('Currently running services:\n  activity\n  battery\n  gfxinfo\n  package\n  settings\n  window\n');
+    io.out('Currently running services:\n  activity\n  battery\n  deviceidle\n  gfxinfo\n  package\n  power\n  settings\n  window\n');
     return 0;
   }
   io.err(`Can't find service: ${service}\n`);

@@ -98,6 +98,8 @@ const ls: CommandFn = (ctx) => {
 const mkdir: CommandFn = (ctx) => {
   const { flags, operands } = options(ctx.args, 'm');
   return each(ctx, operands, (p) => {
+    // -p leaves an existing directory alone, wherever it is.
+    if (flags.has('p') && fs.statSync(host(ctx, p), { throwIfNoEntry: false })?.isDirectory()) return;
     const target = writable(ctx, p);
     if (flags.has('p')) fs.mkdirSync(target, { recursive: true });
     else fs.mkdirSync(target);

@@ -29,6 +29,27 @@ export interface DeviceSystem {
 const SHELL_ID = 'uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log),1011(adb),1015(sdcard_rw),1028(sdcard_r),1078(ext_data_rw),1079(ext_obb_rw),3001(net_bt_admin),3002(net_bt),3003(inet),3006(net_bw_stats),3009(readproc),3011(uhid),3012(readtracefs) context=u:r:shell:s0';
 const SHELL_PID = 4242;
 
+/** The start of toybox's `ps --help` (clients read it to learn whether -A exists). */
+const PS_HELP = `usage: ps [-AadefLlnwZ] [-gG GROUP,] [-k FIELD,] [-o FIELD,] [-p PID,] [-t TTY,] [-uU USER,]
+
+List processes.
+
+Which processes to show (-gGuUpPt selections may be comma separated lists):
+
+-A  All					-a  Has terminal not session leader
+-d  All but session leaders		-e  Synonym for -A
+-g  In GROUPs				-G  In real GROUPs (before sgid)
+-p  PIDs (--pid)			-P  Parent PIDs (--ppid)
+-s  In session IDs			-t  Attached to selected TTYs
+-T  Show threads also			-u  Owned by selected USERs
+-U  Real USERs (before suid)
+
+Output modifiers:
+
+-k  Sort FIELDs (-FIELD to reverse)	-M  Measure/pad future field widths
+-n  Show numeric USER and GROUP		-w  Wide output (don't truncate fields)
+`;
+
 /** The processes of this shell session: the shell and the `ps` now running. */
 function ownProcesses(): DeviceProcess[] {
   return [
@@ -39,6 +60,10 @@ function ownProcesses(): DeviceProcess[] {
 
 export function systemCommands(system: DeviceSystem): Record<string, CommandFn> {
   const ps: CommandFn = (ctx) => {
+    if (ctx.args.includes('--help')) {
+      ctx.io.stdout.write(PS_HELP);
+      return 0;
+    }
     const { flags, values, operands } = options(ctx.args, 'opk');
     const all = [...system.processes(), ...ownProcesses()];
     let shown = flags.has('A') || flags.has('e') ? all : ownProcesses();

@@ -1,0 +1,351 @@
+/**
+ * XPath 1.0 over an element tree, the part UI automation locators use: absolute and relative location paths with
+ * the child, descendant(-or-self), self, parent and attribute steps, name tests and `*`, predicates (positions,
+ * `last()`, comparisons, `and`/`or`, `not`, `contains`, `starts-with`, `text()`, `string-length`, `count`,
+ * `position`) and unions. Enough for what Appium clients send to a device-side server; anything else is an
+ * invalid selector.
+ */
+
+export interface XNode {
+  name: string;
+  attrs: Record<string, string>;
+  children: XNode[];
+  parent: XNode | null;
+}
+
+type Value = XNode[] | string | number | boolean;
+
+export class XPathError extends Error {}
+
+type Token = { t: 'name' | 'str' | 'num' | 'op'; v: string };
+
+function tokenize(src: string): Token[] {
+  const out: Token[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i];
+    if (/\s/.test(c)) { i++; continue; }
+    if (c === '"' || c === "'") {
+      const end = src.indexOf(c, i + 1);
+      if (end < 0) throw new XPathError('Unterminated string literal');
+      out.push({ t: 'str', v: src.slice(i + 1, end) });
+      i = end + 1;
+      continue;
+    }
+    const two = src.slice(i, i + 2);
+    if (['//', '..', '!=', '<=', '>=', '::'].includes(two)) { out.push({ t: 'op', v: two }); i += 2; continue; }
+    if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(src[i + 1] ?? ''))) {
+      const m = /^[0-9]*\.?[0-9]+/.exec(src.slice(i))!;
+      out.push({ t: 'num', v: m[0] });
+      i += m[0].length;
+      continue;
+    }
+    if ('/[]()@,|=<>.*+-'.includes(c)) { out.push({ t: 'op', v: c }); i++; continue; }
+    const m = /^[A-Za-z_][\w.\-]*(:[A-Za-z_][\w.\-]*)?/.exec(src.slice(i));
+    if (!m) throw new XPathError(`Unexpected character '${c}'`);
+    out.push({ t: 'name', v: m[0] });
+    i += m[0].length;
+  }
+  return out;
+}
+
+interface Ctx { node: XNode; pos: number; size: number }
+
+class Parser {
+  private i = 0;
+  constructor(private readonly toks: Token[], private readonly root: XNode) {}
+
+  private peek(v?: string): Token | undefined {
+    const t = this.toks[this.i];
+    return v === undefined || (t && t.v === v && (t.t === 'op' || t.t === 'name')) ? t : undefined;
+  }
+  private take(v: string): boolean {
+    if (this.peek(v)) { this.i++; return true; }
+    return false;
+  }
+  private expect(v: string): void {
+    if (!this.take(v)) throw new XPathError(`Expected '${v}'`);
+  }
+  done(): boolean {
+    return this.i >= this.toks.length;
+  }
+
+  // Each parse step returns a function evaluating it in a context.
+  expr(): (c: Ctx) => Value {
+    return this.or();
+  }
+  private or(): (c: Ctx) => Value {
+    let l = this.and();
+    while (this.peek('or')?.t === 'name') {
+      this.i++;
+      const a = l, b = this.and();
+      l = (c) => bool(a(c)) || bool(b(c));
+    }
+    return l;
+  }
+  private and(): (c: Ctx) => Value {
+    let l = this.eq();
+    while (this.peek('and')?.t === 'name') {
+      this.i++;
+      const a = l, b = this.eq();
+      l = (c) => bool(a(c)) && bool(b(c));
+    }
+    return l;
+  }
+  private eq(): (c: Ctx) => Value {
+    let l = this.rel();
+    for (;;) {
+      const op = this.peek('=') ? '=' : this.peek('!=') ? '!=' : undefined;
+      if (!op) return l;
+      this.i++;
+      const a = l, b = this.rel();
+      l = (c) => compare(a(c), b(c), op);
+    }
+  }
+  private rel(): (c: Ctx) => Value {
+    let l = this.additive();
+    for (;;) {
+      const op = ['<=', '>=', '<', '>'].find((o) => this.peek(o));
+      if (!op) return l;
+      this.i++;
+      const a = l, b = this.additive();
+      l = (c) => compare(a(c), b(c), op);
+    }
+  }
+  private additive(): (c: Ctx) => Value {
+    let l = this.unary();
+    for (;;) {
+      const op = this.peek('+') ? 1 : this.peek('-') ? -1 : 0;
+      if (!op) return l;
+      this.i++;
+      const a = l, b = this.unary();
+      l = (c) => num(a(c)) + op * num(b(c));
+    }
+  }
+  private unary(): (c: Ctx) => Value {
+    if (this.take('-')) {
+      const a = this.unary();
+      return (c) => -num(a(c));
+    }
+    return this.union();
+  }
+  private union(): (c: Ctx) => Value {
+    let l = this.path();
+    while (this.take('|')) {
+      const a = l, b = this.path();
+      l = (c) => documentOrder(this.root, [...nodes(a(c)), ...nodes(b(c))]);
+    }
+    return l;
+  }
+  private path(): (c: Ctx) => Value {
+    const t = this.peek();
+    if (!t) throw new XPathError('Unexpected end of expression');
+    if (t.t === 'op' && (t.v === '/' || t.v === '//')) return this.locationPath();
+    if (t.t === 'str' || t.t === 'num' || (t.t === 'op' && t.v === '(') || (t.t === 'name' && this.toks[this.i + 1]?.v === '(' && !['text', 'node'].includes(t.v))) {
+      let primary = this.primary();
+      while (this.peek('[')) {
+        const base = primary, pred = this.predicate();
+        primary = (c) => applyPredicate(nodes(base(c)), pred);
+      }
+      if (this.peek('/') || this.peek('//')) {
+        const base = primary, rest = this.relativePath();
+        return (c) => documentOrder(this.root, nodes(base(c)).flatMap((n) => rest([n])));
+      }
+      return primary;
+    }
+    const rel = this.relativePath(false);
+    return (c) => rel([c.node]);
+  }
+  private locationPath(): (c: Ctx) => Value {
+    const root = this.root;
+    const doc: XNode = { name: '#document', attrs: {}, children: [root], parent: null };
+    if (this.peek('/') && (this.done() || !this.startsStep(this.i + 1))) {
+      this.i++;
+      return () => [doc];
+    }
+    const rel = this.relativePath();
+    return () => rel([doc]);
+  }
+  private startsStep(i: number): boolean {
+    const t = this.toks[i];
+    return !!t && (t.t === 'name' || ['*', '@', '.', '..'].includes(t.v));
+  }
+  /** Steps separated by / and //; with `leading`, the path starts with one of them. */
+  private relativePath(leading = true): (from: XNode[]) => XNode[] {
+    const steps: Array<(from: XNode[]) => XNode[]> = [];
+    let first = true;
+    for (;;) {
+      let sep: string | undefined;
+      if (this.peek('//')) sep = '//';
+      else if (this.peek('/')) sep = '/';
+      if (!sep && (!first || leading)) break;
+      if (sep) this.i++;
+      if (sep === '//') steps.push((from) => from.flatMap((n) => [n, ...descendants(n)]));
+      steps.push(this.step());
+      first = false;
+    }
+    return (from) => steps.reduce((set, step) => documentOrder(this.root, step(set)), from);
+  }
+  private step(): (from: XNode[]) => XNode[] {
+    if (this.take('.')) return (from) => from;
+    if (this.take('..')) return (from) => from.map((n) => n.parent).filter((p): p is XNode => !!p);
+    let axis = 'child';
+    if (this.take('@')) axis = 'attribute';
+    else if (this.peek()?.t === 'name' && this.toks[this.i + 1]?.v === '::') {
+      axis = this.toks[this.i].v;
+      this.i += 2;
+    }
+    const t = this.toks[this.i++];
+    if (!t) throw new XPathError('Expected a node test');
+    let test: (n: XNode) => boolean;
+    if (t.v === '*') test = () => true;
+    else if (t.t === 'name' && (t.v === 'node' || t.v === 'text') && this.peek('(')) {
+      this.expect('(');
+      this.expect(')');
+      // Nodes here carry no text children: text() selects nothing, node() any element.
+      test = () => t.v === 'node';
+    } else if (t.t === 'name') test = (n) => n.name === t.v;
+    else throw new XPathError(`Unexpected '${t.v}'`);
+    const preds: Array<(c: Ctx) => Value> = [];
+    while (this.peek('[')) preds.push(this.predicate());
+    const name = t.v;
+    return (from) => from.flatMap((n) => {
+      let found: XNode[];
+      if (axis === 'attribute') {
+        found = Object.entries(n.attrs).filter(([k]) => name === '*' || k === name).map(([k, v]) => ({ name: k, attrs: { '#value': v }, children: [], parent: n }));
+        return preds.reduce((set, p) => applyPredicate(set, p), found);
+      }
+      const candidates = axisNodes(axis, n);
+      found = candidates.filter(test);
+      return preds.reduce((set, p) => applyPredicate(set, p), found);
+    });
+  }
+  private predicate(): (c: Ctx) => Value {
+    this.expect('[');
+    const e = this.expr();
+    this.expect(']');
+    return e;
+  }
+  private primary(): (c: Ctx) => Value {
+    const t = this.toks[this.i++];
+    if (t.t === 'str') return () => t.v;
+    if (t.t === 'num') return () => Number(t.v);
+    if (t.v === '(') {
+      const e = this.expr();
+      this.expect(')');
+      return e;
+    }
+    this.expect('(');
+    const args: Array<(c: Ctx) => Value> = [];
+    if (!this.take(')')) {
+      do args.push(this.expr()); while (this.take(','));
+      this.expect(')');
+    }
+    const fn = FUNCTIONS[t.v];
+    if (!fn) throw new XPathError(`Unknown function ${t.v}()`);
+    return (c) => fn(c, args.map((a) => a(c)));
+  }
+}
+
+const FUNCTIONS: Record<string, (c: Ctx, args: Value[]) => Value> = {
+  last: (c) => c.size,
+  position: (c) => c.pos,
+  count: (_c, [a]) => nodes(a).length,
+  not: (_c, [a]) => !bool(a),
+  true: () => true,
+  false: () => false,
+  contains: (_c, [a, b]) => str(a).includes(str(b)),
+  'starts-with': (_c, [a, b]) => str(a).startsWith(str(b)),
+  'ends-with': (_c, [a, b]) => str(a).endsWith(str(b)),
+  'string-length': (c, [a]) => (a === undefined ? stringValue(c.node) : str(a)).length,
+  string: (c, [a]) => (a === undefined ? stringValue(c.node) : str(a)),
+  'normalize-space': (c, [a]) => (a === undefined ? stringValue(c.node) : str(a)).trim().replace(/\s+/g, ' '),
+  concat: (_c, args) => args.map(str).join(''),
+  'translate': (_c, [a, b, d]) => [...str(a)].map((ch) => { const i = str(b).indexOf(ch); return i < 0 ? ch : str(d)[i] ?? ''; }).join(''),
+  'local-name': (c, [a]) => (a === undefined ? c.node : nodes(a)[0])?.name ?? '',
+  name: (c, [a]) => (a === undefined ? c.node : nodes(a)[0])?.name ?? '',
+};
+
+function axisNodes(axis: string, n: XNode): XNode[] {
+  switch (axis) {
+    case 'child': return n.children;
+    case 'descendant': return descendants(n);
+    case 'descendant-or-self': return [n, ...descendants(n)];
+    case 'self': return [n];
+    case 'parent': return n.parent ? [n.parent] : [];
+    case 'ancestor': { const out: XNode[] = []; for (let p = n.parent; p; p = p.parent) out.push(p); return out; }
+    case 'ancestor-or-self': { const out: XNode[] = [n]; for (let p = n.parent; p; p = p.parent) out.push(p); return out; }
+    case 'following-sibling': return n.parent ? n.parent.children.slice(n.parent.children.indexOf(n) + 1) : [];
+    case 'preceding-sibling': return n.parent ? n.parent.children.slice(0, n.parent.children.indexOf(n)).reverse() : [];
+    default: throw new XPathError(`Unsupported axis ${axis}`);
+  }
+}
+
+function descendants(n: XNode): XNode[] {
+  const out: XNode[] = [];
+  const walk = (x: XNode) => { for (const c of x.children) { out.push(c); walk(c); } };
+  walk(n);
+  return out;
+}
+
+function applyPredicate(set: XNode[], pred: (c: Ctx) => Value): XNode[] {
+  return set.filter((node, i) => {
+    const v = pred({ node, pos: i + 1, size: set.length });
+    return typeof v === 'number' ? v === i + 1 : bool(v);
+  });
+}
+
+function documentOrder(root: XNode, list: XNode[]): XNode[] {
+  const unique = [...new Set(list)];
+  if (unique.length < 2) return unique;
+  const order = new Map<XNode, number>();
+  [root, ...descendants(root)].forEach((n, i) => order.set(n, i));
+  return unique.sort((a, b) => (order.get(a) ?? -1) - (order.get(b) ?? -1));
+}
+
+const isNodes = (v: Value): v is XNode[] => Array.isArray(v);
+function nodes(v: Value): XNode[] {
+  if (!isNodes(v)) throw new XPathError('Expression does not select nodes');
+  return v;
+}
+function stringValue(n: XNode): string {
+  return n.attrs['#value'] ?? '';
+}
+function str(v: Value): string {
+  if (isNodes(v)) return v.length ? stringValue(v[0]) : '';
+  return String(v);
+}
+function num(v: Value): number {
+  return typeof v === 'number' ? v : Number(str(v));
+}
+function bool(v: Value): boolean {
+  if (isNodes(v)) return v.length > 0;
+  if (typeof v === 'string') return v.length > 0;
+  if (typeof v === 'number') return v !== 0 && !Number.isNaN(v);
+  return v;
+}
+function compare(a: Value, b: Value, op: string): boolean {
+  const test = (x: string | number | boolean, y: string | number | boolean): boolean => {
+    if (op === '=' || op === '!=') {
+      const eq = typeof x === 'boolean' || typeof y === 'boolean' ? Boolean(x) === Boolean(y)
+        : typeof x === 'number' || typeof y === 'number' ? Number(x) === Number(y) : x === y;
+      return op === '=' ? eq : !eq;
+    }
+    const [p, q] = [Number(x), Number(y)];
+    return op === '<' ? p < q : op === '>' ? p > q : op === '<=' ? p <= q : p >= q;
+  };
+  const values = (v: Value): Array<string | number | boolean> => (isNodes(v) ? v.map(stringValue) : [v]);
+  if (typeof a === 'boolean' || typeof b === 'boolean') return test(bool(a), bool(b));
+  return values(a).some((x) => values(b).some((y) => test(x, y)));
+}
+
+/** The elements `expression` selects under `root` (the document element), in document order. */
+export function selectXPath(expression: string, root: XNode, context: XNode = root): XNode[] {
+  const parser = new Parser(tokenize(expression), root);
+  const e = parser.expr();
+  if (!parser.done()) throw new XPathError('Unexpected text after the expression');
+  const result = e({ node: context, pos: 1, size: 1 });
+  if (!isNodes(result)) throw new XPathError('The expression does not select elements');
+  // Attribute nodes are not elements: a path ending in @name selects none.
+  return result.filter((n) => n.name !== '#document' && (!n.parent || n.parent.children.includes(n)));
+}
