@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './commands/admin';
 import { registerAppCommands } from './commands/apps';
+import { registerAppiumCommand } from './commands/appium';
 import { registerConnectCommand } from './commands/connect';
 import { registerDeviceControlCommands } from './commands/device-control';
 import { registerDeviceCommands } from './commands/devices';
@@ -34,6 +35,7 @@ Examples:
 
   registerDeviceCommands(program);
   registerRunCommand(program);
+  registerAppiumCommand(program);
   registerAppCommands(program);
   registerDeviceControlCommands(program);
   registerConnectCommand(program);

@@ -160,7 +160,7 @@ export async function startHub(
     };
     const commandTimes = new CommandTimes(db, automation.logger);
     cleanups.push(() => commandTimes.stop());
-    cleanups.push(startSessionSweeper(automation, commandTimes, () => registry.tryLead()));
+    cleanups.push(startSessionSweeper(automation, commandTimes, async () => registry.isLeader)); // the lab leader's tick keeps it current
     const app = createApiApp({
       db,
       clock: options.clock,

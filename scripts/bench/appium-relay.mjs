@@ -96,9 +96,18 @@ const lab = await startBenchLab();
 try {
   for (const spec of defaultAndroidLab(deviceCount)) await lab.world.addAndroidDevice(spec);
   for (const { serial } of lab.world.devices()) await waitForAvailability(lab, serial, 'Online', 100, 120_000);
-  progress(`${deviceCount} devices Online; finding their Appium servers`);
-  // Each device's Appium server: a direct warm-up session on each port of the range tells whose it is (and installs
-  // the UiAutomator2 server on the device, which the first session of a device does).
+  const hub = `${lab.url}/Appium/`;
+  const auth = { authorization: lab.authorization };
+  const caps = (serial) => ({ platformName: 'Android', 'appium:udid': serial });
+  // A device's Appium server starts at its first session, which also installs the UiAutomator2 server on the device:
+  // one warm-up session per device through the hub, in parallel.
+  progress(`${deviceCount} devices Online; a warm-up session on each`);
+  await Promise.all(lab.world.devices().map(async ({ serial }) => {
+    const session = await createSession(hub, caps(serial), auth);
+    await deleteSession(hub, session.id, auth);
+  }));
+  // Each device's Appium server: a direct session on each port of the range tells whose it is.
+  progress('finding the Appium servers');
   const directOf = new Map();
   const deadline = Date.now() + 180_000;
   while (directOf.size < deviceCount) {
@@ -115,11 +124,8 @@ try {
     }
     if (directOf.size < deviceCount) await new Promise((resolve) => setTimeout(resolve, 1000));
   }
-  const hub = `${lab.url}/Appium/`;
-  const auth = { authorization: lab.authorization };
   const serials = [...directOf.keys()];
   const [first] = serials;
-  const caps = (serial) => ({ platformName: 'Android', 'appium:udid': serial });
 
   progress('session creation');
   const created = { hub: [], direct: [] };

@@ -42,6 +42,17 @@ export interface Application {
   uploadedByName?: string;
 }
 
+/** Extension `GET /Device/AutomationSession`: a device's open automation (WebDriver) session. */
+export interface AutomationSession {
+  sessionId: string;
+  /** The login of the session's user. */
+  userName: string;
+  startTime: string;
+  lastCommandTime: string;
+  /** Seconds without a command before the lab deletes the session; 0: never. */
+  newCommandTimeout: number;
+}
+
 export interface Device {
   id: string;
   availability: DeviceAvailabilityStatus;

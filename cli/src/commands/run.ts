@@ -145,7 +145,7 @@ async function runCommand(ctx: Context, command: string[], opts: RunOptions): Pr
  * Resolves with the command's exit code once it and everything it left in its process group ended (what is left
  * when the command itself exits gets SIGTERM, then SIGKILL).
  */
-function waitForCommand(group: CommandGroup, ctx: Context, command: string[], timeoutMs?: number): Promise<number> {
+export function waitForCommand(group: CommandGroup, ctx: Context, command: string[], timeoutMs?: number): Promise<number> {
   const { child } = group;
   return new Promise((resolve, reject) => {
     let timedOut = false;

@@ -116,9 +116,9 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
   router.all(['/session/:sessionId', '/session/:sessionId/*rest'], async (req, res, next) => {
     try {
       const sessionId = String(req.params.sessionId);
-      const caller = await basicCaller(req, res);
+      // Both reads at once: each is a round trip to PostgreSQL, and every command pays them.
+      const [caller, session] = await Promise.all([basicCaller(req, res), findLiveSession(automation.db, sessionId)]);
       if (caller === undefined) return;
-      const session = await findLiveSession(automation.db, sessionId);
       if (!session) {
         const ended = await endedSessionReason(automation.db, sessionId);
         return writeW3cError(res, 'invalid session id', ended

@@ -4,7 +4,7 @@
  * runs: the lines that carry its session id, and those of its creation (the request id the hub set on it).
  * Extension `GET /Device/AutomationSession`: the open session of a device, for the dashboard and the CLI.
  */
-import { formatWireDate } from '@devicelab/shared';
+import { formatWireDate, type AutomationSession } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
 import type { Db } from '../store/database';
@@ -25,19 +25,10 @@ export async function readAutomationLog(
   return automation.automationLog(device.vendor_unique_identifier, { sessionId: session.session_id, requestId: session.request_id });
 }
 
-export interface AutomationSessionView {
-  sessionId: string;
-  userName: string;
-  startTime: string;
-  lastCommandTime: string;
-  /** Seconds without a command before the lab deletes the session; 0: never. */
-  newCommandTimeout: number;
-}
-
 /** The device's open automation session, or undefined. */
 export async function readAutomationSession(
   db: Db, user: AuthenticatedUser, identifier: string,
-): Promise<AutomationSessionView | undefined> {
+): Promise<AutomationSession | undefined> {
   requireEntitlement(user, 'DeviceList');
   const { id } = await resolveDeviceIdentity(db, identifier);
   const session = await openSessionOfDevice(db, id);

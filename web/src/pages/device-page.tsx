@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, awaitJob, call, getJson, getText, query } from '../api/client';
 import { failureText } from '../api/failure-advice';
 import type { Application, Device, DeviceAccessTicket, FailureCode, Result, SessionUser } from '../api/types';
+import { AutomationPanel } from '../components/automation-panel';
 import { ConnectLines, keepTicket } from '../components/connect-lines';
 import { MetricsPanel } from '../components/metrics-panel';
 import { live, type HistoryEvent } from '../live/store';
@@ -78,6 +79,7 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
       {notice && <p class="notice" role="status">{notice}</p>}
       {error && <p class="error" role="alert">{error}</p>}
       {mine && <ConnectLines device={device} />}
+      <AutomationPanel device={device} />
       <section class="cols">
         <div class="card">
           <h2>Facts</h2>
@@ -90,7 +92,7 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
             <dt>USB</dt><dd>{portText(device)}</dd>
             <dt>Form factor</dt><dd>{device.formFactor}</dd>
             <dt>Readiness</dt><dd data-testid="readiness">{device.readiness ?? '—'}</dd>
-            {device.retainedById && <><dt>In use by</dt><dd>{device.retainedByDisplayName ?? device.retainedById}</dd></>}
+            {device.retainedById && <><dt>In use by</dt><dd>{device.retainedByDisplayName ?? device.retainedById}{device.automationSessionId ? ' (automation session)' : ''}</dd></>}
             {device.reservedById && <><dt>Reserved by</dt><dd>{device.reservedByDisplayName ?? device.reservedById}</dd></>}
           </dl>
           {device.properties && device.properties.length > 0 && (
