@@ -18,7 +18,9 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState('');
   const live = store.devices.get(id);
-  const device = live ? { ...detail, ...live, properties: detail?.properties, installedApplications: detail?.installedApplications } as Device : detail;
+  // Keys the live record omits are absent now (an ended automation session), not to be taken from the first load.
+  const device = live ? { ...detail, ...live, automationSessionId: live.automationSessionId, automationSessionStartTime: live.automationSessionStartTime,
+    properties: detail?.properties, installedApplications: detail?.installedApplications } as Device : detail;
 
   const loadDetail = () => getJson<Device[]>(`/Device${query({ id, properties: true, allApplications: true })}`)
     .then((list) => (list[0] ? setDetail(list[0]) : setError('No such device.')), (err: Error) => setError(err.message));
