@@ -16,7 +16,7 @@ import { hasEntitlement } from '../auth/entitlements';
 import { createAutomationSession, endAutomationSession, type AutomationContext } from '../domain/automation/automation-sessions';
 import { readNewSessionRequest } from '../domain/automation/capabilities';
 import type { CommandTimes } from '../domain/automation/command-times';
-import { endedSessionReason, findLiveSession, whySessionEnded } from '../domain/automation/session-map';
+import { endedSessionReason, findLiveSession, offlineSince, OFFLINE_GRACE_MS, whySessionEnded, type LiveSession } from '../domain/automation/session-map';
 import type { credentialChecker } from '../http/basic-auth';
 import { readBoundedJson, webDriverErrorHandler, writeApiFailureAsW3c, writeW3cError } from '../http/webdriver';
 import { relayWebDriver } from '../http/webdriver-relay';
@@ -32,6 +32,8 @@ export interface AppiumRouteDependencies {
 
 /** Longest a relayed command may take (an implicit wait, a long gesture, a large source). */
 const COMMAND_TIMEOUT_MS = 10 * 60_000;
+/** How often a command waiting for its device to come back online looks again. */
+const OFFLINE_POLL_MS = 250;
 const AUTH_HEADERS = { 'WWW-Authenticate': 'Basic realm="DeviceLab"' };
 
 export function appiumRouter(deps: AppiumRouteDependencies): Router {
@@ -113,11 +115,29 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
     }
   });
 
+  /**
+   * A device offline for less than the grace (its gateway reconnecting, a hub restart): the command waits for it to
+   * come back, up to the grace, then goes on with the session as it then is. Undefined when the client left.
+   */
+  const untilDeviceBack = async (session: LiveSession, res: Response): Promise<LiveSession | undefined> => {
+    let current = session;
+    for (;;) {
+      const since = offlineSince(current);
+      if (since === undefined || automation.clock().getTime() - since >= OFFLINE_GRACE_MS || current.state !== 'open') return current;
+      await new Promise((resolve) => setTimeout(resolve, OFFLINE_POLL_MS));
+      if (res.destroyed) return undefined;
+      const again = await findLiveSession(automation.db, current.session_id);
+      if (!again) return current;
+      current = again;
+    }
+  };
+
   router.all(['/session/:sessionId', '/session/:sessionId/*rest'], async (req, res, next) => {
     try {
       const sessionId = String(req.params.sessionId);
       // Both reads at once: each is a round trip to PostgreSQL, and every command pays them.
-      const [caller, session] = await Promise.all([basicCaller(req, res), findLiveSession(automation.db, sessionId)]);
+      const [caller, found] = await Promise.all([basicCaller(req, res), findLiveSession(automation.db, sessionId)]);
+      let session = found;
       if (caller === undefined) return;
       if (!session) {
         const ended = await endedSessionReason(automation.db, sessionId);
@@ -128,7 +148,10 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
       if (caller && caller.id !== session.user_id && !hasEntitlement(caller, 'DeviceReleaseAny')) {
         return writeW3cError(res, 'invalid session id', `The session ${sessionId.slice(0, 64)} is not yours.`, { status: 403 });
       }
-      const ended = whySessionEnded(session);
+      const standing = await untilDeviceBack(session, res);
+      if (!standing) return; // the client went away meanwhile
+      session = standing;
+      const ended = whySessionEnded(session, automation.clock().getTime());
       if (ended) {
         await endAutomationSession(automation, session, ended, { deleteOnGateway: session.device_availability === 'Online' });
         return writeW3cError(res, 'invalid session id', `The session ${sessionId} has ended: ${ended}.`);

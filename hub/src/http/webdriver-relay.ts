@@ -61,6 +61,13 @@ export function relayWebDriver(req: Request, res: Response, agent: http.Agent, p
     });
     // The client leaving mid-request ends the relayed request too.
     res.on('close', () => { if (!res.writableFinished) upstream.destroy(); });
-    pipeline(req, upstream).catch((error: Error) => settle({ error }));
+    // Most commands are GETs without a body: sent at once rather than after the body stream's end event.
+    const length = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+      upstream.end();
+      req.resume();
+    } else {
+      pipeline(req, upstream).catch((error: Error) => settle({ error }));
+    }
   });
 }

@@ -3,7 +3,8 @@
  * device and the real Appium server on the gateway: a second client waits in the lab's first-come line (shown to
  * admins by GET /Appium/queue) and gets the device when the first deletes its session; a client that disconnects
  * leaves the line at once; a session idle past its newCommandTimeout is deleted on the gateway and the device
- * released (the hub's clock is moved, not waited for); a release by an admin ends the session with a clear error.
+ * released (the hub's clock is moved, not waited for); a release by an admin, or the device unplugged past the grace
+ * a reconnect gets, ends the session with a clear error.
  */
 import { WdioUser } from '../../../labsim/test/appium/wdio-user';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
@@ -117,4 +118,18 @@ test('a release by an admin ends the session: the next command gets invalid sess
   await waitFor(async () => !uiServerListening(), 30_000, 'the session deleted on the gateway');
   const row = await lab.hub.db.selectFrom('automation_sessions').select(['state', 'end_reason']).where('session_id', '=', sessionId).executeTakeFirstOrThrow();
   expect(row.state).toBe('closed');
+});
+
+test('a device unplugged ends its session once it stayed away past the grace: invalid session id, device released', async () => {
+  const a = sessionOf(first);
+  const { sessionId } = await a.started;
+  await lab.world.unplug(lab.devices[0].serial);
+  await waitFor(async () => (await lab.hub.db.selectFrom('devices').select('availability').executeTakeFirstOrThrow()).availability === 'Offline',
+    30_000, 'the device Offline');
+  clockOffsetMs += 31_000; // past the grace a reconnect gets
+  await waitFor(async () => (await retainer()) === undefined, 30_000, 'the unplugged device\'s session ended and the device released');
+  const res = await fetch(`${lab.hub.url}/Appium/session/${sessionId}/source`);
+  expect(res.status).toBe(404);
+  expect(((await res.json()) as { value: unknown }).value).toMatchObject({
+    error: 'invalid session id', message: expect.stringMatching(/went offline \(unplugged, or its gateway is gone\)/) });
 });

@@ -25,7 +25,14 @@ export interface LiveSession {
   device_retain_id: string | null;
   device_availability: string;
   device_deleted: boolean;
+  device_disconnected_at: Date | null;
 }
+
+/**
+ * How long a device may be offline before its session counts as ended: a hub restart or a gateway's reconnect takes
+ * the device Offline for a moment, and its session (the device's Appium server runs on) must survive that.
+ */
+export const OFFLINE_GRACE_MS = 30_000;
 
 export interface NewSessionRow {
   sessionId: string;
@@ -53,20 +60,32 @@ export async function findLiveSession(db: Db, sessionId: string): Promise<LiveSe
     SELECT s.id, s.session_id, s.device_id, d.name AS device_name, s.vendor_unique_identifier, s.user_id,
       u.login AS user_login, s.retain_id, s.request_id, s.created_at, s.last_command_at, s.new_command_timeout_s,
       s.state, d.retained_by AS device_retained_by, d.retain_id AS device_retain_id,
-      d.availability AS device_availability, d.deleted AS device_deleted
+      d.availability AS device_availability, d.deleted AS device_deleted, d.last_disconnected_at AS device_disconnected_at
     FROM automation_sessions s JOIN devices d ON d.id = s.device_id JOIN users u ON u.id = s.user_id
     WHERE s.session_id = ${sessionId} AND s.state <> 'closed'`);
   return rows[0];
 }
 
-/** Why the session can no longer run though nobody deleted it, or undefined while it stands. */
-export function whySessionEnded(session: LiveSession): string | undefined {
+/**
+ * Why the session can no longer run though nobody deleted it, or undefined while it stands (also while its device
+ * is offline for less than OFFLINE_GRACE_MS: see `offlineSince`).
+ */
+export function whySessionEnded(session: LiveSession, now: number): string | undefined {
   if (session.device_deleted) return `its device '${session.device_name}' was deleted`;
   if (session.device_retained_by !== session.user_id || session.device_retain_id !== session.retain_id) {
     return `its device '${session.device_name}' was released (by an administrator or its lease ended)`;
   }
-  if (session.device_availability !== 'Online') return `its device '${session.device_name}' went offline (unplugged, or its gateway is gone)`;
+  const offline = offlineSince(session);
+  if (offline !== undefined && now - offline >= OFFLINE_GRACE_MS) {
+    return `its device '${session.device_name}' went offline (unplugged, or its gateway is gone)`;
+  }
   return undefined;
+}
+
+/** When the session's device went offline (epoch ms; long ago when unknown), or undefined while it is Online. */
+export function offlineSince(session: LiveSession): number | undefined {
+  if (session.device_availability === 'Online') return undefined;
+  return session.device_disconnected_at?.getTime() ?? 0;
 }
 
 /**
@@ -102,13 +121,16 @@ export async function idleSessions(db: Db, now: Date): Promise<LiveSession[]> {
   return sessions.filter((s): s is LiveSession => s !== undefined);
 }
 
-/** Open sessions whose device was released, deleted or went offline without the session's client. */
-export async function orphanedSessions(db: Db): Promise<LiveSession[]> {
+/** Open sessions whose device was released, deleted or went offline (past the grace at `now`) without the session's client. */
+export async function orphanedSessions(db: Db, now: Date): Promise<LiveSession[]> {
   const ids = await db.selectFrom('automation_sessions as s').innerJoin('devices as d', 'd.id', 's.device_id')
     .select('s.session_id').where('s.state', '=', 'open')
     .where((eb) => eb.or([
       eb('d.deleted', '=', true),
-      eb('d.availability', '<>', 'Online'),
+      eb.and([eb('d.availability', '<>', 'Online'), eb.or([
+        eb('d.last_disconnected_at', 'is', null),
+        eb('d.last_disconnected_at', '<', new Date(now.getTime() - OFFLINE_GRACE_MS)),
+      ])]),
       eb('d.retained_by', 'is', null),
       eb('d.retained_by', '<>', eb.ref('s.user_id')),
       eb('d.retain_id', '<>', eb.ref('s.retain_id')),

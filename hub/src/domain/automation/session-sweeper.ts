@@ -24,8 +24,8 @@ export function startSessionSweeper(
       const reason = `it had no command for ${session.new_command_timeout_s} s (newCommandTimeout)`;
       await endAutomationSession(ctx, session, reason, { deleteOnGateway: true });
     }
-    for (const session of await orphanedSessions(ctx.db)) {
-      const reason = whySessionEnded(session) ?? 'its device is gone';
+    for (const session of await orphanedSessions(ctx.db, now)) {
+      const reason = whySessionEnded(session, now.getTime()) ?? 'its device is gone';
       await endAutomationSession(ctx, session, reason, { deleteOnGateway: session.device_availability === 'Online' });
     }
     const stuck = await stuckClosings(ctx.db, new Date(now.getTime() - 2 * SESSION_DELETE_TIMEOUT_MS));
