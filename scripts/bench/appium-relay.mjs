@@ -6,6 +6,7 @@
 //                     (after one warm-up session per device, which installs the UiAutomator2 server on it).
 //   command latency:  BENCH_COMMANDS (default 300) sequential `GET /session/:id/window/rect` per round, through the
 //                     hub vs direct, two rounds alternated; p50, p95; overhead per command = hub p50 - direct p50.
+//                     Commands carry no credentials, as webdriverio sends them (only POST /session does).
 //   throughput:       BENCH_DEVICES (default 8) parallel sessions on as many devices, each sending commands back to
 //                     back for BENCH_SECONDS (default 5): commands/s in all, through the hub vs direct.
 //   memory:           RSS of each device's Appium server process on the gateway (its process group), mean and max.
@@ -147,8 +148,9 @@ try {
       const base = via === 'hub' ? hub : directOf.get(first);
       const headers = via === 'hub' ? auth : {};
       const session = await createSession(base, via === 'hub' ? caps(first) : { platformName: 'Android', 'appium:automationName': 'UiAutomator2' }, headers);
-      await timedCommands(base, session.id, 20, headers); // warm the connections
-      latency[via].push(...await timedCommands(base, session.id, commands, headers));
+      // Commands without credentials, as webdriverio sends them (the session id stands for its creator).
+      await timedCommands(base, session.id, 20, {}); // warm the connections
+      latency[via].push(...await timedCommands(base, session.id, commands, {}));
       await deleteSession(base, session.id, headers);
     }
   }
@@ -162,7 +164,7 @@ try {
       const session = await createSession(base, via === 'hub' ? caps(serial) : { platformName: 'Android', 'appium:automationName': 'UiAutomator2' }, headers);
       return { base, id: session.id, headers };
     }));
-    rates[via] = await throughput(targets);
+    rates[via] = await throughput(targets.map((t) => ({ ...t, headers: {} })));
     if (via === 'hub') var rss = appiumRss(); // eslint-disable-line no-var
     await Promise.all(targets.map((t) => deleteSession(t.base, t.id, t.headers)));
   }
