@@ -68,7 +68,7 @@ test('what the lab decides is never forwarded: the device, its ports, paths on t
   });
 });
 
-test('defaults and caps: queue timeout 300 s at most 900 s (the waiting line's longest), newCommandTimeout 60 s, 0 kept', () => {
+test('defaults and caps: queue timeout 300 s, at most 900 s as the waiting line allows, newCommandTimeout 60 s, 0 kept', () => {
   const plain = readNewSessionRequest({ capabilities: { alwaysMatch: {} } });
   expect(plain.queueTimeoutMs).toBe(300_000);
   expect(plain.candidates[0].newCommandTimeoutSeconds).toBe(60);
