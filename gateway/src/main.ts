@@ -24,6 +24,11 @@
  *   DEVICELAB_SAMPLING=off      no device sampling at all
  *   DEVICELAB_GATEWAY_METRICS_LISTEN  host:port to serve Prometheus `/metrics` on (unset: not served; no token, so
  *                               bind it where only the scraper reaches, e.g. 127.0.0.1:9464)
+ *   DEVICELAB_AUTOMATION        when a device's Appium server starts: `first-session` (default: at its first automation
+ *                               connection), `ready` (as soon as the device is Ready), `off` (no automation servers)
+ *   DEVICELAB_AUTOMATION_PORTS  the devices' automation port blocks, `first-last` (default 20000-20999; 10 ports a device)
+ *   DEVICELAB_AUTOMATION_LOG_BYTES  Appium log kept per device, in bytes (default 2097152, at most 3145728)
+ *   DEVICELAB_APPIUM_HOME       where Appium and its drivers are installed (default: the gateway package's directory)
  *   DEVICELAB_CAMBRIONIX, DEVICELAB_CAMBRIONIX_SCAN, DEVICELAB_UHUBCTL_HUBS, DEVICELAB_USB_PORT_MAP, ...
  *                               USB hubs, battery care and recovery (usbhubs/usb-hubs-config.ts, README "USB hubs")
  */
@@ -34,6 +39,8 @@ import { createLogger } from '@devicelab/shared';
 import { DEFAULT_USBMUXD_ADDRESS } from './drivers/ios/usbmux';
 import { parseSimulatorOffers } from './drivers/ios-simulator/simulator-offers';
 import type { PortRange } from './access/adb-access-endpoints';
+import { MAX_AUTOMATION_LOG_BYTES, type AutomationOptions } from './automation/automation-servers';
+import { PORTS_PER_DEVICE } from './automation/port-blocks';
 import { startGateway, type GatewayOptions } from './gateway';
 import type { HubLinkTls } from './link/hub-link';
 import { parseHubAddresses } from './link/hub-rotation';
@@ -98,6 +105,30 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpt
     metricsUplink: bufferRows !== undefined ? { bufferRows: Math.floor(bufferRows) } : undefined,
     usbHubs: usbHubs.cambrionix.length + usbHubs.uhubctl.length > 0 ? usbHubs : undefined,
     metricsListen: listenAddress(env.DEVICELAB_GATEWAY_METRICS_LISTEN, 'DEVICELAB_GATEWAY_METRICS_LISTEN'),
+    automation: automationFromEnv(env, number('DEVICELAB_AUTOMATION_LOG_BYTES')),
+  };
+}
+
+/** DEVICELAB_AUTOMATION, DEVICELAB_AUTOMATION_PORTS, DEVICELAB_APPIUM_HOME and the log budget; `false`: off. */
+function automationFromEnv(env: NodeJS.ProcessEnv, logBytes: number | undefined): Partial<AutomationOptions> | false {
+  const mode = env.DEVICELAB_AUTOMATION?.trim().toLowerCase() || 'first-session';
+  if (/^(off|0|false|none)$/.test(mode)) return false;
+  if (mode !== 'first-session' && mode !== 'ready') {
+    throw new Error(`DEVICELAB_AUTOMATION must be first-session, ready or off (got ${JSON.stringify(mode)})`);
+  }
+  if (logBytes !== undefined && (logBytes < 1024 || logBytes > MAX_AUTOMATION_LOG_BYTES)) {
+    throw new Error(`DEVICELAB_AUTOMATION_LOG_BYTES must be 1024-${MAX_AUTOMATION_LOG_BYTES} (got ${logBytes})`);
+  }
+  const ports = env.DEVICELAB_AUTOMATION_PORTS?.trim()
+    ? portRange(env.DEVICELAB_AUTOMATION_PORTS, 'DEVICELAB_AUTOMATION_PORTS') : undefined;
+  if (ports && ports.last - ports.first + 1 < PORTS_PER_DEVICE) {
+    throw new Error(`DEVICELAB_AUTOMATION_PORTS must hold at least ${PORTS_PER_DEVICE} ports`);
+  }
+  return {
+    start: mode,
+    ...(ports ? { ports } : {}),
+    ...(logBytes !== undefined ? { logBytes: Math.floor(logBytes) } : {}),
+    ...(env.DEVICELAB_APPIUM_HOME?.trim() ? { appiumHome: path.resolve(env.DEVICELAB_APPIUM_HOME.trim()) } : {}),
   };
 }
 
@@ -112,11 +143,17 @@ function portRangeFromEnv(text: string | undefined): PortRange | false | undefin
   const value = text?.trim();
   if (!value) return undefined;
   if (/^(off|none|0)$/i.test(value)) return false;
+  return portRange(value, 'DEVICELAB_GATEWAY_ADB_PORTS');
+}
+
+/** `first-last` (or one port) within 1-65535; anything else is a clear error naming the key. */
+function portRange(text: string, key: string): PortRange {
+  const value = text.trim();
   const match = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(value);
   const first = Number(match?.[1]);
   const last = Number(match?.[2] ?? match?.[1]);
   if (!match || first < 1 || last > 65535 || last < first) {
-    throw new Error(`DEVICELAB_GATEWAY_ADB_PORTS must be 'first-last' within 1-65535 (got ${JSON.stringify(value)})`);
+    throw new Error(`${key} must be 'first-last' within 1-65535 (got ${JSON.stringify(value)})`);
   }
   return { first, last };
 }

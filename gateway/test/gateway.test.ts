@@ -66,6 +66,20 @@ describe('optionsFromEnv', () => {
       expect(() => optionsFromEnv({ ...env, DEVICELAB_GATEWAY_METRICS_LISTEN: bad })).toThrow(/DEVICELAB_GATEWAY_METRICS_LISTEN must be host:port/);
     }
   });
+
+  it('reads the automation settings: start, port range, log budget, Appium home; off; clear errors', () => {
+    const env = { DEVICELAB_GATEWAY_NAME: 'a', DEVICELAB_GATEWAY_TOKEN: 't', DEVICELAB_HUB: 'h:1' };
+    expect(optionsFromEnv(env).automation).toEqual({ start: 'first-session' });
+    expect(optionsFromEnv({
+      ...env, DEVICELAB_AUTOMATION: 'ready', DEVICELAB_AUTOMATION_PORTS: '30000-30099', DEVICELAB_AUTOMATION_LOG_BYTES: '65536',
+      DEVICELAB_APPIUM_HOME: '/opt/appium',
+    }).automation).toEqual({ start: 'ready', ports: { first: 30000, last: 30099 }, logBytes: 65536, appiumHome: '/opt/appium' });
+    expect(optionsFromEnv({ ...env, DEVICELAB_AUTOMATION: 'off' }).automation).toBe(false);
+    expect(() => optionsFromEnv({ ...env, DEVICELAB_AUTOMATION: 'always' })).toThrow(/DEVICELAB_AUTOMATION must be first-session, ready or off/);
+    expect(() => optionsFromEnv({ ...env, DEVICELAB_AUTOMATION_PORTS: '30000-30005' })).toThrow(/at least 10 ports/);
+    expect(() => optionsFromEnv({ ...env, DEVICELAB_AUTOMATION_PORTS: '70000-70100' })).toThrow(/DEVICELAB_AUTOMATION_PORTS must be 'first-last'/);
+    expect(() => optionsFromEnv({ ...env, DEVICELAB_AUTOMATION_LOG_BYTES: '99999999' })).toThrow(/DEVICELAB_AUTOMATION_LOG_BYTES must be 1024-3145728/);
+  });
 });
 
 describe('startGateway', () => {

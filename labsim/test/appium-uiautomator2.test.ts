@@ -77,13 +77,44 @@ it('creates a session, opens an app from its launcher icon, reads the source and
   // What the user sees is the screen: the launcher icon is gone with the launcher.
   expect(await user.count('~Chrome')).toBe(0);
 
-  const shot = Buffer.from(await user.browser<string>('takeScreenshot'), 'base64');
-  const ours = PNG.sync.read(shot);
-  expect([ours.width, ours.height]).toEqual([1080, 2400]);
-  const theirs = PNG.sync.read(await screencap());
-  expect(Buffer.compare(ours.data, theirs.data)).toBe(0);
+  // The driver's screenshot is the device's own picture (screencap); touch marks fade, so both are taken until
+  // the screen has settled.
+  await waitFor('the same picture through Appium and screencap', async () => {
+    const ours = PNG.sync.read(Buffer.from(await user.browser<string>('takeScreenshot'), 'base64'));
+    const theirs = PNG.sync.read(await screencap());
+    expect([ours.width, ours.height]).toEqual([1080, 2400]);
+    return Buffer.compare(ours.data, theirs.data) === 0;
+  }, 30_000, 500);
 
   await user.browser('deleteSession');
   await waitFor('the server process gone', async () => (await serverProcesses()).length === 0, 30_000);
   expect(device.sockets.isListening({ kind: 'tcp', port: 6790 })).toBe(false);
+});
+
+it('a second session on the same device types into the app, taps with W3C actions and goes home with a key', async () => {
+  await user.session({ hostname: '127.0.0.1', port: appium.port, connectionRetryTimeout: 180_000, capabilities: await capabilities() });
+  // The APKs from the first session are kept: the driver found them installed at the same version.
+  expect(appium.log.some((l) => l.message.includes('Server packages are not going to be (re)installed'))).toBe(true);
+  expect(device.screen.foregroundPackage()).toBe('com.android.chrome');
+
+  await user.element('id=com.android.chrome:id/input', 'setValue', 'hello lab');
+  expect(await user.element('//android.widget.EditText', 'getText')).toBe('hello lab');
+
+  const at = await user.element<{ x: number; y: number }>('android=new UiSelector().text("Tap me")', 'getLocation');
+  const size = await user.element<{ width: number; height: number }>('android=new UiSelector().text("Tap me")', 'getSize');
+  const button = { ...at, ...size };
+  await user.browser('performActions', [{
+    type: 'pointer', id: 'finger1', parameters: { pointerType: 'touch' },
+    actions: [
+      { type: 'pointerMove', duration: 0, x: Math.round(button.x + button.width / 2), y: Math.round(button.y + button.height / 2) },
+      { type: 'pointerDown', button: 0 }, { type: 'pause', duration: 50 }, { type: 'pointerUp', button: 0 },
+    ],
+  }]);
+  expect(await user.element('id=com.android.chrome:id/status', 'getText')).toBe('Tapped 1 time');
+
+  await user.browser('pressKeyCode', 3);
+  await waitFor('the launcher in front', async () => device.screen.foregroundPackage() === null);
+  expect(await user.browser<string>('getPageSource')).toContain('text="Chrome"');
+  await user.browser('deleteSession');
+  await waitFor('the server process gone', async () => (await serverProcesses()).length === 0, 30_000);
 });

@@ -37,6 +37,7 @@ const ENVIRONMENT_READERS = new Map([
   ['gateway/src/main.ts', 'the gateway\'s configuration (optionsFromEnv)'],
   ['shared/src/logger.ts', 'the log level, needed before any configuration is read'],
   ['hub/src/cli/own-process-group.ts', 'the marker of its own re-executed child, not configuration'],
+  ['gateway/src/automation/appium-child.ts', 'the Appium child sets its own environment from what the gateway hands it'],
   ['cli/src/config.ts', 'the client CLI\'s configuration (hub address, credentials, config file, colour, adb)'],
 ]);
 

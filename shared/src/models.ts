@@ -131,7 +131,8 @@ export interface DeviceGatewayInformation {
   deviceVendorUniqueIdentifiers: string[];
   buildTool: BuildToolInformation[];
   xcode: BuildToolInformation[];
-  automation: { path: string; version: string; pathHash: string }[];
+  /** `drivers` (extension): the Appium drivers installed there (`appium driver list --installed`). */
+  automation: { path: string; version: string; pathHash: string; drivers?: { name: string; version: string }[] }[];
   appium: { path: string; version: string; patchHash: string }[];
   automationConfigurationError?: string;
   appiumConfigurationError?: string;

@@ -17,7 +17,8 @@ export interface PlistDict { [key: string]: PlistValue }
 
 export class PlistFormatError extends Error {}
 
-function decodePlist(bytes: Buffer): PlistValue {
+/** Any property list value (DeviceLink messages are arrays); PlistFormatError for bytes that are none. */
+export function decodePlistValue(bytes: Buffer): PlistValue {
   try {
     if (bytes.subarray(0, 8).toString('latin1') === 'bplist00') return parseBinary(bytes)[0] as PlistValue;
     return plist.parse(bytes.toString('utf8')) as PlistValue;
@@ -28,7 +29,7 @@ function decodePlist(bytes: Buffer): PlistValue {
 
 /** A decoded dictionary, or a PlistFormatError when the bytes hold anything else. */
 export function decodePlistDict(bytes: Buffer): PlistDict {
-  const value = decodePlist(bytes);
+  const value = decodePlistValue(bytes);
   if (!isDict(value)) throw new PlistFormatError('property list is not a dictionary');
   return value;
 }

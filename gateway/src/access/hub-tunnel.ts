@@ -32,6 +32,12 @@ export interface TunnelRelayOptions {
   logger: Logger;
 }
 
+/** Refuses a tunnel: its first frame says why, then the call ends. */
+export function refuseTunnel(call: TunnelCall, tunnelId: string, reason: string): void {
+  call.write({ tunnelId, error: `The gateway refuses the connection: ${reason}.` });
+  call.end();
+}
+
 export function relayTunnel(request: OpenTunnel, options: TunnelRelayOptions): void {
   const { tickets, ios, endpoints } = options;
   const vuid = request.vendorUniqueIdentifier;
@@ -45,8 +51,7 @@ export function relayTunnel(request: OpenTunnel, options: TunnelRelayOptions): v
   });
   const refuse = (reason: string) => {
     report(false, `${kind} connection of ${who} refused: ${reason}`);
-    call.write({ tunnelId: request.tunnelId, error: `The gateway refuses the connection: ${reason}.` });
-    call.end();
+    refuseTunnel(call, request.tunnelId, reason);
   };
   if (request.authenticator) {
     const verdict = tickets.verifyDeviceTicket(request.authenticator, vuid);

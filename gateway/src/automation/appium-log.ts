@@ -26,11 +26,18 @@ export class AppiumLog {
 
   constructor(private readonly budgetBytes: number) {}
 
-  /** Adds one line of the server's output (no line end). Lines that are not Appium's JSON are kept with no context. */
+  /**
+   * Adds one line of the server's output (no line end). A line that is not JSON (Appium's first lines, before its
+   * logger is set up; a crash on stderr) is kept as `{"level":"info","message":<the line>}`, so every line reads as JSON.
+   */
   add(raw: string): void {
-    const text = raw.length > MAX_LOG_LINE_BYTES ? raw.slice(0, MAX_LOG_LINE_BYTES) : raw;
-    if (!text.trim()) return;
-    const line: KeptLine = { text, ...contextOf(text) };
+    if (!raw.trim()) return;
+    const parsed = parseLine(raw);
+    const json = parsed ? raw : JSON.stringify({ level: 'info', message: raw.slice(0, MAX_LOG_LINE_BYTES) });
+    const text = json.length > MAX_LOG_LINE_BYTES
+      ? JSON.stringify({ ...parsed, message: String(parsed?.message ?? '').slice(0, MAX_LOG_LINE_BYTES / 2), truncated: true })
+      : json;
+    const line: KeptLine = { text, ...contextOf(parsed) };
     this.lines.push(line);
     this.bytes += text.length + 1;
     while (this.bytes > this.budgetBytes && this.start < this.lines.length) {
@@ -64,16 +71,23 @@ export class AppiumLog {
   }
 }
 
-function contextOf(text: string): { sessionId?: string; requestId?: string } {
-  if (!text.startsWith('{')) return {};
+type AppiumLine = { message?: unknown; context?: { sessionId?: unknown; requestId?: unknown } };
+
+/** The line as Appium's JSON object, or undefined when it is not one. */
+function parseLine(text: string): AppiumLine | undefined {
+  if (!text.startsWith('{')) return undefined;
   try {
-    const parsed = JSON.parse(text) as { context?: { sessionId?: unknown; requestId?: unknown } };
-    const context = parsed?.context;
-    return {
-      sessionId: typeof context?.sessionId === 'string' ? context.sessionId : undefined,
-      requestId: typeof context?.requestId === 'string' ? context.requestId : undefined,
-    };
+    const parsed = JSON.parse(text) as unknown;
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed as AppiumLine : undefined;
   } catch {
-    return {};
+    return undefined;
   }
+}
+
+function contextOf(line: AppiumLine | undefined): { sessionId?: string; requestId?: string } {
+  const context = line?.context;
+  return {
+    sessionId: typeof context?.sessionId === 'string' ? context.sessionId : undefined,
+    requestId: typeof context?.requestId === 'string' ? context.requestId : undefined,
+  };
 }

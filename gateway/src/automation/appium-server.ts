@@ -4,11 +4,12 @@
  * again (with backoff) when it dies, and its whole group ended by `stop()`. The child watches its parent: when the
  * gateway dies without stopping it (SIGKILL), the child ends its group itself, so no Appium outlives its gateway.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import readline from 'node:readline';
 import type { Logger } from '@devicelab/shared';
 import { Backoff, type BackoffOptions } from '../link/backoff';
+import { signalGroup, spawnAppium } from './appium-child';
 import type { AppiumLog } from './appium-log';
 
 export interface AppiumServerSpec {
@@ -28,22 +29,12 @@ export interface AppiumServerSpec {
   /** How long a start may take until `/status` answers ready. */
   startTimeoutMs?: number;
   restartBackoff?: BackoffOptions;
+  /** Between `/status` probes of a running server; three unanswered in a row and it is killed (then started again). */
+  healthIntervalMs?: number;
 }
 
-/**
- * Runs in the child before Appium: it ends its process group (Appium and the adb clients it started) once its
- * parent is gone, then hands over to Appium's main with the arguments Appium expects.
- */
-const CHILD_BOOTSTRAP = `
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid === parent) return;
-  try { process.kill(-process.pid, 'SIGKILL'); } catch { process.exit(1); }
-}, 1000).unref();
-const dir = process.env.DEVICELAB_APPIUM_PACKAGE_DIR;
-process.argv.splice(1, 0, require('path').join(dir, 'index.js'));
-require(require('path').join(dir, 'build', 'lib', 'main.js')).main();
-`;
+/** Unanswered `/status` probes in a row after which a running server counts as hung. */
+const HEALTH_FAILURES = 3;
 
 export type AppiumServerState = 'starting' | 'ready' | 'restarting' | 'stopped';
 
@@ -53,6 +44,7 @@ export class AppiumServer {
   private readonly backoff: Backoff;
   private restartTimer?: NodeJS.Timeout;
   private readyWaiters: Array<{ resolve(): void; reject(err: Error): void }> = [];
+  private healthTimer?: NodeJS.Timeout;
   /** How many times the process was spawned (the first start included). */
   spawns = 0;
   /** Milliseconds from spawn to the first ready `/status` of the last start. */
@@ -88,6 +80,7 @@ export class AppiumServer {
     if (this.stateValue === 'stopped') return;
     this.stateValue = 'stopped';
     clearTimeout(this.restartTimer);
+    clearTimeout(this.healthTimer);
     this.settleWaiters(new Error('the automation server was stopped'));
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -105,26 +98,20 @@ export class AppiumServer {
     this.spawns++;
     this.stateValue = 'starting';
     const spawnedAt = Date.now();
-    const args = [
-      '-e', CHILD_BOOTSTRAP, 'server',
+    const child = spawnAppium(spec.appiumPackageDir, [
+      'server',
       '--address', '127.0.0.1', '--port', String(spec.port),
       '--log-format', 'json', '--log-timestamp', '--log-no-colors', '--log-level', 'info',
       '--use-drivers', spec.appiumDriver,
       '--default-capabilities', JSON.stringify(spec.defaultCapabilities),
-    ];
-    const child = spawn(process.execPath, args, {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env, ...spec.environment, APPIUM_HOME: spec.appiumHome, DEVICELAB_APPIUM_PACKAGE_DIR: spec.appiumPackageDir,
-      },
-    });
+    ], { ...spec.environment, APPIUM_HOME: spec.appiumHome });
     this.child = child;
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => spec.log.add(line));
     }
     child.once('error', (err) => spec.logger.warn({ err, device: spec.device }, 'the automation server could not be started'));
     child.once('exit', (code, signal) => {
+      clearTimeout(this.healthTimer);
       if (this.child !== child || this.stateValue === 'stopped') return;
       spec.logger.warn({ device: spec.device, code, signal }, 'the automation server exited; starting it again');
       signalGroup(child, 'SIGKILL');
@@ -144,6 +131,7 @@ export class AppiumServer {
         this.lastStartMs = Date.now() - spawnedAt;
         this.backoff.reset();
         this.settleWaiters();
+        this.watchHealth(child);
         return;
       }
       if (Date.now() > deadline) {
@@ -153,6 +141,21 @@ export class AppiumServer {
       }
       await new Promise((r) => setTimeout(r, 200));
     }
+  }
+
+  /** Probes `/status` while the server runs; a hung one (its process alive, its HTTP silent) is killed. */
+  private watchHealth(child: ChildProcess, failures = 0): void {
+    const intervalMs = this.spec.healthIntervalMs ?? 30_000;
+    this.healthTimer = setTimeout(() => {
+      void statusReady(this.spec.port, Math.min(10_000, intervalMs)).then((ready) => {
+        if (this.child !== child || this.stopped() || child.exitCode !== null || child.signalCode !== null) return;
+        const failed = ready ? 0 : failures + 1;
+        if (failed < HEALTH_FAILURES) return this.watchHealth(child, failed);
+        this.spec.logger.warn({ device: this.spec.device }, `the automation server did not answer ${HEALTH_FAILURES} status probes; killing it`);
+        signalGroup(child, 'SIGKILL');
+      });
+    }, intervalMs);
+    this.healthTimer.unref();
   }
 
   private stopped(): boolean {
@@ -192,13 +195,4 @@ export function statusReady(port: number, timeoutMs = 2_000): Promise<boolean> {
     request.on('timeout', () => request.destroy());
     request.on('error', () => resolve(false));
   });
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // the group is gone already
-  }
 }

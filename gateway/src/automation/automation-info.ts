@@ -3,11 +3,11 @@
  * version (its package.json), the drivers `appium driver list --installed --json` lists, a hash that tells
  * installations apart, and what is wrong (the platforms' checks, a driver list that fails or is empty).
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AutomationReport } from '@devicelab/proto';
+import { signalGroup, spawnAppium } from './appium-child';
 
 export interface InstallationPaths {
   appiumPackageDir: string;
@@ -15,6 +15,7 @@ export interface InstallationPaths {
 }
 
 const DRIVER_LIST_TIMEOUT_MS = 60_000;
+const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
 export async function readAutomationReport(paths: InstallationPaths, checks: Array<() => Promise<string | undefined>>): Promise<AutomationReport> {
   const problems: string[] = [];
@@ -43,16 +44,43 @@ export async function readAutomationReport(paths: InstallationPaths, checks: Arr
   return { path: paths.appiumHome, version, pathHash, drivers, configurationError: problems.join('; ') };
 }
 
+/** Driver lists read, by installation: a process lists each once (its drivers do not change under it). */
+const listed = new Map<string, Promise<AutomationReport['drivers']>>();
+
 /** `appium driver list --installed --json`, run with the gateway's APPIUM_HOME. */
 function installedDrivers(paths: InstallationPaths): Promise<AutomationReport['drivers']> {
+  const key = `${paths.appiumPackageDir}\0${paths.appiumHome}`;
+  let drivers = listed.get(key);
+  if (!drivers) {
+    drivers = listDrivers(paths);
+    listed.set(key, drivers);
+    drivers.catch(() => listed.delete(key)); // a failed listing is tried again by the next gateway
+  }
+  return drivers;
+}
+
+function listDrivers(paths: InstallationPaths): Promise<AutomationReport['drivers']> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [path.join(paths.appiumPackageDir, 'index.js'), 'driver', 'list', '--installed', '--json'], {
-      env: { ...process.env, APPIUM_HOME: paths.appiumHome }, timeout: DRIVER_LIST_TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024,
-    }, (err, stdout) => {
-      if (err) return reject(new Error(err.message.split('\n')[0]));
+    const child = spawnAppium(paths.appiumPackageDir, ['driver', 'list', '--installed', '--json'], { APPIUM_HOME: paths.appiumHome });
+    const out: Buffer[] = [];
+    let size = 0;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_OUTPUT_BYTES) out.push(chunk);
+    });
+    child.stderr?.resume();
+    const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), DRIVER_LIST_TIMEOUT_MS);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code !== 0) return reject(new Error(signal ? `ended by ${signal}` : `exit code ${code}`));
+      const stdout = Buffer.concat(out).toString('utf8');
       try {
-        const listed = JSON.parse(stdout) as Record<string, { version?: unknown; automationName?: unknown; installed?: unknown }>;
-        resolve(Object.entries(listed)
+        const byName = JSON.parse(stdout) as Record<string, { version?: unknown; automationName?: unknown; installed?: unknown }>;
+        resolve(Object.entries(byName)
           .filter(([, driver]) => driver.installed !== false)
           .map(([name, driver]) => ({
             name,

@@ -30,6 +30,8 @@ export interface AutomationOptions {
   /** How long a server may take to answer ready. */
   startTimeoutMs?: number;
   restartBackoff?: BackoffOptions;
+  /** Between health probes (`GET /status`) of a running server (default 30 s). */
+  healthIntervalMs?: number;
 }
 
 export const DEFAULT_AUTOMATION_LOG_BYTES = 2 * 1024 * 1024;
@@ -101,7 +103,8 @@ export class AutomationServers {
     if (!entry) return;
     this.devices.delete(id);
     entry.ready = false;
-    void this.stopServer(id, entry).then(() => this.blocks.release(id));
+    // A device back meanwhile keeps its block (its new server may already be on it).
+    void this.stopServer(id, entry).then(() => { if (!this.devices.has(id)) this.blocks.release(id); });
   }
 
   /**
@@ -157,6 +160,7 @@ export class AutomationServers {
       device: id, appiumPackageDir: this.appiumPackageDir, appiumHome: this.options.appiumHome, port: ports.appium,
       appiumDriver: automation.appiumDriver, defaultCapabilities: automation.capabilities(id, ports), environment,
       log: entry.log, logger: this.logger, startTimeoutMs: this.options.startTimeoutMs, restartBackoff: this.options.restartBackoff,
+      healthIntervalMs: this.options.healthIntervalMs,
     });
     return entry.server;
   }

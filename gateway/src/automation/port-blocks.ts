@@ -6,8 +6,9 @@
  * skipped.
  */
 import net from 'node:net';
+import type { PortRange } from '../access/adb-access-endpoints';
 
-export interface PortRange { first: number; last: number }
+export type { PortRange };
 
 /** The ports of one device's block, in this order from its first port. */
 export interface AutomationPorts {

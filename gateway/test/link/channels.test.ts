@@ -85,3 +85,35 @@ describe('gateway inventory channel', () => {
     ]);
   });
 });
+
+describe('gateway access channel: tunnels by service', () => {
+  /** A session whose Tunnel calls record the frames written to them. */
+  function tunnelSession() {
+    const frames: unknown[] = [];
+    const call = { on: () => call, write: (frame: unknown) => frames.push(frame) > 0, end: () => frames.push('end') };
+    const session = { ...recordingSession(), client: { Tunnel: () => call } as unknown as LinkClient };
+    const link: HubConnection = { ...connection(() => session), metadata: () => undefined as never };
+    return { session, link, frames };
+  }
+
+  it("hands a tunnel to the handler of its service, and refuses one whose service nobody serves; '' stays the access endpoint", () => {
+    const { session, link, frames } = tunnelSession();
+    const handled: string[] = [];
+    const access = new AccessChannel(link, { logger, tunnelServices: { automation: (request) => handled.push(request.tunnelId) } });
+    const handlers = access.open(session, welcome);
+    const request = { vendorUniqueIdentifier: 'dev-1', remoteAddress: '', userLogin: '' };
+    handlers.openTunnel!({ ...request, tunnelId: 't-1', service: 'automation' });
+    expect(handled).toEqual(['t-1']);
+    expect(frames).toEqual([]);
+    handlers.openTunnel!({ ...request, tunnelId: 't-2', service: 'screen' });
+    handlers.openTunnel!({ ...request, tunnelId: 't-3', service: 'toString' });
+    expect(frames).toEqual([
+      { tunnelId: 't-2', error: "The gateway refuses the connection: it serves no 'screen' tunnels." }, 'end',
+      { tunnelId: 't-3', error: "The gateway refuses the connection: it serves no 'toString' tunnels." }, 'end',
+    ]);
+    // The access endpoint's path as before: without adb endpoints or usbmux, nothing is opened.
+    handlers.openTunnel!({ ...request, tunnelId: 't-4', service: '' });
+    expect(handled).toEqual(['t-1']);
+    expect(frames).toHaveLength(4);
+  });
+});

@@ -43,12 +43,12 @@ export function applicationRouter(deps: ApiDependencies): Router {
       case 'action:install': {
         const appId = requireGuid(params, 'id');
         const deviceId = requireString(params, 'deviceId');
-        const options = { force: params.bool('force') };
-        params.bool('nativeAutomation'); // checked (the C# client sends it), but an Android install has no use for it
+        const options = { force: params.bool('force'), nativeAutomation: params.bool('nativeAutomation') };
         const deadline = new Date(Date.now() + COMMAND_TIMEOUTS_MS.install).toISOString();
         return asyncReply(ctx, deps, 'install', async (progress) => {
-          await installApplication(db, gateways, user, appId, deviceId, { ...options, onProgress: progress });
-          return success();
+          const installed = await installApplication(db, gateways, user, appId, deviceId, { ...options, onProgress: progress });
+          // nativeAutomation=true: the Result says what that did on the device's platform.
+          return installed.nativeAutomation ? { ...success(), nativeAutomation: installed.nativeAutomation } : success();
         }, { intent: { action: 'install', applicationId: appId, deviceIdentifier: deviceId, deadline } });
       }
       case 'verb:update':

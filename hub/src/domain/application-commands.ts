@@ -32,6 +32,8 @@ async function target(
 
 export interface InstallOptions {
   force?: boolean;
+  /** Installed prepared for native automation: what that did on the device's platform comes back as text. */
+  nativeAutomation?: boolean;
   /** Hears the percent the gateway reports while the binary goes onto the device. */
   onProgress?: (percent: number) => void;
 }
@@ -39,7 +41,7 @@ export interface InstallOptions {
 export async function installApplication(
   db: Db, gateways: GatewayDirectory, user: AuthenticatedUser, applicationId: string, deviceIdentifier: string,
   options: InstallOptions = {},
-): Promise<void> {
+): Promise<{ nativeAutomation?: string }> {
   requireEntitlement(user, 'DeviceApplicationManagement');
   const { app, device } = await target(db, user, applicationId, deviceIdentifier);
   // A disabled application stays in the library (and on devices that have it) but goes on no further device.
@@ -50,11 +52,13 @@ export async function installApplication(
     eventType: 'ApplicationInstall', boolValue: true, deviceId: device.id, deviceName: device.name,
     performedById: user.id, performedByName: user.displayName, applicationId: app.id, applicationName: app.display_name,
   } as const;
+  let result;
   try {
-    await runDeviceCommand(gateways, device, {
+    result = await runDeviceCommand(gateways, device, {
       action: 'install',
       install: {
         blobSha256: app.blob_sha256, applicationIdentifier: app.application_identifier, force: options.force ?? false,
+        forAutomation: options.nativeAutomation ?? false,
       },
     }, options.onProgress);
   } catch (err) {
@@ -70,6 +74,8 @@ export async function installApplication(
     await recordInstalledRecord(trx, device.id, app);
     await recordEvent(trx, { ...installEvent, message: 'Application Installed', stringValue: app.version });
   });
+  // The gateway's word on what "prepared for native automation" did on this platform.
+  return options.nativeAutomation ? { nativeAutomation: result.text || 'The gateway reported nothing to prepare.' } : {};
 }
 
 /**

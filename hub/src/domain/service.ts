@@ -25,10 +25,16 @@ interface ServingReplica { id: string; hostname: string; version: string; starte
 export function describeService(
   gateways: GatewayDirectory, identity: ServiceIdentity, replicas: ServingReplica[], now: Date = new Date(),
 ): HubInformation & { hubReplicas: WireHubReplica[] } {
+  const automationByGateway = new Map(gateways.automationInfo().map((info) => [info.gatewayName, info]));
   const gatewayInformation = gateways.connectedGateways().map((g): DeviceGatewayInformation => {
-    // No gateway reports build tools or automation servers yet: both lists are empty, under both names.
+    // No gateway reports build tools yet: the list is empty, under both names.
     const buildTool: BuildToolInformation[] = [];
-    const automation: DeviceGatewayInformation['automation'] = [];
+    // The gateway's Appium installation; a gateway that reported none (an older one) has an empty list.
+    const reported = automationByGateway.get(g.name);
+    const automation: DeviceGatewayInformation['automation'] = reported?.version
+      ? [{ path: reported.path, version: reported.version, pathHash: reported.pathHash, drivers: reported.drivers }]
+      : [];
+    const configurationError = reported?.configurationError || undefined;
     return {
       ServiceNodeId: g.id,
       ServiceVersion: g.version,
@@ -41,6 +47,8 @@ export function describeService(
       xcode: buildTool,
       automation,
       appium: automation.map(({ path: toolPath, version, pathHash }) => ({ path: toolPath, version, patchHash: pathHash })),
+      automationConfigurationError: configurationError,
+      appiumConfigurationError: configurationError,
     };
   });
   return {

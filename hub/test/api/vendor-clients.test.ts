@@ -51,7 +51,10 @@ describe('GET /Service', () => {
     expect(info.gatewayInformation).toEqual(info.deviceGatewayInformation);
     expect(info.gatewayInformation).toHaveLength(1);
     const [gateway] = info.gatewayInformation;
-    expect(gateway).toMatchObject({ xcode: [], appium: [], buildTool: [], automation: [] });
+    expect(gateway).toMatchObject({ xcode: [], buildTool: [] });
+    expect(gateway.appium).toEqual(gateway.automation.map(({ path, version, pathHash }: { path: string; version: string; pathHash: string }) =>
+      ({ path, version, patchHash: pathHash })));
+    expect(gateway.appiumConfigurationError).toEqual(gateway.automationConfigurationError);
     expect(gateway.deviceConnectNodeId).toBe(gateway.ServiceNodeId);
     expect(gateway.deviceConnectVersion).toBe(gateway.ServiceVersion);
     expect(gateway.deviceVendorUniqueIdentifiers).toHaveLength(lab.devices.length);

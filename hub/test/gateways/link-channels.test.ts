@@ -2,9 +2,11 @@
  * The hub's link channels one by one, each in a session driven message by message (link-session-harness.ts: the
  * real session core and channels on a real database, no gRPC, no gateway, no adb server).
  */
+import http from 'node:http';
 import type { DeviceState, UsbHubReport } from '@devicelab/proto';
 import { commandsChannel } from '../../src/gateways/channels/commands';
 import { accessChannel } from '../../src/gateways/channels/access';
+import { automationChannel } from '../../src/gateways/channels/automation';
 import { inventoryChannel } from '../../src/gateways/channels/inventory';
 import { metricsChannel } from '../../src/gateways/channels/metrics';
 import { usbHubsChannel } from '../../src/gateways/channels/usb-hubs';
@@ -217,5 +219,42 @@ describe('metrics channel', () => {
     expect(await link.next('metricsAck', 0)).toEqual({ sequence: 3 });
     const catalog = await store!.catalog(true);
     expect(catalog.get('sample')?.map((known) => known.field)).toContain(field);
+  });
+});
+
+describe('automation channel', () => {
+  it("keeps each session's AutomationReport for automationInfo, and reads a device's log with a ReadAutomationLog command", async () => {
+    const name = await newGateway();
+    const link = await startSession(t.db, name, (ctx) => {
+      const commands = commandsChannel(ctx);
+      return [inventoryChannel(ctx), commands, automationChannel(ctx, commands, () => Promise.reject(new GatewayUnavailableError('no tunnels here')))];
+    });
+    await link.hello();
+    expect(link.directory.automationInfo()).toEqual([]); // connected, nothing reported yet (an older gateway)
+    link.receive({ body: 'automationReport', automationReport: {
+      path: '/opt/gateway', version: '3.8.0', pathHash: 'ab'.repeat(32), configurationError: 'adb (adb) is not installed',
+      drivers: [{ name: 'uiautomator2', version: '8.7.0', automationName: 'UiAutomator2' }],
+    } });
+    expect(link.directory.automationInfo()).toEqual([{
+      gatewayName: name, path: '/opt/gateway', version: '3.8.0', pathHash: 'ab'.repeat(32),
+      drivers: [{ name: 'uiautomator2', version: '8.7.0' }], configurationError: 'adb (adb) is not installed',
+    }]);
+    link.receive({ body: 'deviceUpdate', deviceUpdate: ready(`${name}-a`) });
+    const log = link.directory.automationLog(`${name}-a`, { sessionId: 's-1' });
+    const command = await link.next('command', 0);
+    expect(command).toMatchObject({ vendorUniqueIdentifier: `${name}-a`, action: 'readAutomationLog', readAutomationLog: { sessionId: 's-1', requestId: '' } });
+    link.receive({ body: 'commandResult', commandResult: { commandId: command.commandId, ok: true, errorMessage: '', errorCode: '', text: '{"message":"x"}\n' } });
+    expect(await log).toBe('{"message":"x"}\n');
+    const at = link.sent.length;
+    const refused = link.directory.automationLog(`${name}-a`, {});
+    const second = await link.next('command', at);
+    link.receive({ body: 'commandResult', commandResult: { commandId: second.commandId, ok: false, errorMessage: 'Device gone', errorCode: 'DEVICE_NOT_CONNECTED', text: '' } });
+    await expect(refused).rejects.toThrow(/Reading the automation server log .*Device gone/);
+    await expect(new Promise((resolve, reject) => {
+      const agent = link.directory.automationAgent(`${name}-a`);
+      http.get({ host: 'x', path: '/status', agent }, resolve).on('error', reject);
+    })).rejects.toThrow(GatewayUnavailableError);
+    link.session.end('gone', { hubStopping: false });
+    expect(link.directory.automationInfo()).toEqual([]);
   });
 });

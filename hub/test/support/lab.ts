@@ -106,6 +106,7 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
   const simulatorCount = options.simulatorCount ?? 0;
   const xcrun = simulatorCount > 0 ? createFakeXcrun(path.join(dataDir, 'xcode')) : undefined;
 
+  const { automation, ...gatewayOptions } = options.gatewayOptions ?? {};
   const gatewayToken = await hub.registerGateway('lab-gateway');
   const launchGateway = () => startGateway({
     name: 'lab-gateway', token: gatewayToken, hubAddress: `127.0.0.1:${hub.linkPort}`,
@@ -119,8 +120,9 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     usbHubs,
     sampling: options.sampling,
     // Labs of parallel test files each take their own window of automation ports.
-    automation: { ports: { first: 20000 + (process.pid % 90) * 100, last: 20000 + (process.pid % 90) * 100 + 99 } },
-    ...options.gatewayOptions,
+    automation: automation === false ? false
+      : { ports: { first: 20000 + (process.pid % 90) * 100, last: 20000 + (process.pid % 90) * 100 + 99 }, ...automation },
+    ...gatewayOptions,
   });
   let gateway: RunningGateway | undefined = await launchGateway();
   await waitFor(async () => {

@@ -95,6 +95,9 @@ export class ActivityManager {
   /** What some apps do when started or sent a broadcast (by package). */
   readonly appPrograms = new Map<string, AppProgram>();
   readonly services = new RunningServices();
+  /** Told when an app's activity comes to the front, and when its process ends (the device's screen follows). */
+  onForeground: ((pkg: string) => void) | undefined;
+  onStopped: ((pkg: string) => void) | undefined;
 
   constructor(private readonly spec: AndroidDeviceSpec, private readonly pm: PackageManager, private readonly log: LogBuffer) {}
 
@@ -115,20 +118,20 @@ export class ActivityManager {
     if (!proc || (pid !== undefined && proc.pid !== pid)) return;
     this.running.delete(pkg);
     this.services.stopAll(pkg);
+    this.onStopped?.(pkg);
     for (const watcher of [...this.deathWatchers]) watcher(pkg, proc.pid);
   }
 
-  private processEnded(pkg: string, pid: number): Promise<void> {
-    if (this.running.get(pkg)?.pid !== pid) return Promise.resolve();
-    return new Promise((resolve) => {
-      const watcher = (p: string, ended: number) => {
-        if (p !== pkg || ended !== pid) return;
-        this.deathWatchers.delete(watcher);
-        resolve();
-      };
-      this.deathWatchers.add(watcher);
-    });
+  private watchProcess(pkg: string, pid: number, onEnd: () => void): void {
+    if (this.running.get(pkg)?.pid !== pid) return onEnd();
+    const watcher = (p: string, ended: number) => {
+      if (p !== pkg || ended !== pid) return;
+      this.deathWatchers.delete(watcher);
+      onEnd();
+    };
+    this.deathWatchers.add(watcher);
   }
+
 
   isRunning(pkg: string): boolean {
     return this.running.has(pkg);
@@ -156,7 +159,7 @@ export class ActivityManager {
       killProcess: (pkg, pid) => this.endProcess(pkg, pid),
       record: (tool, args, component, ok) => this.record(tool, args, component, ok),
       program: (component) => this.instrumentationPrograms.get(component),
-      processEnded: (pkg, pid) => this.processEnded(pkg, pid),
+      watchProcess: (pkg, pid, onEnd) => this.watchProcess(pkg, pid, onEnd),
       trackInstrumentation: (instrumentationPackage, targetPackage, done) => {
         this.instrumented.set(instrumentationPackage, targetPackage);
         void done.finally(() => {
@@ -208,6 +211,17 @@ export class ActivityManager {
     });
   }
 
+  /** A launcher icon was tapped: the app's process starts if needed and its launcher activity comes to the front. */
+  startFromLauncher(pkgName: string): void {
+    const pkg = this.pm.get(pkgName);
+    if (!pkg?.launcherActivity) return;
+    const wasRunning = this.running.has(pkgName);
+    const proc = this.startProcess(pkgName);
+    if (!wasRunning) this.log.log('I', 'ActivityManager', `Start proc ${proc.pid}:${pkgName}/${formatUid(pkg.uid)} for top-activity {${pkgName}/${pkg.launcherActivity}}`);
+    this.log.log('I', 'ActivityTaskManager', `Displayed ${shortComponent(pkgName, pkg.launcherActivity)}: +${wasRunning ? 110 : 520}ms`);
+    this.onForeground?.(pkgName);
+  }
+
   private record(tool: string, args: string[], component: string | null, ok: boolean): void {
     this.launches.push({ timeMs: Date.now(), tool, args: [...args], commandLine: [tool, ...args].join(' '), component, ok });
   }
@@ -243,12 +257,14 @@ export class ActivityManager {
     const wasRunning = this.running.has(pkg.packageName);
     this.record('am', allArgs, component, true);
     this.startProcess(pkg.packageName);
-    this.appPrograms.get(pkg.packageName)?.activityStarted?.(cls, { startForegroundService: (service) => this.services.start(pkg.packageName, service, true) });
+    const finished = this.appPrograms.get(pkg.packageName)?.activityStarted?.(cls, { startForegroundService: (service) => this.services.start(pkg.packageName, service, true) }) === 'finished';
     const total = wasRunning ? 95 + Math.floor(Math.random() * 40) : 480 + Math.floor(Math.random() * 300);
     if (!wasRunning) {
       this.log.log('I', 'ActivityManager', `Start proc ${20000 + this.launches.length}:${pkg.packageName}/${formatUid(pkg.uid)} for top-activity {${component}}`);
     }
     this.log.log('I', 'ActivityTaskManager', `Displayed ${shortComponent(pkg.packageName, cls)}: +${total}ms`);
+    // An activity that finishes in onCreate leaves the previous one in front.
+    if (!finished) this.onForeground?.(pkg.packageName);
     if (wasRunning) io.out('Warning: Activity not started, its current task has been brought to the front\n');
     if (intent.wait) {
       const lines = ['Status: ok'];
@@ -275,6 +291,7 @@ export class ActivityManager {
     const component = `${pkg.packageName}/${pkg.launcherActivity}`;
     this.record('monkey', args, component, true);
     this.startProcess(pkg.packageName);
+    this.onForeground?.(pkg.packageName);
     io.out(`data="${pkg.packageName}"\ndata="android.intent.category.LAUNCHER"\nEvents injected: 1\n## Network stats: elapsed time=24ms (0ms mobile, 0ms wifi, 24ms not connected)\n`);
     return 0;
   }

@@ -11,8 +11,8 @@ export interface AppContext {
 }
 
 export interface AppProgram {
-  /** One of the app's activities was started. */
-  activityStarted?(cls: string, app: AppContext): void;
+  /** One of the app's activities was started; 'finished' when it finishes at once (nothing of it stays in front). */
+  activityStarted?(cls: string, app: AppContext): 'finished' | void;
   /** A broadcast for the app: the result its receiver sets, or undefined when none of its receivers takes it. */
   broadcast?(action: string): { code: number; data?: string } | undefined;
 }
@@ -66,12 +66,14 @@ export class RunningServices {
 }
 
 /**
- * io.appium.settings: its Settings activity starts ForegroundService (and finishes); its receivers (actions named
+ * io.appium.settings: its Settings activity starts ForegroundService and finishes; its receivers (actions named
  * `io.appium.settings.*`) set RESULT_OK.
  */
 export const APPIUM_SETTINGS: AppProgram = {
   activityStarted(cls, app) {
-    if (cls === 'io.appium.settings.Settings') app.startForegroundService('io.appium.settings.ForegroundService');
+    if (cls !== 'io.appium.settings.Settings') return undefined;
+    app.startForegroundService('io.appium.settings.ForegroundService');
+    return 'finished';
   },
   broadcast(action) {
     if (!action.startsWith('io.appium.settings.')) return undefined;

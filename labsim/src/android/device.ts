@@ -17,13 +17,13 @@ import { DeviceProcess, DeviceShellHost, SHELL_ONLY, runDeviceShell, shellComman
 import type { CommandFn } from './shell/interpreter';
 import { InstalledPackage, PackageManager } from './packages';
 import { ProcModel } from './procfs';
+import { DeviceScreen, createDeviceScreen } from './screen';
+import { DevicePrograms } from './screen/device-programs';
 import { buildProps } from './props';
 import type { AndroidDeviceSpec } from './spec';
 import { Battery, BatteryState, InputEvent, Settings, WindowManager } from './system-services';
 import { BufferedToolIO } from './tool-io';
-import { DeviceScreen } from './screen';
-import { APPIUM_SETTINGS } from './app-code';
-import { UIA2_INSTRUMENTATION, UIA2_SERVER_PACKAGE, uiautomator2Program } from './uiautomator2';
+import { installAppiumPrograms } from './uiautomator2';
 import { TOOL_NAMES, ToolContext, readHostFile, runTool } from './tools';
 
 export type PowerState = 'booted' | 'booting' | 'rebooting' | 'stopped';
@@ -45,13 +45,6 @@ const SYSTEM_PROCESSES: Array<[user: string, name: string]> = [
   ['root', 'vold'], ['root', 'netd'], ['root', 'zygote64'], ['root', 'zygote'], ['system', 'surfaceflinger'], ['shell', 'adbd'],
   ['system', 'system_server'], ['u0_a150', 'com.android.systemui'], ['radio', 'com.android.phone'], ['u0_a120', 'com.google.android.inputmethod.latin'],
 ];
-
-/** The home screen activity of each launcher package. */
-const LAUNCHER_ACTIVITY: Record<string, string> = {
-  'com.google.android.apps.nexuslauncher': 'com.google.android.apps.nexuslauncher.NexusLauncherActivity',
-  'com.sec.android.app.launcher': 'com.sec.android.app.launcher.activities.LauncherActivity',
-  'com.motorola.launcher3': 'com.android.launcher3.Launcher',
-};
 
 /** The device's kernel as `uname` reports it: the release follows the Android version it shipped with. */
 function kernelOf(spec: AndroidDeviceSpec): { release: string; version: string; machine: string } {
@@ -84,9 +77,12 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   readonly battery: Battery;
   readonly settings: Settings;
   readonly wm: WindowManager;
+  /** What the display shows (screencap, minicap, the UiAutomator2 server read it; input changes it). */
+  readonly screen: DeviceScreen;
   /** Sockets programs on the device listen on (adb forward's far end). */
   readonly sockets = new DeviceSockets();
-  readonly screen: DeviceScreen;
+  /** Programs the shell started from pushed files (minicap, minitouch). */
+  private readonly programs: DevicePrograms;
 
   constructor(readonly spec: AndroidDeviceSpec, readonly stateDir: string, readonly port: number, readonly timings: DeviceTimings) {
     super();
@@ -100,6 +96,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
       hostname: 'localhost',
       timezone: spec.timezone,
       processes: () => this.processes(),
+      runProgram: (word, args, vars, io) => this.programs.run(word, args, vars, io),
+      kill: (pid) => this.programs.kill(pid),
     };
     this.shellCommands = shellCommands(this.shellHost);
     this.logcat = new LogBuffer(spec.timezone, this.bootAtMs);
@@ -110,16 +108,12 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.battery = new Battery(spec.battery);
     this.settings = new Settings(spec);
     this.wm = new WindowManager(spec);
-    this.screen = new DeviceScreen(spec, this.pm);
-    this.am.appPrograms.set('io.appium.settings', APPIUM_SETTINGS);
-    this.am.instrumentationPrograms.set(UIA2_INSTRUMENTATION, uiautomator2Program({
-      sockets: this.sockets, screen: this.screen, spec, props: () => this.props(),
+    this.screen = createDeviceScreen(spec, this.pm, this.am, this.battery, (p) => this.hostPath(p));
+    this.programs = new DevicePrograms(spec, this.files, this.sockets, this.screen);
+    installAppiumPrograms(this.am, {
+      sockets: this.sockets, screen: this.screen, spec, props: () => this.props(), pm: this.pm,
       androidId: () => this.settings.get('secure', 'android_id') ?? '',
-      serverVersion: () => {
-        const p = this.pm.get(UIA2_SERVER_PACKAGE);
-        return { version: p?.versionName ?? '', versionCode: p?.versionCode ?? 0 };
-      },
-    }));
+    });
     this.listener = new AdbdListener(this, port);
   }
 
@@ -144,6 +138,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
   async stop(): Promise<void> {
     this.rebootTimers.forEach(clearTimeout);
     this.rebootTimers = [];
+    this.programs.killAll();
     this.sockets.closeAll();
     await this.listener.stop();
     this.power = 'stopped';
@@ -230,6 +225,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.emit('state', this.power);
     this.logcat.log('I', 'ShutdownThread', `Rebooting, reason: ${target || 'userrequested'}`);
     // The programs that listened on the device's sockets end with everything else running on it.
+    this.programs.killAll();
     this.sockets.closeAll();
     void this.listener.stop();
     this.rebootTimers.push(
@@ -238,6 +234,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
         this.proc = new ProcModel(this.spec, this.bootAtMs);
         this.logcat.reset(this.bootAtMs);
         this.am.resetProcesses();
+        this.screen.reset();
         this.power = 'booting';
         this.listener
           .start()
@@ -307,7 +304,7 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     const apps = this.pm.list()
       .filter((p) => this.am.isRunning(p.packageName))
       .map((p) => row(p.uid >= 10_000 ? `u0_a${p.uid % 100_000 - 10_000}` : 'system', this.am.process(p.packageName)!.pid, zygote, p.packageName, 120_000));
-    return [...system, ...apps];
+    return [...system, ...apps, ...this.programs.processes()];
   }
 
   private toolContext(): ToolContext {
@@ -321,16 +318,10 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
       battery: this.battery,
       settings: this.settings,
       wm: this.wm,
+      screen: this.screen,
       recordInput: (e) => this.inputs.push(e),
       appOps: this.appOps,
       idleWhitelist: this.idleWhitelist,
-      focus: () => {
-        const pkg = this.screen.foregroundPackage();
-        const app = pkg ? this.pm.get(pkg) : undefined;
-        if (pkg && app?.launcherActivity) return { pkg, activity: app.launcherActivity };
-        const launcher = this.screen.hierarchy().packageName;
-        return { pkg: launcher, activity: LAUNCHER_ACTIVITY[launcher] ?? 'com.android.launcher3.Launcher' };
-      },
       readFile: (p) => readHostFile(this.hostPath(p)),
       writeFile: (p, data) => {
         fs.mkdirSync(path.dirname(this.hostPath(p)), { recursive: true });
@@ -347,7 +338,8 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
       if (!fs.lstatSync(path.join(this.fsRoot, link), { throwIfNoEntry: false })) fs.symlinkSync(target, path.join(this.fsRoot, link));
     }
     // The commands' files, so `ls /system/bin` and `which` see what the shell runs; their content is never run.
-    for (const name of [...TOOL_NAMES, ...this.shellCommands.keys()].filter((n) => /^[a-z0-9]+$/.test(n) && !SHELL_ONLY.has(n))) {
+    const commands = [...TOOL_NAMES, ...this.shellCommands.keys()].filter((n) => /^[a-z0-9]+$/.test(n) && !SHELL_ONLY.has(n));
+    for (const name of [...commands, 'app_process', 'app_process32', ...(this.spec.cpu.abis.some((a) => a.includes('64')) ? ['app_process64'] : [])]) {
       const file = path.join(this.fsRoot, 'system', 'bin', name);
       // A state directory of an older labsim has links to host binaries here: replaced by plain files.
       if (fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) fs.rmSync(file);

@@ -25,8 +25,8 @@ export interface InstrumentationHost {
   record(tool: string, args: string[], component: string | null, ok: boolean): void;
   /** The code an installed instrumentation runs, when the simulator has it (`pkg/cls`). */
   program(component: string): InstrumentationProgram | undefined;
-  /** Resolves when that process of the package ends (force-stop, crash, reboot). */
-  processEnded(pkg: string, pid: number): Promise<void>;
+  /** Calls `onEnd` as that process of the package ends (force-stop, crash, reboot), at once if it is not running. */
+  watchProcess(pkg: string, pid: number, onEnd: () => void): void;
   /** Marks the instrumentation package as running in the target's process until `done` settles. */
   trackInstrumentation(instrumentationPackage: string, targetPackage: string, done: Promise<unknown>): void;
 }
@@ -204,11 +204,21 @@ async function runProgram(host: InstrumentationHost, program: InstrumentationPro
   try {
     run = program();
     const started = run;
-    const ended = host.processEnded(target.packageName, pid).then(() => 'killed');
-    outcome = Promise.race([started.finished.then(() => 'finished'), ended]).then((how) => {
-      if (how === 'killed') started.kill();
-      else forceStop(host, target, 'finished inst', pid);
-      return how;
+    outcome = new Promise<string>((resolve) => {
+      let settled = false;
+      // The code dies with its process at once, so that a new run can take its place (its port, its state).
+      host.watchProcess(target.packageName, pid, () => {
+        if (settled) return;
+        settled = true;
+        started.kill();
+        resolve('killed');
+      });
+      void started.finished.then(() => {
+        if (settled) return;
+        settled = true;
+        forceStop(host, target, 'finished inst', pid);
+        resolve('finished');
+      });
     });
   } catch (e) {
     host.log.log('E', 'AndroidRuntime', `FATAL EXCEPTION: main\nProcess: ${target.packageName}, PID: ${pid}\n${e instanceof Error ? e.message : String(e)}`);

@@ -24,7 +24,21 @@ export interface InstalledPackage {
   uid: number;
   firstInstallTimeMs: number;
   lastUpdateTimeMs: number;
+  /** `<uses-permission>` names the APK asks for. */
+  requestedPermissions?: string[];
+  /** Runtime (dangerous) permissions the app asks for, and whether each is granted (`pm install -g` grants them all). */
+  runtimePermissions?: Record<string, boolean>;
 }
+
+/** Android's dangerous permissions (granted at runtime from Android 6 on; install-time before). */
+const RUNTIME_PERMISSIONS = new Set([
+  'READ_CALENDAR', 'WRITE_CALENDAR', 'CAMERA', 'READ_CONTACTS', 'WRITE_CONTACTS', 'GET_ACCOUNTS', 'ACCESS_FINE_LOCATION',
+  'ACCESS_COARSE_LOCATION', 'ACCESS_BACKGROUND_LOCATION', 'RECORD_AUDIO', 'READ_PHONE_STATE', 'READ_PHONE_NUMBERS', 'CALL_PHONE',
+  'ANSWER_PHONE_CALLS', 'READ_CALL_LOG', 'WRITE_CALL_LOG', 'ADD_VOICEMAIL', 'USE_SIP', 'BODY_SENSORS', 'SEND_SMS', 'RECEIVE_SMS',
+  'READ_SMS', 'RECEIVE_WAP_PUSH', 'RECEIVE_MMS', 'READ_EXTERNAL_STORAGE', 'WRITE_EXTERNAL_STORAGE', 'ACTIVITY_RECOGNITION',
+  'POST_NOTIFICATIONS', 'READ_MEDIA_IMAGES', 'READ_MEDIA_VIDEO', 'READ_MEDIA_AUDIO', 'NEARBY_WIFI_DEVICES', 'BLUETOOTH_SCAN',
+  'BLUETOOTH_CONNECT', 'BLUETOOTH_ADVERTISE', 'UWB_RANGING',
+].map((name) => `android.permission.${name}`));
 
 /** Messages a real device prints next to each failure code (the code is what clients key on). */
 const FAILURE_TEXT: Record<string, (pkg: string) => string> = {
@@ -85,6 +99,8 @@ function compareJava(a: string, b: string): number {
 export interface InstallOptions {
   allowReplace: boolean;
   allowDowngrade: boolean;
+  /** `-g`: every runtime permission the app asks for is granted at install. */
+  grantRuntimePermissions?: boolean;
 }
 
 export class PackageManager {
@@ -176,6 +192,8 @@ export class PackageManager {
       codePath: `${codeDir}/base.apk`, launcherActivity: info.launcherActivity, activities: info.activities,
       instrumentations: info.instrumentations,
       uid: existing?.uid ?? this.nextUid++, firstInstallTimeMs: existing?.firstInstallTimeMs ?? now, lastUpdateTimeMs: now,
+      requestedPermissions: info.permissions,
+      runtimePermissions: this.runtimePermissionsOf(info.permissions, existing, options.grantRuntimePermissions === true),
     });
     this.log.log('I', 'PackageManager', `installPackageLI: ${info.packageName} versionCode=${info.versionCode}`);
     return { ok: true, text: 'Success' };
@@ -254,9 +272,18 @@ export class PackageManager {
     return r.ok ? 0 : 1;
   }
 
-  /** pm install flags: replacing is the default on modern pm (-r is accepted, -R forbids it). */
+  /** pm install flags: replacing is the default on modern pm (-r is accepted, -R forbids it); -g grants (Android 6+). */
   installOptions(args: string[]): InstallOptions {
-    return { allowReplace: !args.includes('-R'), allowDowngrade: args.includes('-d') };
+    return { allowReplace: !args.includes('-R'), allowDowngrade: args.includes('-d'), grantRuntimePermissions: args.includes('-g') };
+  }
+
+  /**
+   * Runtime permissions after an install: before Android 6 every permission is granted at install; from Android 6 on
+   * they start denied unless `-g` grants them, and an update keeps what was granted before.
+   */
+  private runtimePermissionsOf(requested: string[], existing: InstalledPackage | undefined, grant: boolean): Record<string, boolean> {
+    const runtime = requested.filter((name) => RUNTIME_PERMISSIONS.has(name));
+    return Object.fromEntries(runtime.map((name) => [name, this.spec.sdk < 23 || grant || existing?.runtimePermissions?.[name] === true]));
   }
 
   private listPackages(args: string[], io: ToolIO): number {

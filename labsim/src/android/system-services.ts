@@ -1,8 +1,7 @@
 /**
- * Small system services: battery, settings, window manager, screencap, input.
+ * Small system services: battery, settings, window manager.
  * Each owns a bit of device state and renders the real command output.
  */
-import { crc32, deflateSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import type { AndroidDeviceSpec } from './spec';
 import type { ToolIO } from './tool-io';
@@ -157,56 +156,7 @@ export class WindowManager {
   }
 }
 
-/** A screen-sized PNG (dark background with a status-bar band), like `screencap -p`. */
-export function screenshotPng(width: number, height: number): Buffer {
-  const row = Buffer.alloc(1 + width * 3);
-  const statusRow = Buffer.alloc(1 + width * 3);
-  for (let x = 0; x < width; x++) {
-    row.set([0x12, 0x1a, 0x24], 1 + x * 3);
-    statusRow.set([0x30, 0x3a, 0x48], 1 + x * 3);
-  }
-  const statusBar = Math.round(height * 0.03);
-  const raw = Buffer.concat(Array.from({ length: height }, (_, y) => (y < statusBar ? statusRow : row)));
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body) >>> 0);
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB, no interlace
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw, { level: 1 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
-
 export interface InputEvent {
   timeMs: number;
   args: string[];
-}
-
-/** `input tap|swipe|text|keyevent ...`: validated and recorded, no output on success. */
-export function inputCommand(args: string[], io: ToolIO, record: (e: InputEvent) => void): number {
-  const words = args[0] && !['tap', 'swipe', 'text', 'keyevent', 'press', 'roll', 'draganddrop', 'motionevent'].includes(args[0]) ? args.slice(1) : args;
-  const [cmd, ...rest] = words;
-  const numeric = rest.every((a) => /^-?\d+(\.\d+)?$/.test(a));
-  const valid =
-    (cmd === 'tap' && rest.length === 2 && numeric) ||
-    (cmd === 'swipe' && (rest.length === 4 || rest.length === 5) && numeric) ||
-    (cmd === 'text' && rest.length >= 1) ||
-    (cmd === 'keyevent' && rest.length >= 1) ||
-    cmd === 'press';
-  if (!valid) {
-    io.err(`Error: Invalid arguments for command: ${cmd ?? ''}\nUsage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n`);
-    return 1;
-  }
-  record({ timeMs: Date.now(), args: [...args] });
-  return 0;
 }

@@ -8,10 +8,14 @@ import type { ToolIO } from './tool-io';
 import type { PackageManager } from './packages';
 import type { ActivityManager } from './activity';
 import type { LogBuffer } from './logcat';
-import { Battery, InputEvent, Settings, WindowManager, inputCommand, screenshotPng } from './system-services';
+import { Battery, InputEvent, Settings, WindowManager } from './system-services';
+import type { DeviceScreen } from './screen';
+import { inputTool } from './screen/input-tool';
+import { dumpsysPower, screencap, windowFocusLines } from './screen/screen-tools';
 import { formatProps } from './props';
 import { renderGfxinfo } from './gfxinfo';
-import { type Focus, deviceIdle, powerDump, windowDump } from './system-dumps';
+import { deviceIdle } from './device-idle';
+import { appops, notification } from './app-ops-tools';
 import type { AndroidDeviceSpec } from './spec';
 
 export const TOOL_NAMES = ['getprop', 'setprop', 'pm', 'cmd', 'am', 'monkey', 'dumpsys', 'logcat', 'settings', 'wm', 'screencap', 'reboot', 'input', 'ime', 'appops'] as const;
@@ -26,13 +30,12 @@ export interface ToolContext {
   battery: Battery;
   settings: Settings;
   wm: WindowManager;
+  screen: DeviceScreen;
   recordInput(e: InputEvent): void;
   /** App op modes set with `appops set` ("<package> <OP>" -> mode). */
   appOps: Map<string, string>;
   /** Packages on the Doze whitelist (`dumpsys deviceidle whitelist`). */
   idleWhitelist: Set<string>;
-  /** The app that has the focus (the launcher on the home screen). */
-  focus(): Focus;
   /** Host file for a device path, or null if it does not exist. */
   readFile(devicePath: string): Buffer | null;
   writeFile(devicePath: string, data: Buffer): void;
@@ -68,21 +71,19 @@ export async function runTool(ctx: ToolContext, tool: string, args: string[], io
       return ctx.settings.command(args, io);
     case 'wm':
       return ctx.wm.command(args, io);
-    case 'screencap': {
-      const { width, height } = ctx.wm.effectiveSize();
-      const png = screenshotPng(width, height);
-      const file = args.filter((a) => !a.startsWith('-')).pop();
-      if (file) ctx.writeFile(file, png);
-      else io.out(png);
-      return 0;
-    }
+    case 'screencap':
+      return screencap(ctx.screen, ctx.spec.sdk, args, io, ctx.writeFile);
     case 'reboot':
       // The command never returns on a real device: the connection just dies.
       ctx.reboot(args[0] ?? '');
       await io.gone;
       return 0;
     case 'input':
-      return inputCommand(args, io, ctx.recordInput);
+      return inputTool({
+        screen: ctx.screen,
+        inputMethod: () => ctx.settings.get('secure', 'default_input_method') ?? '',
+        record: (a) => ctx.recordInput({ timeMs: Date.now(), args: [...a] }),
+      }, args, io);
     case 'ime':
       return ime(ctx, args, io);
     case 'appops':
@@ -121,45 +122,6 @@ function ime(ctx: ToolContext, args: string[], io: ToolIO): number {
     return 0;
   }
   io.err('ime <command>:\n  list [-a] [-s]\n  enable [--user <USER_ID>] <ID>\n  disable [--user <USER_ID>] <ID>\n  set [--user <USER_ID>] <ID>\n');
-  return 255;
-}
-
-/** `appops set|get <package> <op> [mode]`: modes are kept per package and op. */
-function appops(ctx: ToolContext, args: string[], io: ToolIO): number {
-  const words = args.filter((a, i) => a !== '--user' && args[i - 1] !== '--user' && a !== '--uid');
-  const [verb, pkg, op, mode] = words;
-  if ((verb === 'set' || verb === 'get') && pkg && !ctx.pm.get(pkg)) {
-    io.err(`Error: Unknown package: ${pkg}\n`);
-    return 255;
-  }
-  if (verb === 'set' && pkg && op && mode) {
-    if (!['allow', 'deny', 'ignore', 'default', 'foreground'].includes(mode)) {
-      io.err(`Error: Mode ${mode} is not valid\n`);
-      return 255;
-    }
-    ctx.appOps.set(`${pkg} ${op.replace(/^android:/, '').toUpperCase()}`, mode);
-    return 0;
-  }
-  if (verb === 'get' && pkg) {
-    const ops = [...ctx.appOps].filter(([k]) => k.startsWith(`${pkg} `) && (!op || k.endsWith(` ${op.replace(/^android:/, '').toUpperCase()}`)));
-    io.out(ops.length ? ops.map(([k, v]) => `${k.split(' ')[1]}: ${v}\n`).join('') : 'No operations.\n');
-    return 0;
-  }
-  io.err('AppOps service (appops) commands:\n  set [--user <USER_ID>] <PACKAGE | UID> <OP> <MODE>\n  get [--user <USER_ID>] <PACKAGE | UID> [<OP>]\n');
-  return 255;
-}
-
-/** `cmd notification allow_listener|disallow_listener <component>`: no output on success. */
-function notification(ctx: ToolContext, args: string[], io: ToolIO): number {
-  const [verb, component] = args;
-  if ((verb === 'allow_listener' || verb === 'disallow_listener') && component) {
-    if (!ctx.pm.get(component.split('/')[0])) {
-      io.err(`Invalid listener - must be a ComponentName\n`);
-      return 255;
-    }
-    return 0;
-  }
-  io.err(`Unknown command: ${verb ?? ''}\n`);
   return 255;
 }
 
@@ -214,8 +176,11 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
         `    timeStamp=${local(p.lastUpdateTimeMs)}`,
         `    lastUpdateTime=${local(p.lastUpdateTimeMs)}`,
         `    installerPackageName=${p.system ? 'null' : 'com.android.shell'}`,
+        ...(p.requestedPermissions?.length ? ['    requested permissions:', ...p.requestedPermissions.map((name) => `      ${name}`)] : []),
         `    User 0: ceDataInode=16842 installed=true hidden=false suspended=false stopped=${ctx.am.isRunning(p.packageName) ? 'false' : 'true'} enabled=0`,
         `      firstInstallTime=${local(p.firstInstallTimeMs)}`,
+        ...(Object.keys(p.runtimePermissions ?? {}).length ? ['      runtime permissions:',
+          ...Object.entries(p.runtimePermissions ?? {}).map(([name, granted]) => `        ${name}: granted=${granted}, flags=[ USER_SENSITIVE_WHEN_GRANTED|USER_SENSITIVE_WHEN_DENIED]`)] : []),
       ].join('\n') + '\n',
     );
     return 0;
@@ -235,15 +200,15 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     io.out(ctx.am.dumpsysServices(rest[1]));
     return 0;
   }
-  if (service === 'window') {
-    const all = windowDump(ctx.spec, ctx.wm.effectiveSize(), ctx.focus());
-    // `dumpsys window <section>`: that section only.
-    const section = rest[0] ? all.split('\n\n').filter((s) => s.includes(`(dumpsys window ${rest[0]})`) || (rest[0] === 'displays' && s.trimStart().startsWith('mCurrentFocus'))).join('\n\n') : all;
-    io.out(section ? `${section}\n` : all);
+  if (service === 'window' && (rest[0] === undefined || rest[0] === 'displays' || rest[0] === 'windows')) {
+    const { width, height } = ctx.wm.effectiveSize();
+    const focus = windowFocusLines({ screen: ctx.screen, launcherPackage: ctx.screen.launcherPackage, activityOf: (p) => ctx.pm.get(p)?.launcherActivity ?? null });
+    if (rest[0] === 'windows') io.out(`WINDOW MANAGER WINDOWS (dumpsys window windows)\n${focus}`);
+    else io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0\n    init=${ctx.spec.screen.width}x${ctx.spec.screen.height} ${ctx.spec.screen.density}dpi cur=${width}x${height}\n${focus}`);
     return 0;
   }
   if (service === 'power') {
-    io.out(powerDump(ctx.uptimeMs()));
+    io.out(dumpsysPower(ctx.screen));
     return 0;
   }
   if (service === 'deviceidle') {

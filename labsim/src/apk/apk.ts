@@ -26,6 +26,8 @@ export interface ApkInfo {
   launcherActivity: string | null;
   /** `<instrumentation>` elements (what `pm list instrumentation` lists and `am instrument` runs). */
   instrumentations: ApkInstrumentation[];
+  /** `<uses-permission>` names, in manifest order. */
+  permissions: string[];
 }
 
 export interface ApkInstrumentation {
@@ -85,6 +87,7 @@ function readManifest(events: AxmlEvent[]): ApkInfo {
     activities: [],
     launcherActivity: null,
     instrumentations: [],
+    permissions: [],
   };
 
   // Walk the element tree keeping the enclosing activity and intent-filter state.
@@ -118,6 +121,8 @@ function readManifest(events: AxmlEvent[]): ApkInfo {
         targetPackage: typeof target === 'string' && target ? target : null,
         label: typeof label === 'string' && !label.startsWith('@') ? label : null,
       });
+    } else if (ev.name === 'uses-permission' && typeof name === 'string' && stack.length === 2) {
+      info.permissions.push(name);
     } else if (ev.name === 'intent-filter' && activity) {
       filter = { main: false, launcher: false };
     } else if (filter && ev.name === 'action' && name === 'android.intent.action.MAIN') {

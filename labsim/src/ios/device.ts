@@ -16,9 +16,12 @@ import { IosBatteryState, batteryDomain, diskUsageDomain, globalDomain, publicVa
 import type { PlistDict, PlistValue } from '@devicelab/shared';
 import { IOS_SERVICES, ServiceContext } from './services';
 import type { IosDeviceSpec } from './spec';
+import { IosScreen } from './ios-screen';
 import { IosSyslog } from './syslog';
 import type { DeviceTlsIdentity } from './tls-upgrade';
 import type { UsbmuxTarget } from './usbmux-server';
+import { XctestScreen } from './wda/xctest-screen';
+import { WDA_MJPEG_PORT, WDA_PORT, WdaServer } from './wda/wda-server';
 
 export type IosPowerState = 'booted' | 'rebooting';
 
@@ -67,6 +70,13 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   installStepMs = 20;
   rebootMs = 3000;
   trustPolicy: IosTrustPolicy = 'trust';
+  /**
+   * Whether a Developer Disk Image is mounted (its services, screenshotr among them, start only then). A lab's
+   * devices are prepared for development once, so it is (a real device also unmounts it on reboot; not modelled).
+   */
+  developerImageMounted = true;
+  /** What the display shows (screenshotr's picture). */
+  readonly screen: IosScreen;
   private keys: { publicKey: string; privateKey: string } | null = null;
   private readonly pairings = new Map<string, IosPairing>();
   private readonly servicePorts = new Map<number, { service: string; hostId: string; timer: NodeJS.Timeout }>();
@@ -76,6 +86,8 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   private rebootTimer: NodeJS.Timeout | null = null;
   private nextInstallFailure: string | undefined;
   private hostAttached = false;
+  /** WebDriverAgent, running on the device as a lab starts it (xcodebuild or go-ios), on port 8100. */
+  readonly wda: WdaServer;
 
   constructor(readonly spec: IosDeviceSpec, readonly stateDir: string, readonly locationId: number) {
     super();
@@ -84,6 +96,12 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
     this.mediaRoot = path.join(stateDir, 'Media');
     this.productId = spec.deviceClass === 'iPad' ? 0x12ab : 0x12a8;
     this.syslog = new IosSyslog(() => this.spec.deviceName.replace(/\s+/g, '-'), spec.timezone);
+    this.screen = new IosScreen({
+      spec,
+      apps: () => this.apps.list('Any').map((a) => ({ bundleId: a.bundleId, name: String(a.attributes.CFBundleDisplayName ?? a.attributes.CFBundleName ?? a.bundleId) })),
+      battery: () => this.batteryState(),
+    });
+    this.wda = new WdaServer(new XctestScreen(spec.productType, this.apps, this.screen), () => this.spec);
   }
 
   get udid(): string {
@@ -122,6 +140,11 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   portHandler(port: number): ((socket: net.Socket) => void) | undefined {
     if (this.power !== 'booted') return undefined;
     if (port === LOCKDOWN_PORT) return (socket) => serveLockdown(this, socket);
+    if (port === WDA_PORT || port === WDA_MJPEG_PORT) return (socket) => {
+      this.track(socket);
+      if (port === WDA_PORT) this.wda.accept(socket);
+      else this.wda.acceptMjpeg(socket);
+    };
     const opened = this.servicePorts.get(port);
     const service = opened && IOS_SERVICES[opened.service];
     if (!opened || !service) return undefined;
@@ -194,7 +217,7 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   /** Opens a port for a lockdown service; undefined for a service this device does not offer. */
   startService(service: string, hostId: string): { port: number; ssl: boolean } | undefined {
     const spec = IOS_SERVICES[service];
-    if (!spec) return undefined;
+    if (!spec || (spec.developer && !this.developerImageMounted)) return undefined;
     const port = this.nextServicePort;
     this.nextServicePort = port >= 65000 ? 49152 : port + 1;
     const timer = setTimeout(() => this.servicePorts.delete(port), SERVICE_PORT_TTL_MS);
@@ -232,6 +255,7 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   }
 
   dropConnections(): void {
+    this.wda.stop();
     for (const c of [...this.connections]) c.destroy();
     this.connections.clear();
     for (const { timer } of this.servicePorts.values()) clearTimeout(timer);

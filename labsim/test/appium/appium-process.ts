@@ -49,6 +49,8 @@ export async function startAppium(env: Record<string, string> = {}): Promise<App
     });
   }
   const stop = async () => {
+    // A copy of the log for whoever debugs a run (never read by the tests).
+    if (process.env.LABSIM_APPIUM_LOG) fs.writeFileSync(process.env.LABSIM_APPIUM_LOG, log.map((l) => l.message).join('\n') + '\n');
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');

@@ -82,6 +82,10 @@ export class IosDriver implements DeviceDriver {
     this.automation = iosAutomation({
       usbmuxdAddress: options.usbmuxdAddress,
       connect: (udid, port) => this.usbmux.connect(this.ready(udid).entry.deviceId, port),
+      facts: (udid) => {
+        const facts = this.entries.get(udid)?.facts;
+        return { platformVersion: facts?.operatingSystemVersion, deviceName: facts?.vendorDeviceName };
+      },
       logger: this.logger.child({ component: 'automation' }),
     });
   }

@@ -7,7 +7,7 @@
 import type { AccessEndpoint, DeviceAccessEvent, MessageHandlers, OpenTunnel, Retention, Welcome } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AdbAccessEndpoints } from '../../access/adb-access-endpoints';
-import { relayTunnel, type IosTunnels } from '../../access/hub-tunnel';
+import { refuseTunnel, relayTunnel, type IosTunnels } from '../../access/hub-tunnel';
 import { TicketVerifier } from '../../tickets/ticket-verifier';
 import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
 
@@ -73,8 +73,7 @@ export class AccessChannel implements GatewayChannel {
     if (handler) return handler(request, session);
     const call = session.client.Tunnel(this.link.metadata());
     call.on('error', () => undefined);
-    call.write({ tunnelId: request.tunnelId, error: `The gateway refuses the connection: it serves no '${service.slice(0, 40)}' tunnels.` });
-    call.end();
+    refuseTunnel(call, request.tunnelId, `it serves no '${service.slice(0, 40)}' tunnels`);
   }
 
   closed(): void {

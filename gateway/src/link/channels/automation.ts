@@ -7,9 +7,13 @@
 import net from 'node:net';
 import type { AutomationReport, MessageHandlers, OpenTunnel } from '@devicelab/proto';
 import { frameStreamEnd, pumpBytes, socketEnd, type Logger } from '@devicelab/shared';
+import { refuseTunnel } from '../../access/hub-tunnel';
 import type { AppiumLogFilter } from '../../automation/appium-log';
 import type { AutomationServers } from '../../automation/automation-servers';
 import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
+
+/** A tunnel waits this long for the device's server to start; the hub gives up on it a little later. */
+const SERVER_START_WAIT_MS = 50_000;
 
 const AUTOMATION_OFF: AutomationReport = {
   path: '', version: '', pathHash: '', drivers: [], configurationError: 'Automation is turned off on this gateway (DEVICELAB_AUTOMATION=off)',
@@ -29,12 +33,13 @@ export class AutomationChannel implements GatewayChannel {
   tunnel(request: OpenTunnel, session: LinkSession): void {
     const call = session.client.Tunnel(this.link.metadata());
     call.on('error', () => undefined); // the hub ended it; the far end is closed by the pump
-    const refuse = (reason: string) => {
-      call.write({ tunnelId: request.tunnelId, error: `The gateway refuses the connection: ${reason}.` });
-      call.end();
-    };
+    const refuse = (reason: string) => refuseTunnel(call, request.tunnelId, reason);
     if (!this.servers) return refuse('automation is turned off on this gateway');
-    this.servers.serverFor(request.vendorUniqueIdentifier).then((port) => {
+    let timer: NodeJS.Timeout | undefined;
+    const startWait = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`its server did not start within ${SERVER_START_WAIT_MS / 1000} s`)), SERVER_START_WAIT_MS);
+    });
+    Promise.race([this.servers.serverFor(request.vendorUniqueIdentifier), startWait]).finally(() => clearTimeout(timer)).then((port) => {
       call.write({ tunnelId: request.tunnelId });
       const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
       socket.setNoDelay(true);

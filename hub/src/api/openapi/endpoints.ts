@@ -98,7 +98,7 @@ export const ENDPOINTS: EndpointDescription[] = [
       body: 'multipart', async: true, response: resultOf(ref('Application')) },
     { select: 'action=install', summary: 'Install an application on a device.', entitlement: 'DeviceApplicationManagement',
       params: [required(p('id', 'guid')), deviceId('deviceId'), p('force', 'bool'), p('nativeAutomation', 'bool')],
-      async: true, response: result },
+      async: true, response: ref('InstallResult') },
     { select: 'action=uninstall', summary: 'Uninstall an application from a device.', entitlement: 'DeviceApplicationManagement',
       params: [required(p('id', 'guid')), deviceId('deviceId'),
         p('removedata', 'bool', 'Remove user data; omitted = true.'),

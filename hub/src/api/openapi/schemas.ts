@@ -98,7 +98,10 @@ export const SCHEMAS: Record<string, Schema> = {
   AsyncStatus: object({ isComplete: bool, data: { description: 'The operation\'s result; only when isComplete.' },
     progress: { ...int32, description: 'Extension: percent done while running (installs), once the gateway reported one.' } }),
   BuildToolInformation: object({ path: str, versionString: str, version: str, buildVersion: str }),
-  AutomationInformation: object({ path: str, version: str, pathHash: str }),
+  AutomationInformation: object({
+    path: str, version: str, pathHash: str,
+    drivers: { ...arrayOf(object({ name: str, version: str })), description: 'Extension: the Appium drivers installed there.' },
+  }, 'The gateway\'s Appium installation: path = its APPIUM_HOME, version = Appium\'s, pathHash tells installations apart.'),
   DeviceGatewayInformation: object({
     ServiceNodeId: str, ServiceVersion: str, deviceConnectNodeId: str, deviceConnectVersion: str,
     systemDateTime: dateTime, systemDateTimeUtc: dateTime,
@@ -151,6 +154,17 @@ export const SCHEMAS: Record<string, Schema> = {
     status: { type: 'string', enum: ['pending', 'delivered', 'failed'] }, attempts: int32, lastStatusCode: int32,
     lastError: str, createdAt: dateTime, nextAttemptAt: dateTime, deliveredAt: dateTime,
   }, 'One Event for one webhook: pending (retried with exponential backoff), delivered (2xx) or failed (given up).'),
+  InstallResult: {
+    type: 'object', required: ['isSuccess'], properties: {
+      isSuccess: bool, errorMessage: str, errorCode: str,
+      nativeAutomation: {
+        type: 'string',
+        description: 'Extension, with nativeAutomation=true: what preparing for native automation did on the device\'s '
+          + 'platform (Android: runtime permissions granted at install; iOS: nothing to prepare).',
+      },
+    },
+    description: 'The ResultModel of an install; with nativeAutomation=true a success also says what that did.',
+  },
   ResultModel: {
     type: 'object', required: ['isSuccess'], properties: {
       isSuccess: bool, errorMessage: str,

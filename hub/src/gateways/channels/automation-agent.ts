@@ -12,25 +12,48 @@ import type { DeviceTunnel } from '../gateway-directory';
 export const AUTOMATION_TUNNELS_PER_DEVICE = 8;
 /** Idle tunnels kept per device for the next request. */
 export const AUTOMATION_IDLE_TUNNELS = 2;
-/** An idle tunnel is closed after this long unused. */
+/** An idle tunnel is closed after this long unused: well before Appium's own keep-alive (10 min) closes it under a request. */
 export const AUTOMATION_IDLE_MS = 30_000;
 
 export class AutomationAgent extends http.Agent {
+  /** Tunnels open or opening. Node's Agent counts a socket only once it exists, so the cap is kept here. */
+  private live = 0;
+  /** Tunnel openings waiting for one of the live ones to close. */
+  private readonly waiting: Array<() => void> = [];
+
   constructor(private readonly openTunnel: () => Promise<DeviceTunnel>) {
     super({
       keepAlive: true, maxSockets: AUTOMATION_TUNNELS_PER_DEVICE, maxFreeSockets: AUTOMATION_IDLE_TUNNELS,
       maxTotalSockets: AUTOMATION_TUNNELS_PER_DEVICE, timeout: AUTOMATION_IDLE_MS, scheduling: 'lifo',
     });
+    // A request waits for a tunnel while an idle one is kept: close the idle one so the waiting one can open.
+    this.on('free', (socket: Duplex) => {
+      if (this.waiting.length > 0) socket.destroy();
+    });
   }
 
-  /** Opens a tunnel; the request waits for it (Node's Agent takes the socket from the callback). */
+  /** Opens a tunnel (at most AUTOMATION_TUNNELS_PER_DEVICE at once); the request waits for it in the callback. */
   override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, socket: Duplex) => void): Duplex {
-    this.openTunnel().then((tunnel) => {
-      const socket = new TunnelSocket(tunnel);
-      if (options.timeout) socket.setTimeout(options.timeout);
-      callback?.(null, socket);
-    }, (err: Error) => callback?.(err, undefined as unknown as Duplex));
+    const open = () => {
+      this.live++;
+      this.openTunnel().then((tunnel) => {
+        const socket = new TunnelSocket(tunnel);
+        socket.once('close', () => this.closed());
+        if (options.timeout) socket.setTimeout(options.timeout);
+        callback?.(null, socket);
+      }, (err: Error) => {
+        this.closed();
+        callback?.(err, undefined as unknown as Duplex);
+      });
+    };
+    if (this.live < AUTOMATION_TUNNELS_PER_DEVICE) open();
+    else this.waiting.push(open);
     return undefined as unknown as Duplex;
+  }
+
+  private closed(): void {
+    this.live--;
+    this.waiting.shift()?.();
   }
 }
 
@@ -69,7 +92,8 @@ export class TunnelSocket extends Duplex {
 
   override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
     clearTimeout(this.idleTimer);
-    this.tunnel.cancel();
+    // The hub's end of a Tunnel call is its server side: ending it sends the call's status, which closes it both ways.
+    this.tunnel.end();
     done(err);
   }
 

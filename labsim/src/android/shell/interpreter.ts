@@ -46,6 +46,11 @@ export interface ShellHost {
   readonly files: DeviceFs;
   readonly toolNames: ReadonlySet<string>;
   runTool(tool: string, args: string[], io: ToolIO): Promise<number>;
+  /**
+   * Runs a program that is not a device tool (a binary pushed to the device, `app_process`) when the device knows
+   * it: `word` is the command as typed (a path made absolute), `vars` its environment. Undefined: not such a program.
+   */
+  runProgram?(word: string, args: string[], vars: ReadonlyMap<string, string>, io: ToolIO): Promise<number> | undefined;
 }
 
 /** `exit`, or a fatal error of the shell itself. */
@@ -218,11 +223,22 @@ export class ShellSession {
       for (const a of node.assignments) this.setVar(env, a.name, (await this.expandWord(a.value, env, io, false))[0] ?? '');
       return env.status;
     }
-    return this.runCommand(words[0], words.slice(1), env, io);
+    if (node.assignments.length === 0) return this.runCommand(words[0], words.slice(1), env, io);
+    // Assignments before a command are that command's environment only.
+    const commandEnv = copyEnv(env);
+    for (const a of node.assignments) this.setVar(commandEnv, a.name, (await this.expandWord(a.value, commandEnv, io, false))[0] ?? '');
+    return this.runCommand(words[0], words.slice(1), commandEnv, io);
   }
 
   /** Runs one command by name: a device tool, a command of the table, or "not found". */
   async runCommand(word: string, args: string[], env: ShellEnv, io: Streams): Promise<number> {
+    const toolIO: ToolIO = {
+      out: (d) => io.stdout.write(d),
+      err: (d) => io.stderr.write(d),
+      gone: Promise.race([this.gone, io.stdout.broken]),
+    };
+    const program = this.host.runProgram?.(word.includes('/') ? absoluteDevicePath(word, env.cwd) : word, args, env.vars, toolIO);
+    if (program) return program;
     const name = this.commandName(word, env);
     if (name === null) {
       const exists = word.includes('/') && this.exists(word, env);
@@ -230,11 +246,6 @@ export class ShellSession {
       return exists ? 126 : 127;
     }
     if (this.host.toolNames.has(name)) {
-      const toolIO: ToolIO = {
-        out: (d) => io.stdout.write(d),
-        err: (d) => io.stderr.write(d),
-        gone: Promise.race([this.gone, io.stdout.broken]),
-      };
       // A tool that fails unexpectedly answers as an Android service does, and the script goes on.
       return this.host.runTool(name, args, toolIO).catch((e: unknown) => {
         if (e instanceof BrokenPipe || e instanceof ShellError || !(e instanceof Error)) throw e;

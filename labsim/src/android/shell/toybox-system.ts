@@ -23,6 +23,8 @@ export interface DeviceSystem {
   processes(): DeviceProcess[];
   /** The device's wall clock zone (`date`). */
   timezone: string;
+  /** Ends a process the shell user started (a program run from the shell); false when it may not or does not exist. */
+  kill?(pid: number): boolean;
 }
 
 /** The shell user of a production build: uid 2000 with the groups adbd gives it. */
@@ -122,11 +124,29 @@ export function systemCommands(system: DeviceSystem): Record<string, CommandFn> 
     const { operands } = options(ctx.args, 's');
     let status = 0;
     for (const pid of operands) {
+      if (/^\d+$/.test(pid) && system.kill?.(Number(pid))) continue;
       const process = system.processes().find((p) => String(p.pid) === pid);
       ctx.io.stderr.write(`kill: ${pid}: ${process ? 'Operation not permitted' : 'No such process'}\n`);
       status = 1;
     }
     return status;
+  };
+
+  const pkill: CommandFn = (ctx) => {
+    const { flags, operands } = options(ctx.args.filter((a) => !/^-(\d+|[A-Z]+)$/.test(a)));
+    const [patternText = ''] = operands;
+    let pattern: RegExp;
+    try {
+      if (backtracks(patternText)) throw new Error('pattern too complex');
+      pattern = new RegExp(flags.has('x') ? `^(?:${patternText})$` : patternText);
+    } catch {
+      ctx.io.stderr.write(`pkill: bad regex '${patternText}'\n`);
+      return 2;
+    }
+    const matched = system.processes().filter((p) => pattern.test(p.name));
+    let killed = 0;
+    for (const p of matched) if (system.kill?.(p.pid)) killed++;
+    return killed > 0 ? 0 : 1;
   };
 
   const uname: CommandFn = (ctx) => {
@@ -161,6 +181,6 @@ export function systemCommands(system: DeviceSystem): Record<string, CommandFn> 
     whoami: (ctx) => (ctx.io.stdout.write('shell\n'), 0),
     hostname: (ctx) => (ctx.io.stdout.write(`${system.hostname}\n`), 0),
     getenforce: (ctx) => (ctx.io.stdout.write('Enforcing\n'), 0),
-    ps, pidof, pgrep, kill, uname, date,
+    ps, pidof, pgrep, pkill, kill, uname, date,
   };
 }

@@ -6,6 +6,7 @@
  */
 import { XPathError, selectXPath } from '../../util/mini-xpath';
 import { invalidArgument, invalidSelector } from '../../util/json-wire';
+import { backtracks } from '../shell/toybox-text';
 import type { Snapshot, TreeNode } from './tree';
 
 type Test = (n: TreeNode, indexInParent: number) => boolean;
@@ -81,6 +82,7 @@ function addMethod(s: Selector, method: string, arg: string, source: string): vo
     else if (method.endsWith('Matches')) {
       let re: RegExp;
       try {
+        if (backtracks(value)) throw new Error('pattern too complex');
         re = new RegExp(`^(?:${value})$`);
       } catch {
         throw invalidSelector(`Invalid regular expression in UiSelector: '${value}'`);

@@ -47,11 +47,9 @@ export function uia2Routes(state: Uia2State): Route[] {
   const rect = (n: TreeNode) => ({ x: n.ui.bounds[0], y: n.ui.bounds[1], width: n.ui.bounds[2] - n.ui.bounds[0], height: n.ui.bounds[3] - n.ui.bounds[1] });
   const attribute = (n: TreeNode, name: string): string | null => {
     const attrs = nodeAttributes(n.ui, n.path[n.path.length - 1] ?? 0, screen().width, screen().height);
-    const aliases: Record<string, string> = {
-      contentDescription: 'content-desc', 'content-desc': 'content-desc', resourceId: 'resource-id', className: 'class', longClickable: 'long-clickable', name: 'content-desc',
-    };
+    // Attribute.java's other names of the same attributes.
+    const aliases: Record<string, string> = { contentDescription: 'content-desc', resourceId: 'resource-id', className: 'class', longClickable: 'long-clickable', name: 'text' };
     const key = aliases[name] ?? name;
-    if (key === 'content-desc' && name === 'name') return n.ui.contentDesc || n.ui.text;
     if (key in attrs) return attrs[key];
     if (name === 'selection-start' || name === 'selection-end') return null;
     throw invalidArgument(`'${name}' attribute is unknown for the element. Only the following attributes are supported: ${Object.keys(attrs).join(', ')}`);
@@ -66,7 +64,8 @@ export function uia2Routes(state: Uia2State): Route[] {
       locale: p['persist.sys.locale'] || 'en_US', timeZone: spec.timezone, bluetooth: { state: 'ON' },
     };
   };
-  const statusBar = () => Math.round(host.spec.screen.height * 0.03);
+  // The status bar is 24 dp high, as the screen lays it out.
+  const statusBar = () => Math.round((24 * host.spec.screen.density) / 160);
 
   return [
     ['GET', '/status', () => ({ ready: true, message: 'UiAutomator2 Server is ready to accept commands', build: host.serverVersion() })],

@@ -8,14 +8,17 @@ import type { InstrumentationProgram } from '../instrumentation';
 import type { DeviceScreen } from '../screen';
 import type { AndroidDeviceSpec } from '../spec';
 import { JsonWireServer } from '../../util/json-wire';
+import { serveMjpeg } from '../../util/mjpeg-server';
 import { uia2Routes, type Uia2State } from './routes';
-import { Uia2Session } from './session';
+import { DEFAULT_SETTINGS, Uia2Session } from './session';
 
 export const UIA2_SERVER_PACKAGE = 'io.appium.uiautomator2.server';
 export const UIA2_INSTRUMENTATION = `${UIA2_SERVER_PACKAGE}.test/androidx.test.runner.AndroidJUnitRunner`;
 /** The test class AndroidJUnitRunner runs (what `am instrument` prints when it starts). */
 export const UIA2_TEST_CLASS = `${UIA2_SERVER_PACKAGE}.test.AppiumUiAutomator2Server`;
 export const UIA2_PORT = 6790;
+/** The server's MJPEG screenshot stream (MjpegScreenshotServer). */
+export const UIA2_MJPEG_PORT = 7810;
 /** How long after answering DELETE /session the server stops (DeleteSession's delay). */
 const STOP_AFTER_DELETE_MS = 15;
 
@@ -36,22 +39,49 @@ export class UiAutomator2Server implements Uia2State {
   readonly finished: Promise<void>;
   private finish!: () => void;
   private readonly wire: JsonWireServer;
-  private listening: { close(): void } | null = null;
+  private listening: Array<{ close(): void }> = [];
+  private readonly streams = new Set<{ destroy(): void }>();
 
   constructor(readonly host: Uia2Host) {
     this.finished = new Promise((resolve) => (this.finish = resolve));
     this.wire = new JsonWireServer(uia2Routes(this), (params) => params.sessionId ?? this.session?.id ?? null, ['/wd/hub']);
   }
 
-  /** Binds port 6790; throws EADDRINUSE as the real server's bind does when another one runs. */
+  /** Binds ports 6790 and 7810; throws EADDRINUSE as the real server's bind does when another one runs. */
   start(): void {
-    this.listening = this.host.sockets.listen({ kind: 'tcp', port: UIA2_PORT }, (socket) => this.wire.accept(socket));
+    try {
+      this.bind();
+    } catch (e) {
+      this.stop();
+      throw e;
+    }
+  }
+
+  private bind(): void {
+    this.listening.push(this.host.sockets.listen({ kind: 'tcp', port: UIA2_PORT }, (socket) => this.wire.accept(socket)));
+    this.listening.push(this.host.sockets.listen({ kind: 'tcp', port: UIA2_MJPEG_PORT }, (socket) => {
+      this.streams.add(socket);
+      socket.once('close', () => this.streams.delete(socket));
+      serveMjpeg(socket, { serverName: 'UiAutomator2', frame: () => this.mjpegFrame(), framesPerSecond: () => Number(this.settings().mjpegServerFramerate) || 10 });
+    }));
+  }
+
+  private settings(): Record<string, unknown> {
+    return this.session?.settings ?? DEFAULT_SETTINGS;
+  }
+
+  /** A frame scaled by mjpegScalingFactor (percent) at mjpegServerScreenshotQuality, as the server's stream sends. */
+  private mjpegFrame(): Buffer {
+    const { screen } = this.host;
+    const scale = Math.max(1, Math.min(100, Number(this.settings().mjpegScalingFactor) || 50)) / 100;
+    const quality = Math.max(1, Math.min(100, Number(this.settings().mjpegServerScreenshotQuality) || 50));
+    return screen.jpeg(quality, Math.max(1, Math.round(screen.width * scale)), Math.max(1, Math.round(screen.height * scale)));
   }
 
   /** The process ended: the port closes and open connections drop. */
   stop(): void {
-    this.listening?.close();
-    this.listening = null;
+    for (const l of this.listening.splice(0)) l.close();
+    for (const s of [...this.streams]) s.destroy();
     this.wire.closeAll();
     this.session = null;
   }

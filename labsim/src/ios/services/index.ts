@@ -9,6 +9,7 @@ import { SwitchableTransport, deviceSecureContext, type DeviceTlsIdentity } from
 import { serveAfc } from './afc';
 import { serveDiagnosticsRelay } from './diagnostics-relay';
 import { serveInstallationProxy } from './installation-proxy';
+import { serveScreenshotr } from './screenshotr';
 import { serveSyslogRelay } from './syslog-relay';
 
 export interface ServiceContext {
@@ -19,6 +20,8 @@ export interface ServiceContext {
 
 interface IosService {
   ssl: boolean;
+  /** A service of the Developer Disk Image: offered only while one is mounted. */
+  developer?: boolean;
   serve(context: ServiceContext, socket: net.Socket): void;
 }
 
@@ -42,4 +45,5 @@ export const IOS_SERVICES: Record<string, IosService> = {
   'com.apple.mobile.installation_proxy': service(false, serveInstallationProxy),
   'com.apple.syslog_relay': service(false, serveSyslogRelay),
   'com.apple.mobile.diagnostics_relay': service(false, serveDiagnosticsRelay),
+  'com.apple.mobile.screenshotr': { ...service(false, serveScreenshotr), developer: true },
 };

@@ -1,0 +1,297 @@
+/**
+ * The screen of one simulated Android device: UI state (launcher, recents, the foreground app's screen, status
+ * bar, touch feedback, power), its view hierarchy and its pixels. Every reader (screencap, minicap, the
+ * UiAutomator2 server) reads this one model, so they all see the same picture; input changes it.
+ */
+import { EventEmitter } from 'node:events';
+import { FrameStore } from './frame-store';
+import { AppUiState, ScreenView, UiNode, buildHierarchy, hitTest } from './hierarchy';
+import { KEYCODE, typedChar } from './keys';
+import { LaunchableApp, Metrics, inside, navBar } from './layout';
+import { renderScreen } from './render';
+import { AppCatalogue, ScreenHost, ambientKey, pollWhileWatched } from './screen-host';
+import { Transients } from './transients';
+
+export type { UiNode } from './hierarchy';
+export type { ScreenHost } from './screen-host';
+
+/** A field holds a bounded text, so a flood of input cannot grow the hierarchy without end. */
+const MAX_FIELD_TEXT = 10_000;
+export class DeviceScreen extends EventEmitter {
+  readonly width: number;
+  readonly height: number;
+  private rotationValue: 0 | 1 | 2 | 3 = 0;
+  private frame = 0;
+  private readonly metrics: Metrics;
+  private readonly frames: FrameStore;
+  private view: { kind: 'launcher' | 'recents' } | { kind: 'app'; packageName: string } = { kind: 'launcher' };
+  private readonly appStates = new Map<string, AppUiState>();
+  /** Apps in the order last used, newest first. */
+  private recentPackages: string[] = [];
+  private screenOn = true;
+  private volume = 8;
+  private readonly transients = new Transients(() => this.changed());
+  private ambientKey = '';
+  private readonly apps: AppCatalogue;
+  /** What PASTE inserts. */
+  clipboard = '';
+
+  constructor(private readonly host: ScreenHost) {
+    super();
+    // Every stream reading the screen (minicap, the UiAutomator2 server's MJPEG) listens for changes.
+    this.setMaxListeners(100);
+    this.width = host.width;
+    this.height = host.height;
+    this.metrics = { width: host.width, height: host.height, dp: host.density / 160 };
+    this.frames = new FrameStore(host.width, host.height);
+    this.ambientKey = ambientKey(this.host);
+    this.apps = new AppCatalogue(host);
+    // The clock, the battery and the installed apps change on their own: looked at while someone watches.
+    pollWhileWatched(this, 'change', 1000, () => this.refreshAmbient());
+  }
+
+  get frameNumber(): number {
+    return this.frame;
+  }
+
+  /** Orientation in quarter turns, as minicap reports it; the picture itself is always drawn upright. */
+  get rotation(): 0 | 1 | 2 | 3 {
+    return this.rotationValue;
+  }
+
+  set rotation(value: 0 | 1 | 2 | 3) {
+    if (value === this.rotationValue) return;
+    this.rotationValue = value;
+    this.changed();
+  }
+
+  /** The home screen's package (the hierarchy's while no app is in front). */
+  get launcherPackage(): string {
+    return this.host.launcherPackage;
+  }
+
+  get isOn(): boolean {
+    return this.screenOn;
+  }
+
+  foregroundPackage(): string | null {
+    return this.view.kind === 'app' ? this.view.packageName : null;
+  }
+
+  hierarchy(): UiNode {
+    this.refreshAmbient();
+    return buildHierarchy({ metrics: this.metrics, view: this.screenView(), launcherPackage: this.host.launcherPackage, apps: this.apps.launchable(), recents: this.recentApps() });
+  }
+
+  tap(x: number, y: number): void {
+    if (!this.screenOn) return;
+    this.markLifted(x, y);
+    const nav = navBar(this.metrics);
+    if (inside(nav.bar, x, y)) {
+      if (inside(nav.back, x, y)) this.pressKey(KEYCODE.BACK);
+      else if (inside(nav.home, x, y)) this.pressKey(KEYCODE.HOME);
+      else if (inside(nav.recents, x, y)) this.pressKey(KEYCODE.APP_SWITCH);
+      return;
+    }
+    const target = hitTest(this.hierarchy(), x, y);
+    if (!target) return;
+    const pkg = this.foregroundPackage();
+    if (pkg === null) {
+      const app = [...this.apps.launchable(), ...this.recentApps()].find((a) => a.label === target.text);
+      if (app) this.launch(app.packageName);
+      return;
+    }
+    const ui = this.appState(pkg);
+    if (target.resourceId.endsWith(':id/input')) ui.focused = true;
+    else if (target.resourceId.endsWith(':id/button')) {
+      const count = Number(/^Tapped (\d+) times?$/.exec(ui.status)?.[1] ?? 0) + 1;
+      ui.status = `Tapped ${count} time${count === 1 ? '' : 's'}`;
+    }
+    this.changed();
+  }
+
+  touch(contact: number, phase: 'down' | 'move' | 'up', x: number, y: number): void {
+    if (!this.screenOn) return;
+    const known = this.transients.contacts.get(contact);
+    if (phase === 'down') {
+      this.transients.contacts.set(contact, { downX: x, downY: y, x, y, moved: false });
+    } else if (phase === 'move' && known) {
+      known.x = x;
+      known.y = y;
+      if (Math.hypot(x - known.downX, y - known.downY) > 12 * this.metrics.dp) known.moved = true;
+    } else if (phase === 'up' && known) {
+      this.transients.contacts.delete(contact);
+      if (!known.moved) {
+        this.tap(known.downX, known.downY);
+        return;
+      }
+      this.markLifted(known.x, known.y);
+    } else return;
+    this.changed();
+  }
+
+  pressKey(keycode: number): void {
+    if (keycode === KEYCODE.POWER || keycode === KEYCODE.SLEEP || keycode === KEYCODE.WAKEUP) {
+      const next = keycode === KEYCODE.POWER ? !this.screenOn : keycode === KEYCODE.WAKEUP;
+      if (next !== this.screenOn) {
+        this.screenOn = next;
+        this.transients.clear();
+        this.changed();
+      }
+      return;
+    }
+    if (!this.screenOn) return;
+    const pkg = this.foregroundPackage();
+    switch (keycode) {
+      case KEYCODE.HOME:
+        this.view = { kind: 'launcher' };
+        break;
+      case KEYCODE.BACK:
+        if (this.view.kind === 'recents' && this.recentPackages[0]) this.view = { kind: 'app', packageName: this.recentPackages[0] };
+        else this.view = { kind: 'launcher' };
+        break;
+      case KEYCODE.APP_SWITCH:
+        this.view = this.view.kind === 'recents' && this.recentPackages[0] ? { kind: 'app', packageName: this.recentPackages[0] } : { kind: 'recents' };
+        break;
+      case KEYCODE.VOLUME_UP:
+      case KEYCODE.VOLUME_DOWN:
+      case KEYCODE.VOLUME_MUTE:
+        this.volume = keycode === KEYCODE.VOLUME_MUTE ? 0 : Math.max(0, Math.min(15, this.volume + (keycode === KEYCODE.VOLUME_UP ? 1 : -1)));
+        this.transients.showVolume();
+        break;
+      case KEYCODE.DEL:
+        return this.editField((text) => [...text].slice(0, -1).join(''));
+      case KEYCODE.ENTER:
+        if (!pkg || !this.appState(pkg).focused) return;
+        this.appState(pkg).status = `Entered: ${this.appState(pkg).text}`;
+        break;
+      case KEYCODE.PASTE:
+        return this.typeText(this.clipboard);
+      default:
+        return this.typeText(typedChar(keycode) ?? '');
+    }
+    this.changed();
+  }
+
+  typeText(text: string): void {
+    this.editField((current) => current + text);
+  }
+
+  /** Replaces the focused field's text (an element's setText or clear). */
+  setText(text: string): void {
+    this.editField(() => text);
+  }
+
+  private editField(edit: (current: string) => string): void {
+    const pkg = this.foregroundPackage();
+    const ui = pkg && this.screenOn ? this.appState(pkg) : undefined;
+    const next = ui?.focused ? edit(ui.text).slice(0, MAX_FIELD_TEXT) : undefined;
+    if (!ui || next === undefined || next === ui.text) return;
+    ui.text = next;
+    this.changed();
+  }
+
+  launch(pkg: string): void {
+    if (!this.apps.isInstalled(pkg)) return;
+    this.host.startApp?.(pkg);
+    this.showApp(pkg);
+  }
+
+  /** An activity of the app came to the front (am start, monkey, a launcher tap). */
+  showApp(pkg: string): void {
+    this.recentPackages = [pkg, ...this.recentPackages.filter((p) => p !== pkg)].slice(0, 16);
+    if (this.view.kind === 'app' && this.view.packageName === pkg) return;
+    this.view = { kind: 'app', packageName: pkg };
+    this.changed();
+  }
+
+  /** The app's process ended (force-stop, uninstall): its screen state is gone, the launcher shows if it was in front. */
+  appStopped(pkg: string): void {
+    this.appStates.delete(pkg);
+    this.recentPackages = this.recentPackages.filter((p) => p !== pkg);
+    if (this.view.kind === 'app' && this.view.packageName === pkg) {
+      this.view = { kind: 'launcher' };
+      this.changed();
+    }
+  }
+
+  /** The device rebooted: the launcher shows, no app keeps its state. */
+  reset(): void {
+    this.appStates.clear();
+    this.recentPackages = [];
+    this.view = { kind: 'launcher' };
+    this.screenOn = true;
+    this.transients.contacts.clear();
+    this.changed();
+  }
+
+  png(): Buffer {
+    this.render();
+    return this.frames.png();
+  }
+
+  /** The picture as a JPEG, scaled to width x height (default: the display size). */
+  jpeg(quality = 80, width = this.width, height = this.height): Buffer {
+    this.render();
+    return this.frames.jpeg(quality, width, height);
+  }
+
+  /** The picture's RGBA bytes at the display size (screencap's raw form). */
+  rgba(): Buffer {
+    this.render();
+    return this.frames.canvas.data;
+  }
+
+  // ---- internals ---------------------------------------------------------
+
+  private changed(): void {
+    this.frame++;
+    this.emit('change');
+  }
+
+  private render(): void {
+    this.refreshAmbient();
+    this.frames.draw(this.frame, (canvas) => {
+      const battery = this.host.battery();
+      renderScreen(canvas, {
+        metrics: this.metrics, view: this.screenView(), launcherPackage: this.host.launcherPackage, apps: this.apps.launchable(), recents: this.recentApps(),
+        on: this.screenOn, clock: this.host.clock(), batteryLevel: battery.level, charging: battery.charging, touches: this.transients.marks(),
+        volume: this.transients.volumeShown() ? this.volume : null,
+      });
+    });
+  }
+
+  /** A new picture when the clock, the battery or the installed apps changed since the last one. */
+  private refreshAmbient(): void {
+    const key = ambientKey(this.host);
+    if (key === this.ambientKey) return;
+    this.ambientKey = key;
+    const installed = new Set(this.host.installed().map((p) => p.packageName));
+    this.recentPackages = this.recentPackages.filter((p) => installed.has(p));
+    if (this.view.kind === 'app' && !installed.has(this.view.packageName)) this.view = { kind: 'launcher' };
+    this.changed();
+  }
+
+  private markLifted(x: number, y: number): void {
+    this.transients.markLifted(x, y);
+    this.changed();
+  }
+
+  private appState(pkg: string): AppUiState {
+    let ui = this.appStates.get(pkg);
+    if (!ui) {
+      ui = { text: '', focused: true, status: '' };
+      this.appStates.set(pkg, ui);
+    }
+    return ui;
+  }
+
+  private recentApps(): LaunchableApp[] {
+    return this.recentPackages.map((p) => this.apps.app(p));
+  }
+
+  private screenView(): ScreenView {
+    const v = this.view;
+    return v.kind === 'app' ? { kind: 'app', app: this.apps.app(v.packageName), ui: this.appState(v.packageName) } : v;
+  }
+}
