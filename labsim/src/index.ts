@@ -31,3 +31,4 @@ export { UsbmuxServer } from './ios/usbmux-server';
 export { createFakeXcrun, LABSIM_XCRUN } from './xcrun/fake-xcrun';
 export type { FakeXcrun } from './xcrun/fake-xcrun';
 export type { SimDeviceRecord, InstalledSimApp } from './xcrun/state';
+export { forwardUsbmuxPort } from './ios/usbmux-forward';

@@ -161,3 +161,21 @@ it('recents (APP_SWITCH) lists the apps last used; a swipe over an icon is no ta
   expect(device.screen.foregroundPackage()).toBe('com.android.settings');
   await adb('shell', 'am', 'force-stop', 'com.android.settings');
 });
+
+it('turned a quarter, the display is landscape: screencap, the hierarchy and input taps use its coordinates', async () => {
+  device.screen.rotation = 1;
+  try {
+    const png = await screencap();
+    expect([png.width, png.height]).toEqual([2400, 1080]);
+    expect(device.screen.hierarchy().bounds).toEqual([0, 0, 2400, 1080]);
+    const chrome = byText('Chrome')!;
+    expect(chrome.bounds[2]).toBeLessThanOrEqual(2400);
+    await adb('shell', 'input', 'tap', ...centre(chrome).map(String));
+    expect(device.screen.foregroundPackage()).toBe('com.android.chrome');
+    expect(Buffer.compare((await screencap()).data, device.screen.rgba())).toBe(0);
+  } finally {
+    device.screen.rotation = 0;
+    await adb('shell', 'input', 'keyevent', 'KEYCODE_HOME');
+  }
+  expect([(await screencap()).width]).toEqual([1080]);
+});

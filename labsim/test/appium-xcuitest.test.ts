@@ -9,7 +9,7 @@ import type { SimIosDevice } from '../src/ios/device';
 import { ephemeralPort } from '../src/util/ports';
 import { startWorld, waitFor } from './helpers';
 import { AppiumServer, startAppium } from './appium/appium-process';
-import { forwardUsbmuxPort } from './appium/usbmux-forward';
+import { forwardUsbmuxPort } from '../src/ios/usbmux-forward';
 import { readMjpegFrames } from './appium/mjpeg-client';
 import { WdioUser } from './appium/wdio-user';
 
@@ -112,4 +112,15 @@ it('starts a session on an app by bundleId, then manages apps and the home scree
   await user.browser('execute', 'mobile: pressButton', { name: 'home' });
   expect(await user.count('~Settings')).toBe(1);
   await user.browser('deleteSession');
+});
+
+it('refuses WebDriverAgent connections while WDA does not run on the device', async () => {
+  device.wdaRunning = false;
+  try {
+    await expect(fetch(`http://127.0.0.1:${forward.port}/status`)).rejects.toThrow();
+  } finally {
+    device.wdaRunning = true;
+  }
+  const status = (await (await fetch(`http://127.0.0.1:${forward.port}/status`)).json()) as { value: Record<string, unknown> };
+  expect(status.value).toMatchObject({ ready: true, state: 'success', message: 'WebDriverAgent is ready to accept commands', os: { name: 'iOS', version: '17.2.1' } });
 });

@@ -215,6 +215,20 @@ it('minitouch over adb forward: its banner gives the touch range, and a scaled t
   await adb('shell', 'input', 'keyevent', 'KEYCODE_HOME');
   socket.write(`d 0 ${x} ${y} 50\nc\nw 20\nu 0\nc\n`);
   await waitFor('YouTube in front', async () => device.screen.foregroundPackage() === 'com.google.android.youtube' || undefined);
+
+  // Turned a quarter (natural top on the left), the panel's coordinates stay the natural ones.
+  await adb('shell', 'input', 'keyevent', 'KEYCODE_HOME');
+  device.screen.rotation = 1;
+  try {
+    const chrome = iconOf(device, 'Chrome');
+    const [dx, dy] = [(chrome.bounds[0] + chrome.bounds[2]) / 2, (chrome.bounds[1] + chrome.bounds[3]) / 2];
+    // ROTATION_90: display (x, y) is panel (width - 1 - y, x).
+    const [px, py] = [device.screen.width - 1 - dy, dx];
+    socket.write(`d 0 ${Math.round((px * maxX) / device.screen.width)} ${Math.round((py * maxY) / device.screen.height)} 50\nc\nu 0\nc\n`);
+    await waitFor('Chrome in front', async () => device.screen.foregroundPackage() === 'com.android.chrome' || undefined);
+  } finally {
+    device.screen.rotation = 0;
+  }
   socket.destroy();
   expect((await adb('shell', 'pkill', 'minitouch')).code).toBe(0);
   await waitFor('minitouch to end', async () => run.child.exitCode !== null || undefined, 20_000);

@@ -95,6 +95,10 @@ it('lists its instrumentation and speaks the server protocol until its session i
   expect((found.json.value as unknown as unknown[]).length).toBeGreaterThan(3);
   const source = await call(`${base}/session/${id}/source`);
   expect(source.json.value).toMatch(/<hierarchy index="0" class="hierarchy" rotation="0" width="1080" height="2400">/);
+  expect((await call(`${base}/session/${id}/orientation`, 'POST', { orientation: 'LANDSCAPE' })).json.value).toBe('LANDSCAPE');
+  expect((await call(`${base}/session/${id}/source`)).json.value).toMatch(/<hierarchy index="0" class="hierarchy" rotation="1" width="2400" height="1080">/);
+  expect((await call(`${base}/session/${id}/orientation`)).json.value).toBe('LANDSCAPE');
+  await call(`${base}/session/${id}/orientation`, 'POST', { orientation: 'PORTRAIT' });
   expect((await call(`${base}/session/${id}/appium/device/info`)).json.value).toMatchObject({ model: 'Pixel 7', apiVersion: '34', realDisplaySize: '1080x2400' });
 
   // The screenshot stream on port 7810: JPEG frames at half the screen's size (mjpegScalingFactor 50).

@@ -201,7 +201,8 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     return 0;
   }
   if (service === 'window' && (rest[0] === undefined || rest[0] === 'displays' || rest[0] === 'windows')) {
-    const { width, height } = ctx.wm.effectiveSize();
+    const size = ctx.wm.effectiveSize();
+    const [width, height] = ctx.screen.rotation % 2 === 1 ? [size.height, size.width] : [size.width, size.height];
     const focus = windowFocusLines({ screen: ctx.screen, launcherPackage: ctx.screen.launcherPackage, activityOf: (p) => ctx.pm.get(p)?.launcherActivity ?? null });
     if (rest[0] === 'windows') io.out(`WINDOW MANAGER WINDOWS (dumpsys window windows)\n${focus}`);
     else io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0\n    init=${ctx.spec.screen.width}x${ctx.spec.screen.height} ${ctx.spec.screen.density}dpi cur=${width}x${height}\n${focus}`);

@@ -70,6 +70,8 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   installStepMs = 20;
   rebootMs = 3000;
   trustPolicy: IosTrustPolicy = 'trust';
+  /** Whether WebDriverAgent runs (a lab starts it once per boot); when not, its ports refuse connections. */
+  wdaRunning = true;
   /**
    * Whether a Developer Disk Image is mounted (its services, screenshotr among them, start only then). A lab's
    * devices are prepared for development once, so it is (a real device also unmounts it on reboot; not modelled).
@@ -140,7 +142,7 @@ export class SimIosDevice extends EventEmitter implements UsbmuxTarget {
   portHandler(port: number): ((socket: net.Socket) => void) | undefined {
     if (this.power !== 'booted') return undefined;
     if (port === LOCKDOWN_PORT) return (socket) => serveLockdown(this, socket);
-    if (port === WDA_PORT || port === WDA_MJPEG_PORT) return (socket) => {
+    if ((port === WDA_PORT || port === WDA_MJPEG_PORT) && this.wdaRunning) return (socket) => {
       this.track(socket);
       if (port === WDA_PORT) this.wda.accept(socket);
       else this.wda.acceptMjpeg(socket);

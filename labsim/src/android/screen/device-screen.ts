@@ -5,7 +5,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { FrameStore } from './frame-store';
-import { AppUiState, ScreenView, UiNode, buildHierarchy, hitTest } from './hierarchy';
+import { AppScreens } from './app-screens';
+import { ScreenView, UiNode, buildHierarchy, hitTest } from './hierarchy';
 import { KEYCODE, typedChar } from './keys';
 import { LaunchableApp, Metrics, inside, navBar } from './layout';
 import { renderScreen } from './render';
@@ -15,17 +16,15 @@ import { Transients } from './transients';
 export type { UiNode } from './hierarchy';
 export type { ScreenHost } from './screen-host';
 
-/** A field holds a bounded text, so a flood of input cannot grow the hierarchy without end. */
-const MAX_FIELD_TEXT = 10_000;
 export class DeviceScreen extends EventEmitter {
   readonly width: number;
   readonly height: number;
   private rotationValue: 0 | 1 | 2 | 3 = 0;
   private frame = 0;
-  private readonly metrics: Metrics;
-  private readonly frames: FrameStore;
+  private metrics: Metrics;
+  private frames: FrameStore;
   private view: { kind: 'launcher' | 'recents' } | { kind: 'app'; packageName: string } = { kind: 'launcher' };
-  private readonly appStates = new Map<string, AppUiState>();
+  private readonly appStates = new AppScreens();
   /** Apps in the order last used, newest first. */
   private recentPackages: string[] = [];
   private screenOn = true;
@@ -54,7 +53,11 @@ export class DeviceScreen extends EventEmitter {
     return this.frame;
   }
 
-  /** Orientation in quarter turns, as minicap reports it; the picture itself is always drawn upright. */
+  /**
+   * The display's orientation in quarter turns from the natural one (Surface.ROTATION_*). Turned by a quarter, the
+   * display is displayWidth x displayHeight = height x width: the picture, the hierarchy and the coordinates of tap
+   * and touch are the display's, as screencap and UiAutomator give them; `width`/`height` stay the panel's.
+   */
   get rotation(): 0 | 1 | 2 | 3 {
     return this.rotationValue;
   }
@@ -62,7 +65,19 @@ export class DeviceScreen extends EventEmitter {
   set rotation(value: 0 | 1 | 2 | 3) {
     if (value === this.rotationValue) return;
     this.rotationValue = value;
+    const turned = value % 2 === 1;
+    this.metrics = { ...this.metrics, width: turned ? this.height : this.width, height: turned ? this.width : this.height };
+    this.frames = new FrameStore(this.metrics.width, this.metrics.height);
+    this.transients.clear();
     this.changed();
+  }
+
+  get displayWidth(): number {
+    return this.metrics.width;
+  }
+
+  get displayHeight(): number {
+    return this.metrics.height;
   }
 
   /** The home screen's package (the hierarchy's while no app is in front). */
@@ -101,16 +116,12 @@ export class DeviceScreen extends EventEmitter {
       if (app) this.launch(app.packageName);
       return;
     }
-    const ui = this.appState(pkg);
-    if (target.resourceId.endsWith(':id/input')) ui.focused = true;
-    else if (target.resourceId.endsWith(':id/button')) {
-      const count = Number(/^Tapped (\d+) times?$/.exec(ui.status)?.[1] ?? 0) + 1;
-      ui.status = `Tapped ${count} time${count === 1 ? '' : 's'}`;
-    }
+    this.appStates.tapped(pkg, target);
     this.changed();
   }
 
-  touch(contact: number, phase: 'down' | 'move' | 'up', x: number, y: number): void {
+  /** One contact's event; 'cancel' lifts it without acting on it (a gesture abandoned, a touch client gone). */
+  touch(contact: number, phase: 'down' | 'move' | 'up' | 'cancel', x: number, y: number): void {
     if (!this.screenOn) return;
     const known = this.transients.contacts.get(contact);
     if (phase === 'down') {
@@ -119,9 +130,9 @@ export class DeviceScreen extends EventEmitter {
       known.x = x;
       known.y = y;
       if (Math.hypot(x - known.downX, y - known.downY) > 12 * this.metrics.dp) known.moved = true;
-    } else if (phase === 'up' && known) {
+    } else if ((phase === 'up' || phase === 'cancel') && known) {
       this.transients.contacts.delete(contact);
-      if (!known.moved) {
+      if (!known.moved && phase === 'up') {
         this.tap(known.downX, known.downY);
         return;
       }
@@ -162,8 +173,8 @@ export class DeviceScreen extends EventEmitter {
       case KEYCODE.DEL:
         return this.editField((text) => [...text].slice(0, -1).join(''));
       case KEYCODE.ENTER:
-        if (!pkg || !this.appState(pkg).focused) return;
-        this.appState(pkg).status = `Entered: ${this.appState(pkg).text}`;
+        if (!pkg || !this.appStates.state(pkg).focused) return;
+        this.appStates.state(pkg).status = `Entered: ${this.appStates.state(pkg).text}`;
         break;
       case KEYCODE.PASTE:
         return this.typeText(this.clipboard);
@@ -184,11 +195,7 @@ export class DeviceScreen extends EventEmitter {
 
   private editField(edit: (current: string) => string): void {
     const pkg = this.foregroundPackage();
-    const ui = pkg && this.screenOn ? this.appState(pkg) : undefined;
-    const next = ui?.focused ? edit(ui.text).slice(0, MAX_FIELD_TEXT) : undefined;
-    if (!ui || next === undefined || next === ui.text) return;
-    ui.text = next;
-    this.changed();
+    if (pkg && this.screenOn && this.appStates.edited(pkg, edit) !== undefined) this.changed();
   }
 
   launch(pkg: string): void {
@@ -207,7 +214,7 @@ export class DeviceScreen extends EventEmitter {
 
   /** The app's process ended (force-stop, uninstall): its screen state is gone, the launcher shows if it was in front. */
   appStopped(pkg: string): void {
-    this.appStates.delete(pkg);
+    this.appStates.forget(pkg);
     this.recentPackages = this.recentPackages.filter((p) => p !== pkg);
     if (this.view.kind === 'app' && this.view.packageName === pkg) {
       this.view = { kind: 'launcher' };
@@ -221,7 +228,7 @@ export class DeviceScreen extends EventEmitter {
     this.recentPackages = [];
     this.view = { kind: 'launcher' };
     this.screenOn = true;
-    this.transients.contacts.clear();
+    this.transients.clear();
     this.changed();
   }
 
@@ -231,12 +238,12 @@ export class DeviceScreen extends EventEmitter {
   }
 
   /** The picture as a JPEG, scaled to width x height (default: the display size). */
-  jpeg(quality = 80, width = this.width, height = this.height): Buffer {
+  jpeg(quality = 80, width = this.metrics.width, height = this.metrics.height): Buffer {
     this.render();
     return this.frames.jpeg(quality, width, height);
   }
 
-  /** The picture's RGBA bytes at the display size (screencap's raw form). */
+  /** The picture's RGBA bytes, displayWidth x displayHeight (screencap's raw form). */
   rgba(): Buffer {
     this.render();
     return this.frames.canvas.data;
@@ -277,21 +284,12 @@ export class DeviceScreen extends EventEmitter {
     this.changed();
   }
 
-  private appState(pkg: string): AppUiState {
-    let ui = this.appStates.get(pkg);
-    if (!ui) {
-      ui = { text: '', focused: true, status: '' };
-      this.appStates.set(pkg, ui);
-    }
-    return ui;
-  }
-
   private recentApps(): LaunchableApp[] {
     return this.recentPackages.map((p) => this.apps.app(p));
   }
 
   private screenView(): ScreenView {
     const v = this.view;
-    return v.kind === 'app' ? { kind: 'app', app: this.apps.app(v.packageName), ui: this.appState(v.packageName) } : v;
+    return v.kind === 'app' ? { kind: 'app', app: this.apps.app(v.packageName), ui: this.appStates.state(v.packageName) } : v;
   }
 }

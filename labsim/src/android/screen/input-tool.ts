@@ -113,7 +113,7 @@ export async function inputTool(host: InputHost, args: string[], io: ToolIO): Pr
       const [x, y] = params.slice(1).map(number);
       if (!['DOWN', 'UP', 'MOVE', 'CANCEL'].includes(action ?? '') || x === undefined || y === undefined) return bad();
       host.record(args);
-      screen.touch(0, action === 'DOWN' ? 'down' : action === 'MOVE' ? 'move' : 'up', x, y);
+      screen.touch(0, action === 'DOWN' ? 'down' : action === 'MOVE' ? 'move' : action === 'UP' ? 'up' : 'cancel', x, y);
       return 0;
     }
     case 'press':

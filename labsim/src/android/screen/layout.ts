@@ -115,3 +115,20 @@ export function appScreen(m: Metrics): AppScreenLayout {
 export function volumePanel(m: Metrics): Box {
   return box(m.width - 64 * m.dp, m.height * 0.3, 40 * m.dp, 180 * m.dp);
 }
+
+/**
+ * A point of the touch panel (natural orientation, panelWidth x panelHeight pixels) in the coordinates of the
+ * display turned by `rotation` quarter turns (ROTATION_90: the natural top edge is on the left).
+ */
+export function panelToDisplay(rotation: number, panelWidth: number, panelHeight: number, x: number, y: number): [number, number] {
+  switch (rotation) {
+    case 1:
+      return [y, panelWidth - 1 - x];
+    case 2:
+      return [panelWidth - 1 - x, panelHeight - 1 - y];
+    case 3:
+      return [panelHeight - 1 - y, x];
+    default:
+      return [x, y];
+  }
+}

@@ -39,7 +39,12 @@ export function parseProjection(text: string | undefined, screen: DeviceScreen):
   };
 }
 
-/** Frames are drawn upright whatever the rotation. */
+/** The size of a frame: the projection's virtual size, turned with the display (frames are upright). */
+export function frameSize(screen: DeviceScreen, p: Projection): [number, number] {
+  return screen.rotation % 2 === 1 ? [p.virtualHeight, p.virtualWidth] : [p.virtualWidth, p.virtualHeight];
+}
+
+/** Frames show the display as its user sees it, whatever the rotation: clients do not turn them. */
 const QUIRK_ALWAYS_UPRIGHT = 2;
 
 export function minicapBanner(o: MinicapOptions): Buffer {
@@ -104,7 +109,7 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
     }
     wanted = false;
     const started = Date.now();
-    const jpeg = screen.jpeg(o.quality, o.projection.virtualWidth, o.projection.virtualHeight);
+    const jpeg = screen.jpeg(o.quality, ...frameSize(screen, o.projection));
     lastSentAt = Date.now();
     lastEncodeMs = lastSentAt - started;
     const length = Buffer.alloc(4);

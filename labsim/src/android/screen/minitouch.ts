@@ -7,6 +7,7 @@
 import type { Duplex } from 'node:stream';
 import type { DeviceSockets } from '../device-sockets';
 import type { DeviceScreen } from './device-screen';
+import { panelToDisplay } from './layout';
 
 export const TOUCH_MAX_X = 4095;
 export const TOUCH_MAX_Y = 4095;
@@ -44,6 +45,7 @@ export function startMinitouchServer(screen: DeviceScreen, sockets: DeviceSocket
 }
 
 function serve(screen: DeviceScreen, socket: Duplex, pid: number, done: () => void): void {
+  // Panel pixels in the natural orientation; the screen turns them into display coordinates.
   const toX = (v: number) => Math.min(screen.width - 1, Math.max(0, (v * screen.width) / (TOUCH_MAX_X + 1)));
   const toY = (v: number) => Math.min(screen.height - 1, Math.max(0, (v * screen.height) / (TOUCH_MAX_Y + 1)));
   const down = new Map<number, { x: number; y: number }>();
@@ -66,14 +68,14 @@ function serve(screen: DeviceScreen, socket: Duplex, pid: number, done: () => vo
       for (const p of pending) {
         if (p.phase === 'up') down.delete(p.contact);
         else down.set(p.contact, { x: p.x, y: p.y });
-        screen.touch(p.contact, p.phase, p.x, p.y);
+        screen.touch(p.contact, p.phase, ...panelToDisplay(screen.rotation, screen.width, screen.height, p.x, p.y));
       }
       pending = [];
     } else if (op === 'w' && Number.isFinite(n[0])) {
       await new Promise((r) => setTimeout(r, Math.min(Math.max(0, n[0]), 60_000)));
     } else if (op === 'r') {
       pending = [];
-      for (const [contact, at] of down) screen.touch(contact, 'up', at.x, at.y);
+      for (const [contact, at] of down) screen.touch(contact, 'up', ...panelToDisplay(screen.rotation, screen.width, screen.height, at.x, at.y));
       down.clear();
     }
   };
@@ -91,8 +93,8 @@ function serve(screen: DeviceScreen, socket: Duplex, pid: number, done: () => vo
   });
   socket.once('close', () => {
     closed = true;
-    // Contacts still down when the client goes are lifted, as the kernel does when the device is released.
-    for (const [contact, at] of down) screen.touch(contact, 'up', at.x, at.y);
+    // Contacts still down when the client goes are cancelled, as the kernel does when the device is released.
+    for (const [contact] of down) screen.touch(contact, 'cancel', 0, 0);
     down.clear();
     done();
   });

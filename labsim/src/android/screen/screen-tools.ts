@@ -29,8 +29,8 @@ export function screencap(screen: DeviceScreen, sdk: number, args: string[], io:
   if (png) data = screen.png();
   else {
     const header = Buffer.alloc(sdk >= 28 ? 16 : 12);
-    header.writeUInt32LE(screen.width, 0);
-    header.writeUInt32LE(screen.height, 4);
+    header.writeUInt32LE(screen.displayWidth, 0);
+    header.writeUInt32LE(screen.displayHeight, 4);
     header.writeUInt32LE(1, 8);
     if (sdk >= 28) header.writeUInt32LE(1, 12);
     data = Buffer.concat([header, screen.rgba()]);

@@ -46,7 +46,7 @@ export function uia2Routes(state: Uia2State): Route[] {
   };
   const rect = (n: TreeNode) => ({ x: n.ui.bounds[0], y: n.ui.bounds[1], width: n.ui.bounds[2] - n.ui.bounds[0], height: n.ui.bounds[3] - n.ui.bounds[1] });
   const attribute = (n: TreeNode, name: string): string | null => {
-    const attrs = nodeAttributes(n.ui, n.path[n.path.length - 1] ?? 0, screen().width, screen().height);
+    const attrs = nodeAttributes(n.ui, n.path[n.path.length - 1] ?? 0, screen().displayWidth, screen().displayHeight);
     // Attribute.java's other names of the same attributes.
     const aliases: Record<string, string> = { contentDescription: 'content-desc', resourceId: 'resource-id', className: 'class', longClickable: 'long-clickable', name: 'text' };
     const key = aliases[name] ?? name;
@@ -133,8 +133,8 @@ export function uia2Routes(state: Uia2State): Route[] {
     }],
     ['GET', '/session/:sessionId/source', ({ params }) => sourceXml(session(params.sessionId).snapshot())],
     ['GET', '/session/:sessionId/screenshot', ({ params }) => (session(params.sessionId), screen().png().toString('base64'))],
-    ['GET', '/session/:sessionId/window/:handle/size', ({ params }) => (session(params.sessionId), { width: screen().width, height: screen().height })],
-    ['GET', '/session/:sessionId/window/rect', ({ params }) => (session(params.sessionId), { x: 0, y: 0, width: screen().width, height: screen().height })],
+    ['GET', '/session/:sessionId/window/:handle/size', ({ params }) => (session(params.sessionId), { width: screen().displayWidth, height: screen().displayHeight })],
+    ['GET', '/session/:sessionId/window/rect', ({ params }) => (session(params.sessionId), { x: 0, y: 0, width: screen().displayWidth, height: screen().displayHeight })],
     ['GET', '/session/:sessionId/appium/device/info', ({ params }) => (session(params.sessionId), deviceInfo())],
     ['GET', '/session/:sessionId/appium/device/pixel_ratio', ({ params }) => (session(params.sessionId), host.spec.screen.density / 160)],
     ['GET', '/session/:sessionId/appium/device/display_density', ({ params }) => (session(params.sessionId), host.spec.screen.density)],
@@ -182,7 +182,8 @@ export function uia2Routes(state: Uia2State): Route[] {
       session(params.sessionId);
       const o = String(body.orientation ?? '').toUpperCase();
       if (o !== 'PORTRAIT' && o !== 'LANDSCAPE') throw invalidArgument(`Orientation '${o}' is not supported`);
-      // The simulated display keeps its natural orientation; the request is acknowledged as the server does.
+      // UiDevice.setOrientationNatural / setOrientationLeft: a quarter turn for landscape.
+      screen().rotation = o === 'PORTRAIT' ? 0 : 1;
       return o;
     }],
     ['GET', '/session/:sessionId/appium/settings', ({ params }) => session(params.sessionId).settings],

@@ -75,7 +75,7 @@ export class UiAutomator2Server implements Uia2State {
     const { screen } = this.host;
     const scale = Math.max(1, Math.min(100, Number(this.settings().mjpegScalingFactor) || 50)) / 100;
     const quality = Math.max(1, Math.min(100, Number(this.settings().mjpegServerScreenshotQuality) || 50));
-    return screen.jpeg(quality, Math.max(1, Math.round(screen.width * scale)), Math.max(1, Math.round(screen.height * scale)));
+    return screen.jpeg(quality, Math.max(1, Math.round(screen.displayWidth * scale)), Math.max(1, Math.round(screen.displayHeight * scale)));
   }
 
   /** The process ended: the port closes and open connections drop. */

@@ -35,7 +35,7 @@ export class Uia2Session {
   constructor(readonly capabilities: Record<string, unknown>, private readonly screen: DeviceScreen) {}
 
   snapshot(): Snapshot {
-    return snapshot(this.screen.hierarchy(), this.screen.width, this.screen.height, this.screen.rotation);
+    return snapshot(this.screen.hierarchy(), this.screen.displayWidth, this.screen.displayHeight, this.screen.rotation);
   }
 
   /** An id for a node: the same node found twice keeps its id, as the server's element cache does. */

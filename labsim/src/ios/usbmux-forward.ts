@@ -1,6 +1,7 @@
 /**
- * A local TCP port that reaches a device port through usbmuxd (ListDevices, then Connect per connection), as
- * iproxy or go-ios forward WebDriverAgent's 8100 to the host.
+ * A usbmux client's port forward, as iproxy or go-ios forward WebDriverAgent's 8100 to the host: a local TCP port
+ * whose every connection is a usbmuxd Connect to the device port (the device looked up by UDID with ListDevices).
+ * For tests and benchmarks that play the host side.
  */
 import * as net from 'node:net';
 import { PlistDict, decodePlistDict, encodePlist } from '@devicelab/shared';
