@@ -69,6 +69,8 @@ const deviceFilters = [
   ...['releaseFlags', 'hardDelete', 'supportedFormFactors', 'simulatedBattery', 'chargeStartDate', 'agentStatus']
     .map((name) => p(name, 'string', undefined, { ignored: 'the C# client offers it (DeviceProperties) without a meaning, '
       + 'and this hub has no such device property.' })),
+  p('filter', 'string', 'Extension: the filter people type (os=android,minOs=13,maxOs=14,osVersion=14.1,model=..,name=..,'
+    + 'id=..,formFactor=phone,app=<package>,free,online); README "Device filters".'),
 ];
 const reportFilters = [
   p('applicationId', 'guid'), p('deviceId', 'deviceId'), p('userId', 'guid'), p('fromDate', 'date'), p('toDate', 'date'),
