@@ -11,6 +11,7 @@ import { reservedBy } from './reservations';
 import { retentionOf } from './device-access';
 import { expectAvailability, rebootCause, withdrawCauses } from './availability-causes';
 import { recordEvent } from './events';
+import { assertIdleMinutesAllowed } from './lease-settings';
 import { runDeviceCommand } from './gateway-commands';
 
 export interface RetainOptions {
@@ -65,6 +66,7 @@ export async function retainDevice(
   db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
+  await assertIdleMinutesAllowed(db, options.idleMinutes);
   // One statement (`retain_device`, store/routines/device-retain.ts): losers are refused from the committed row
   // without waiting on its lock; the winner's lock, update, session marker and event are one short transaction.
   const at = options.now?.() ?? new Date();

@@ -20,6 +20,7 @@ import type { TicketKeys } from './device-ticket';
 import { resolveDevice } from './device-queries';
 import type { LineServer } from './line-server';
 import { waitTimeoutText } from './waiting-line-texts';
+import { assertIdleMinutesAllowed } from './lease-settings';
 
 export interface WaitingLineContext {
   db: Db;
@@ -93,6 +94,7 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
   });
   // A device the caller holds never frees up for it: that is a repeated retain, answered (or refused) at once.
   if (device && device.retained_by === user.id) return { deviceId: device.id, ticket: await retain(device.id) };
+  await assertIdleMinutesAllowed(ctx.db, request.idleMinutes);
   await assertRoomInLine(ctx.db, user);
   const now = ctx.clock?.() ?? new Date();
   const line = ctx.waitingLine;
