@@ -12,6 +12,7 @@
 import { sql } from 'kysely';
 import { isFreeDevice, matchesDeviceFilter, parseDeviceFilter, type Logger } from '@devicelab/shared';
 import type { ChangeFeed } from '../events/change-feed';
+import { LockKind } from '../fleet/advisory-locks';
 import { liveReplicas } from '../fleet/replica-registry';
 import { withTx, type Db, type Tx } from '../store/database';
 import type { DeviceWaitersTable } from '../store/schema';
@@ -20,8 +21,6 @@ import { toDeviceModel } from './device-mapping';
 import { bookerAt, selectDevices } from './device-queries';
 import { releaseForLease, type ReleaseOptions } from './device-actions';
 
-/** The advisory lock every replica serves the line under (first key; the second is 0). */
-export const LINE_LOCK = 16_020;
 /** The slow re-check: bookings that ended, waiters of replicas that died. Never the way a release is heard. */
 export const LINE_SAFETY_TICK_MS = 2_000;
 
@@ -107,7 +106,7 @@ export class LineServer {
   private async assign(): Promise<void> {
     const at = this.options.now();
     await withTx(this.db, async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${LINE_LOCK}, 0)`.execute(trx);
+      await sql`SELECT pg_advisory_xact_lock(${sql.lit(LockKind.waitingLine)}, 0)`.execute(trx);
       const waiters = await trx.selectFrom('device_waiters').selectAll().where('assigned_device', 'is', null)
         .orderBy('place').execute();
       if (waiters.length === 0) return;
