@@ -144,7 +144,7 @@ try {
     ['replicas', String(bases.length)],
     ['hand-overs', String(handOvers.length)],
     ['hand-over delay p50 / p95 / max', `${ms(handOver.median)} / ${ms(handOver.p95)} / ${ms(handOver.max)}`],
-    ['wait.median / p95 / max', `${ms(wait.p50)} / ${ms(wait.p95)} / ${ms(wait.max)}`],
+    ['wait p50 / p95 / max', `${ms(wait.median)} / ${ms(wait.p95)} / ${ms(wait.max)}`],
     ['fair share (clients/devices x device cycle)', ms(fairShareMs)],
     ['max wait / fair share', (wait.max / fairShareMs).toFixed(2)],
     ['turns per client min / mean / max', `${Math.min(...turns)} / ${(totalTurns / clientCount).toFixed(1)} / ${Math.max(...turns)}`],

@@ -118,10 +118,13 @@ function leaseEnd(row: LeaseRow, labIdleMinutes: number): LeaseEnd | undefined {
   return ends.sort((a, b) => a.at - b.at)[0];
 }
 
-/** Retains the device for the booker whose booking has started, so nobody else takes it meanwhile. */
+/**
+ * Retains the device for the booker whose booking has started, so nobody else takes it meanwhile; announced as
+ * no replica (every replica, this one too, tells its gateways at commit).
+ */
 async function holdForBooker(db: Db, row: LeaseRow, options: Omit<SweeperOptions, 'isLeader'>): Promise<void> {
   const at = options.now();
   await sql`SELECT outcome FROM retain_lease(${row.device_id}::text, ${row.device_id}::uuid, ${row.booker_id}::uuid,
-    ${row.booker_login}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text, NULL::text, NULL::int)`
+    ${row.booker_login}, ${at.toISOString()}::timestamptz, 'lease-sweeper'::text, NULL::text, NULL::int)`
     .execute(db);
 }

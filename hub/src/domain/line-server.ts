@@ -26,6 +26,12 @@ export const LINE_SAFETY_TICK_MS = 2_000;
 
 type WaiterRow = Selectable<DeviceWaitersTable>;
 
+/**
+ * The sender the line's retains are announced as on the replicas' relay channel: no replica's id, so every replica,
+ * this one too, tells its own gateways at commit and the device's endpoint opens while the waiter is answered.
+ */
+const LINE_RELAY_FROM = 'waiting-line';
+
 interface LocalWaiter {
   assigned(deviceId: string): void;
 }
@@ -91,6 +97,8 @@ export class LineServer {
         if (withCleanup) await this.cleanUpDeadReplicas();
         do {
           this.again = false;
+          // A device another replica assigned to a waiter here is handed over before this replica's own pass.
+          await this.handOver();
           await this.assign();
           await this.handOver();
         } while (this.again && !this.stopped);
@@ -104,13 +112,14 @@ export class LineServer {
   }
 
   private async assign(): Promise<void> {
-    const at = this.options.now();
     await withTx(this.db, async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${sql.lit(LockKind.waitingLine)}, 0)`.execute(trx);
       const waiters = await trx.selectFrom('device_waiters').selectAll().where('assigned_device', 'is', null)
         .orderBy('place').execute();
       if (waiters.length === 0) return;
-      const free = await freeDevices(trx, waiters, at);
+      const free = await freeDevices(trx, waiters, this.options.now());
+      // Dated after the free devices were read, so never before the release that freed one (the history's order).
+      const at = this.options.now();
       const taken = new Set<string>();
       for (const waiter of waiters) {
         if (taken.size === free.length) break;
@@ -134,7 +143,7 @@ export class LineServer {
     if (!claimed) return false;
     const { rows: [outcome] } = await sql<{ outcome: string }>`SELECT outcome FROM retain_lease(${deviceId}::text,
       ${deviceId}::uuid, ${waiter.user_id}::uuid, ${waiter.user_name}, ${at.toISOString()}::timestamptz,
-      ${this.options.replicaId()}::text, ${waiter.lease_name}::text, ${waiter.idle_minutes}::int)`.execute(trx);
+      ${LINE_RELAY_FROM}::text, ${waiter.lease_name}::text, ${waiter.idle_minutes}::int)`.execute(trx);
     if (outcome?.outcome === 'retained') return true;
     await trx.updateTable('device_waiters').set({ assigned_device: null, assigned_at: null }).where('id', '=', waiter.id).execute();
     return false;

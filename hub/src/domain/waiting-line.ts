@@ -15,7 +15,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
-import { releaseDevice, retainDevice } from './device-actions';
+import { releaseDevice, retainDevice, retainedTicket } from './device-actions';
 import type { TicketKeys } from './device-ticket';
 import { resolveDevice } from './device-queries';
 import type { LineServer } from './line-server';
@@ -89,11 +89,13 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
   requireEntitlement(user, 'DeviceConnect');
   const waitMs = Math.max(0, Math.min(request.waitMs, MAX_WAIT_MS));
   const device = request.deviceId ? await resolveDevice(ctx.db, request.deviceId) : undefined;
-  const retain = (id: string) => retainDevice(ctx.db, user, id, {
+  const retainOptions = {
     ticketKeys: ctx.ticketKeys, now: ctx.clock, gateways: ctx.gateways, lease: request.leaseName, idleMinutes: request.idleMinutes,
-  });
+  };
   // A device the caller holds never frees up for it: that is a repeated retain, answered (or refused) at once.
-  if (device && device.retained_by === user.id) return { deviceId: device.id, ticket: await retain(device.id) };
+  if (device && device.retained_by === user.id) {
+    return { deviceId: device.id, ticket: await retainDevice(ctx.db, user, device.id, retainOptions) };
+  }
   await assertIdleMinutesAllowed(ctx.db, request.idleMinutes);
   await assertRoomInLine(ctx.db, user);
   const now = ctx.clock?.() ?? new Date();
@@ -121,7 +123,7 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
     const giveBack = () => releaseDevice(ctx.db, user, deviceId, { now: ctx.clock, gateways: ctx.gateways }).catch(() => undefined);
     try {
       request.signal.throwIfAborted();
-      const ticket = await retain(deviceId);
+      const ticket = await retainedTicket(ctx.db, user, deviceId, retainOptions);
       // The client left while the ticket was made (the gateway's endpoint can take seconds): nobody would get it.
       request.signal.throwIfAborted();
       return { deviceId, ticket };
