@@ -5,6 +5,7 @@ import { registerAppCommands } from './commands/apps';
 import { registerConnectCommand } from './commands/connect';
 import { registerDeviceControlCommands } from './commands/device-control';
 import { registerDeviceCommands } from './commands/devices';
+import { registerLeaseCommands } from './commands/leases';
 import { registerRunCommand } from './commands/run';
 import { bashCompletion, zshCompletion } from './completion';
 import { action, type Context } from './context';
@@ -34,6 +35,7 @@ Examples:
 
   registerDeviceCommands(program);
   registerRunCommand(program);
+  registerLeaseCommands(program);
   registerAppCommands(program);
   registerDeviceControlCommands(program);
   registerConnectCommand(program);
