@@ -55,6 +55,10 @@ export async function retainRequest(
         .catch(() => undefined);
     }
     return ticket;
+  } catch (err) {
+    // Nobody reads this answer; a failure Result, not an unexpected error in the log.
+    if (client.signal.aborted && !(err instanceof ApiFailure)) throw new ApiFailure('The client went away while waiting for a device.');
+    throw err;
   } finally {
     res.off('close', leave);
   }

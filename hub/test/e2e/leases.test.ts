@@ -108,3 +108,26 @@ it('ends a lease at the lab\'s maximum unless renewed; a role may allow longer; 
   expect(minutesFromNow((await device()).leaseEndTime)).toBeCloseTo(120, 0);
   await post(longJobs, `/Device?action=release&id=${serial()}`);
 }, 120_000);
+
+it('releases a device from its holder when someone else\'s booking starts, after a warning, and holds it for the booker', async () => {
+  expect(await post(lab.admin, '/Settings?update', { retainIdleMinutes: 0, leaseMaxMinutes: 0 })).toMatchObject({ isSuccess: true });
+  const booker = await lab.addUser('booker@example.com', ['Tester']);
+  expect(await post(tester, `/Device?action=retain&id=${serial()}`)).toMatchObject({ isSuccess: true });
+  const { id } = await device();
+  const wire = (ms: number) => new Date(Math.ceil(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const start = now().getTime() + 10 * 60_000;
+  const booked = await post(booker, '/Reservation?add', { deviceId: id, start: wire(start), end: wire(start + 60 * 60_000) });
+  expect(booked).toMatchObject({ isSuccess: true });
+  expect((await device()).retainedById).toBeDefined();
+
+  advance(6); // five minutes before the booking
+  await waitFor(async () => (await history(id)).some((e) => e.event_type === 'Note' && /booker@example.com has booked it/.test(e.message)),
+    20_000, 'the booking warning');
+  advance(5);
+  const bookerId = (await lab.hub.db.selectFrom('users').select('id').where('login', '=', booker.login).executeTakeFirstOrThrow()).id;
+  await waitFor(async () => (await device()).retainedById === bookerId, 20_000, 'the device held for the booker');
+  const retains = (await history(id)).filter((e) => e.event_type === 'DeviceRetained');
+  expect(retains.at(-2)!.message).toMatch(/^Device Released \(booked by booker@example.com from /);
+  expect(await post(tester, `/Device?action=retain&id=${serial()}`)).toMatchObject({ isSuccess: false, errorCode: 'DEVICE_RESERVED' });
+  await post(booker, `/Device?action=release&id=${serial()}`);
+}, 120_000);
