@@ -128,6 +128,6 @@ it('releases a device from its holder when someone else\'s booking starts, after
   await waitFor(async () => (await device()).retainedById === bookerId, 20_000, 'the device held for the booker');
   const retains = (await history(id)).filter((e) => e.event_type === 'DeviceRetained');
   expect(retains.at(-2)!.message).toMatch(/^Device Released \(booked by booker@example.com from /);
-  expect(await post(tester, `/Device?action=retain&id=${serial()}`)).toMatchObject({ isSuccess: false, errorCode: 'DEVICE_RESERVED' });
+  expect(await post(tester, `/Device?action=retain&id=${serial()}`)).toMatchObject({ isSuccess: false, errorCode: 'DEVICE_IN_USE' });
   await post(booker, `/Device?action=release&id=${serial()}`);
 }, 120_000);
