@@ -6,6 +6,7 @@ import { registerAppiumCommand } from './commands/appium';
 import { registerConnectCommand } from './commands/connect';
 import { registerDeviceControlCommands } from './commands/device-control';
 import { registerDeviceCommands } from './commands/devices';
+import { registerLeaseCommands } from './commands/leases';
 import { registerRunCommand } from './commands/run';
 import { bashCompletion, zshCompletion } from './completion';
 import { action, type Context } from './context';
@@ -36,6 +37,7 @@ Examples:
   registerDeviceCommands(program);
   registerRunCommand(program);
   registerAppiumCommand(program);
+  registerLeaseCommands(program);
   registerAppCommands(program);
   registerDeviceControlCommands(program);
   registerConnectCommand(program);

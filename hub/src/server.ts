@@ -41,6 +41,8 @@ import { LockKind, withSessionLock } from './fleet/advisory-locks';
 import { CommandRelay } from './fleet/command-relay';
 import { startLabLeader } from './fleet/lab-leader';
 import { LineServer } from './domain/line-server';
+import { DeviceUseNotes } from './domain/device-use';
+import { startLeaseSweeper } from './domain/lease-sweeper';
 import { RemoteGateways } from './fleet/remote-gateways';
 import { localExecutor, ReplicaDirectory } from './fleet/replica-directory';
 import { beginReplicaRun } from './fleet/replica';
@@ -128,9 +130,11 @@ export async function startHub(
       retentionDays, logger, db, shouldRun: () => registry.isLeader,
       exclusive: (pass) => withSessionLock(store.url, LockKind.maintenance, pass),
     }));
+    const clock = options.clock ?? (() => new Date());
+    const deviceUse = new DeviceUseNotes(db, clock, logger);
     const link = await startLinkServer({
       db, blobs, port: config.linkPort, host: config.host, tls: linkTls, logger, ticketPublicKey: ticketKeys.publicKeyDer,
-      metrics, databaseUrl: store.url,
+      metrics, databaseUrl: store.url, onDeviceUse: (device) => deviceUse.note(device),
     });
     cleanups.push(() => link.stop());
     cleanups.push(startLabLeader(db, registry, logger.child({ component: 'leader' })));
@@ -145,14 +149,16 @@ export async function startHub(
     const dataPortState = config.dataPortState ?? 'Data';
     const events = new EventPublisher(feed, { db, gateways: directory, dataPortState, logger });
     const waitingLine = new LineServer(db, {
-      replicaId: () => registry.replica.id, isLeader: () => registry.isLeader, now: options.clock ?? (() => new Date()),
+      replicaId: () => registry.replica.id, isLeader: () => registry.isLeader, now: clock,
       logger: logger.child({ component: 'waiting-line' }), gateways: directory,
     });
     waitingLine.start(feed);
     cleanups.push(() => waitingLine.stop());
+    cleanups.push(startLeaseSweeper(db, {
+      isLeader: () => registry.isLeader, now: clock, logger: logger.child({ component: 'leases' }), gateways: directory,
+    }));
     // One throttle for Basic auth and the dashboard's sign-in form: guessing through either counts alike.
     const throttle = new LoginThrottle();
-    const clock = options.clock ?? (() => new Date());
     const automation: AutomationContext = {
       db, gateways, automation: directory, clock, logger: logger.child({ component: 'automation' }),
       claim: waitingLineClaim({ db, gateways, ticketKeys, clock, waitingLine }),
@@ -183,15 +189,16 @@ export async function startHub(
       metricsRegistry: hubMetricsRegistry(db, link.directory), // its link-session gauge counts this process's links
       metricsToken: config.metricsToken,
       appium: {
-        automation, times: commandTimes, logger: automation.logger, listWaiting: () => listWaiting({ db }),
+        automation, times: commandTimes, logger: automation.logger, listWaiting: () => listWaiting({ db }), noteDeviceUse: (device) => deviceUse.note(device),
         checkCredentials: credentialChecker(db, { logger, throttle }),
       },
       waitingLine,
+      deviceUse,
     });
     const server = await listen(app, config);
     const stopWebSockets = attachWebSocketRoutes(server, {
       db, throttle, logger,
-      routes: { [DEVICE_CONNECT_PATH]: deviceConnectSocket({ db, gateways: directory, ticketKeys, logger }) },
+      routes: { [DEVICE_CONNECT_PATH]: deviceConnectSocket({ db, gateways: directory, ticketKeys, logger, deviceUse }) },
     });
     cleanups.push(() => new Promise<void>((resolve) => {
       stopWebSockets();

@@ -73,6 +73,12 @@ export interface Device {
   nextReservationEndTime?: string;
   reservedById?: string;
   reservedByDisplayName?: string;
+  /** Extension, while retained: when the lease ends unless renewed (a maximum lease length applies). */
+  leaseEndTime?: string;
+  /** Extension, while retained: when the retain is released unless the device is used before. */
+  idleReleaseTime?: string;
+  /** Extension, while retained: the lease name the holder gave ('' or absent: none). */
+  leaseName?: string;
   lastInuseAt?: string;
   lastDisconnectedAt?: string;
   lastConnectedAt?: string;
@@ -299,4 +305,6 @@ export interface Role {
   name: string;
   entitlements: string[];
   isBuiltIn: boolean;
+  /** Extension: the longest lease its holders may keep a device (minutes; 0: no maximum); absent: the lab's. */
+  maxLeaseMinutes?: number;
 }

@@ -34,7 +34,9 @@ import { knownParameters } from './openapi/endpoints';
 import { openApiRouter } from './openapi-routes';
 import { reportRouter } from './report-routes';
 import { reservationRouter } from './reservation-routes';
+import { deviceUseByHolder } from './device-use-by-holder';
 import { LineServer } from '../domain/line-server';
+import { DeviceUseNotes } from '../domain/device-use';
 import { thisReplica } from '../fleet/replica';
 import { roleRouter } from './role-routes';
 import { serviceRouter } from './service-routes';
@@ -84,6 +86,8 @@ interface ApiAppOptions {
   appium?: AppiumRouteDependencies;
   /** This replica's waiting line (started on the change feed); absent: one that serves only when a request joins. */
   waitingLine?: LineServer;
+  /** Use of devices by their holders (idle release); absent: one on `db` and the API's clock. */
+  deviceUse?: DeviceUseNotes;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -106,6 +110,7 @@ export function createApiApp(options: ApiAppOptions): Express {
       replicaId: () => thisReplica.id, isLeader: () => false, now: options.clock ?? (() => new Date()), logger: options.logger,
       gateways: options.gateways,
     }),
+    deviceUse: options.deviceUse ?? new DeviceUseNotes(options.db, options.clock ?? (() => new Date()), options.logger),
   };
   const app = express();
   app.disable('x-powered-by');
@@ -127,6 +132,7 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(options.authenticate);
   api.use(textBody());
   api.use(refuseUnknownParameters);
+  api.use(deviceUseByHolder(deps.deviceUse));
   api.use(deviceRouter(deps));
   api.use(gatewayRouter(deps));
   api.use(metricsRouter(deps));

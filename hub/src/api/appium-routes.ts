@@ -28,6 +28,8 @@ export interface AppiumRouteDependencies {
   logger: Logger;
   /** The waiting line's entries for `GET /queue`. */
   listWaiting: () => Promise<unknown[]>;
+  /** A command is use of the device: its lease's idle release hears of it (written at most every few seconds). */
+  noteDeviceUse: (deviceId: string) => void;
 }
 
 /** Longest a relayed command may take (an implicit wait, a long gesture, a large source). */
@@ -164,6 +166,7 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
         return res.status(answer.status).type('application/json; charset=utf-8').send(answer.text);
       }
       deps.times.touch(session.id, automation.clock());
+      deps.noteDeviceUse(session.device_id);
       const outcome = await relayWebDriver(req, res, automation.automation.automationAgent(session.vendor_unique_identifier), path, COMMAND_TIMEOUT_MS);
       if (outcome.error && !res.headersSent) {
         deps.logger.warn({ err: outcome.error, sessionId }, 'automation command not relayed');

@@ -4,6 +4,7 @@ import type { BlobStore } from '../apps/blob-store';
 import type { PackageInspector } from '../apps/package-inspector';
 import type { Clock } from '../domain/async-jobs';
 import type { TicketKeys } from '../domain/device-ticket';
+import type { DeviceUseNotes } from '../domain/device-use';
 import type { LineServer } from '../domain/line-server';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { MetricsStore } from '../metrics/metrics-store';
@@ -29,4 +30,6 @@ export interface ApiDependencies {
   dataPortState: DataPortStateName;
   /** This replica's part of the lab's waiting line for devices. */
   waitingLine: LineServer;
+  /** Use of devices by their holders, coalesced (idle release). */
+  deviceUse: DeviceUseNotes;
 }

@@ -7,6 +7,7 @@ import { resetDevice } from '../domain/device-reset';
 import { deleteDevice, setDeviceEnabled, updateDevice } from '../domain/device-updates';
 import { listAvailableDevices, listDevices } from '../domain/devices';
 import { listWaitingFor } from '../domain/waiting-line';
+import { renewLease } from '../domain/lease-renewal';
 import { handle, NO_REPLY } from '../http/handler';
 import { writeKeptJson } from '../http/kept-json';
 import type { ApiDependencies } from './context';
@@ -56,6 +57,9 @@ export function deviceRouter(deps: ApiDependencies): Router {
     switch (op) {
       case 'action:retain':
         return successWith(await retainRequest(deps, res, params, user));
+      case 'action:renew':
+        return successWith(await renewLease(db, user, requireString(params, 'id', 'deviceId'),
+          { minutes: () => params.int('minutes'), now: deps.clock }));
       case 'action:release':
         await releaseDevice(db, user, requireString(params, 'id', 'deviceId'), { now: deps.clock, gateways });
         return success();

@@ -8,7 +8,7 @@ import type { Response } from 'express';
 import { ApiFailure, type DeviceAccessTicket } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
-import { retainDevice } from '../domain/device-actions';
+import { releaseDevice, retainDevice } from '../domain/device-actions';
 import { MAX_WAIT_MS, readFilter, waitForDevice } from '../domain/waiting-line';
 import type { RequestParams } from '../http/params';
 import type { ApiDependencies } from './context';
@@ -49,7 +49,16 @@ export async function retainRequest(
       user, filter, deviceId: id, waitMs: (waitSeconds ?? 0) * 1000, signal: client.signal, purpose: 'retain',
       leaseName: lease, idleMinutes,
     });
+    if (client.signal.aborted) {
+      // Gone between the hand-over and this answer: the device goes back rather than to nobody.
+      await releaseDevice(deps.db, user, ticket.deviceVendorUniqueIdentifier, { now: deps.clock, gateways: deps.gateways })
+        .catch(() => undefined);
+    }
     return ticket;
+  } catch (err) {
+    // Nobody reads this answer; a failure Result, not an unexpected error in the log.
+    if (client.signal.aborted && !(err instanceof ApiFailure)) throw new ApiFailure('The client went away while waiting for a device.');
+    throw err;
   } finally {
     res.off('close', leave);
   }

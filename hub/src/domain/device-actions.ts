@@ -11,6 +11,7 @@ import { reservedBy } from './reservations';
 import { retentionOf } from './device-access';
 import { expectAvailability, rebootCause, withdrawCauses } from './availability-causes';
 import { recordEvent } from './events';
+import { assertIdleMinutesAllowed } from './lease-settings';
 import { runDeviceCommand } from './gateway-commands';
 
 export interface RetainOptions {
@@ -65,6 +66,7 @@ export async function retainDevice(
   db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
+  await assertIdleMinutesAllowed(db, options.idleMinutes);
   // One statement (`retain_device`, store/routines/device-retain.ts): losers are refused from the committed row
   // without waiting on its lock; the winner's lock, update, session marker and event are one short transaction.
   const at = options.now?.() ?? new Date();
@@ -77,9 +79,30 @@ export async function retainDevice(
   }
   if (device.outcome === 'reserved') throw new ApiFailure(await bookingRefusal(db, device, at), refusalCode(device.outcome));
   if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device), refusalCode(device.outcome));
-  const retainId = device.retain_id ?? '';
   // Also for a repeated retain, as a gateway that missed it would need; the other replicas heard of a new one at commit.
   announceRetention(options.gateways, device, device.outcome === 'retained');
+  return accessTicketFor(device, user, at, options);
+}
+
+/**
+ * The ticket of a retain the waiting line made for `user` (line-server.ts), read without writing: the device as it is
+ * now, which must still be theirs. Its gateway heard of the retain at commit.
+ */
+export async function retainedTicket(
+  db: Db, user: AuthenticatedUser, deviceId: string, options: RetainOptions,
+): Promise<DeviceAccessTicket> {
+  const { rows: [device] } = await sql<RetainOutcome>`SELECT * FROM retain_outcome('unchanged',
+    (SELECT d FROM devices d WHERE d.id = ${deviceId}::uuid))`.execute(db);
+  if (!device?.id || device.retained_by !== user.id) {
+    throw new ApiFailure(`Device '${device?.name ?? deviceId}' was released before it could be handed over.`, 'DEVICE_NOT_RETAINED');
+  }
+  return accessTicketFor(device, user, options.now?.() ?? new Date(), options);
+}
+
+async function accessTicketFor(
+  device: RetainOutcome, user: AuthenticatedUser, at: Date, options: RetainOptions,
+): Promise<DeviceAccessTicket> {
+  const retainId = device.retain_id ?? '';
   const accessTicket: DeviceAccessTicket = {
     authenticator: signDeviceTicket(options.ticketKeys, {
       vendorUniqueIdentifier: device.vendor_unique_identifier, deviceId: device.id, userId: user.id,

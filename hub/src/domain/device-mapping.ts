@@ -44,6 +44,9 @@ export function toDeviceModel(
     reservedByDisplayName: bookerDisplayName(row),
     automationSessionId: opt(row.automation_session_id),
     automationSessionStartTime: date(row.automation_session_started_at),
+    leaseEndTime: row.retained_by ? date(row.lease_ends_at) : undefined,
+    idleReleaseTime: row.retained_by ? date(row.idle_release_at) : undefined,
+    leaseName: row.retained_by && row.lease_name ? row.lease_name : undefined,
     // While retained the device is in use right now; otherwise the end of its last retain.
     lastInuseAt: date(row.retained_by ? now : row.last_inuse_at),
     lastDisconnectedAt: date(row.last_disconnected_at),

@@ -12,6 +12,7 @@
 import { sql } from 'kysely';
 import { isFreeDevice, matchesDeviceFilter, parseDeviceFilter, type Logger } from '@devicelab/shared';
 import type { ChangeFeed } from '../events/change-feed';
+import { LockKind } from '../fleet/advisory-locks';
 import { liveReplicas } from '../fleet/replica-registry';
 import { withTx, type Db, type Tx } from '../store/database';
 import type { DeviceWaitersTable } from '../store/schema';
@@ -20,12 +21,16 @@ import { toDeviceModel } from './device-mapping';
 import { bookerAt, selectDevices } from './device-queries';
 import { releaseForLease, type ReleaseOptions } from './device-actions';
 
-/** The advisory lock every replica serves the line under (first key; the second is 0). */
-export const LINE_LOCK = 16_020;
 /** The slow re-check: bookings that ended, waiters of replicas that died. Never the way a release is heard. */
 export const LINE_SAFETY_TICK_MS = 2_000;
 
 type WaiterRow = Selectable<DeviceWaitersTable>;
+
+/**
+ * The sender the line's retains are announced as on the replicas' relay channel: no replica's id, so every replica,
+ * this one too, tells its own gateways at commit and the device's endpoint opens while the waiter is answered.
+ */
+const LINE_RELAY_FROM = 'waiting-line';
 
 interface LocalWaiter {
   assigned(deviceId: string): void;
@@ -43,19 +48,28 @@ export class LineServer {
   private readonly local = new Map<string, LocalWaiter>();
   private running: Promise<void> | undefined;
   private again = false;
+  private wantAssign = false;
+  private wantCleanup = false;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
 
   constructor(private readonly db: Db, private readonly options: LineServerOptions) {}
 
-  /** Serves on every device change the feed brings, and on a slow tick. */
+  /**
+   * On every device change the feed brings the leader serves the line (one server: no pass of one replica waits on
+   * another's lock for nothing) and the other replicas look whether a device was assigned to their waiters; a
+   * request joining serves at once wherever it joins; a slow tick serves from every replica with waiters (a booking
+   * that ended changes no row; a leader that died serves no more).
+   */
   start(feed: Pick<ChangeFeed, 'subscribe'>): void {
     this.unsubscribe = feed.subscribe((change) => {
-      if (change.kind === 'device' && this.local.size > 0) this.serveSoon();
+      if (change.kind !== 'device') return;
+      if (this.options.isLeader()) this.serveSoon();
+      else if (this.local.size > 0) this.serveSoon('handOver');
     });
     this.timer = setInterval(() => {
-      if (this.local.size > 0 || this.options.isLeader()) this.serveSoon(true);
+      if (this.local.size > 0 || this.options.isLeader()) this.serveSoon('tick');
     }, LINE_SAFETY_TICK_MS);
     this.timer.unref();
   }
@@ -80,20 +94,29 @@ export class LineServer {
     this.local.delete(waiterId);
   }
 
-  /** Serves the line as soon as the current pass ends (passes never overlap within a replica). */
-  serveSoon(withCleanup = false): Promise<void> {
+  /**
+   * Serves the line as soon as the current pass ends (passes never overlap within a replica): `serve` assigns free
+   * devices and hands over this replica's; `handOver` only the latter; `tick` also cleans up after dead replicas.
+   */
+  serveSoon(kind: 'serve' | 'handOver' | 'tick' = 'serve'): Promise<void> {
     if (this.stopped) return Promise.resolve();
+    if (kind !== 'handOver') this.wantAssign = true;
+    if (kind === 'tick') this.wantCleanup = true;
     if (this.running) {
       this.again = true;
       return this.running;
     }
     this.running = (async () => {
       try {
-        if (withCleanup) await this.cleanUpDeadReplicas();
         do {
           this.again = false;
-          await this.assign();
+          const [assign, cleanup] = [this.wantAssign, this.wantCleanup];
+          this.wantAssign = false;
+          this.wantCleanup = false;
+          if (cleanup) await this.cleanUpDeadReplicas();
+          // A device another replica assigned to a waiter here is handed over before this replica's own pass.
           await this.handOver();
+          if (assign && await this.assign()) await this.handOver();
         } while (this.again && !this.stopped);
       } catch (err) {
         this.options.logger.warn({ err }, 'waiting line pass failed; the next change or tick retries');
@@ -104,14 +127,19 @@ export class LineServer {
     return this.running;
   }
 
-  private async assign(): Promise<void> {
-    const at = this.options.now();
+  /** One pass over the line; true when it assigned a device. */
+  private async assign(): Promise<boolean> {
+    const waiting = await this.db.selectFrom('device_waiters').select('id').where('assigned_device', 'is', null).limit(1).executeTakeFirst();
+    if (!waiting) return false;
+    let assigned = false;
     await withTx(this.db, async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${LINE_LOCK}, 0)`.execute(trx);
+      await sql`SELECT pg_advisory_xact_lock(${sql.lit(LockKind.waitingLine)}, 0)`.execute(trx);
       const waiters = await trx.selectFrom('device_waiters').selectAll().where('assigned_device', 'is', null)
         .orderBy('place').execute();
       if (waiters.length === 0) return;
-      const free = await freeDevices(trx, waiters, at);
+      const free = await freeDevices(trx, waiters, this.options.now());
+      // Dated after the free devices were read, so never before the release that freed one (the history's order).
+      const at = this.options.now();
       const taken = new Set<string>();
       for (const waiter of waiters) {
         if (taken.size === free.length) break;
@@ -121,9 +149,10 @@ export class LineServer {
         if (!pick) continue;
         taken.add(pick.id);
         // The waiter hears of it after commit (handOver), from its row, like a waiter of another replica.
-        await this.retainFor(trx, waiter, pick.id, at);
+        if (await this.retainFor(trx, waiter, pick.id, at)) assigned = true;
       }
     });
+    return assigned;
   }
 
   /** Assigns the device to the waiter and retains it for them; false when either moved on meanwhile. */
@@ -135,7 +164,7 @@ export class LineServer {
     if (!claimed) return false;
     const { rows: [outcome] } = await sql<{ outcome: string }>`SELECT outcome FROM retain_lease(${deviceId}::text,
       ${deviceId}::uuid, ${waiter.user_id}::uuid, ${waiter.user_name}, ${at.toISOString()}::timestamptz,
-      ${this.options.replicaId()}::text, ${waiter.lease_name}::text, ${waiter.idle_minutes}::int)`.execute(trx);
+      ${LINE_RELAY_FROM}::text, ${waiter.lease_name}::text, ${waiter.idle_minutes}::int)`.execute(trx);
     if (outcome?.outcome === 'retained') return true;
     await trx.updateTable('device_waiters').set({ assigned_device: null, assigned_at: null }).where('id', '=', waiter.id).execute();
     return false;

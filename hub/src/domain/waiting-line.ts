@@ -15,11 +15,12 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
-import { releaseDevice, retainDevice } from './device-actions';
+import { releaseDevice, retainDevice, retainedTicket } from './device-actions';
 import type { TicketKeys } from './device-ticket';
 import { resolveDevice } from './device-queries';
 import type { LineServer } from './line-server';
 import { waitTimeoutText } from './waiting-line-texts';
+import { assertIdleMinutesAllowed } from './lease-settings';
 
 export interface WaitingLineContext {
   db: Db;
@@ -88,11 +89,14 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
   requireEntitlement(user, 'DeviceConnect');
   const waitMs = Math.max(0, Math.min(request.waitMs, MAX_WAIT_MS));
   const device = request.deviceId ? await resolveDevice(ctx.db, request.deviceId) : undefined;
-  const retain = (id: string) => retainDevice(ctx.db, user, id, {
+  const retainOptions = {
     ticketKeys: ctx.ticketKeys, now: ctx.clock, gateways: ctx.gateways, lease: request.leaseName, idleMinutes: request.idleMinutes,
-  });
+  };
   // A device the caller holds never frees up for it: that is a repeated retain, answered (or refused) at once.
-  if (device && device.retained_by === user.id) return { deviceId: device.id, ticket: await retain(device.id) };
+  if (device && device.retained_by === user.id) {
+    return { deviceId: device.id, ticket: await retainDevice(ctx.db, user, device.id, retainOptions) };
+  }
+  await assertIdleMinutesAllowed(ctx.db, request.idleMinutes);
   await assertRoomInLine(ctx.db, user);
   const now = ctx.clock?.() ?? new Date();
   const line = ctx.waitingLine;
@@ -116,15 +120,20 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
       request.signal.throwIfAborted();
       throw new ApiFailure(await waitTimeoutText(ctx.db, request.filter, device, waitMs), 'DEVICE_WAIT_TIMEOUT');
     }
-    if (request.signal.aborted) {
-      await releaseDevice(ctx.db, user, deviceId, { now: ctx.clock, gateways: ctx.gateways }).catch(() => undefined);
-      request.signal.throwIfAborted();
-    }
+    const giveBack = () => releaseDevice(ctx.db, user, deviceId, { now: ctx.clock, gateways: ctx.gateways }).catch(() => undefined);
     try {
-      return { deviceId, ticket: await retain(deviceId) };
+      request.signal.throwIfAborted();
+      const ticket = await retainedTicket(ctx.db, user, deviceId, retainOptions);
+      // The client left while the ticket was made (the gateway's endpoint can take seconds): nobody would get it.
+      request.signal.throwIfAborted();
+      return { deviceId, ticket };
     } catch (err) {
+      if (request.signal.aborted) {
+        await giveBack();
+        throw err;
+      }
       // Gone offline between assignment and hand-over: it goes back, and the request keeps its place.
-      await releaseDevice(ctx.db, user, deviceId, { now: ctx.clock, gateways: ctx.gateways }).catch(() => undefined);
+      await giveBack();
       if (!(err instanceof ApiFailure) || Date.now() >= deadline) throw err;
     }
   }
@@ -133,18 +142,27 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
 /** Resolves with the device assigned to the waiter, or undefined at the deadline or when the signal aborts. */
 function awaitTurn(line: LineServer, waiterId: string, deadline: number, signal: AbortSignal): Promise<string | undefined> {
   return new Promise((resolve) => {
+    let done = false;
     const finish = (deviceId?: string) => {
+      done = true;
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       line.unregister(waiterId);
       resolve(deviceId);
     };
     const onAbort = () => finish();
-    const timer = setTimeout(() => finish(), Math.max(0, deadline - Date.now()));
+    let timer: NodeJS.Timeout | undefined;
     signal.addEventListener('abort', onAbort);
     line.register(waiterId, { assigned: (deviceId) => finish(deviceId) });
-    if (signal.aborted) finish();
-    else void line.serveSoon();
+    if (signal.aborted) {
+      finish();
+      return;
+    }
+    // The deadline counts from after a first pass of the line that includes this request: `wait=0` gets what is
+    // free now (after the earlier waiters), not nothing.
+    void line.serveSoon().finally(() => {
+      if (!done) timer = setTimeout(() => finish(), Math.max(0, deadline - Date.now()));
+    });
   });
 }
 

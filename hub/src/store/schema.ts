@@ -40,6 +40,8 @@ export interface RolesTable {
   name: string;
   entitlements: string[];
   built_in: Generated<boolean>;
+  /** Longest lease of its holders in minutes, 0: none; null: the lab's (migration 035). */
+  max_lease_minutes: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface UserRolesTable {

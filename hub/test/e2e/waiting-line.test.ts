@@ -122,8 +122,15 @@ it('gives two jobs of one login with different lease names different devices, an
   expect(await retain('A', w1, `id=${held}&lease=job-a`)).toMatchObject({ isSuccess: true });
 }, 60_000);
 
-it('keeps the places of requests held by one replica while the other restarts', async () => {
-  const [holder, w1, w2] = users;
+it('keeps the places of requests held by one replica, and the bookings, while the other restarts', async () => {
+  const [holder, w1, w2, w3] = users;
+  const start = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const end = new Date(Date.now() + 7_200_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const booked = await fetch(`${lab.hub.url}/apiv1/Reservation?add`, {
+    method: 'POST', headers: { authorization: auth(w3), 'content-type': 'application/json' },
+    body: JSON.stringify({ deviceId: serials[0], start, end, note: 'kept' }),
+  });
+  const booking = ((await booked.json()) as Result<{ id: string }>).data!;
   for (const serial of serials) await retain('A', holder, `id=${serial}`);
   const first = retain('B', w1, 'filter=os=android&wait=90');
   await lineLength(1);
@@ -131,6 +138,8 @@ it('keeps the places of requests held by one replica while the other restarts', 
   await lineLength(2);
   await lab.restartHub();
   expect((await line()).map((w) => w.userName)).toEqual([w1.login, w2.login]);
+  const bookings = ((await (await lab.api(lab.admin, '/Reservation')).json()) as Result<{ id: string; note: string }[]>).data!;
+  expect(bookings).toEqual([expect.objectContaining({ id: booking.id, note: 'kept' })]);
   await release(holder, serials[0], 'B');
   expect(await first).toMatchObject({ isSuccess: true, data: { serialNumber: serials[0] } });
   await release(holder, serials[1], 'B');

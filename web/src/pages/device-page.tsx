@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, awaitJob, call, getJson, getText, query } from '../api/client';
 import { failureText } from '../api/failure-advice';
+import { LeaseFacts } from '../components/lease-facts';
 import type { Application, Device, DeviceAccessTicket, FailureCode, Result, SessionUser } from '../api/types';
 import { AutomationPanel } from '../components/automation-panel';
 import { ConnectLines, keepTicket } from '../components/connect-lines';
@@ -95,6 +96,7 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
             <dt>Form factor</dt><dd>{device.formFactor}</dd>
             <dt>Readiness</dt><dd data-testid="readiness">{device.readiness ?? '—'}</dd>
             {device.retainedById && <><dt>In use by</dt><dd>{device.retainedByDisplayName ?? device.retainedById}{device.automationSessionId ? ' (automation session)' : ''}</dd></>}
+            <LeaseFacts device={device} />
             {device.reservedById && <><dt>Reserved by</dt><dd>{device.reservedByDisplayName ?? device.reservedById}</dd></>}
           </dl>
           {device.properties && device.properties.length > 0 && (

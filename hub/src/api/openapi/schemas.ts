@@ -53,6 +53,9 @@ export const SCHEMAS: Record<string, Schema> = {
     reservedByDisplayName: str,
     automationSessionId: { ...str, description: 'Extension: the open automation session (WebDriver, /Appium) that retains the device.' },
     automationSessionStartTime: { ...dateTime, description: 'Extension: when that automation session was created.' },
+    leaseEndTime: { ...dateTime, description: 'Extension, while retained: when the lease ends unless renewed (action=renew).' },
+    idleReleaseTime: { ...dateTime, description: 'Extension, while retained: when the retain is released unless the device is used before.' },
+    leaseName: { ...str, description: 'Extension, while retained: the lease name given at retain.' },
     lastInuseAt: dateTime, lastDisconnectedAt: dateTime, lastConnectedAt: dateTime,
     deleted: bool, notes: str, model: str, operatingSystem: ref('DeviceOperatingSystem'), operatingSystemVersion: str,
     operatingSystemBuild: str, macAddress: str, serialNumber: str, manufacturer: str, friendlyModel: str,
@@ -136,7 +139,8 @@ export const SCHEMAS: Record<string, Schema> = {
     isConnected: bool, lastSeenAt: dateTime, version: str, hubReplica: str,
   }, 'Every registered gateway. Extension fields isConnected, lastSeenAt, version, hubReplica (the replica its link '
     + 'last landed on); a disconnected gateway lists the USB hubs it last reported, isErrored.'),
-  Role: object({ id: guid, name: str, entitlements: arrayOf(str), isBuiltIn: bool }),
+  Role: object({ id: guid, name: str, entitlements: arrayOf(str), isBuiltIn: bool,
+    maxLeaseMinutes: { ...int32, description: 'Extension: the longest lease its holders may keep (minutes; 0: none); absent: the lab\'s leaseMaxMinutes. A user gets the most generous of their roles.' } }),
   Webhook: object({ id: guid, url: str, eventTypes: arrayOf(str), hasSecret: bool, createdAt: dateTime },
     'A webhook endpoint (extension); eventTypes [] receives every event. The secret is write-only.'),
   Reservation: object({

@@ -1,5 +1,5 @@
 /**
- * Last-command times of the relayed sessions (and their devices' lease use), written in batches: a command costs a map entry, and one UPDATE per
+ * Last-command times of the relayed sessions, written in batches: a command costs a map entry, and one UPDATE per
  * interval writes every session that had commands (the idle limit is counted in seconds, so a write every
  * FLUSH_INTERVAL_MS keeps it true enough without a statement per command).
  */
@@ -32,12 +32,9 @@ export class CommandTimes {
     this.pending = new Map();
     const ids = [...batch.keys()];
     const times = [...batch.values()].map((at) => at.toISOString());
-    // The device's lease hears the use too (its idle release counts Appium commands as use).
-    this.flushing = sql`WITH t AS (SELECT * FROM unnest(${ids}::uuid[], ${times}::timestamptz[]) AS t(id, at)),
-      s AS (UPDATE automation_sessions s SET last_command_at = t.at FROM t
-        WHERE s.id = t.id AND s.state = 'open' AND s.last_command_at < t.at RETURNING s.device_id, s.retain_id, t.at)
-      UPDATE device_leases l SET last_used_at = s.at FROM s
-      WHERE l.device_id = s.device_id AND l.retain_id = s.retain_id AND l.last_used_at < s.at`.execute(this.db).then(() => undefined, (err: unknown) => {
+    this.flushing = sql`UPDATE automation_sessions s SET last_command_at = t.at
+      FROM unnest(${ids}::uuid[], ${times}::timestamptz[]) AS t(id, at)
+      WHERE s.id = t.id AND s.state = 'open' AND s.last_command_at < t.at`.execute(this.db).then(() => undefined, (err: unknown) => {
       this.logger.warn({ err }, 'could not write automation command times; keeping them for the next write');
       for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
     }).finally(() => { this.flushing = undefined; });

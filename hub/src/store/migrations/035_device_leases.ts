@@ -21,6 +21,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ends_at timestamptz,
       warned_at timestamptz
     );
+    -- A lease change (use, renewal) re-stamps its device (migration 014), as a booking does (030); a new lease is
+    -- written in the transaction of the retain, which stamps the device itself.
+    CREATE TRIGGER device_leases_list_change AFTER UPDATE ON device_leases
+      FOR EACH ROW WHEN (OLD.retain_id = NEW.retain_id) EXECUTE FUNCTION stamp_reserved_device();
     ALTER TABLE roles ADD COLUMN max_lease_minutes int;
     DROP FUNCTION IF EXISTS release_device(text, uuid, uuid, text, boolean, timestamptz, text);
   `.execute(db);
