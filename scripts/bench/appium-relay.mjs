@@ -7,6 +7,7 @@
 //   command latency:  BENCH_COMMANDS (default 300) sequential `GET /session/:id/window/rect` per round, through the
 //                     hub vs direct, two rounds alternated; p50, p95; overhead per command = hub p50 - direct p50.
 //                     Commands carry no credentials, as webdriverio sends them (only POST /session does).
+//                     Beside them, the hub's own part alone: an unknown session's answer (HTTP and the session read).
 //   throughput:       BENCH_DEVICES (default 8) parallel sessions on as many devices, each sending commands back to
 //                     back for BENCH_SECONDS (default 5): commands/s in all, through the hub vs direct.
 //   memory:           RSS of each device's Appium server process on the gateway (its process group), mean and max.
@@ -155,6 +156,15 @@ try {
     }
   }
 
+  // The hub's own part of a command without the way to the device: an unknown session's answer (HTTP + session read).
+  const hubAlone = [];
+  for (let i = 0; i < commands; i++) {
+    const started = performance.now();
+    const answer = await request(hub, 'GET', 'session/00000000-0000-4000-8000-000000000000/window/rect');
+    hubAlone.push(performance.now() - started);
+    if (answer.status !== 404) throw new Error(`unknown session answered ${answer.status}`);
+  }
+
   progress(`throughput: ${serials.length} parallel sessions`);
   const rates = {};
   for (const via of ['direct', 'hub']) {
@@ -175,6 +185,7 @@ try {
   const directCreate = summarize(created.direct);
   printTable(['measure', 'through the hub', 'direct to Appium', 'hub - direct', 'hub cost (x)'], [
     ['command p50', ms(hubLatency.median), ms(directLatency.median), ms(hubLatency.median - directLatency.median), (hubLatency.median / directLatency.median).toFixed(2)],
+    ['hub alone (unknown session) p50', ms(summarize(hubAlone).median), '', '', ''],
     ['command p95', ms(hubLatency.p95), ms(directLatency.p95), ms(hubLatency.p95 - directLatency.p95), (hubLatency.p95 / directLatency.p95).toFixed(2)],
     [`throughput, ${serials.length} sessions`, `${rates.hub.toFixed(0)}/s`, `${rates.direct.toFixed(0)}/s`, '', (rates.direct / rates.hub).toFixed(2)],
     ['session create+delete p50', ms(hubCreate.median), ms(directCreate.median), ms(hubCreate.median - directCreate.median), (hubCreate.median / directCreate.median).toFixed(2)],
