@@ -90,7 +90,7 @@ async function throughput(targets) {
 /** RSS (MiB) of each Appium server process the gateway spawned. */
 function appiumRss() {
   const out = execFileSync('ps', ['-eo', 'pid=,rss=,args='], { encoding: 'utf8' });
-  return out.split('\n').filter((line) => line.includes('DEVICELAB_APPIUM_PACKAGE_DIR') && line.includes('--port'))
+  return out.split('\n').filter((line) => line.includes('--devicelab-appium') && line.includes('--port'))
     .map((line) => Number(line.trim().split(/\s+/)[1]) / 1024);
 }
 
