@@ -19,7 +19,7 @@ export interface RequestOptions {
 }
 
 /** The advice appended to a failure: fixed, or chosen by the failure's code. */
-export type FailureHint = string | ((code: FailureCode | undefined) => string);
+export type FailureHint = string | ((code: FailureCode | undefined) => string | undefined);
 
 interface ResultEnvelope<T> {
   isSuccess: boolean;
@@ -137,6 +137,10 @@ export class ApiClient {
     if (code === 'ENTITLEMENT_REQUIRED') {
       return new CliError(`${text} (${call}, as '${this.credentials.user}'). Ask your lab admin for a role with that `
         + 'entitlement, or use a login that has it.', exitCodeFor(code), code);
+    }
+    if (code === 'INVALID_PARAMETER' && result.errorParameter === 'filter') {
+      // The filter is what the user typed: a usage error, with the hub's words.
+      return new CliError(`--filter: ${message}`, EXIT.usage, code);
     }
     const hint = typeof failureHint === 'function' ? failureHint(code) : failureHint;
     return new CliError(`${text}${/[.!?]$/.test(text) ? '' : '.'} ${hint ?? `(the hub's answer to ${call}: check the values you gave; \`devicelab help\` shows each command's usage.)`}`,

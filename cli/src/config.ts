@@ -148,3 +148,13 @@ export function adbPublicKeyFile(env: NodeJS.ProcessEnv = process.env): string {
   if (env.ANDROID_SDK_HOME) return path.join(env.ANDROID_SDK_HOME, '.android', 'adbkey.pub');
   return path.join(env.HOME || os.homedir(), '.android', 'adbkey.pub');
 }
+
+/**
+ * The lease name this invocation retains under: `DEVICELAB_LEASE` when set (one CI job sharing its devices across
+ * commands), else one of its own (host, pid and a random part), so two jobs of one login never share a device.
+ */
+export function leaseName(env: NodeJS.ProcessEnv = process.env): string {
+  const given = env.DEVICELAB_LEASE?.trim();
+  if (given) return given;
+  return `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
+}

@@ -31,6 +31,7 @@ const EXIT_BY_CODE: Readonly<Partial<Record<FailureCode, number>>> = {
   COMMAND_TIMEOUT: EXIT.timeout,
   COMMAND_EXPIRED: EXIT.timeout,
   DEVICE_TIMEOUT: EXIT.timeout,
+  DEVICE_WAIT_TIMEOUT: EXIT.noDevice,
 };
 
 export const exitCodeFor = (code: FailureCode | undefined): number =>

@@ -2,9 +2,11 @@
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './commands/admin';
 import { registerAppCommands } from './commands/apps';
+import { registerAppiumCommand } from './commands/appium';
 import { registerConnectCommand } from './commands/connect';
 import { registerDeviceControlCommands } from './commands/device-control';
 import { registerDeviceCommands } from './commands/devices';
+import { registerLeaseCommands } from './commands/leases';
 import { registerRunCommand } from './commands/run';
 import { bashCompletion, zshCompletion } from './completion';
 import { action, type Context } from './context';
@@ -34,6 +36,8 @@ Examples:
 
   registerDeviceCommands(program);
   registerRunCommand(program);
+  registerAppiumCommand(program);
+  registerLeaseCommands(program);
   registerAppCommands(program);
   registerDeviceControlCommands(program);
   registerConnectCommand(program);

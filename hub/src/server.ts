@@ -25,6 +25,12 @@ import { LoginThrottle } from './auth/login-throttle';
 import { ChangeFeed } from './events/change-feed';
 import { EventPublisher } from './events/event-publisher';
 import { sessionOrBasicAuth, webSessionRouter } from './http/web-session';
+import { credentialChecker } from './http/basic-auth';
+import type { AutomationContext } from './domain/automation/automation-sessions';
+import { CommandTimes } from './domain/automation/command-times';
+import { waitingLineClaim } from './domain/automation/device-claim';
+import { listWaiting, readFilter } from './domain/waiting-line';
+import { startSessionSweeper } from './domain/automation/session-sweeper';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
 import { failInterruptedJobs } from './domain/async-jobs';
 import { holdInterruptedJobs } from './domain/interrupted-jobs';
@@ -37,6 +43,9 @@ import { startLinkServer, type LinkServer } from './gateways/link-server';
 import { LockKind, withSessionLock } from './fleet/advisory-locks';
 import { CommandRelay } from './fleet/command-relay';
 import { startLabLeader } from './fleet/lab-leader';
+import { LineServer } from './domain/line-server';
+import { DeviceUseNotes } from './domain/device-use';
+import { startLeaseSweeper } from './domain/lease-sweeper';
 import { RemoteGateways } from './fleet/remote-gateways';
 import { localExecutor, ReplicaDirectory } from './fleet/replica-directory';
 import { beginReplicaRun } from './fleet/replica';
@@ -124,9 +133,11 @@ export async function startHub(
       retentionDays, logger, db, shouldRun: () => registry.isLeader,
       exclusive: (pass) => withSessionLock(store.url, LockKind.maintenance, pass),
     }));
+    const clock = options.clock ?? (() => new Date());
+    const deviceUse = new DeviceUseNotes(db, clock, logger);
     const link = await startLinkServer({
       db, blobs, port: config.linkPort, host: config.host, tls: linkTls, logger, ticketPublicKey: ticketKeys.publicKeyDer,
-      metrics, databaseUrl: store.url,
+      metrics, databaseUrl: store.url, onDeviceUse: (device) => deviceUse.note(device),
     });
     cleanups.push(() => link.stop());
     cleanups.push(startLabLeader(db, registry, logger.child({ component: 'leader' })));
@@ -140,10 +151,27 @@ export async function startHub(
     const gateways = timedGatewayDirectory(directory);
     const dataPortState = config.dataPortState ?? 'Data';
     const events = new EventPublisher(feed, { db, gateways: directory, dataPortState, logger });
+    const waitingLine = new LineServer(db, {
+      replicaId: () => registry.replica.id, isLeader: () => registry.isLeader, now: clock,
+      logger: logger.child({ component: 'waiting-line' }), gateways: directory,
+    });
+    waitingLine.start(feed);
+    cleanups.push(() => waitingLine.stop());
+    cleanups.push(startLeaseSweeper(db, {
+      isLeader: () => registry.isLeader, now: clock, logger: logger.child({ component: 'leases' }), gateways: directory,
+    }));
     // One throttle for Basic auth and the dashboard's sign-in form: guessing through either counts alike.
     const throttle = new LoginThrottle();
     // The live screen's viewers, shared by the WebSocket that adds them and the routes that list and end them.
     const screen = { viewers: new ScreenViewers(), stills: new ScreenStills(db, directory) };
+    const automation: AutomationContext = {
+      db, gateways, automation: directory, clock, logger: logger.child({ component: 'automation' }),
+      claim: waitingLineClaim({ db, gateways, ticketKeys, clock, waitingLine }),
+      parseFilter: (text) => readFilter(text, 'devicelab:filter'),
+    };
+    const commandTimes = new CommandTimes(db, automation.logger);
+    cleanups.push(() => commandTimes.stop());
+    cleanups.push(startSessionSweeper(automation, commandTimes, async () => registry.isLeader)); // the lab leader's tick keeps it current
     const app = createApiApp({
       screen,
       db,
@@ -166,13 +194,19 @@ export async function startHub(
       dataPortState: config.dataPortState,
       metricsRegistry: hubMetricsRegistry(db, link.directory), // its link-session gauge counts this process's links
       metricsToken: config.metricsToken,
+      appium: {
+        automation, times: commandTimes, logger: automation.logger, listWaiting: () => listWaiting({ db }), noteDeviceUse: (device) => deviceUse.note(device),
+        checkCredentials: credentialChecker(db, { logger, throttle }),
+      },
+      waitingLine,
+      deviceUse,
     });
     const server = await listen(app, config);
     const stopWebSockets = attachWebSocketRoutes(server, {
       db, throttle, logger,
       routes: {
-        [DEVICE_CONNECT_PATH]: deviceConnectSocket({ db, gateways: directory, ticketKeys, logger }),
-        [DEVICE_SCREEN_PATH]: deviceScreenSocket({ db, gateways: directory, viewers: screen.viewers, logger }),
+        [DEVICE_CONNECT_PATH]: deviceConnectSocket({ db, gateways: directory, ticketKeys, logger, deviceUse }),
+        [DEVICE_SCREEN_PATH]: deviceScreenSocket({ db, gateways: directory, viewers: screen.viewers, logger, deviceUse }),
       },
     });
     cleanups.push(() => new Promise<void>((resolve) => {

@@ -45,10 +45,17 @@ export const FAILURE_CODES = {
   DEVICE_RESERVED: { from: 'hub', meaning: 'Someone else has booked the device for now (/Reservation), or the booking overlaps theirs.' },
   DEVICE_NOT_RETAINED: { from: 'hub', meaning: 'The caller does not retain the device; retain it first.' },
   DEVICE_UNAVAILABLE: { from: 'hub', meaning: 'The device is deleted, disabled or offline.' },
+  DEVICE_WAIT_TIMEOUT: { from: 'hub', meaning: 'No device matching the wait was handed over in time; the text says whether none matches or which are busy.' },
+  LEASE_CONFLICT: { from: 'hub', meaning: 'The caller holds the device under another lease name (another job of the same login).' },
+  LEASE_LIMIT: { from: 'hub', meaning: "The lease would end later than the lab's or the role's maximum lease length allows." },
   GATEWAY_OFFLINE: { from: 'hub', meaning: 'No connected gateway holds the device (or USB hub), or its gateway went away.' },
   APP_NOT_PROVISIONED: { from: 'hub', meaning: "The iOS app's provisioning profile does not allow this device (UDID, expiry, iOS version)." },
   APP_WRONG_PLATFORM: { from: 'hub', meaning: 'The iOS build is for the other kind of device (phone build on a simulator, or the reverse).' },
   ADB_KEY_EXISTS: { from: 'hub', meaning: 'The user has this adb key registered already.' },
+  INVALID_CAPABILITIES: { from: 'hub', meaning: 'A WebDriver new-session body the lab cannot use (not JSON, too large or deep, or a capability of the wrong kind); the text says which.' },
+  AUTOMATION_SESSION_NOT_FOUND: { from: 'hub', meaning: 'No automation session of the lab has that id (never created, or deleted).' },
+  AUTOMATION_SESSION_ENDED: { from: 'hub', meaning: 'The automation session ended without its client: idle too long, its device released by an admin, unplugged or its gateway gone; the text says which.' },
+  AUTOMATION_START_FAILED: { from: 'gateway', meaning: "The device's Appium server could not create the session (or could not be reached); the text is its answer." },
 } as const satisfies Record<string, CodeEntry>;
 
 /**

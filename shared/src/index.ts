@@ -13,3 +13,4 @@ export * from './adb-packets';
 export * from './byte-pump';
 export * from './once-per-interval';
 export * from './screen-protocol';
+export * from './device-filter';

@@ -42,6 +42,20 @@ export interface Application {
   uploadedByName?: string;
 }
 
+/** Extension `GET /Device/AutomationSession`: a device's open automation (WebDriver) session. */
+export interface AutomationSession {
+  /** The session id: for the session's user and administrators (DeviceReleaseAny) only. */
+  sessionId?: string;
+  /** Its first 8 characters, as Appium's log names it. */
+  sessionSignature: string;
+  /** The login of the session's user. */
+  userName: string;
+  startTime: string;
+  lastCommandTime: string;
+  /** Seconds without a command before the lab deletes the session; 0: never. */
+  newCommandTimeout: number;
+}
+
 export interface Device {
   id: string;
   availability: DeviceAvailabilityStatus;
@@ -54,11 +68,24 @@ export interface Device {
   diskSpace: number;
   diskSpaceUsed: number;
   slotNumber?: number;
+  /**
+   * Extension: the open automation session (WebDriver, `/Appium`) that holds the device's retain, by its signature
+   * (the first 8 characters of its id, as Appium's own log names it), and its start. The whole id is told only to
+   * the session's user and administrators: a command bearing it needs no other credential.
+   */
+  automationSessionSignature?: string;
+  automationSessionStartTime?: string;
   /** The device's current booking, or else its next one (extension /Reservation). */
   nextReservationStartTime?: string;
   nextReservationEndTime?: string;
   reservedById?: string;
   reservedByDisplayName?: string;
+  /** Extension, while retained: when the lease ends unless renewed (a maximum lease length applies). */
+  leaseEndTime?: string;
+  /** Extension, while retained: when the retain is released unless the device is used before. */
+  idleReleaseTime?: string;
+  /** Extension, while retained: the lease name the holder gave ('' or absent: none). */
+  leaseName?: string;
   lastInuseAt?: string;
   lastDisconnectedAt?: string;
   lastConnectedAt?: string;
@@ -285,4 +312,6 @@ export interface Role {
   name: string;
   entitlements: string[];
   isBuiltIn: boolean;
+  /** Extension: the longest lease its holders may keep a device (minutes; 0: no maximum); absent: the lab's. */
+  maxLeaseMinutes?: number;
 }

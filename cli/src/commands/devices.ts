@@ -1,7 +1,7 @@
 /** `devices`, `retain`, `release`. */
 import type { Command } from 'commander';
 import { action, durationOption, positiveInt, type Context } from '../context';
-import { FILTER_KEYS, hubQuery, matches, parseFilter } from '../device-filter';
+import { FILTER_KEYS, filterText } from '../device-filter';
 import { usageError } from '../errors';
 import type { Device } from '../models';
 import { table } from '../output';
@@ -27,9 +27,8 @@ export function registerDeviceCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  devicelab devices\n  devicelab devices --filter os=android,minOs=13,free\n'
       + '  devicelab devices --filter model=pixel --json | jq -r \'.[].id\'')
     .action(action(async (ctx: Context, opts: { filter?: string[] }) => {
-      const filter = parseFilter(opts.filter);
-      const all = await ctx.api().get<Device[]>('/Device', { params: hubQuery(filter) });
-      const devices = all.filter((device) => matches(device, filter));
+      const filter = filterText(opts.filter);
+      const devices = await ctx.api().get<Device[]>('/Device', { params: filter ? { filter } : {} });
       ctx.out.result(devices, () => (devices.length ? table(DEVICE_HEADERS, devices.map(deviceRow))
         : 'No device matches.\n'));
     }));
@@ -46,7 +45,7 @@ export function registerDeviceCommands(program: Command): void {
       if (devices.length && opts.filter) throw usageError('Give device ids or --filter, not both.');
       if (!devices.length && !opts.filter) throw usageError('Name the device(s) to retain, or give --filter (e.g. --filter os=android).');
       const request = {
-        devices: devices.length ? devices : undefined, filter: parseFilter(opts.filter),
+        devices: devices.length ? devices : undefined, filter: filterText(opts.filter),
         count: positiveInt(opts.count, '--count', 1), waitMs: durationOption(opts.wait, '--wait', 0),
       };
       const signal = interruptSignal();

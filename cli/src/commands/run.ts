@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { adbConnect, adbDisconnect, registerAdbKey } from '../adb';
 import { childEnvironment } from '../config';
 import { action, durationOption, positiveInt, type Context } from '../context';
-import { FILTER_KEYS, parseFilter } from '../device-filter';
+import { FILTER_KEYS, filterText } from '../device-filter';
 import { CliError, EXIT, usageError } from '../errors';
 import type { Application } from '../models';
 import { CommandGroup, KILL_GRACE_MS } from '../process-group';
@@ -59,7 +59,7 @@ Examples:
 async function runCommand(ctx: Context, command: string[], opts: RunOptions): Promise<number> {
   if (opts.device && opts.filter) throw usageError('Give --device or --filter, not both.');
   const request = {
-    devices: opts.device, filter: parseFilter(opts.filter),
+    devices: opts.device, filter: filterText(opts.filter),
     count: positiveInt(opts.count, '--count', 1), waitMs: durationOption(opts.wait, '--wait', 0),
   };
   const timeoutMs = opts.timeout ? durationOption(opts.timeout, '--timeout', 0) : undefined;
@@ -145,7 +145,7 @@ async function runCommand(ctx: Context, command: string[], opts: RunOptions): Pr
  * Resolves with the command's exit code once it and everything it left in its process group ended (what is left
  * when the command itself exits gets SIGTERM, then SIGKILL).
  */
-function waitForCommand(group: CommandGroup, ctx: Context, command: string[], timeoutMs?: number): Promise<number> {
+export function waitForCommand(group: CommandGroup, ctx: Context, command: string[], timeoutMs?: number): Promise<number> {
   const { child } = group;
   return new Promise((resolve, reject) => {
     let timedOut = false;

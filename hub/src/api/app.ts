@@ -24,6 +24,7 @@ import { currentSessionRouter } from '../http/web-session';
 import type { EventPublisher } from '../events/event-publisher';
 import type { Db } from '../store/database';
 import { applicationRouter } from './application-routes';
+import { appiumRouter, type AppiumRouteDependencies } from './appium-routes';
 import { asyncRouter } from './async-routes';
 import type { ApiDependencies } from './context';
 import { deviceRouter } from './device-routes';
@@ -36,6 +37,10 @@ import { reservationRouter } from './reservation-routes';
 import { screenRouter, type ScreenRouteDependencies } from './screen-routes';
 import { ScreenStills } from '../domain/screen-stills';
 import { ScreenViewers } from '../domain/screen-viewers';
+import { deviceUseByHolder } from './device-use-by-holder';
+import { LineServer } from '../domain/line-server';
+import { DeviceUseNotes } from '../domain/device-use';
+import { thisReplica } from '../fleet/replica';
 import { roleRouter } from './role-routes';
 import { serviceRouter } from './service-routes';
 import { settingsRouter } from './settings-routes';
@@ -82,6 +87,12 @@ interface ApiAppOptions {
   webDir?: string;
   /** The live screen's viewers and stills (shared with the `/Device/Screen` WebSocket); default: new ones. */
   screen?: ScreenRouteDependencies;
+  /** The WebDriver endpoint at `/Appium` and `/wd/hub`; absent: none. */
+  appium?: AppiumRouteDependencies;
+  /** This replica's waiting line (started on the change feed); absent: one that serves only when a request joins. */
+  waitingLine?: LineServer;
+  /** Use of devices by their holders (idle release); absent: one on `db` and the API's clock. */
+  deviceUse?: DeviceUseNotes;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -100,6 +111,11 @@ export function createApiApp(options: ApiAppOptions): Express {
     serviceNodeId: options.serviceNodeId,
     serviceVersion: options.serviceVersion,
     dataPortState: options.dataPortState ?? 'Data',
+    waitingLine: options.waitingLine ?? new LineServer(options.db, {
+      replicaId: () => thisReplica.id, isLeader: () => false, now: options.clock ?? (() => new Date()), logger: options.logger,
+      gateways: options.gateways,
+    }),
+    deviceUse: options.deviceUse ?? new DeviceUseNotes(options.db, options.clock ?? (() => new Date()), options.logger),
   };
   const app = express();
   app.disable('x-powered-by');
@@ -115,10 +131,13 @@ export function createApiApp(options: ApiAppOptions): Express {
     sessionKeys.delete('/Session', textBody(16 * 1024), refuseUnknownParameters);
     app.use('/apiv1', sessionKeys, options.signIn);
   }
+  // WebDriver clients speak their own protocol (W3C errors, credentials in the capabilities): their own router.
+  if (options.appium) app.use(['/Appium', '/wd/hub'], appiumRouter(options.appium));
   const api = express.Router();
   api.use(options.authenticate);
   api.use(textBody());
   api.use(refuseUnknownParameters);
+  api.use(deviceUseByHolder(deps.deviceUse));
   api.use(deviceRouter(deps));
   api.use(gatewayRouter(deps));
   api.use(metricsRouter(deps));

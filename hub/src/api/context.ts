@@ -4,6 +4,8 @@ import type { BlobStore } from '../apps/blob-store';
 import type { PackageInspector } from '../apps/package-inspector';
 import type { Clock } from '../domain/async-jobs';
 import type { TicketKeys } from '../domain/device-ticket';
+import type { DeviceUseNotes } from '../domain/device-use';
+import type { LineServer } from '../domain/line-server';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { MetricsStore } from '../metrics/metrics-store';
 import type { Db } from '../store/database';
@@ -26,4 +28,8 @@ export interface ApiDependencies {
   serviceVersion?: string;
   /** The hub configuration's dataPortState, used until /Settings stores one. */
   dataPortState: DataPortStateName;
+  /** This replica's part of the lab's waiting line for devices. */
+  waitingLine: LineServer;
+  /** Use of devices by their holders, coalesced (idle release). */
+  deviceUse: DeviceUseNotes;
 }

@@ -5,7 +5,8 @@
  * retainer or `Authorization: Bearer <DeviceAccessTicket authenticator>` (README "Device connections"). On a hub
  * replica whose link does not hold the device's gateway, it is forwarded to the one that does (device-connect-forward.ts).
  */
-import { ApiFailure, frameStreamEnd, pumpBytes, type Logger } from '@devicelab/shared';
+import { ApiFailure, frameStreamEnd, pumpBytes, type ByteEnd, type Logger } from '@devicelab/shared';
+import type { DeviceUseNotes } from '../domain/device-use';
 import { authorizeDeviceConnection } from '../domain/device-connection';
 import type { TicketKeys } from '../domain/device-ticket';
 import { DeviceOnOtherReplicaError } from '../fleet/replica-directory';
@@ -25,6 +26,12 @@ interface DeviceConnectDeps {
   gateways: GatewayDirectory;
   ticketKeys: TicketKeys;
   logger: Logger;
+  deviceUse?: DeviceUseNotes;
+}
+
+/** The end with each chunk it delivers also reported to `used`. */
+function usedOnData(end: ByteEnd, used: () => void): ByteEnd {
+  return { ...end, onData: (listener) => end.onData((data) => { used(); listener(data); }) };
 }
 
 export function deviceConnectSocket(deps: DeviceConnectDeps): WebSocketRoute {
@@ -44,7 +51,9 @@ export function deviceConnectSocket(deps: DeviceConnectDeps): WebSocketRoute {
           vendorUniqueIdentifier: grant.vendorUniqueIdentifier, remoteAddress: request.clientAddress, userLogin: grant.userLogin,
           authenticator: request.user ? '' : request.bearer ?? '',
         }, TUNNEL_OPEN_TIMEOUT_MS);
-        return { headers, accept: (ws) => pumpBytes(webSocketEnd(ws), frameStreamEnd(tunnel, () => tunnel.cancel())) };
+        // Bytes either way are use of the device by its holder (coalesced by deviceUse).
+        const used = () => deps.deviceUse?.note(grant.vendorUniqueIdentifier);
+        return { headers, accept: (ws) => pumpBytes(usedOnData(webSocketEnd(ws), used), usedOnData(frameStreamEnd(tunnel, () => tunnel.cancel()), used)) };
       } catch (err) {
         if (err instanceof ApiFailure) return { status: 403, message: err.message };
         if (err instanceof DeviceOnOtherReplicaError) return forwardDeviceConnection(request, err, headers, TUNNEL_OPEN_TIMEOUT_MS);

@@ -1,16 +1,19 @@
 /** /Device, /Device/Available, /Device/Log, /Device/AppiumLog (spec 4.2). */
 import { Router } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
-import { readDeviceLog, rebootDevice, releaseDevice, retainDevice } from '../domain/device-actions';
-import { readAutomationLog } from '../domain/device-automation-log';
+import { readDeviceLog, rebootDevice, releaseDevice } from '../domain/device-actions';
+import { readAutomationLog, readAutomationSession } from '../domain/device-automation-log';
 import { resetDevice } from '../domain/device-reset';
 import { deleteDevice, setDeviceEnabled, updateDevice } from '../domain/device-updates';
 import { listAvailableDevices, listDevices } from '../domain/devices';
+import { listWaitingFor } from '../domain/waiting-line';
+import { renewLease } from '../domain/lease-renewal';
 import { handle, NO_REPLY } from '../http/handler';
 import { writeKeptJson } from '../http/kept-json';
 import type { ApiDependencies } from './context';
 import { deviceChangeRequest } from './device-body';
 import { deviceDetailOptions, deviceFilters, operationName, postOperation, requireString, unknownAction } from './params';
+import { retainRequest } from './retain-request';
 
 export function deviceRouter(deps: ApiDependencies): Router {
   const { db, gateways } = deps;
@@ -29,6 +32,8 @@ export function deviceRouter(deps: ApiDependencies): Router {
     return NO_REPLY;
   }));
 
+  router.get('/Device/WaitingLine', handle(async ({ user }) => successWith(await listWaitingFor(deps, user))));
+
   router.get('/Device/Log', handle(async ({ params, user }) => {
     const lines = params.int('lines');
     const id = requireString(params, 'id', 'deviceId');
@@ -38,15 +43,23 @@ export function deviceRouter(deps: ApiDependencies): Router {
   router.get('/Device/AppiumLog', handle(async ({ params, user }) => {
     const id = requireString(params, 'id', 'deviceId');
     const currentSessionOnly = params.bool('currentSessionOnly');
-    return successWith(await readAutomationLog(db, user, id, { currentSessionOnly }));
+    return successWith(await readAutomationLog(db, gateways, user, id, { currentSessionOnly }));
   }));
 
-  router.post('/Device', handle(async ({ params, user, bodyText }) => {
+  router.get('/Device/AutomationSession', handle(async ({ params, user }) => {
+    const id = requireString(params, 'id', 'deviceId');
+    const session = await readAutomationSession(db, user, id);
+    return session ? successWith(session) : success();
+  }));
+
+  router.post('/Device', handle(async ({ res, params, user, bodyText }) => {
     const op = postOperation(params);
     switch (op) {
       case 'action:retain':
-        return successWith(await retainDevice(db, user, requireString(params, 'id', 'deviceId'),
-          { ticketKeys: deps.ticketKeys, now: deps.clock, gateways }));
+        return successWith(await retainRequest(deps, res, params, user));
+      case 'action:renew':
+        return successWith(await renewLease(db, user, requireString(params, 'id', 'deviceId'),
+          { minutes: () => params.int('minutes'), now: deps.clock }));
       case 'action:release':
         await releaseDevice(db, user, requireString(params, 'id', 'deviceId'), { now: deps.clock, gateways });
         return success();

@@ -7,6 +7,7 @@
  * SharedViewOnlySessionCreated event.
  */
 import { ApiFailure, type Logger } from '@devicelab/shared';
+import type { DeviceUseNotes } from '../domain/device-use';
 import { authorizeScreen, recordViewOnlyJoin } from '../domain/screen-access';
 import type { ScreenViewers } from '../domain/screen-viewers';
 import { DeviceOnOtherReplicaError } from '../fleet/replica-directory';
@@ -26,6 +27,8 @@ interface DeviceScreenDeps {
   gateways: GatewayDirectory;
   viewers: ScreenViewers;
   logger: Logger;
+  /** A controller's input is use of the device by its holder (idle release; coalesced there). */
+  deviceUse?: DeviceUseNotes;
 }
 
 export function deviceScreenSocket(deps: DeviceScreenDeps): WebSocketRoute {
@@ -51,7 +54,7 @@ export function deviceScreenSocket(deps: DeviceScreenDeps): WebSocketRoute {
         return {
           accept: (ws) => {
             let forget = (): void => undefined;
-            const relay = relayScreen(ws, tunnel, grant.viewOnly, () => forget());
+            const relay = relayScreen(ws, tunnel, grant.viewOnly, () => forget(), () => deps.deviceUse?.note(grant.deviceId));
             forget = deps.viewers.add(grant.deviceId, {
               login: user.login, displayName: user.displayName, remoteAddress: request.clientAddress, viewOnly: grant.viewOnly,
               since: new Date(), ...(grant.through && 'shareId' in grant.through ? { shareId: grant.through.shareId } : {}),

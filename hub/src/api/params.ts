@@ -3,6 +3,7 @@ import { ApiFailure, DeviceAvailabilityStatus, DeviceOperatingSystem } from '@de
 import type { ApplicationFilters } from '../domain/applications';
 import type { DeviceDetailOptions } from '../domain/device-mapping';
 import type { DeviceFilters } from '../domain/devices';
+import { readFilter } from '../domain/waiting-line';
 import { echo } from '../http/echo';
 import type { RequestParams } from '../http/params';
 
@@ -36,6 +37,7 @@ export function deviceFilters(params: RequestParams): DeviceFilters {
     retainedByDisplayName: params.string('retainedByDisplayName'),
     bundleInstalled: params.string('bundleInstalled'),
     disableMetrics: params.bool('disableMetrics'),
+    filter: params.has('filter') ? readFilter(params.string('filter')) : undefined,
   };
 }
 

@@ -14,13 +14,22 @@ const unknownEntitlement = (name: string): string =>
 export function roleChanges(readBody: BodyReader): () => RoleChanges {
   return () => {
     const body = readBody();
-    const unknown = body.keys().find((k) => k !== 'name' && k !== 'entitlements');
-    if (unknown !== undefined) throw new ApiFailure(`Property '${echo(unknown)}' is not part of a role: send name and entitlements.`);
+    const unknown = body.keys().find((k) => k !== 'name' && k !== 'entitlements' && k !== 'maxleaseminutes');
+    if (unknown !== undefined) {
+      throw new ApiFailure(`Property '${echo(unknown)}' is not part of a role: send name, entitlements and maxLeaseMinutes.`);
+    }
     const changes: RoleChanges = {};
     const name = readName(body);
     if (name !== undefined) changes.name = name;
     const entitlements = readEntitlements(body);
     if (entitlements !== undefined) changes.entitlements = entitlements;
+    if (body.has('maxLeaseMinutes')) {
+      const minutes = body.int('maxLeaseMinutes');
+      if (minutes === undefined || (minutes !== null && (minutes < 0 || minutes > 525_600))) {
+        throw new ApiFailure('maxLeaseMinutes must be a whole number of minutes from 0 to 525600, or null for the lab\'s maximum.');
+      }
+      changes.maxLeaseMinutes = minutes;
+    }
     return changes;
   };
 }

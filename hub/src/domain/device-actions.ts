@@ -11,10 +11,15 @@ import { reservedBy } from './reservations';
 import { retentionOf } from './device-access';
 import { expectAvailability, rebootCause, withdrawCauses } from './availability-causes';
 import { recordEvent } from './events';
+import { assertIdleMinutesAllowed } from './lease-settings';
 import { runDeviceCommand } from './gateway-commands';
 
-interface RetainOptions {
+export interface RetainOptions {
   ticketKeys: TicketKeys;
+  /** The job's own lease: a retain of a device the caller holds under another lease name is refused. */
+  lease?: string;
+  /** This retain's idle time in minutes (within the lab's maximum; domain/lease-settings.ts checks it). */
+  idleMinutes?: number;
   now?: () => Date;
   /**
    * Told about the retain once it is committed, so the device's gateway accepts the new ticket and opens the
@@ -61,16 +66,43 @@ export async function retainDevice(
   db: Db, user: AuthenticatedUser, identifier: string, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
   requireEntitlement(user, 'DeviceConnect');
+  await assertIdleMinutesAllowed(db, options.idleMinutes);
   // One statement (`retain_device`, store/routines/device-retain.ts): losers are refused from the committed row
   // without waiting on its lock; the winner's lock, update, session marker and event are one short transaction.
   const at = options.now?.() ?? new Date();
-  const device = await callRetainFunction(db, sql`retain_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
-    ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text)`, identifier);
+  const device = await callRetainFunction(db, sql`retain_lease(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
+    ${user.id}::uuid, ${user.displayName}, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text,
+    ${options.lease ?? null}::text, ${options.idleMinutes ?? null}::int)`, identifier);
+  if (device.outcome === 'other_lease') {
+    throw new ApiFailure(`You hold device '${device.name}' under another lease name; a retain under lease `
+      + `'${options.lease ?? ''}' is refused so that two jobs never share it. Release it first, or retain another device.`, 'LEASE_CONFLICT');
+  }
   if (device.outcome === 'reserved') throw new ApiFailure(await bookingRefusal(db, device, at), refusalCode(device.outcome));
   if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device), refusalCode(device.outcome));
-  const retainId = device.retain_id ?? '';
   // Also for a repeated retain, as a gateway that missed it would need; the other replicas heard of a new one at commit.
   announceRetention(options.gateways, device, device.outcome === 'retained');
+  return accessTicketFor(device, user, at, options);
+}
+
+/**
+ * The ticket of a retain the waiting line made for `user` (line-server.ts), read without writing: the device as it is
+ * now, which must still be theirs. Its gateway heard of the retain at commit.
+ */
+export async function retainedTicket(
+  db: Db, user: AuthenticatedUser, deviceId: string, options: RetainOptions,
+): Promise<DeviceAccessTicket> {
+  const { rows: [device] } = await sql<RetainOutcome>`SELECT * FROM retain_outcome('unchanged',
+    (SELECT d FROM devices d WHERE d.id = ${deviceId}::uuid))`.execute(db);
+  if (!device?.id || device.retained_by !== user.id) {
+    throw new ApiFailure(`Device '${device?.name ?? deviceId}' was released before it could be handed over.`, 'DEVICE_NOT_RETAINED');
+  }
+  return accessTicketFor(device, user, options.now?.() ?? new Date(), options);
+}
+
+async function accessTicketFor(
+  device: RetainOutcome, user: AuthenticatedUser, at: Date, options: RetainOptions,
+): Promise<DeviceAccessTicket> {
+  const retainId = device.retain_id ?? '';
   const accessTicket: DeviceAccessTicket = {
     authenticator: signDeviceTicket(options.ticketKeys, {
       vendorUniqueIdentifier: device.vendor_unique_identifier, deviceId: device.id, userId: user.id,
@@ -85,7 +117,7 @@ export async function retainDevice(
   return port ? { ...accessTicket, gatewayPort: port } : accessTicket;
 }
 
-interface ReleaseOptions {
+export interface ReleaseOptions {
   now?: () => Date;
   /** Told once the release is committed, so the device's gateway stops accepting the old ticket and access ends. */
   gateways?: Pick<GatewayDirectory, 'notifyRetention' | 'replicaId'>;
@@ -99,14 +131,30 @@ export async function releaseDevice(
   const at = options.now?.() ?? new Date();
   const device = await callRetainFunction(db, sql`release_device(${identifier.trim()}, ${parseGuid(identifier.trim()) ?? null}::uuid,
     ${user.id}::uuid, ${user.displayName}, ${hasEntitlement(user, 'DeviceReleaseAny')}, ${at.toISOString()}::timestamptz,
-    ${gateways?.replicaId ?? null}::text)`, identifier);
+    ${gateways?.replicaId ?? null}::text, NULL::text)`, identifier);
   if (isRefusal(device.outcome)) throw new ApiFailure(refusalText(device.outcome, device), refusalCode(device.outcome));
   if (device.outcome === 'released') announceRetention(gateways, device, true);
 }
 
+/**
+ * A release nobody asked for (an idle or expired lease, a waiter whose request ended): released only if `holder`
+ * still holds it, recorded with `reason` as the history's text. True when it was released.
+ */
+export async function releaseForLease(
+  db: Db, deviceId: string, holder: string, reason: string, options: ReleaseOptions = {},
+): Promise<boolean> {
+  const at = options.now?.() ?? new Date();
+  const { rows: [device] } = await sql<RetainOutcome>`SELECT * FROM release_device(${deviceId}, ${deviceId}::uuid,
+    ${holder}::uuid, 'DeviceLab', false, ${at.toISOString()}::timestamptz, ${options.gateways?.replicaId ?? null}::text,
+    ${reason}::text)`.execute(db);
+  if (device?.outcome !== 'released') return false;
+  announceRetention(options.gateways, device, true);
+  return true;
+}
+
 /** What retain_device and release_device return (store/routines/device-retain.ts). */
 interface RetainOutcome {
-  outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | RetainRefusal;
+  outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | 'other_lease' | RetainRefusal;
   id: string;
   name: string;
   vendor_unique_identifier: string;

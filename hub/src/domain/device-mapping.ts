@@ -4,6 +4,7 @@ import { formatWireDate, type Application, type Device, type DeviceAvailabilityS
   type DeviceReadinessState } from '@devicelab/shared';
 import type { ApplicationRow } from '../store/schema';
 import { matchManagedApplication, toApplicationModel, unmanagedApplication } from './application-mapping';
+import { sessionSignature } from './automation/session-signature';
 import { bookerDisplayName, retainerDisplayName, type DeviceWithRetainer } from './device-queries';
 
 export interface DeviceDetailOptions {
@@ -42,6 +43,11 @@ export function toDeviceModel(
     nextReservationEndTime: date(row.booking_ends_at),
     reservedById: opt(row.booking_user_id),
     reservedByDisplayName: bookerDisplayName(row),
+    automationSessionSignature: row.automation_session_id ? sessionSignature(row.automation_session_id) : undefined,
+    automationSessionStartTime: date(row.automation_session_started_at),
+    leaseEndTime: row.retained_by ? date(row.lease_ends_at) : undefined,
+    idleReleaseTime: row.retained_by ? date(row.idle_release_at) : undefined,
+    leaseName: row.retained_by && row.lease_name ? row.lease_name : undefined,
     // While retained the device is in use right now; otherwise the end of its last retain.
     lastInuseAt: date(row.retained_by ? now : row.last_inuse_at),
     lastDisconnectedAt: date(row.last_disconnected_at),

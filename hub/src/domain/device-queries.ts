@@ -17,6 +17,13 @@ export interface DeviceWithRetainer extends Omit<DeviceRow, 'list_change'> {
   booker_first_name: string | null;
   booker_middle_name: string | null;
   booker_last_name: string | null;
+  /** The device's open automation session (migration 033), or nulls. */
+  automation_session_id: string | null;
+  automation_session_started_at: Date | null;
+  /** The current retain's lease (migration 035): its end, when it goes idle, its name; nulls when none. */
+  lease_ends_at: Date | null;
+  idle_release_at: Date | null;
+  lease_name: string | null;
 }
 
 /** Every device column but the two large JSON lists, which a listing reads only when it shows them. */
@@ -51,6 +58,10 @@ export function selectDevices(db: Db | Tx, detail: DeviceDetailColumns = { prope
         'booker.first_name', 'booker.middle_name', 'booker.last_name'])
       .whereRef('reservations.device_id', '=', 'devices.id').where('reservations.ends_at', '>', sql<Date>`now()`)
       .orderBy('reservations.starts_at').limit(1).as('booking'), (join) => join.onTrue())
+    .leftJoin('automation_sessions as automation', (join) => join.onRef('automation.device_id', '=', 'devices.id')
+      .on('automation.state', '<>', 'closed'))
+    .leftJoin('device_leases as lease', (join) => join.onRef('lease.device_id', '=', 'devices.id')
+      .onRef('lease.retain_id', '=', 'devices.retain_id'))
     .select(DEVICE_SUMMARY_COLUMNS.map((column) => `devices.${column}` as const))
     .select([
       detail.properties ? 'devices.properties' : emptyList.as('properties'),
@@ -66,6 +77,14 @@ export function selectDevices(db: Db | Tx, detail: DeviceDetailColumns = { prope
       'booking.first_name as booker_first_name',
       'booking.middle_name as booker_middle_name',
       'booking.last_name as booker_last_name',
+      'automation.session_id as automation_session_id',
+      'automation.created_at as automation_session_started_at',
+      'lease.ends_at as lease_ends_at',
+      'lease.lease_name as lease_name',
+      // The lab's idle time where the retain asked for none (lease-settings.ts); 0: never idle.
+      sql<Date | null>`CASE WHEN coalesce(lease.idle_minutes, lease_setting('lease.idleMinutes', 30)) > 0
+        THEN lease.last_used_at + make_interval(mins => coalesce(lease.idle_minutes, lease_setting('lease.idleMinutes', 30))) END`
+        .as('idle_release_at'),
     ]);
 }
 

@@ -1,6 +1,6 @@
 /** Device listing (spec 4.2): filters, the Available view, detail options. */
 import { sql } from 'kysely';
-import { parseGuid, type Device, type DeviceAvailabilityStatus, type DeviceOperatingSystem } from '@devicelab/shared';
+import { matchesDeviceFilter, parseGuid, type Device, type DeviceFilter, type DeviceAvailabilityStatus, type DeviceOperatingSystem } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement } from '../auth/entitlements';
 import type { Db } from '../store/database';
@@ -32,6 +32,8 @@ export interface DeviceFilters {
   bundleInstalled?: string;
   /** Passive metrics logging off (true) or on (false). */
   disableMetrics?: boolean;
+  /** Extension: the filter people type (`os=android,minOs=13,free`; shared/src/device-filter.ts). */
+  filter?: DeviceFilter;
 }
 
 /**
@@ -84,6 +86,11 @@ async function listView(
       firstBookingEnd: bookingEnds.length > 0 ? Math.min(...bookingEnds) : undefined,
     };
   };
+  if (filters.filter) {
+    // Its `app` is matched by the query (installed packages are not mapped unless asked for).
+    const typed = { ...filters.filter, app: undefined };
+    return (await load()).devices.filter((device) => matchesDeviceFilter(typed, device));
+  }
   if (Object.values(filters).some((value) => value !== undefined)) return (await load()).devices;
   return keptDeviceList(db, { detail, availableOnly }, load, stamps);
 }
@@ -129,6 +136,9 @@ async function queryDevices(
     q = q.where(sql<boolean>`devices.installed_packages @> ${JSON.stringify([{ identifier: f.bundleInstalled }])}::jsonb`);
   }
   if (f.disableMetrics !== undefined) q = q.where('devices.metrics_enabled', '=', !f.disableMetrics);
+  if (f.filter?.app !== undefined) {
+    q = q.where(sql<boolean>`devices.installed_packages @> ${JSON.stringify([{ identifier: f.filter.app }])}::jsonb`);
+  }
   if (availableOnly) {
     q = q.where('devices.retained_by', 'is', null)
       .where('devices.enabled', '=', true)

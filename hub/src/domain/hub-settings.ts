@@ -15,8 +15,9 @@ import { requireEntitlement } from '../auth/entitlements';
 import type { Db, Tx } from '../store/database';
 import { licensedDeviceLimit } from '../config';
 import { readDeferred, type Deferred } from './deferred-input';
+import { LEASE_SETTING_KEYS, readLeaseSettings, type LeaseSettings } from './lease-settings';
 
-interface HubSettings {
+interface HubSettings extends LeaseSettings {
   /** Reset without `uninstallAll`: remove every user-installed application. */
   resetUninstallAll: boolean;
   /** Reset without `reboot`: reboot the device afterwards. */
@@ -36,7 +37,7 @@ const DATA_PORT_STATE_KEY = 'gateway.dataPortState';
 /** The settings stored in `hub_settings`, the ones `POST /Settings?update` changes. */
 export const STORED_SETTINGS = ['resetUninstallAll', 'resetReboot'] as const;
 export type SettingsChanges = Partial<Pick<HubSettings, (typeof STORED_SETTINGS)[number]>>
-  & { dataPortState?: DataPortStateName };
+  & { dataPortState?: DataPortStateName } & Partial<LeaseSettings>;
 
 const STORED: Record<(typeof STORED_SETTINGS)[number], { key: string; fallback: boolean }> = {
   resetUninstallAll: { key: 'reset.uninstallAll', fallback: true },
@@ -51,7 +52,10 @@ export async function readHubSettings(db: Db | Tx): Promise<HubSettings> {
     const value = stored.get(STORED[name].key);
     return value === undefined ? STORED[name].fallback : value === 'true';
   };
-  return { resetUninstallAll: flag('resetUninstallAll'), resetReboot: flag('resetReboot'), licensedDeviceLimit: licensedDeviceLimit() };
+  return {
+    resetUninstallAll: flag('resetUninstallAll'), resetReboot: flag('resetReboot'), licensedDeviceLimit: licensedDeviceLimit(),
+    ...await readLeaseSettings(db),
+  };
 }
 
 /** The stored dataPortState, or `configured` (the hub's DEVICELAB_DATA_PORT_STATE) when none was set. */
@@ -71,9 +75,11 @@ export async function getHubSettings(
 /** POST /Settings?update. The changes are read (and so checked) only after the entitlement check. */
 export async function updateHubSettings(db: Db, user: AuthenticatedUser, settings: Deferred<SettingsChanges>): Promise<void> {
   requireEntitlement(user, 'SystemManageSettings');
-  const { dataPortState, ...flags } = readDeferred(settings);
-  const changes = Object.entries(flags)
-    .map(([name, value]) => ({ key: STORED[name as keyof typeof STORED].key, value: String(value) }));
+  const { dataPortState, ...rest } = readDeferred(settings);
+  const changes = Object.entries(rest).map(([name, value]) => ({
+    key: name in STORED ? STORED[name as keyof typeof STORED].key : LEASE_SETTING_KEYS[name as keyof LeaseSettings].key,
+    value: String(value),
+  }));
   if (dataPortState) changes.push({ key: DATA_PORT_STATE_KEY, value: dataPortState });
   if (changes.length === 0) return;
   await db.insertInto('hub_settings').values(changes)

@@ -31,6 +31,8 @@ export type RoleRef = { id: string } | { name: string };
 export interface RoleChanges {
   name?: string;
   entitlements?: EntitlementName[];
+  /** Minutes (0: no maximum); null: the lab's maximum applies. */
+  maxLeaseMinutes?: number | null;
 }
 
 /** GET /Role: every role with UserRolesModify; otherwise only the caller's own roles (like the User list rule). */
@@ -40,17 +42,20 @@ export async function listRoles(db: Db, caller: AuthenticatedUser): Promise<Role
     q = q.where('id', 'in', (eb) => eb.selectFrom('user_roles').select('role_id').where('user_id', '=', caller.id));
   }
   const rows = await q.orderBy(sql`lower(name)`).execute();
-  return rows.map((r) => ({ id: r.id, name: r.name, entitlements: orderEntitlements(r.entitlements), isBuiltIn: r.built_in }));
+  return rows.map((r) => ({
+    id: r.id, name: r.name, entitlements: orderEntitlements(r.entitlements), isBuiltIn: r.built_in,
+    maxLeaseMinutes: r.max_lease_minutes ?? undefined,
+  }));
 }
 
 export async function addRole(db: Db, caller: AuthenticatedUser, changes: Deferred<RoleChanges>): Promise<void> {
   requireEntitlement(caller, 'UserRolesModify');
-  const { name, entitlements = [] } = readDeferred(changes);
+  const { name, entitlements = [], maxLeaseMinutes } = readDeferred(changes);
   if (name === undefined) throw new ApiFailure('A role needs a name.');
   requireGrantWithinReach(caller, entitlements);
   await translateDuplicate(name, () => withTx(db, async (trx) => {
     await requireDistinctName(trx, 'role', name);
-    await trx.insertInto('roles').values({ name, entitlements, built_in: false }).execute();
+    await trx.insertInto('roles').values({ name, entitlements, built_in: false, max_lease_minutes: maxLeaseMinutes ?? null }).execute();
   }));
 }
 
@@ -59,7 +64,7 @@ export async function updateRole(
   db: Db, caller: AuthenticatedUser, ref: RoleRef, changes: Deferred<RoleChanges>,
 ): Promise<void> {
   requireEntitlement(caller, 'UserRolesModify');
-  const { name, entitlements } = readDeferred(changes);
+  const { name, entitlements, maxLeaseMinutes } = readDeferred(changes);
   if (entitlements !== undefined) requireGrantWithinReach(caller, entitlements);
   await translateDuplicate(name ?? '', () => withTx(db, async (trx) => {
     const role = await findRole(trx, ref);
@@ -68,6 +73,9 @@ export async function updateRole(
       if (role.built_in) throw new ApiFailure(builtInRoleFixed(role.name, 'renamed'));
       await requireDistinctName(trx, 'role', name, role.id);
       await trx.updateTable('roles').set({ name }).where('id', '=', role.id).execute();
+    }
+    if (maxLeaseMinutes !== undefined) {
+      await trx.updateTable('roles').set({ max_lease_minutes: maxLeaseMinutes }).where('id', '=', role.id).execute();
     }
     if (entitlements !== undefined) {
       const unchanged = sameSet(entitlements, role.entitlements);

@@ -20,6 +20,8 @@ export const LockKind = {
   names: 16_005,
   /** Replacing the database routines at start (store/routines): one replica at a time. */
   routines: 16_006,
+  /** Serving the waiting line for devices (domain/line-server.ts): one replica's pass at a time, per transaction. */
+  waitingLine: 16_020,
 } as const;
 
 /** The second key of a lock on `id`: a non-negative int4, so pg_locks shows it as the same oid. */

@@ -54,6 +54,8 @@ interface LinkServerOptions {
   /** SPKI DER of the key that signs DeviceAccessTicket authenticators; sent in Welcome. */
   ticketPublicKey?: Buffer;
   logger?: Logger;
+  /** Told of each connection opened into a device's access endpoint (use that keeps a retain alive). */
+  onDeviceUse?: (vendorUniqueIdentifier: string) => void;
   /** Where gateways' metrics batches are stored; default the PostgreSQL store on `db`. */
   metrics?: MetricsStore;
   /** While the records store is away, how often it is probed before gateway inventories are recorded afresh. */
@@ -127,6 +129,7 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   const context: ChannelContext = {
     db, blobs: options.blobs, logger, sessions, writes, authenticate: (metadata) => authenticateCall(db, metadata),
     ticketPublicKey: options.ticketPublicKey, metrics: options.metrics ?? new PostgresMetricsStore(db, { logger }),
+    onDeviceUse: options.onDeviceUse,
   };
   const channels = hubChannels(context);
 

@@ -33,7 +33,7 @@ export const AUTHENTICATION_REQUIRED_BODY = '{"isSuccess":false,"errorMessage":"
 /** Logins are client text: a log line keeps at most this much of one. */
 const LOGGED_LOGIN_CHARS = 200;
 
-interface BasicAuthOptions {
+export interface BasicAuthOptions {
   logger?: Logger;
   throttle?: LoginThrottle;
   verified?: VerifiedCredentials;
@@ -48,49 +48,73 @@ interface BasicAuthOptions {
  * stamps when the request lists devices, so that such a request makes one round trip to PostgreSQL in all.
  */
 export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): RequestHandler {
+  const check = credentialChecker(db, options);
+  return (req: Request, res: Response, next: NextFunction) => {
+    const header = req.headers.authorization;
+    if (header === undefined) return sendAuthenticationRequired(res, prettyRequested(req));
+    const clientAddress = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    check(clientAddress, parseBasicCredentials(header), readsDeviceList(req)).then((outcome) => {
+      if (outcome.kind === 'throttled') return sendTooManyFailures(res, outcome.waitMs, prettyRequested(req));
+      if (outcome.kind === 'refused') return sendAuthenticationRequired(res, prettyRequested(req));
+      req.user = outcome.user;
+      req.listStamps = outcome.listStamps;
+      next();
+    }, next);
+  };
+}
+
+/** What a credential check decides; `throttled`: refused before looking, the client is over its failure budget. */
+export type CredentialOutcome =
+  | { kind: 'accepted'; user: AuthenticatedUser; listStamps?: ListStamps }
+  | { kind: 'refused' }
+  | { kind: 'throttled'; waitMs: number };
+
+/**
+ * Login + token checked as Basic auth checks them, throttle and all: for Basic auth, and for credentials that come
+ * another way (the WebDriver endpoint's `deviceConnectUserName` + `deviceConnectApiKey` capabilities). Rejects
+ * only when the store fails.
+ */
+export function credentialChecker(db: Db, options: BasicAuthOptions = {}) {
   const logger = options.logger ?? createLogger('hub');
   const throttle = options.throttle ?? new LoginThrottle();
   const verified = options.verified ?? new VerifiedCredentials();
   const reads = new CredentialReads(db);
 
-  return (req: Request, res: Response, next: NextFunction) => {
-    const header = req.headers.authorization;
-    if (header === undefined) return sendAuthenticationRequired(res, prettyRequested(req));
-    const clientAddress = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    const credentials = parseBasicCredentials(header);
+  return async (
+    clientAddress: string, credentials: ReturnType<typeof parseBasicCredentials>, withListStamps = false,
+  ): Promise<CredentialOutcome> => {
     const login = credentials.login;
-
-    const fail = (reason: string) => {
+    const fail = (reason: string): CredentialOutcome => {
       logger.warn({ login: login?.slice(0, LOGGED_LOGIN_CHARS), clientAddress, reason }, 'authentication failed');
-      sendAuthenticationRequired(res, prettyRequested(req));
+      return { kind: 'refused' };
     };
     if (credentials.kind === 'malformed') {
       const attempt = throttle.begin(clientAddress, login);
-      if (attempt.waitMs > 0) return sendTooManyFailures(res, attempt.waitMs, prettyRequested(req));
+      if (attempt.waitMs > 0) return { kind: 'throttled', waitMs: attempt.waitMs };
       return fail(`malformed credentials: ${credentials.reason}`);
     }
     // Credentials this client verified a moment ago are checked without reserving a failed login first; should the check
     // fail now (token rotated, user disabled), the failure is counted as any other.
     const known = verified.has(clientAddress, credentials.login, credentials.token);
     const attempt = known ? undefined : throttle.begin(clientAddress, login);
-    if (attempt && attempt.waitMs > 0) return sendTooManyFailures(res, attempt.waitMs, prettyRequested(req));
-    checkCredentials(db, credentials.login, credentials.token, { reads, withListStamps: readsDeviceList(req) }).then((check) => {
-      if ('failure' in check) {
-        if (known) {
-          verified.forget(clientAddress, credentials.login, credentials.token);
-          throttle.begin(clientAddress, login); // spends a failure (or finds the budget empty already)
-        }
-        return fail(check.failure);
-      }
-      attempt?.succeeded();
-      verified.remember(clientAddress, credentials.login, credentials.token);
-      req.user = check.user;
-      req.listStamps = check.listStamps;
-      next();
-    }, (err: unknown) => {
+    if (attempt && attempt.waitMs > 0) return { kind: 'throttled', waitMs: attempt.waitMs };
+    let check: Awaited<ReturnType<typeof checkCredentials>>;
+    try {
+      check = await checkCredentials(db, credentials.login, credentials.token, { reads, withListStamps });
+    } catch (err) {
       attempt?.unchecked(); // no failed login: clients retrying through an outage are not throttled after it
-      next(err);
-    });
+      throw err;
+    }
+    if ('failure' in check) {
+      if (known) {
+        verified.forget(clientAddress, credentials.login, credentials.token);
+        throttle.begin(clientAddress, login); // spends a failure (or finds the budget empty already)
+      }
+      return fail(check.failure);
+    }
+    attempt?.succeeded();
+    verified.remember(clientAddress, credentials.login, credentials.token);
+    return { kind: 'accepted', user: check.user, listStamps: check.listStamps };
   };
 }
 
@@ -104,7 +128,7 @@ export function sendAuthenticationRequired(res: Response, pretty = false): void 
   res.status(401).set('WWW-Authenticate', WWW_AUTHENTICATE).type('application/json').send(body);
 }
 
-function sendTooManyFailures(res: Response, waitMs: number, pretty: boolean): void {
+export function sendTooManyFailures(res: Response, waitMs: number, pretty: boolean): void {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   res.set('Retry-After', String(seconds));
   writeFailure(

@@ -59,7 +59,7 @@ export function handle(handler: Handler): RequestHandler {
 
 /** While PostgreSQL is away (restarting, unreachable) every request, authentication included, gets 503. */
 export const RECORDS_STORE_UNAVAILABLE = 'The records store (PostgreSQL) is unavailable; try again in a few seconds.';
-const RECORDS_STORE_RETRY_SECONDS = 5;
+export const RECORDS_STORE_RETRY_SECONDS = 5;
 /** The parameter keys one route knows (lower-case), and how the failure text names the route (`GET /Device`). */
 export interface RouteParameters { route: string; keys: ReadonlySet<string> }
 

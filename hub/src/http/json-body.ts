@@ -27,7 +27,7 @@ export const TOO_MANY_ITEMS = `Invalid JSON body: more than ${MAX_JSON_ITEMS} me
  * `,` and `:` count items. Strings (both quote kinds) and JSON5 comments are skipped, so what they hold does not
  * count.
  */
-function checkShape(text: string): void {
+export function checkShape(text: string): void {
   let depth = 0;
   let items = 0;
   for (let i = 0; i < text.length; i++) {

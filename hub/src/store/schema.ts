@@ -40,6 +40,8 @@ export interface RolesTable {
   name: string;
   entitlements: string[];
   built_in: Generated<boolean>;
+  /** Longest lease of its holders in minutes, 0: none; null: the lab's (migration 035). */
+  max_lease_minutes: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface UserRolesTable {
@@ -297,6 +299,37 @@ export interface ScreenSharesTable {
   created_at: CreatedAt;
 }
 
+export interface DeviceWaitersTable {
+  id: Generated<string>;
+  /** Order of arrival (bigint as text). */
+  place: Generated<string>;
+  user_id: string;
+  user_name: string;
+  filter: Generated<string>;
+  device_id: string | null;
+  purpose: 'retain' | 'automation';
+  lease_name: string | null;
+  idle_minutes: number | null;
+  replica_id: string;
+  since: Generated<Date>;
+  deadline: Timestamp;
+  assigned_device: string | null;
+  assigned_at: Timestamp | null;
+}
+
+/** The terms of a device's current retain (migration 035); a row whose retain_id is not the device's is stale. */
+export interface DeviceLeasesTable {
+  device_id: string;
+  retain_id: string;
+  user_id: string;
+  lease_name: Generated<string>;
+  started_at: Timestamp;
+  last_used_at: Timestamp;
+  idle_minutes: number | null;
+  ends_at: Timestamp | null;
+  warned_at: Timestamp | null;
+}
+
 export interface WebhookDeliveriesTable {
   id: ColumnType<string, never, never>;
   webhook_id: string;
@@ -346,6 +379,26 @@ export interface BlobChunksTable {
   data: Buffer;
 }
 
+/** The automation session map (migration 033). */
+export interface AutomationSessionsTable {
+  id: Generated<string>;
+  /** The id the device's Appium server returned, unchanged. */
+  session_id: string;
+  device_id: string;
+  vendor_unique_identifier: string;
+  gateway_id: string | null;
+  user_id: string;
+  /** The retain the session holds its device by: another retain (or none) ends the session. */
+  retain_id: string;
+  request_id: string;
+  created_at: Timestamp;
+  last_command_at: Timestamp;
+  new_command_timeout_s: number;
+  state: Generated<'open' | 'closing' | 'closed'>;
+  ended_at: Timestamp | null;
+  end_reason: string | null;
+}
+
 export interface Database {
   web_sessions: WebSessionsTable;
   change_feed: ChangeFeedTable;
@@ -370,6 +423,9 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   reservations: ReservationsTable;
   screen_shares: ScreenSharesTable;
+  automation_sessions: AutomationSessionsTable;
+  device_waiters: DeviceWaitersTable;
+  device_leases: DeviceLeasesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

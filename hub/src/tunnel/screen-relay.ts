@@ -25,7 +25,9 @@ export interface ScreenRelay {
   end(reason: string): void;
 }
 
-export function relayScreen(ws: WebSocket, tunnel: DeviceTunnel, viewOnly: boolean, onClosed: () => void): ScreenRelay {
+export function relayScreen(
+  ws: WebSocket, tunnel: DeviceTunnel, viewOnly: boolean, onClosed: () => void, onControl: () => void = () => undefined,
+): ScreenRelay {
   let inFlight = 0;
   let waiting: Buffer | undefined;
   let closed = false;
@@ -82,6 +84,7 @@ export function relayScreen(ws: WebSocket, tunnel: DeviceTunnel, viewOnly: boole
       inputs = 0;
     }
     if (++inputs > INPUTS_PER_SECOND) return;
+    if (isControlInput(input)) onControl();
     if (!tunnel.write({ data: message })) {
       ws.pause();
       tunnel.once('drain', () => ws.resume());

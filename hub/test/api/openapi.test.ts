@@ -12,6 +12,8 @@ import { describedRoutes, describedWebSocketPaths } from '../../src/api/openapi/
 import { DEVICE_CONNECT_PATH } from '../../src/api/device-connect-socket';
 import { DEVICE_SCREEN_PATH } from '../../src/api/device-screen-socket';
 import { ENDPOINTS } from '../../src/api/openapi/endpoints';
+import { describedWebDriverPaths } from '../../src/api/openapi/webdriver-paths';
+import { appiumRouter, type AppiumRouteDependencies } from '../../src/api/appium-routes';
 import { BlobStore } from '../../src/apps/blob-store';
 import { basicAuthMiddleware } from '../../src/http/basic-auth';
 import { webSessionRouter } from '../../src/http/web-session';
@@ -94,7 +96,7 @@ test('GET /apiv1/openapi.json is OpenAPI 3.1 with every path, its parameters and
   expect(doc.openapi).toBe('3.1.0');
   expect(doc.info.version).toBe('9.9.9');
   expect(doc.servers).toEqual([{ url: '/apiv1' }]);
-  const documented = Object.entries(doc.paths)
+  const documented = Object.entries(doc.paths).filter(([p]) => !p.startsWith('/Appium/'))
     .flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`)).sort();
   // The express routes, and the WebSocket endpoints the upgrade router serves (as GETs with an extension).
   expect(describedWebSocketPaths().map((p) => `/apiv1${p}`.toLowerCase())).toEqual([DEVICE_CONNECT_PATH, DEVICE_SCREEN_PATH]);
@@ -105,7 +107,7 @@ test('GET /apiv1/openapi.json is OpenAPI 3.1 with every path, its parameters and
   const postDevice = doc.paths['/Device'].post;
   expect(postDevice.parameters.find((x) => x.name === 'action')?.schema.enum)
     .toEqual(expect.arrayContaining(['retain', 'release', 'reboot']));
-  expect(postDevice.description).toContain('`action=retain`: Retain (exclusively claim) a device. Entitlement: DeviceConnect.');
+  expect(postDevice.description).toContain('`action=retain`: Retain (exclusively claim) a device. Extensions: `wait=<seconds>`');
   expect(doc.paths['/Device'].get.parameters.map((x) => x.name)).toEqual(expect.arrayContaining(['availability', 'enabled', 'properties']));
   // A key the vendor client offers without a meaning is documented as accepted and ignored, with the reason.
   expect(doc.paths['/Device'].get.parameters.find((x) => x.name === 'hardDelete')).toMatchObject({
@@ -148,4 +150,13 @@ test('any authenticated user may read it (a user without roles), nobody unauthen
   const { token } = await createUser(t.db, { login: 'no.roles@example.com', roles: [] });
   expect((await get('/openapi.json', token, 'no.roles@example.com')).status).toBe(200);
   expect((await fetch(`${base}/openapi.json`)).status).toBe(401);
+});
+
+test('the WebDriver endpoint\'s routes are the ones the document describes (under /Appium, served under /wd/hub too)', () => {
+  const router = appiumRouter({ logger: createLogger('test') } as AppiumRouteDependencies) as unknown as { stack: Layer[] };
+  const paths = router.stack.flatMap((layer) => {
+    const path = layer.route?.path as unknown;
+    return Array.isArray(path) ? path as string[] : typeof path === 'string' ? [path] : [];
+  }).filter((path) => path !== '/*rest');
+  expect([...new Set(paths)].sort()).toEqual(describedWebDriverPaths().sort());
 });

@@ -232,12 +232,13 @@ describe('reset: defaults and entitlement order', () => {
 });
 
 describe('GET /Device/AppiumLog', () => {
+  const noGateways = { automationLog: async () => '' };
   it('is empty while no automation server runs; DeviceList and the device are still checked', async () => {
     const admin = await user();
     const d = await insertDevice(t.db);
-    expect(await readAutomationLog(t.db, admin, d.serial_number!, { currentSessionOnly: true })).toBe('');
-    expect(await message(readAutomationLog(t.db, admin, 'ghost'))).toBe("Device 'ghost' not found.");
-    expect(await message(readAutomationLog(t.db, await user(without('DeviceList')), 'ghost')))
+    expect(await readAutomationLog(t.db, noGateways, admin, d.serial_number!, { currentSessionOnly: true })).toBe('');
+    expect(await message(readAutomationLog(t.db, noGateways, admin, 'ghost'))).toBe("Device 'ghost' not found.");
+    expect(await message(readAutomationLog(t.db, noGateways, await user(without('DeviceList')), 'ghost')))
       .toBe('User does not have required entitlement: DeviceList');
   });
 });

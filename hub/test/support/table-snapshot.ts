@@ -7,7 +7,7 @@ import type { Db } from '../../src/store/database';
 const VOLATILE = new Set(['last_seen_at', 'last_login_at', 'battery_percent', 'battery_status', 'disk_space',
   'disk_space_used', 'properties', 'installed_packages', 'last_connected_at', 'last_disconnected_at', 'readiness_detail']);
 const TABLES = ['users', 'roles', 'user_roles', 'user_properties', 'gateways', 'devices', 'applications', 'async_jobs',
-  'events', 'hub_settings'] as const;
+  'events', 'hub_settings', 'automation_sessions'] as const;
 
 export async function snapshotTables(db: Db): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};

@@ -7,7 +7,7 @@
 import type { FailureCode } from '../../../shared/src/failure-codes';
 
 export type {
-  Application, Device, DeviceAccessTicket, DeviceProperty, FleetGatewayDescription as GatewayDescription, Role, UsbHub, UsbHubDevice, User,
+  Application, AutomationSession, Device, DeviceAccessTicket, DeviceProperty, FleetGatewayDescription as GatewayDescription, Role, UsbHub, UsbHubDevice, User,
 } from '../../../shared/src/models';
 export type { DeviceReadinessState as DeviceReadiness } from '../../../shared/src/readiness';
 export type { FailureCode } from '../../../shared/src/failure-codes';

@@ -2,7 +2,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, awaitJob, call, getJson, getText, query } from '../api/client';
 import { failureText } from '../api/failure-advice';
+import { LeaseFacts } from '../components/lease-facts';
 import type { Application, Device, DeviceAccessTicket, FailureCode, Result, SessionUser } from '../api/types';
+import { AutomationPanel } from '../components/automation-panel';
 import { ConnectLines, keepTicket } from '../components/connect-lines';
 import { LiveScreen } from '../components/live-screen';
 import { MetricsPanel } from '../components/metrics-panel';
@@ -24,7 +26,9 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
   // A view-only share link opens this page with `?share=<token>`.
   const share = new URLSearchParams(location.search).get('share') ?? undefined;
   const live = store.devices.get(id);
-  const device = live ? { ...detail, ...live, properties: detail?.properties, installedApplications: detail?.installedApplications } as Device : detail;
+  // Keys the live record omits are absent now (an ended automation session), not to be taken from the first load.
+  const device = live ? { ...detail, ...live, automationSessionSignature: live.automationSessionSignature, automationSessionStartTime: live.automationSessionStartTime,
+    properties: detail?.properties, installedApplications: detail?.installedApplications } as Device : detail;
 
   const loadDetail = () => getJson<Device[]>(`/Device${query({ id, properties: true, allApplications: true })}`)
     .then((list) => (list[0] ? setDetail(list[0]) : setError('No such device.')), (err: Error) => setError(err.message));
@@ -96,6 +100,7 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
         </div>
         {mine && <ScreenShares deviceId={device.id} />}
       </section>}
+      <AutomationPanel device={device} />
       <section class="cols">
         <div class="card">
           <h2>Facts</h2>
@@ -108,7 +113,8 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
             <dt>USB</dt><dd>{portText(device)}</dd>
             <dt>Form factor</dt><dd>{device.formFactor}</dd>
             <dt>Readiness</dt><dd data-testid="readiness">{device.readiness ?? '—'}</dd>
-            {device.retainedById && <><dt>In use by</dt><dd>{device.retainedByDisplayName ?? device.retainedById}</dd></>}
+            {device.retainedById && <><dt>In use by</dt><dd>{device.retainedByDisplayName ?? device.retainedById}{device.automationSessionSignature ? ' (automation session)' : ''}</dd></>}
+            <LeaseFacts device={device} />
             {device.reservedById && <><dt>Reserved by</dt><dd>{device.reservedByDisplayName ?? device.reservedById}</dd></>}
           </dl>
           {device.properties && device.properties.length > 0 && (

@@ -5,6 +5,7 @@ import { ReportChart, type ReportChartData } from '../components/report-chart';
 import { availabilityPeriods, formatDuration, type AvailabilityPoint } from '../report-format';
 import type { GatewayDescription, SessionUser } from '../api/types';
 import { UsersAdmin } from './admin/users-admin';
+import { WaitingLine } from '../components/waiting-line';
 import { useLive } from '../live/use-live';
 import { may } from '../session';
 
@@ -13,6 +14,7 @@ export function LabOps({ user }: { user: SessionUser }) {
     <main class="page">
       <h1>Lab</h1>
       {may(user, 'SystemViewGateways') ? <Gateways user={user} /> : <p class="muted">Viewing gateways needs SystemViewGateways.</p>}
+      {may(user, 'DeviceReleaseAny') && <WaitingLine />}
       {may(user, 'UserList') && may(user, 'DeviceList') && may(user, 'ApplicationList') && <Reports />}
       {may(user, 'UserList') && <UsersAdmin user={user} />}
     </main>

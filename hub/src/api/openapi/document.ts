@@ -1,5 +1,6 @@
 /** Generates the OpenAPI 3.1 document from the in-code description (`endpoints.ts`, `schemas.ts`). */
 import { ENDPOINTS, type OperationDescription, type ParamDescription } from './endpoints';
+import { WEBDRIVER_PATHS } from './webdriver-paths';
 import { SCHEMAS, ref } from './schemas';
 
 type Json = Record<string, unknown>;
@@ -157,6 +158,7 @@ export function buildOpenApiDocument(version = '1'): Json {
     paths[endpoint.path][endpoint.method] = operationObject(endpoint.method, endpoint.path, endpoint.operations);
   }
   for (const [path, methods] of Object.entries(WEBSOCKET_PATHS)) paths[path] = { ...paths[path], ...methods };
+  for (const [path, item] of Object.entries(WEBDRIVER_PATHS)) paths[path] = item;
   return {
     openapi: '3.1.0',
     info: { title: 'DeviceLab API', version, description:

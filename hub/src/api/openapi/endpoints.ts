@@ -69,6 +69,8 @@ const deviceFilters = [
   ...['releaseFlags', 'hardDelete', 'supportedFormFactors', 'simulatedBattery', 'chargeStartDate', 'agentStatus']
     .map((name) => p(name, 'string', undefined, { ignored: 'the C# client offers it (DeviceProperties) without a meaning, '
       + 'and this hub has no such device property.' })),
+  p('filter', 'string', 'Extension: the filter people type (os=android,minOs=13,maxOs=14,osVersion=14.1,model=..,name=..,'
+    + 'id=..,formFactor=phone,app=<package>,free,online); README "Device filters".'),
 ];
 const reportFilters = [
   p('applicationId', 'guid'), p('deviceId', 'deviceId'), p('userId', 'guid'), p('fromDate', 'date'), p('toDate', 'date'),
@@ -124,15 +126,38 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'get', path: '/Device/Available', operations: [{
     select: '', summary: 'Devices available to the caller.', entitlement: 'DeviceList',
     params: [...deviceFilters, ...detail], response: arrayOf(ref('Device')) }] },
+  { method: 'get', path: '/Device/WaitingLine', operations: [{
+    select: '', summary: 'The waiting line (extension): requests waiting for a device, first come first, with what they '
+      + 'wait for, since when, their purpose and the hub replica holding them.', entitlement: 'DeviceReleaseAny',
+    response: resultOf(arrayOf(ref('Waiter'))) }] },
   { method: 'get', path: '/Device/Log', operations: [{
     select: '', summary: 'The device system log.', entitlement: 'DeviceList',
     params: [deviceId(), p('lines', 'int', 'Most recent lines; default 1000.')], response: resultOf({ type: 'string' }) }] },
   { method: 'get', path: '/Device/AppiumLog', operations: [{
     select: '', summary: 'The automation server log.', entitlement: 'DeviceList',
-    params: [deviceId(), p('currentSessionOnly', 'bool')], response: resultOf({ type: 'string' }) }] },
+    params: [deviceId(), p('currentSessionOnly', 'bool', 'Only the current (or else the last) automation session\'s lines.')],
+    response: resultOf({ type: 'string' }) }] },
+  { method: 'get', path: '/Device/AutomationSession', operations: [{
+    select: '', summary: 'Extension: the device\'s open automation session (WebDriver, /Appium): who, since when, last command; no data when none runs.',
+    entitlement: 'DeviceList', params: [deviceId()], response: resultOf(ref('AutomationSession')) }] },
   { method: 'post', path: '/Device', operations: [
-    { select: 'action=retain', summary: 'Retain (exclusively claim) a device.', entitlement: 'DeviceConnect',
-      params: [deviceId()], response: resultOf(ref('DeviceAccessTicket')) },
+    { select: 'action=retain', summary: 'Retain (exclusively claim) a device. Extensions: `wait=<seconds>` waits in the '
+      + 'lab\'s first-come waiting line (at most 900 s) for `id` or for the first device matching `filter`; `lease` names '
+      + 'the caller\'s lease (a device held under another lease name is refused with LEASE_CONFLICT); `idleMinutes` asks '
+      + 'for this retain\'s own idle time (within /Settings retainIdleMaxMinutes).', entitlement: 'DeviceConnect',
+      params: [p('id', 'deviceId', 'The device Guid, serial number or vendor unique identifier (required without filter).',
+        { aliases: ['deviceId'] }),
+        p('filter', 'string', 'Extension, with wait: any device matching this (CLI filter syntax: os=android,minOs=13,'
+          + 'osVersion=14.1,model=Pixel,name=..,id=..,formFactor=phone,app=<package>).'),
+        p('wait', 'string', 'Extension: seconds to wait in line for a device (0 to 900); a boolean is ignored as elsewhere.'),
+        p('lease', 'string', 'Extension: the lease name (at most 200 characters), e.g. a CI job id.'),
+        p('idleMinutes', 'int', 'Extension: release after this many idle minutes (0: never, if the lab allows).')],
+      response: resultOf(ref('DeviceAccessTicket')) },
+    { select: 'action=renew', summary: 'Renew the caller\'s lease of a device (extension) before it ends: it then ends `minutes` '
+      + 'from now (default and at most the caller\'s maximum lease length: /Settings leaseMaxMinutes or their roles\' '
+      + 'maxLeaseMinutes; beyond it LEASE_LIMIT). Counts as use (the idle time starts again).', entitlement: 'DeviceConnect',
+      params: [deviceId(), p('minutes', 'int', 'The new lease length from now, in minutes.')],
+      response: resultOf({ type: 'object', properties: { leaseEndTime: { type: 'string', format: 'date-time' } } }) },
     { select: 'action=release', summary: 'Release a retained device.',
       entitlement: 'DeviceReleaseAny (only for another user\'s retain)', params: [deviceId()], response: result },
     { select: 'action=reboot', summary: 'Reboot a device.', entitlement: 'DeviceReboot', params: [deviceId()], response: result },
@@ -227,9 +252,9 @@ export const ENDPOINTS: EndpointDescription[] = [
   { method: 'get', path: '/Role', operations: [{
     select: '', summary: 'List roles and their entitlements (extension); without UserRolesModify only the caller\'s roles.', entitlement: 'any authenticated user', response: arrayOf(ref('Role')) }] },
   { method: 'post', path: '/Role', operations: [
-    { select: 'add', summary: 'Add a role.', entitlement: 'UserRolesModify', body: 'json', bodyKeys: ['name', 'entitlements'], response: result },
+    { select: 'add', summary: 'Add a role.', entitlement: 'UserRolesModify', body: 'json', bodyKeys: ['name', 'entitlements', 'maxLeaseMinutes'], response: result },
     { select: 'update', summary: 'Change a role.', entitlement: 'UserRolesModify', params: roleRef,
-      body: 'json', bodyKeys: ['name', 'entitlements'], response: result },
+      body: 'json', bodyKeys: ['name', 'entitlements', 'maxLeaseMinutes'], response: result },
     { select: 'delete', summary: 'Delete a role.', entitlement: 'UserRolesModify', params: roleRef, response: result },
   ] },
   { method: 'get', path: '/Settings', operations: [{
@@ -237,10 +262,14 @@ export const ENDPOINTS: EndpointDescription[] = [
     response: resultOf({ type: 'object', properties: { resetUninstallAll: { type: 'boolean' }, resetReboot: { type: 'boolean' },
       dataPortState: { type: 'string', enum: ['Data', 'Sync'],
         description: 'How GET /Gateway writes a data-mode port\'s state; default DEVICELAB_DATA_PORT_STATE (Data).' },
-      licensedDeviceLimit: { type: 'integer', description: 'DEVICELAB_LICENSED_DEVICES; omitted when unlimited.' } } }) }] },
+      licensedDeviceLimit: { type: 'integer', description: 'DEVICELAB_LICENSED_DEVICES; omitted when unlimited.' },
+      retainIdleMinutes: { type: 'integer', description: 'A retain unused this long is released (a warning comes first); 0: never. Default 30.' },
+      retainIdleMaxMinutes: { type: 'integer', description: 'The longest idle time a retain may ask for with idleMinutes; 0: any. Default 240.' },
+      leaseMaxMinutes: { type: 'integer', description: 'The longest a lease lasts before it must be renewed (roles may set their own); 0: no maximum.' },
+    } }) }] },
   { method: 'post', path: '/Settings', operations: [{
     select: 'update', summary: 'Change system-area settings (extension).', entitlement: 'SystemManageSettings', body: 'json',
-    bodyKeys: ['resetUninstallAll', 'resetReboot', 'dataPortState'], response: result }] },
+    bodyKeys: ['resetUninstallAll', 'resetReboot', 'dataPortState', 'retainIdleMinutes', 'retainIdleMaxMinutes', 'leaseMaxMinutes'], response: result }] },
   { method: 'get', path: '/Webhook', operations: [{
     select: '', summary: 'Webhook endpoints (extension); secrets are never returned.', entitlement: 'SystemManageSettings',
     response: resultOf(arrayOf(ref('Webhook'))) }] },

@@ -40,13 +40,24 @@ export const SCHEMAS: Record<string, Schema> = {
     createdDate: dateTime, appTeamIdentifier: str, agentDylibTeamIdentifier: str, isAgentDylibEmbeddedInApp: bool,
     notes: str, uploadedByName: { ...str, description: 'Extension: who uploaded this entry (display name at upload).' },
   }),
+  AutomationSession: object({
+    sessionId: { ...str, description: 'The session id: only for the session\'s user and administrators (DeviceReleaseAny).' }, sessionSignature: str,
+    userName: str, startTime: dateTime, lastCommandTime: dateTime,
+    newCommandTimeout: { ...int32, description: 'Seconds without a command before the lab deletes the session; 0: never.' },
+  }),
   DeviceProperty: object({ name: str, value: str, type: ref('DevicePropertyType') }),
   Device: object({
     id: guid, name: str, availability: ref('DeviceAvailabilityStatus'), retainedById: guid,
     retainedByDisplayName: str, retainedByUserName: str, enabled: bool, batteryStatus: ref('DeviceBatteryStatus'),
     batteryPercentCharged: int32, diskSpace: int64, diskSpaceUsed: int64, slotNumber: int32,
     nextReservationStartTime: dateTime, nextReservationEndTime: dateTime, reservedById: guid,
-    reservedByDisplayName: str, lastInuseAt: dateTime, lastDisconnectedAt: dateTime, lastConnectedAt: dateTime,
+    reservedByDisplayName: str,
+    automationSessionSignature: { ...str, description: 'Extension: the open automation session (WebDriver, /Appium) that retains the device, by the first 8 characters of its id (the whole id, which commands accept as their credential, only in GET /Device/AutomationSession for its user and administrators).' },
+    automationSessionStartTime: { ...dateTime, description: 'Extension: when that automation session was created.' },
+    leaseEndTime: { ...dateTime, description: 'Extension, while retained: when the lease ends unless renewed (action=renew).' },
+    idleReleaseTime: { ...dateTime, description: 'Extension, while retained: when the retain is released unless the device is used before.' },
+    leaseName: { ...str, description: 'Extension, while retained: the lease name given at retain.' },
+    lastInuseAt: dateTime, lastDisconnectedAt: dateTime, lastConnectedAt: dateTime,
     deleted: bool, notes: str, model: str, operatingSystem: ref('DeviceOperatingSystem'), operatingSystemVersion: str,
     operatingSystemBuild: str, macAddress: str, serialNumber: str, manufacturer: str, friendlyModel: str,
     vendorUniqueIdentifier: str, vendorDeviceName: str, deviceClass: str, formFactor: ref('DeviceFormFactor'),
@@ -129,7 +140,8 @@ export const SCHEMAS: Record<string, Schema> = {
     isConnected: bool, lastSeenAt: dateTime, version: str, hubReplica: str,
   }, 'Every registered gateway. Extension fields isConnected, lastSeenAt, version, hubReplica (the replica its link '
     + 'last landed on); a disconnected gateway lists the USB hubs it last reported, isErrored.'),
-  Role: object({ id: guid, name: str, entitlements: arrayOf(str), isBuiltIn: bool }),
+  Role: object({ id: guid, name: str, entitlements: arrayOf(str), isBuiltIn: bool,
+    maxLeaseMinutes: { ...int32, description: 'Extension: the longest lease its holders may keep (minutes; 0: none); absent: the lab\'s leaseMaxMinutes. A user gets the most generous of their roles.' } }),
   Webhook: object({ id: guid, url: str, eventTypes: arrayOf(str), hasSecret: bool, createdAt: dateTime },
     'A webhook endpoint (extension); eventTypes [] receives every event. The secret is write-only.'),
   Reservation: object({
@@ -141,6 +153,11 @@ export const SCHEMAS: Record<string, Schema> = {
     'A view-only share of a device\'s live screen (extension): for a user (userLogin), or a link (token, shown only when made).'),
   ScreenViewer: object({ login: str, displayName: str, remoteAddress: str, viewOnly: bool, shareId: guid, since: dateTime },
     'Someone watching a device\'s live screen now (extension).'),
+  Waiter: object({
+    id: guid, place: int32, userId: guid, userName: str, filter: str,
+    purpose: { type: 'string', enum: ['retain', 'automation'] }, leaseName: str, since: dateTime, deadline: dateTime,
+    replicaId: str,
+  }, 'A request waiting for a device (extension): `filter` as written, or `id=<Guid>` for one device; `place` 1 is next.'),
   WebhookDelivery: object({
     id: int64, eventId: guid, eventType: str, deviceId: guid,
     status: { type: 'string', enum: ['pending', 'delivered', 'failed'] }, attempts: int32, lastStatusCode: int32,

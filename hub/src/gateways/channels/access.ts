@@ -50,6 +50,7 @@ class SessionAccess implements SessionChannel {
     accessEndpoint: (endpoint) => this.onEndpoint(endpoint),
     /** A connection into a device was opened or refused: a Note event on the device. */
     accessEvent: (event) => {
+      if (event.accepted) this.ctx.onDeviceUse?.(event.vendorUniqueIdentifier);
       void this.session.recordWrite(() => recordGatewayDeviceEvent(this.ctx.db, this.session.gatewayId, {
         vendorUniqueIdentifier: event.vendorUniqueIdentifier, eventType: 'Note', message: event.message,
         detail: event.fingerprint ? `key ${event.fingerprint}` : '', isSuccess: event.accepted, atMs: Number(event.atMs),

@@ -97,10 +97,16 @@ export class TunnelSocket extends Duplex {
     done(err);
   }
 
-  /** As net.Socket: 'timeout' after `ms` without bytes either way (0: never). */
+  /**
+   * As net.Socket: 'timeout' after `ms` without bytes either way (0: never); as there, 0 with a listener removes
+   * that listener (the HTTP client does so after each request on a kept-alive socket, or listeners would pile up).
+   */
   setTimeout(ms: number, listener?: () => void): this {
     this.timeout = ms;
-    if (listener) this.once('timeout', listener);
+    if (listener) {
+      if (ms === 0) this.removeListener('timeout', listener);
+      else this.once('timeout', listener);
+    }
     this.touched();
     return this;
   }

@@ -58,4 +58,6 @@ export interface ChannelContext {
   /** SPKI DER of the DeviceAccessTicket signing key, sent in Welcome. */
   ticketPublicKey?: Buffer;
   metrics: MetricsStore;
+  /** Told of a connection opened into a device (its access endpoint): use that keeps its retain from going idle. */
+  onDeviceUse?: (vendorUniqueIdentifier: string) => void;
 }

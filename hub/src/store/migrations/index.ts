@@ -28,6 +28,9 @@ import * as reservations from './030_reservations';
 import * as applicationUploader from './031_application_uploader';
 import * as boundedIcons from './032_bounded_icons';
 import * as screenShares from './037_screen_shares';
+import * as automationSessions from './033_automation_sessions';
+import * as waitingLine from './034_waiting_line';
+import * as deviceLeases from './035_device_leases';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -58,6 +61,9 @@ const migrations: Record<string, Migration> = {
   '031_application_uploader': applicationUploader,
   '032_bounded_icons': boundedIcons,
   '037_screen_shares': screenShares,
+  '033_automation_sessions': automationSessions,
+  '034_waiting_line': waitingLine,
+  '035_device_leases': deviceLeases,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -121,8 +121,9 @@ export const deviceRetainRoutines = sql`
     RETURN retain_outcome('retained', device);
   END $$;
 
+  -- reason: the history's text for a release nobody asked for (an idle or expired lease); NULL for a plain one.
   CREATE OR REPLACE FUNCTION release_device(identifier text, guid uuid, releaser uuid, releaser_name text,
-    may_release_any boolean, at timestamptz, relay_from text)
+    may_release_any boolean, at timestamptz, relay_from text, reason text)
   RETURNS device_retain_outcome LANGUAGE plpgsql AS $$
   DECLARE
     device devices;
@@ -132,13 +133,13 @@ export const deviceRetainRoutines = sql`
     IF device.id IS NULL THEN RETURN retain_outcome('not_found', NULL); END IF;
     SELECT * INTO device FROM devices WHERE id = device.id FOR UPDATE;
     IF device.retained_by IS NULL THEN RETURN retain_outcome('unchanged', device); END IF;
-    IF device.retained_by <> releaser AND NOT may_release_any THEN RETURN retain_outcome('in_use', device); END IF;
+    IF device.retained_by IS DISTINCT FROM releaser AND NOT may_release_any THEN RETURN retain_outcome('in_use', device); END IF;
     retainer := device.retained_by;
     UPDATE devices SET retained_by = NULL, retained_at = NULL, last_inuse_at = at WHERE id = device.id
       RETURNING * INTO device;
     UPDATE metrics.markers SET stopped_at = greatest(started_at, at)
       WHERE device_id = device.id AND name = 'session' AND stopped_at IS NULL;
-    PERFORM record_retain_event(device, 'Device Released', false, releaser, releaser_name, retainer, at);
+    PERFORM record_retain_event(device, coalesce(reason, 'Device Released'), false, releaser, releaser_name, retainer, at);
     PERFORM relay_retention(relay_from, device);
     RETURN retain_outcome('released', device);
   END $$;

@@ -8,11 +8,12 @@ import { createHash } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import { LockKind } from '../../fleet/advisory-locks';
 import { withTx, type Db } from '../database';
+import { deviceLeaseRoutines } from './device-lease';
 import { deviceRetainRoutines } from './device-retain';
 import { deviceStateRoutines } from './device-state';
 
 /** In dependency order: a routine's callees come first. */
-const ROUTINES: RawBuilder<unknown>[] = [deviceStateRoutines, deviceRetainRoutines];
+const ROUTINES: RawBuilder<unknown>[] = [deviceStateRoutines, deviceRetainRoutines, deviceLeaseRoutines];
 
 const DIGEST_KEY = 'routines_digest';
 

@@ -1,0 +1,73 @@
+/**
+ * Relays one WebDriver request verbatim to a device's Appium server through the gateway link: method, path
+ * (without the hub's `/Appium` or `/wd/hub` prefix), headers without the hop-by-hop ones and the client's
+ * credentials, and the body streamed both ways with backpressure (`pipeline`): screenshots and page sources are
+ * large and are never held whole.
+ */
+import http from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { Request, Response } from 'express';
+import { APPIUM_HOST } from '../domain/automation/appium-client';
+
+/** RFC 9110 7.6.1 hop-by-hop fields, plus what must not leave the hub (credentials, cookies). */
+const NOT_RELAYED = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
+  'transfer-encoding', 'upgrade', 'authorization', 'cookie', 'host', 'proxy-connection']);
+
+function relayedHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const out: http.OutgoingHttpHeaders = {};
+  const named = new Set((headers.connection ?? '').split(',').map((name) => name.trim().toLowerCase()));
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || NOT_RELAYED.has(name) || named.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+export interface RelayOutcome {
+  /** The status Appium answered, or undefined when it could not be reached (the client got a W3C error then). */
+  status?: number;
+  error?: Error;
+}
+
+/**
+ * Sends `req` to `path` through `agent` and streams the answer into `res`. Resolves when both directions are done;
+ * a transport failure before the answer started is left to the caller (`error`) to answer in W3C form.
+ */
+export function relayWebDriver(req: Request, res: Response, agent: http.Agent, path: string, timeoutMs: number): Promise<RelayOutcome> {
+  return new Promise((resolve) => {
+    const upstream = http.request({
+      agent, host: APPIUM_HOST, method: req.method, path, headers: { ...relayedHeaders(req.headers), host: APPIUM_HOST },
+    });
+    let settled = false;
+    const settle = (outcome: RelayOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => upstream.destroy(new Error(`the device's Appium server did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
+    upstream.on('response', (answer) => {
+      clearTimeout(timer);
+      res.status(answer.statusCode ?? 502);
+      for (const [name, value] of Object.entries(relayedHeaders(answer.headers))) if (value !== undefined) res.setHeader(name, value);
+      pipeline(answer, res).then(() => settle({ status: answer.statusCode }), (error: Error) => {
+        res.destroy();
+        settle({ status: answer.statusCode, error });
+      });
+    });
+    upstream.on('error', (error) => {
+      if (!res.headersSent) settle({ error });
+      else res.destroy();
+    });
+    // The client leaving mid-request ends the relayed request too.
+    res.on('close', () => { if (!res.writableFinished) upstream.destroy(); });
+    // Most commands are GETs without a body: sent at once rather than after the body stream's end event.
+    const length = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+      upstream.end();
+      req.resume();
+    } else {
+      pipeline(req, upstream).catch((error: Error) => settle({ error }));
+    }
+  });
+}

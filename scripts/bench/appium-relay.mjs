@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+// Benchmark: the hub's WebDriver endpoint (/Appium) against the same commands sent straight to the gateway's Appium
+// server of the device, in one run, on a lab deployed as in production (hub and gateway processes, the real Appium
+// server and UiAutomator2 driver, simulated Android devices behind a real adb server).
+//   session creation: POST /session + DELETE through the hub vs direct, BENCH_SESSIONS (default 3) each, alternated
+//                     (after one warm-up session per device, which installs the UiAutomator2 server on it).
+//   command latency:  BENCH_COMMANDS (default 300) sequential `GET /session/:id/window/rect` per round, through the
+//                     hub vs direct, two rounds alternated; p50, p95; overhead per command = hub p50 - direct p50.
+//                     Commands carry no credentials, as webdriverio sends them (only POST /session does).
+//                     Beside them, the hub's own part alone: an unknown session's answer (HTTP and the session read).
+//   throughput:       BENCH_DEVICES (default 8) parallel sessions on as many devices, each sending commands back to
+//                     back for BENCH_SECONDS (default 5): commands/s in all, through the hub vs direct.
+//   memory:           RSS of each device's Appium server process on the gateway (its process group), mean and max.
+// Goal: overhead <= 2 ms per command at p50, hub/direct <= 1.2x.
+import http from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import { progress, startBenchLab } from './bench-lab.mjs';
+import { waitForAvailability } from './plug-measurement.mjs';
+import { ms, printTable, summarize } from './statistics.mjs';
+
+const { defaultAndroidLab } = createRequire(import.meta.url)('../../labsim/dist');
+const deviceCount = Number(process.env.BENCH_DEVICES || 8);
+const commands = Number(process.env.BENCH_COMMANDS || 300);
+const sessions = Number(process.env.BENCH_SESSIONS || 3);
+const seconds = Number(process.env.BENCH_SECONDS || 5);
+const FIRST_APPIUM_PORT = 20000; // the gateway's default automation range, a block of 10 ports per device
+const PORTS_PER_DEVICE = 10;
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+/** One WebDriver request; resolves with status and parsed body. */
+function request(base, method, path, body, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const url = new URL(path, base);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const req = http.request(url, { method, agent, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let parsed;
+        try { parsed = JSON.parse(text); } catch { parsed = text; }
+        resolve({ status: res.statusCode, body: parsed });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function createSession(base, capabilities, headers) {
+  const answer = await request(base, 'POST', 'session', { capabilities: { alwaysMatch: capabilities, firstMatch: [{}] } }, headers);
+  if (answer.status !== 200) throw new Error(`POST ${base}session: ${answer.status} ${JSON.stringify(answer.body).slice(0, 500)}`);
+  return { id: answer.body.value.sessionId, capabilities: answer.body.value.capabilities };
+}
+const deleteSession = async (base, id, headers) => {
+  const answer = await request(base, 'DELETE', `session/${id}`, undefined, headers);
+  if (answer.status !== 200) throw new Error(`DELETE ${base}session/${id}: ${answer.status}`);
+};
+
+async function timedCommands(base, id, count, headers) {
+  const samples = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const answer = await request(base, 'GET', `session/${id}/window/rect`, undefined, headers);
+    samples.push(performance.now() - started);
+    if (answer.status !== 200) throw new Error(`command failed: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
+  }
+  return samples;
+}
+
+/** Commands back to back on every session at once for `seconds`; the total per second. */
+async function throughput(targets) {
+  const until = performance.now() + seconds * 1000;
+  const counts = await Promise.all(targets.map(async ({ base, id, headers }) => {
+    let n = 0;
+    while (performance.now() < until) {
+      const answer = await request(base, 'GET', `session/${id}/window/rect`, undefined, headers);
+      if (answer.status !== 200) throw new Error(`command failed: ${answer.status}`);
+      n++;
+    }
+    return n;
+  }));
+  return counts.reduce((a, b) => a + b, 0) / seconds;
+}
+
+/** RSS (MiB) of each Appium server process the gateway spawned. */
+function appiumRss() {
+  const out = execFileSync('ps', ['-eo', 'pid=,rss=,args='], { encoding: 'utf8' });
+  return out.split('\n').filter((line) => line.includes('--devicelab-appium') && line.includes('--port'))
+    .map((line) => Number(line.trim().split(/\s+/)[1]) / 1024);
+}
+
+const lab = await startBenchLab();
+try {
+  for (const spec of defaultAndroidLab(deviceCount)) await lab.world.addAndroidDevice(spec);
+  for (const { serial } of lab.world.devices()) await waitForAvailability(lab, serial, 'Online', 100, 120_000);
+  const hub = `${lab.url}/Appium/`;
+  const auth = { authorization: lab.authorization };
+  const caps = (serial) => ({ platformName: 'Android', 'appium:udid': serial });
+  // A device's Appium server starts at its first session, which also installs the UiAutomator2 server on the device:
+  // one warm-up session per device through the hub, in parallel.
+  progress(`${deviceCount} devices Online; a warm-up session on each`);
+  await Promise.all(lab.world.devices().map(async ({ serial }) => {
+    const session = await createSession(hub, caps(serial), auth);
+    await deleteSession(hub, session.id, auth);
+  }));
+  // Each device's Appium server: a direct session on each port of the range tells whose it is.
+  progress('finding the Appium servers');
+  const directOf = new Map();
+  const deadline = Date.now() + 180_000;
+  while (directOf.size < deviceCount) {
+    if (Date.now() > deadline) throw new Error(`found ${directOf.size} of ${deviceCount} Appium servers`);
+    for (let port = FIRST_APPIUM_PORT; port < FIRST_APPIUM_PORT + 100 * PORTS_PER_DEVICE; port += PORTS_PER_DEVICE) {
+      const base = `http://127.0.0.1:${port}/`;
+      if ([...directOf.values()].includes(base)) continue;
+      const status = await request(base, 'GET', 'status').catch(() => undefined);
+      if (!status || status.status !== 200) continue;
+      const session = await createSession(base, { platformName: 'Android', 'appium:automationName': 'UiAutomator2' });
+      directOf.set(session.capabilities.udid, base);
+      await deleteSession(base, session.id);
+      progress(`device ${session.capabilities.udid}: Appium on port ${port}`);
+    }
+    if (directOf.size < deviceCount) await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  const serials = [...directOf.keys()];
+  const [first] = serials;
+
+  progress('session creation');
+  const created = { hub: [], direct: [] };
+  for (let i = 0; i < sessions; i++) {
+    for (const via of ['direct', 'hub']) {
+      const base = via === 'hub' ? hub : directOf.get(first);
+      const headers = via === 'hub' ? auth : {};
+      const started = performance.now();
+      const session = await createSession(base, via === 'hub' ? caps(first) : { platformName: 'Android', 'appium:automationName': 'UiAutomator2' }, headers);
+      created[via].push(performance.now() - started);
+      await deleteSession(base, session.id, headers);
+    }
+  }
+
+  progress('command latency');
+  const latency = { hub: [], direct: [] };
+  for (let round = 0; round < 2; round++) {
+    for (const via of ['direct', 'hub']) {
+      const base = via === 'hub' ? hub : directOf.get(first);
+      const headers = via === 'hub' ? auth : {};
+      const session = await createSession(base, via === 'hub' ? caps(first) : { platformName: 'Android', 'appium:automationName': 'UiAutomator2' }, headers);
+      // Commands without credentials, as webdriverio sends them (the session id stands for its creator).
+      await timedCommands(base, session.id, 20, {}); // warm the connections
+      latency[via].push(...await timedCommands(base, session.id, commands, {}));
+      await deleteSession(base, session.id, headers);
+    }
+  }
+
+  // The hub's own part of a command without the way to the device: an unknown session's answer (HTTP + session read).
+  const hubAlone = [];
+  for (let i = 0; i < commands; i++) {
+    const started = performance.now();
+    const answer = await request(hub, 'GET', 'session/00000000-0000-4000-8000-000000000000/window/rect');
+    hubAlone.push(performance.now() - started);
+    if (answer.status !== 404) throw new Error(`unknown session answered ${answer.status}`);
+  }
+
+  progress(`throughput: ${serials.length} parallel sessions`);
+  const rates = {};
+  for (const via of ['direct', 'hub']) {
+    const targets = await Promise.all(serials.map(async (serial) => {
+      const base = via === 'hub' ? hub : directOf.get(serial);
+      const headers = via === 'hub' ? auth : {};
+      const session = await createSession(base, via === 'hub' ? caps(serial) : { platformName: 'Android', 'appium:automationName': 'UiAutomator2' }, headers);
+      return { base, id: session.id, headers };
+    }));
+    rates[via] = await throughput(targets.map((t) => ({ ...t, headers: {} })));
+    if (via === 'hub') var rss = appiumRss(); // eslint-disable-line no-var
+    await Promise.all(targets.map((t) => deleteSession(t.base, t.id, t.headers)));
+  }
+
+  const hubLatency = summarize(latency.hub);
+  const directLatency = summarize(latency.direct);
+  const hubCreate = summarize(created.hub);
+  const directCreate = summarize(created.direct);
+  printTable(['measure', 'through the hub', 'direct to Appium', 'hub - direct', 'hub cost (x)'], [
+    ['command p50', ms(hubLatency.median), ms(directLatency.median), ms(hubLatency.median - directLatency.median), (hubLatency.median / directLatency.median).toFixed(2)],
+    ['hub alone (unknown session) p50', ms(summarize(hubAlone).median), '', '', ''],
+    ['command p95', ms(hubLatency.p95), ms(directLatency.p95), ms(hubLatency.p95 - directLatency.p95), (hubLatency.p95 / directLatency.p95).toFixed(2)],
+    [`throughput, ${serials.length} sessions`, `${rates.hub.toFixed(0)}/s`, `${rates.direct.toFixed(0)}/s`, '', (rates.direct / rates.hub).toFixed(2)],
+    ['session create+delete p50', ms(hubCreate.median), ms(directCreate.median), ms(hubCreate.median - directCreate.median), (hubCreate.median / directCreate.median).toFixed(2)],
+  ]);
+  const meanRss = rss.reduce((a, b) => a + b, 0) / (rss.length || 1);
+  process.stdout.write(`Appium server RSS on the gateway, ${rss.length} servers with a session each: mean ${meanRss.toFixed(0)} MiB, max ${Math.max(...rss).toFixed(0)} MiB\n`);
+  process.stdout.write(`samples: ${latency.hub.length} commands each way; ${sessions} session creations each way\n`);
+} finally {
+  await lab.stop();
+}
