@@ -97,7 +97,8 @@ export type GatewayMessage =
   | { body: 'metrics'; metrics: MetricsBatch }
   | { body: 'accessEvent'; accessEvent: DeviceAccessEvent }
   | { body: 'accessEndpoint'; accessEndpoint: AccessEndpoint }
-  | { body: 'accessSync'; accessSync: AccessSync };
+  | { body: 'accessSync'; accessSync: AccessSync }
+  | { body: 'deviceUse'; deviceUse: { vendorUniqueIdentifier: string } };
 
 export type HubMessage =
   | { body: 'welcome'; welcome: Welcome }
