@@ -109,7 +109,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     adbAccess,
     usbmuxAccess: options.usbmuxdAddress ? {
       access: new UsbmuxAccess(new UsbmuxClient(options.usbmuxdAddress), logger.child({ component: 'usbmux-access' }),
-        { servicesUsed: packagesChanged, report: (event) => link?.channels.access.event(event) }),
+        { servicesUsed: packagesChanged, report: (event) => link?.channels.access.event(event),
+          used: (udid) => link?.channels.access.used(udid) }),
       isIos: (id) => registry.platformOf(id) === 'iOS',
     } : undefined,
   });
