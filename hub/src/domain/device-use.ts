@@ -1,7 +1,8 @@
 /**
  * "The device is being used": what keeps a retain from being released as idle. Use is any API call about the device
  * by its holder, traffic through the hub tunnel, a connection opened to its adb or usbmux endpoint (the gateway's
- * access event), an Appium command, a live-screen controller. Each replica coalesces what it hears: at most one
+ * access event) and bytes through it (the gateway's DeviceUse, at most every 30 s per device), an Appium command, a
+ * live-screen controller. Each replica coalesces what it hears: at most one
  * write per device per `intervalMs` of the API's clock (never one per packet), stamping the lease's `last_used_at`
  * (migration 035) and clearing a warning already given.
  */
