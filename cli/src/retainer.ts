@@ -115,6 +115,12 @@ export class Retainer {
     }
   }
 
+  /** The device, when this login holds it already (whatever lease it was retained under). */
+  async heldByThisLogin(identifier: string): Promise<Device | undefined> {
+    const device = await this.resolve(identifier);
+    return device.retainedByUserName?.toLowerCase() === this.api.credentials.user.toLowerCase() ? device : undefined;
+  }
+
   private async resolve(identifier: string): Promise<Device> {
     const [device] = await this.api.get<Device[]>('/Device', { params: { AnyId: identifier } });
     if (!device) {

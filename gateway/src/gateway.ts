@@ -98,6 +98,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // A device not seen yet may still turn out to be Android; a known device of another platform gets no adb.
     ownsAndroidDevice: (id) => (registry.platformOf(id) ?? 'Android') === 'Android',
     report: (event) => link?.channels.access.event(event),
+    used: (id) => link?.channels.access.used(id),
     endpointClosed: (endpoint) => link?.channels.access.endpointClosed(endpoint),
     sync: () => link?.channels.access.sync() ?? Promise.resolve(),
     packagesChanged,
@@ -124,7 +125,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     screens,
     usbmuxAccess: options.usbmuxdAddress ? {
       access: new UsbmuxAccess(new UsbmuxClient(options.usbmuxdAddress), logger.child({ component: 'usbmux-access' }),
-        { servicesUsed: packagesChanged, report: (event) => link?.channels.access.event(event) }),
+        { servicesUsed: packagesChanged, report: (event) => link?.channels.access.event(event),
+          used: (udid) => link?.channels.access.used(udid) }),
       isIos: (id) => registry.platformOf(id) === 'iOS',
     } : undefined,
   });

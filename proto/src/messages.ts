@@ -104,6 +104,7 @@ export type GatewayMessage =
   | { body: 'accessEvent'; accessEvent: DeviceAccessEvent }
   | { body: 'accessEndpoint'; accessEndpoint: AccessEndpoint }
   | { body: 'accessSync'; accessSync: AccessSync }
+  | { body: 'deviceUse'; deviceUse: { vendorUniqueIdentifier: string } }
   | { body: 'automationReport'; automationReport: AutomationReport };
 
 export type HubMessage =

@@ -43,10 +43,11 @@ export function registerConnectCommand(program: Command): void {
       const api = ctx.api();
       const retainer = new Retainer(api, ctx.out, controller.signal);
       try {
-        const [{ device: target }] = await retainer.retain({ devices: [device], count: 1, waitMs: 0 });
-        // A device this login held before stays retained afterwards: only a retain we started is undone.
-        const mine = target.retainedByUserName?.toLowerCase() === api.credentials.user.toLowerCase();
-        if (mine) retainer.retained.splice(0);
+        // A device this login holds already (under any lease) is connected to as it is, and stays retained
+        // afterwards: only a retain this command makes is undone.
+        const held = await retainer.heldByThisLogin(device);
+        const [{ device: target }] = held ? [{ device: held }] : await retainer.retain({ devices: [device], count: 1, waitMs: 0 });
+        const mine = held !== undefined;
         if (target.operatingSystem === 'Android') {
           // The device's adb endpoint lets in only its retainer's keys: this machine's, registered once.
           await registerAdbKey(api).catch((err: Error) => {

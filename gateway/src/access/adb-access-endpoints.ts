@@ -54,6 +54,8 @@ interface AdbAccessOptions {
   ownsAndroidDevice(vendorUniqueIdentifier: string): boolean;
   /** Connection opened or refused: becomes a Note event on the device at the hub. */
   report(event: DeviceAccessEvent): void;
+  /** Bytes from a client of the device's endpoint: its holder uses it (the caller coalesces). */
+  used?(vendorUniqueIdentifier: string): void;
   /** A client installed or removed packages through the endpoint: read them again, so the hub's record follows. */
   packagesChanged(vendorUniqueIdentifier: string): void;
   /** An endpoint closed on its own (its device left while nobody retained it): the hub forgets its port. */
@@ -275,6 +277,9 @@ export class AdbAccessEndpoints {
       }, PACKAGE_SETTLE_MS);
     };
     socket.on('data', settle);
+    // Use counts once the client has opened the device with one of the retainer's keys, not before.
+    let opened = false;
+    socket.on('data', () => { if (opened) this.options.used?.(endpoint.vendorUniqueIdentifier); });
     const bridge = new AdbBridge(socket, {
       adb: this.options.adb,
       serial: endpoint.vendorUniqueIdentifier,
@@ -285,6 +290,7 @@ export class AdbAccessEndpoints {
         if (!endpoint.connections.has(socket)) return false; // released meanwhile
         const signer = endpoint.grant?.verifiers.find(({ key }) => signatureMatches(key, token, signature));
         if (signer) this.reportOpened(endpoint, from(), signer.fingerprint, '');
+        opened ||= signer !== undefined;
         return signer !== undefined;
       },
       // Out of keys, the client offers its public key (a real device would ask its user): refused and reported.

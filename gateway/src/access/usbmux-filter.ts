@@ -26,6 +26,8 @@ export interface UsbmuxPeer extends ByteEnd {
   connected?(port: number): void;
   /** The client asked for another device than the retained one (its Connect or pair record was refused). */
   refused?(what: string): void;
+  /** Bytes came from the device's service for this client: its holder uses it (idle release). */
+  used?(): void;
 }
 
 /** One device's open connections and the retain they were opened under. */
@@ -48,6 +50,8 @@ export interface UsbmuxAccessOptions {
    * while: the apps may have changed. lockdownd's session is TLS, so which service it was is not visible here.
    */
   servicesUsed?(udid: string): void;
+  /** Bytes moved between a client and the device (the caller coalesces). */
+  used?(udid: string): void;
 }
 
 export class UsbmuxAccess {
@@ -75,6 +79,7 @@ export class UsbmuxAccess {
           if (service) this.serviceClosed(udid);
         };
       },
+      used: () => this.options.used?.(udid),
     }, this.logger);
     let entry = this.open.get(udid);
     if (!entry) this.open.set(udid, entry = { retainId, closers: new Set() });
@@ -244,6 +249,8 @@ class FilteredConnection {
     if (this.pending.length) socket.write(this.pending);
     this.pending = Buffer.alloc(0);
     socket.on('close', () => this.close());
+    // Only a Connect to the retained device gets here (the client's ticket opened the tunnel).
+    socket.on('data', () => this.peer.used?.());
     pumpBytes(this.peer, socketEnd(socket));
   }
 

@@ -15,6 +15,8 @@ export function deviceUseByHolder(uses: DeviceUseNotes): RequestHandler {
       if (!user) return;
       try {
         const params = requestParams(req);
+        // A retain records its own start of use; after a release there is no lease to keep alive.
+        if (/^(retain|release)$/i.test(params.string('action') ?? '')) return;
         const identifier = /^\/device(\/|$)/i.test(req.path) ? params.stringOf('id', 'deviceId') : params.string('deviceId');
         if (identifier && identifier.length <= 200) uses.note(identifier.trim(), user.id);
       } catch {

@@ -1,7 +1,8 @@
 /**
  * "The device is being used": what keeps a retain from being released as idle. Use is any API call about the device
  * by its holder, traffic through the hub tunnel, a connection opened to its adb or usbmux endpoint (the gateway's
- * access event), an Appium command, a live-screen controller. Each replica coalesces what it hears: at most one
+ * access event) and bytes through it (the gateway's DeviceUse, at most every 30 s per device), an Appium command, a
+ * live-screen controller. Each replica coalesces what it hears: at most one
  * write per device per `intervalMs` of the API's clock (never one per packet), stamping the lease's `last_used_at`
  * (migration 035) and clearing a warning already given.
  */
@@ -36,6 +37,9 @@ export class DeviceUseNotes {
     void sql`UPDATE device_leases l SET last_used_at = greatest(l.last_used_at, ${at.toISOString()}::timestamptz), warned_at = NULL
       FROM devices d
       WHERE d.id = l.device_id AND d.retain_id = l.retain_id
+        -- Written use this recent (by any replica) needs no write, unless a warning is to be withdrawn.
+        AND (l.last_used_at < ${at.toISOString()}::timestamptz - make_interval(secs => ${this.intervalMs / 1000})
+          OR l.warned_at IS NOT NULL)
         AND (d.id = ${guid}::uuid OR d.vendor_unique_identifier = ${identifier} OR d.serial_number = ${identifier})
         AND (${holderId ?? null}::uuid IS NULL OR d.retained_by = ${holderId ?? null}::uuid)`.execute(this.db)
       .catch((err: unknown) => this.logger?.warn({ err }, 'could not note a device use'));

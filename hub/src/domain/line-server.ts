@@ -50,6 +50,8 @@ export class LineServer {
   private again = false;
   private wantAssign = false;
   private wantCleanup = false;
+  /** Devices this replica's passes retained whose change notice has not come yet (bounded: see assign). */
+  private readonly ownRetains = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -65,7 +67,13 @@ export class LineServer {
   start(feed: Pick<ChangeFeed, 'subscribe'>): void {
     this.unsubscribe = feed.subscribe((change) => {
       if (change.kind !== 'device') return;
-      if (this.options.isLeader()) this.serveSoon();
+      // The change a retain of this replica's pass made frees nothing: its waiter is handed the device, no more.
+      const own = this.ownRetains.get(change.objectId) ?? 0;
+      if (own > 0) {
+        if (own === 1) this.ownRetains.delete(change.objectId);
+        else this.ownRetains.set(change.objectId, own - 1);
+      }
+      if (this.options.isLeader() && own === 0) this.serveSoon();
       else if (this.local.size > 0) this.serveSoon('handOver');
     });
     this.timer = setInterval(() => {
@@ -131,7 +139,13 @@ export class LineServer {
   private async assign(): Promise<boolean> {
     const waiting = await this.db.selectFrom('device_waiters').select('id').where('assigned_device', 'is', null).limit(1).executeTakeFirst();
     if (!waiting) return false;
-    let assigned = false;
+    const retained: string[] = [];
+    const expect = (id: string, by: number) => {
+      const count = (this.ownRetains.get(id) ?? 0) + by;
+      if (count > 0) this.ownRetains.set(id, count);
+      else this.ownRetains.delete(id);
+    };
+    if (this.ownRetains.size > 10_000) this.ownRetains.clear(); // notices lost (feed reconnect): serve on each again
     await withTx(this.db, async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${sql.lit(LockKind.waitingLine)}, 0)`.execute(trx);
       const waiters = await trx.selectFrom('device_waiters').selectAll().where('assigned_device', 'is', null)
@@ -149,10 +163,17 @@ export class LineServer {
         if (!pick) continue;
         taken.add(pick.id);
         // The waiter hears of it after commit (handOver), from its row, like a waiter of another replica.
-        if (await this.retainFor(trx, waiter, pick.id, at)) assigned = true;
+        if (await this.retainFor(trx, waiter, pick.id, at)) {
+          // Expected before the commit, whose notice may come before this function goes on.
+          retained.push(pick.id);
+          expect(pick.id, 1);
+        }
       }
+    }).catch((err: unknown) => {
+      for (const id of retained) expect(id, -1);
+      throw err;
     });
-    return assigned;
+    return retained.length > 0;
   }
 
   /** Assigns the device to the waiter and retains it for them; false when either moved on meanwhile. */

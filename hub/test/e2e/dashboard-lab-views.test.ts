@@ -112,6 +112,8 @@ it('reports: availability lists the periods something was online, usage reads in
   expect((await api(`/Device?action=retain&id=${deviceId}`, { method: 'POST' })).isSuccess).toBe(true);
   expect(await api(`/Device?action=release&id=${deviceId}`, { method: 'POST' })).toEqual({ isSuccess: true });
   await page.click('nav >> text=Lab');
+  // The waiting line, for those who may take devices back: nobody waits in this lab now.
+  await page.locator('[data-testid="waiting-line"]', { hasText: 'Nobody is waiting for a device.' }).waitFor();
   const reports = page.locator('section.card', { has: page.locator('h2:text-is("Reports")') });
   const periods = reports.locator('.availability-table tbody tr');
   await periods.first().waitFor({ timeout: 10_000 });

@@ -119,6 +119,9 @@ it('on the device page: retain, install from the library, switch the USB port, s
   await page.click('button:has-text("Retain")');
   await page.locator('[data-testid="device-state"]', { hasText: 'Retained by you' }).waitFor({ timeout: 10_000 });
   expect((await deviceBySerial(target.serial)).retainedById).toBeDefined();
+  // The lease: no maximum length in this lab, released after the default 30 idle minutes.
+  await page.locator('[data-testid="lease-end"]', { hasText: 'no maximum' }).waitFor();
+  await page.locator('[data-testid="idle-release"]', { hasText: /in (29|30) min/ }).waitFor();
 
   const select = page.locator('label:has-text("Install from the library") select');
   await select.selectOption({ label: await select.locator('option', { hasText: 'API Demos' }).first().textContent() ?? '' });

@@ -5,6 +5,7 @@
  * beyond the maximum is refused.
  */
 import WebSocket from 'ws';
+import { startAdbClient } from '../support/adb-client';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 type Login = { login: string; token: string };
@@ -130,4 +131,32 @@ it('releases a device from its holder when someone else\'s booking starts, after
   expect(retains.at(-2)!.message).toMatch(/^Device Released \(booked by booker@example.com from /);
   expect(await post(tester, `/Device?action=retain&id=${serial()}`)).toMatchObject({ isSuccess: false, errorCode: 'DEVICE_IN_USE' });
   await post(booker, `/Device?action=release&id=${serial()}`);
+}, 120_000);
+
+it('counts adb traffic through the device\'s own endpoint (a real adb client) as use', async () => {
+  expect(await post(lab.admin, '/Settings?update', { retainIdleMinutes: 10, leaseMaxMinutes: 0 })).toMatchObject({ isSuccess: true });
+  await lab.hub.db.deleteFrom('reservations').execute(); // the booking of the test before
+  const adb = await startAdbClient('idle-user');
+  try {
+    const [self] = (await (await lab.api(tester, '/User')).json()) as { id: string }[];
+    const added = await lab.api(tester, `/User?action=addAdbKey&id=${self.id}`, {
+      method: 'POST', body: new URLSearchParams({ key: adb.publicKey }), headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(((await added.json()) as { isSuccess: boolean }).isSuccess).toBe(true);
+    const retained = await post<{ gatewayAddress: string; gatewayPort: number }>(tester, `/Device?action=retain&id=${serial()}`);
+    expect(retained.isSuccess).toBe(true);
+    const address = `${retained.data!.gatewayAddress}:${retained.data!.gatewayPort}`;
+    await adb.adb(['connect', address]);
+    advance(9);
+    // Within the 30 s the gateway reports use at most once per device: the shell bytes are the first since connecting.
+    await waitFor(async () => (await adb.adb(['-s', address, 'shell', 'echo', 'busy'])).stdout.includes('busy'), 20_000, 'adb shell');
+    await waitFor(async () => minutesFromNow((await device()).idleReleaseTime) > 9, 40_000, 'the idle time started again');
+    advance(3);
+    await new Promise((resolve) => setTimeout(resolve, 6_000)); // three sweeps past the first deadline
+    expect((await device()).retainedById).toBeDefined();
+    await adb.adb(['disconnect', address]);
+  } finally {
+    await adb.stop();
+    await post(tester, `/Device?action=release&id=${serial()}`);
+  }
 }, 120_000);

@@ -21,11 +21,16 @@ export interface AccessOptions {
   logger: Logger;
 }
 
+/** How often use of one device is reported at most (the hub writes it at most this often too). */
+const USE_REPORT_MS = 30_000;
+
 export class AccessChannel implements GatewayChannel {
   /** Checks DeviceAccessTicket authenticators with what the hub sent (Welcome, Retention). */
   readonly tickets = new TicketVerifier();
   /** AccessSyncs sent and not answered yet, by id (each resolves once its answer's Retentions are applied). */
   private readonly syncs = new Map<number, () => void>();
+  /** When use of each device was last reported. */
+  private readonly usesSent = new Map<string, number>();
   private nextSync = 1;
 
   constructor(private readonly link: HubConnection, private readonly options: AccessOptions) {}
@@ -83,6 +88,18 @@ export class AccessChannel implements GatewayChannel {
   /** A connection to a device's access endpoint was opened or refused (a Note event at the hub). */
   event(accessEvent: DeviceAccessEvent): void {
     this.link.send({ body: 'accessEvent', accessEvent });
+  }
+
+  /**
+   * Bytes moved through a device's endpoint: the hub hears that its holder uses it (idle release), at most once
+   * per device every USE_REPORT_MS, never per packet.
+   */
+  used(vendorUniqueIdentifier: string): void {
+    const now = Date.now();
+    const last = this.usesSent.get(vendorUniqueIdentifier);
+    if (last !== undefined && now - last < USE_REPORT_MS) return;
+    this.usesSent.set(vendorUniqueIdentifier, now);
+    this.link.send({ body: 'deviceUse', deviceUse: { vendorUniqueIdentifier } });
   }
 
   /**

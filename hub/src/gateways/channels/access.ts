@@ -49,6 +49,8 @@ class SessionAccess implements SessionChannel {
   readonly messages: SessionChannel['messages'] = {
     accessEndpoint: (endpoint) => this.onEndpoint(endpoint),
     /** A connection into a device was opened or refused: a Note event on the device. */
+    /** Bytes through a device's endpoint: use by its holder (idle release). */
+    deviceUse: (use) => this.ctx.onDeviceUse?.(use.vendorUniqueIdentifier),
     accessEvent: (event) => {
       if (event.accepted) this.ctx.onDeviceUse?.(event.vendorUniqueIdentifier);
       void this.session.recordWrite(() => recordGatewayDeviceEvent(this.ctx.db, this.session.gatewayId, {
