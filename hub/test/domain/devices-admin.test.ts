@@ -206,7 +206,7 @@ describe('reset: defaults and entitlement order', () => {
     const neither = await user(without('DeviceApplicationManagement', 'DeviceReboot'));
     const d = await insertDevice(t.db, { installed_packages: JSON.stringify([{ identifier: 'android', version: '14', buildVersion: '1', system: true }]) as never });
     expect(await getHubSettings(t.db, admin, 'Data')).toEqual({ resetUninstallAll: true, resetReboot: true, licensedDeviceLimit: null,
-      dataPortState: 'Data' });
+      dataPortState: 'Data', retainIdleMinutes: 30, retainIdleMaxMinutes: 240, leaseMaxMinutes: 0 });
     expect(await message(getHubSettings(t.db, settingsless, 'Data'))).toBe('User does not have required entitlement: SystemManageSettings');
     expect(await message(updateHubSettings(t.db, settingsless, settingsChanges('{"resetReboot":false}'))))
       .toBe('User does not have required entitlement: SystemManageSettings');
