@@ -11,7 +11,7 @@ import type { RequestParams } from '../http/params';
 import { createUploadMiddleware, discardUploads, takeUploadedFile, type UploadedFile } from '../http/upload';
 import { applicationChanges } from './application-body';
 import { asyncReply } from './async-reply';
-import type { ApiDependencies } from './context';
+import { keepRead, type ApiDependencies } from './context';
 import { applicationFilters, operationName, postOperation, requireGuid, requireString, unknownAction } from './params';
 
 export function applicationRouter(deps: ApiDependencies): Router {
@@ -29,7 +29,8 @@ export function applicationRouter(deps: ApiDependencies): Router {
     },
   });
 
-  router.get('/Application', handle(async ({ params, user }) => listApplications(db, user, () => applicationFilters(params))));
+  router.get('/Application', handle(async ({ req, params, user }) =>
+    listApplications(db, user, () => applicationFilters(params), keepRead(deps, req))));
 
   router.post('/Application', upload, handle(async (ctx) => {
     const { params, user } = ctx;

@@ -20,6 +20,8 @@ export const LockKind = {
   names: 16_005,
   /** Replacing the database routines at start (store/routines): one replica at a time. */
   routines: 16_006,
+  /** Giving tables their change-notice trigger at start (store/table-change-notices.ts): one replica at a time. */
+  tableNotices: 16_040,
 } as const;
 
 /** The second key of a lock on `id`: a non-negative int4, so pg_locks shows it as the same oid. */

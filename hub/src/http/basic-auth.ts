@@ -13,6 +13,8 @@ import { LoginThrottle } from '../auth/login-throttle';
 import { checkCredentials } from '../auth/users';
 import { VerifiedCredentials } from '../auth/verified-credentials';
 import { CredentialReads } from '../auth/credential-reads';
+import { CredentialCache } from '../auth/credential-cache';
+import type { KeptReads } from '../events/kept-reads';
 import type { ListStamps } from '../domain/device-list-cache';
 
 declare global {
@@ -22,6 +24,8 @@ declare global {
       user?: AuthenticatedUser;
       /** The device lists' change stamps, read with the credentials (basicAuthMiddleware, for device list requests). */
       listStamps?: ListStamps;
+      /** Every write committed before this request has been heard (events/kept-reads.ts): kept reads may be used. */
+      keptReads?: boolean;
     }
   }
 }
@@ -37,6 +41,8 @@ interface BasicAuthOptions {
   logger?: Logger;
   throttle?: LoginThrottle;
   verified?: VerifiedCredentials;
+  /** Reads kept between writes: verified credentials and the device lists' stamps without a round trip. */
+  kept?: KeptReads;
 }
 
 /**
@@ -45,13 +51,15 @@ interface BasicAuthOptions {
  * at. A request without credentials is no failed login (clients that wait for the challenge send one first).
  * Store failures go to the error handler (next(err)), not to a misleading 401. The user rows are read in batches
  * shared by the requests waiting at the same moment (auth/credential-reads.ts), with the device lists' change
- * stamps when the request lists devices, so that such a request makes one round trip to PostgreSQL in all.
+ * stamps when the request lists devices, so that such a request makes one round trip to PostgreSQL in all; with
+ * kept reads (events/kept-reads.ts) live, credentials verified before and unchanged since need none.
  */
 export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): RequestHandler {
   const logger = options.logger ?? createLogger('hub');
   const throttle = options.throttle ?? new LoginThrottle();
   const verified = options.verified ?? new VerifiedCredentials();
   const reads = new CredentialReads(db);
+  const cache = options.kept ? new CredentialCache(options.kept) : undefined;
 
   return (req: Request, res: Response, next: NextFunction) => {
     const header = req.headers.authorization;
@@ -74,7 +82,17 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
     const known = verified.has(clientAddress, credentials.login, credentials.token);
     const attempt = known ? undefined : throttle.begin(clientAddress, login);
     if (attempt && attempt.waitMs > 0) return sendTooManyFailures(res, attempt.waitMs, prettyRequested(req));
-    checkCredentials(db, credentials.login, credentials.token, { reads, withListStamps: readsDeviceList(req) }).then((check) => {
+    const listsWanted = readsDeviceList(req);
+    let keptStamps: ListStamps | undefined;
+    const synced = options.kept ? options.kept.sync() : Promise.resolve(false);
+    synced.then((live) => {
+      // Every write committed before this request has been heard: what has been heard so far stands for the lists'
+      // stamps (taken before any read), and kept credentials may be used.
+      keptStamps = live && listsWanted ? options.kept!.stamp() : undefined;
+      req.keptReads = live;
+      const via = { reads, withListStamps: listsWanted && keptStamps === undefined, cache: live ? cache : undefined };
+      return checkCredentials(db, credentials.login, credentials.token, via);
+    }).then((check) => {
       if ('failure' in check) {
         if (known) {
           verified.forget(clientAddress, credentials.login, credentials.token);
@@ -85,7 +103,7 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
       attempt?.succeeded();
       verified.remember(clientAddress, credentials.login, credentials.token);
       req.user = check.user;
-      req.listStamps = check.listStamps;
+      req.listStamps = keptStamps ?? check.listStamps;
       next();
     }, (err: unknown) => {
       attempt?.unchecked(); // no failed login: clients retrying through an outage are not throttled after it

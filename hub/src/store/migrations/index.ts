@@ -27,6 +27,7 @@ import * as availabilityCauses from './029_availability_causes';
 import * as reservations from './030_reservations';
 import * as applicationUploader from './031_application_uploader';
 import * as boundedIcons from './032_bounded_icons';
+import * as tableChangeNotices from './038_table_change_notices';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   '030_reservations': reservations,
   '031_application_uploader': applicationUploader,
   '032_bounded_icons': boundedIcons,
+  '038_table_change_notices': tableChangeNotices,
 };
 
 export const migrationProvider: MigrationProvider = {
