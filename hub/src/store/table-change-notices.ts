@@ -1,5 +1,5 @@
 /**
- * The change-notice trigger (migration 038) on every table of the records' schema, given at each start to the
+ * The change-notice triggers (migration 038) on every table of the records' schema, given at each start to the
  * tables that lack it, so that a table a later migration adds is covered without being named anywhere. Left out:
  * tables no kept read is made of and whose writes are frequent (the change feed itself, relayed commands, webhook
  * deliveries, blob chunks, the stamp mirrors, kysely's own), so their writes do not drop every kept read; and the
@@ -23,12 +23,18 @@ export async function attachTableChangeNotices(db: Db): Promise<void> {
       AND c.relname <> ALL(${UNNOTED_TABLES}::text[])
       AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = ${TRIGGER})
     ORDER BY c.relname`;
+  // `*<>` compares the rows' stored bytes, so it works for every column type (json has no equality operator).
   // Nearly every start finds nothing to do: only then is the lock taken and the list read again under it.
   if ((await missing().execute(db)).rows.length === 0) return;
   await withTx(db, async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(${sql.lit(LockKind.tableNotices)}, 0)`.execute(trx);
     for (const { name } of (await missing().execute(trx)).rows) {
-      await sql`CREATE TRIGGER ${sql.id(TRIGGER)} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${sql.table(name)}
+      const table = sql.table(name);
+      await sql`CREATE TRIGGER ${sql.id(TRIGGER)} AFTER INSERT OR DELETE ON ${table}
+        FOR EACH ROW EXECUTE FUNCTION note_table_change()`.execute(trx);
+      await sql`CREATE TRIGGER ${sql.id(`${TRIGGER}_update`)} AFTER UPDATE ON ${table}
+        FOR EACH ROW WHEN (OLD *<> NEW) EXECUTE FUNCTION note_table_change()`.execute(trx);
+      await sql`CREATE TRIGGER ${sql.id(`${TRIGGER}_truncate`)} AFTER TRUNCATE ON ${table}
         FOR EACH STATEMENT EXECUTE FUNCTION note_table_change()`.execute(trx);
     }
   });
