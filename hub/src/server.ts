@@ -134,7 +134,7 @@ export async function startHub(
     await feed.start();
     cleanups.push(() => feed.stop());
     // Subscribed before anything else hears the feed: a client told of a change reads it.
-    const kept = new KeptReads(store.url, logger.child({ component: 'kept-reads' }));
+    const kept = new KeptReads(store.url, logger.child({ component: 'kept-reads' }), config.keptReadsLagMs);
     await kept.start(feed);
     cleanups.push(() => kept.stop());
     const directory = await replicaDirectory(db, registry, link, feed, logger);

@@ -12,6 +12,11 @@
  * stamp, so a read that may have missed a write is never used again. Writes through this process's own API also
  * call `noteLocalWrite` before their answer goes out.
  *
+ * With a lag allowed (`maxLagMs` > 0, DEVICELAB_KEPT_READS_LAG_MS), a request skips the sync while the last one
+ * that completed began less than that long ago (so it has heard every write committed before then), and such
+ * requests start the next sync in the background when that one is a third of the lag old: under traffic, no request
+ * waits for PostgreSQL and another replica's write counts within the lag.
+ *
  * Fail safe: until LISTEN is confirmed, after the connection is lost, and when a sync is not answered within
  * SYNC_DEADLINE_MS, nothing is kept and every read goes to the records as before; coming back drops everything.
  */
@@ -23,6 +28,7 @@ import type { ChangeFeed } from './change-feed';
 /** The listening connection's application_name, before `-<pid>`. */
 export const LISTENER_NAME = 'devicelab-kept-reads';
 const RECONNECT_MS = 500;
+const RESOLVED_TRUE = Promise.resolve(true);
 /** A sync not answered within this is taken for a lost connection. */
 const SYNC_DEADLINE_MS = 1000;
 /** Keys come from code, a few per route; a bound all the same, in case a key carries what a request named. */
@@ -56,9 +62,12 @@ export class KeptReads {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
 
+  /** When the last sync that completed began (every write committed before it has been heard). */
+  private heardUpTo = -Infinity;
+
   /** `url` undefined: never live, every read goes to the records (tests of parts without a hub). */
   constructor(private readonly url: string | undefined, private readonly logger?: Logger,
-    private readonly now: () => number = Date.now) {}
+    private readonly maxLagMs = 0, private readonly now: () => number = performance.now.bind(performance)) {}
 
   static none(): KeptReads {
     return new KeptReads(undefined);
@@ -82,6 +91,13 @@ export class KeptReads {
    */
   sync(): Promise<boolean> {
     if (!this.listening) return Promise.resolve(false);
+    if (this.maxLagMs > 0) {
+      const age = this.now() - this.heardUpTo;
+      if (age < this.maxLagMs) {
+        if (age >= this.maxLagMs / 3 && this.running === undefined) void this.startSync();
+        return RESOLVED_TRUE;
+      }
+    }
     if (this.running === undefined) return this.startSync();
     this.following ??= this.running.then(() => {
       this.following = undefined;
@@ -93,12 +109,17 @@ export class KeptReads {
   private startSync(): Promise<boolean> {
     const client = this.client;
     if (!client || !this.listening) return Promise.resolve(false);
+    const began = this.now();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer to a sync within ${SYNC_DEADLINE_MS} ms`)), SYNC_DEADLINE_MS);
     });
     const synced = Promise.race([client.query(''), deadline]).then(
-      () => client === this.client && this.listening,
+      () => {
+        if (client !== this.client || !this.listening) return false;
+        this.heardUpTo = Math.max(this.heardUpTo, began);
+        return true;
+      },
       (err: unknown) => {
         this.lost(client, err as Error);
         return false;
@@ -185,6 +206,7 @@ export class KeptReads {
     if (this.stopped || (client !== undefined && this.client !== client)) return;
     this.listening = false;
     this.client = undefined;
+    this.heardUpTo = -Infinity;
     this.entries.clear();
     if (err) this.logger?.warn({ err }, 'kept reads: listening connection lost; reading from the records until it is back');
     client?.end().catch(() => undefined);
