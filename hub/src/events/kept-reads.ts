@@ -130,11 +130,6 @@ export class KeptReads {
     return synced;
   }
 
-  /** The process id of the listening connection's backend (for tests that cut it). */
-  get listenerPid(): number | undefined {
-    return (this.client as unknown as { processID?: number } | undefined)?.processID;
-  }
-
   /** What has been heard so far of `tables` (all when absent); undefined when kept reads may not be used. */
   stamp(tables?: readonly string[]): string | undefined {
     if (!this.live) return undefined;
