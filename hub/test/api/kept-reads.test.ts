@@ -32,7 +32,9 @@ const query = pg.Client.prototype.query;
 beforeAll(async () => {
   t = await createTestDatabase();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-kept-'));
-  hub = await startHub({ port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: t.url, dataDir, adminToken: ADMIN_TOKEN });
+  hub = await startHub({
+    port: 0, host: '127.0.0.1', linkPort: 0, databaseUrl: t.url, dataDir, adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024,
+  });
   for (let i = 0; i < 20; i++) {
     await t.db.insertInto('devices').values({
       vendor_unique_identifier: `KEPT${i}`, serial_number: `KEPT${i}`, name: `Kept ${i}`, operating_system: 'Android',
@@ -87,7 +89,7 @@ test('with the listening connection cut, the same reads go to the records and an
     await client.connect();
     try {
       while (cutting) {
-        await query.call(client, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+        await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
           [`${LISTENER_NAME}-${process.pid}`]);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
