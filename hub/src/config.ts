@@ -90,6 +90,13 @@ export interface HubConfig {
   webhookDelivery?: Partial<WebhookDeliveryOptions>;
   /** The dashboard's files served at `/` (`DEVICELAB_WEB_DIR`; default DEFAULT_WEB_DIR). */
   webDir?: string;
+  /**
+   * How old another process's write may be and still not be seen by a read kept in memory
+   * (`DEVICELAB_KEPT_READS_LAG_MS`, default 0: every request first proves it has heard every earlier write, one
+   * shared round trip on the listening connection; up to 100: requests skip that round trip while one proved it
+   * within this many milliseconds). Writes through this replica are always seen at once.
+   */
+  keptReadsLagMs?: number;
 }
 
 export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfig {
@@ -121,8 +128,21 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
     metricsToken: env.DEVICELAB_METRICS_TOKEN || undefined,
     replicaHost: env.DEVICELAB_REPLICA_HOST || undefined,
     webDir: env.DEVICELAB_WEB_DIR ? path.resolve(env.DEVICELAB_WEB_DIR) : undefined,
+    keptReadsLagMs: keptReadsLag(env.DEVICELAB_KEPT_READS_LAG_MS),
   };
 }
+
+/** The most a kept read may lag another replica's writes: 0 to MAX_KEPT_READS_LAG_MS. */
+function keptReadsLag(text: string | undefined): number {
+  const lag = integer(text, 0, 'DEVICELAB_KEPT_READS_LAG_MS');
+  if (lag < 0 || lag > MAX_KEPT_READS_LAG_MS) {
+    throw new Error(`DEVICELAB_KEPT_READS_LAG_MS must be 0 to ${MAX_KEPT_READS_LAG_MS} (milliseconds), got '${text}'`);
+  }
+  return lag;
+}
+
+/** Revocations and other replicas' writes take effect within this, whatever is configured. */
+export const MAX_KEPT_READS_LAG_MS = 100;
 
 function packageInspectionFromEnv(env: NodeJS.ProcessEnv): PackageInspectionLimits {
   const d = DEFAULT_PACKAGE_INSPECTION;

@@ -24,6 +24,7 @@ import { ScreenViewers } from './domain/screen-viewers';
 import { LoginThrottle } from './auth/login-throttle';
 import { ChangeFeed } from './events/change-feed';
 import { EventPublisher } from './events/event-publisher';
+import { KeptReads } from './events/kept-reads';
 import { sessionOrBasicAuth, webSessionRouter } from './http/web-session';
 import { credentialChecker } from './http/basic-auth';
 import type { AutomationContext } from './domain/automation/automation-sessions';
@@ -146,6 +147,10 @@ export async function startHub(
     const feed = new ChangeFeed(db, store.url, logger);
     await feed.start();
     cleanups.push(() => feed.stop());
+    // Subscribed before anything else hears the feed: a client told of a change reads it.
+    const kept = new KeptReads(store.url, logger.child({ component: 'kept-reads' }), config.keptReadsLagMs);
+    await kept.start(feed);
+    cleanups.push(() => kept.stop());
     const directory = await replicaDirectory(db, registry, link, feed, logger);
     cleanups.push(async () => directory.stop());
     const gateways = timedGatewayDirectory(directory);
@@ -178,7 +183,8 @@ export async function startHub(
       clock: options.clock,
       blobs,
       gateways,
-      authenticate: sessionOrBasicAuth(db, { logger, throttle }),
+      authenticate: sessionOrBasicAuth(db, { logger, throttle, kept }),
+      kept,
       signIn: webSessionRouter(db, { logger, throttle }),
       events,
       webDir: config.webDir ?? DEFAULT_WEB_DIR,

@@ -73,11 +73,13 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
     progress('starting the hub process');
     // BENCH_HUB_NODE_ARGS: node flags for the hub process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
     const hubNodeArgs = (process.env.BENCH_HUB_NODE_ARGS || '').split(' ').filter(Boolean);
-    const hub = spawnDaemon('hub', [...hubNodeArgs, path.join(root, 'hub/dist/main.js'), 'serve'], hubEnv);
+    // BENCH_HUB_MAIN: another build of the hub (e.g. of an earlier commit) to measure instead of hub/dist.
+    const hubMain = process.env.BENCH_HUB_MAIN || path.join(root, 'hub/dist/main.js');
+    const hub = spawnDaemon('hub', [...hubNodeArgs, hubMain, 'serve'], hubEnv);
     stops.push(() => hub.stop());
     const [, url, linkPort] = await hub.waitForLine(/DeviceLab hub: (\S+)\/apiv1 \(gateway link on port (\d+)\)/, 120_000);
 
-    const register = spawnSync(process.execPath, [path.join(root, 'hub/dist/main.js'), 'gateway', 'add', gatewayName],
+    const register = spawnSync(process.execPath, [hubMain, 'gateway', 'add', gatewayName],
       { env: hubEnv, encoding: 'utf8' });
     if (register.status !== 0) throw new Error(`gateway add failed: ${register.stderr || register.stdout}`);
     const gatewayToken = register.stdout.trim().split('\n').pop();

@@ -16,6 +16,8 @@ import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { MetricsStore } from '../metrics/metrics-store';
 import { PostgresMetricsStore } from '../metrics/postgres-metrics-store';
 import { textBody } from '../http/body';
+import { localWrites } from '../http/local-writes';
+import { KeptReads } from '../events/kept-reads';
 import { eventStreamRouter } from '../http/event-stream';
 import { errorHandler, notFound, rejectUnknownParameters } from '../http/handler';
 import { metricsEndpoint, requestTiming } from '../http/metrics-endpoint';
@@ -93,6 +95,8 @@ interface ApiAppOptions {
   waitingLine?: LineServer;
   /** Use of devices by their holders (idle release); absent: one on `db` and the API's clock. */
   deviceUse?: DeviceUseNotes;
+  /** Reads kept between writes (events/kept-reads.ts); absent: every read goes to the records. */
+  kept?: KeptReads;
 }
 
 export function createApiApp(options: ApiAppOptions): Express {
@@ -116,12 +120,14 @@ export function createApiApp(options: ApiAppOptions): Express {
       gateways: options.gateways,
     }),
     deviceUse: options.deviceUse ?? new DeviceUseNotes(options.db, options.clock ?? (() => new Date()), options.logger),
+    kept: options.kept ?? KeptReads.none(),
   };
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', false); // parameters are read by http/params from the raw URL
   app.set('trust proxy', options.trustProxy ?? false); // req.ip: the client address failed logins are throttled by
   app.use(requestTiming());
+  app.use(localWrites(deps.kept));
   if (options.metricsRegistry) app.use(metricsEndpoint(options.metricsRegistry, options.metricsToken, options.logger));
   const refuseUnknownParameters = rejectUnknownParameters(knownParameters());
   if (options.signIn) {

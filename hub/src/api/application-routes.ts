@@ -6,12 +6,13 @@ import { installApplication, launchApplication, uninstallApplication, uninstallB
 import { listApplications, uploadApplication } from '../domain/applications';
 import { requireEntitlement } from '../auth/entitlements';
 import { COMMAND_TIMEOUTS_MS } from '../domain/gateway-commands';
-import { handle, type RequestContext } from '../http/handler';
+import { handle, NO_REPLY, type RequestContext } from '../http/handler';
+import { writeKeptJson } from '../http/kept-json';
 import type { RequestParams } from '../http/params';
 import { createUploadMiddleware, discardUploads, takeUploadedFile, type UploadedFile } from '../http/upload';
 import { applicationChanges } from './application-body';
 import { asyncReply } from './async-reply';
-import type { ApiDependencies } from './context';
+import { keepRead, type ApiDependencies } from './context';
 import { applicationFilters, operationName, postOperation, requireGuid, requireString, unknownAction } from './params';
 
 export function applicationRouter(deps: ApiDependencies): Router {
@@ -29,7 +30,12 @@ export function applicationRouter(deps: ApiDependencies): Router {
     },
   });
 
-  router.get('/Application', handle(async ({ params, user }) => listApplications(db, user, () => applicationFilters(params))));
+  // The kept library is the same array until it changes, so its bytes (and ETag) are made once (http/kept-json.ts).
+  router.get('/Application', handle(async ({ req, res, params, user }) => {
+    const applications = await listApplications(db, user, () => applicationFilters(params), keepRead(deps, req));
+    await writeKeptJson(req, res, applications, params.pretty());
+    return NO_REPLY;
+  }));
 
   router.post('/Application', upload, handle(async (ctx) => {
     const { params, user } = ctx;

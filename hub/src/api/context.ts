@@ -9,6 +9,9 @@ import type { LineServer } from '../domain/line-server';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { MetricsStore } from '../metrics/metrics-store';
 import type { Db } from '../store/database';
+import type { KeptReads } from '../events/kept-reads';
+import type { Request } from 'express';
+import { readNow, type KeepRead } from '../domain/kept-read';
 
 export interface ApiDependencies {
   db: Db;
@@ -32,4 +35,13 @@ export interface ApiDependencies {
   waitingLine: LineServer;
   /** Use of devices by their holders, coalesced (idle release). */
   deviceUse: DeviceUseNotes;
+  /** Reads kept between writes: `kept.kept(key, load)` for a read that changes only when a table is written. */
+  kept: KeptReads;
 }
+
+/**
+ * The domain's way to a kept read (domain/kept-read.ts), through this API's kept reads, for a request that has
+ * heard every write committed before it came (http/basic-auth.ts); any other reads the records.
+ */
+export const keepRead = (deps: ApiDependencies, req: Request): KeepRead =>
+  (req.keptReads ? (key, load, tables) => deps.kept.kept(key, load, { tables }) : readNow);

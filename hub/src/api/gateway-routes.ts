@@ -8,16 +8,18 @@ import { readDataPortState } from '../domain/hub-settings';
 import { listGateways, parsePortState, rebootUsbHub, setDevicePortState, setHubPortState } from '../domain/usb-hubs';
 import { requireEntitlement } from '../auth/entitlements';
 import { handle } from '../http/handler';
-import type { ApiDependencies } from './context';
+import { keepRead, type ApiDependencies } from './context';
 import { operationName, postOperation, requireString, unknownAction } from './params';
 
 export function gatewayRouter(deps: ApiDependencies): Router {
   const { db, gateways } = deps;
   const router = Router();
 
-  router.get('/Gateway', handle(async ({ user }) => {
+  router.get('/Gateway', handle(async ({ req, user }) => {
     requireEntitlement(user, 'SystemViewGateways');
-    return listGateways(db, gateways, await readDataPortState(db, deps.dataPortState));
+    const keep = keepRead(deps, req);
+    const dataPortState = await keep('dataPortState', () => readDataPortState(db, deps.dataPortState), ['hub_settings']);
+    return listGateways(db, gateways, dataPortState, keep);
   }));
 
   router.post('/Gateway/UsbHub', handle(async ({ params, user }) => {

@@ -11,6 +11,7 @@ import { displayNameOf, type AuthenticatedUser } from './authenticated-user';
 import { noteAuthentication } from './login-tracking';
 import { readUsers, type CheckedUserRow, type CredentialReads, type RoleGrant } from './credential-reads';
 import { endWebSessions } from './session-revocation';
+import type { CredentialCache } from './credential-cache';
 import type { ListStamps } from '../domain/device-list-cache';
 
 export const ADMIN_LOGIN = 'admin';
@@ -187,6 +188,8 @@ type CredentialCheck =
 interface CheckRead {
   reads: CredentialReads;
   withListStamps: boolean;
+  /** Verifications kept between writes to the user tables; a kept one is used without reading the records. */
+  cache?: CredentialCache;
 }
 
 /**
@@ -194,6 +197,13 @@ interface CheckRead {
  * constant time. A successful check after a pause counts as a login (auth/login-tracking.ts).
  */
 export async function checkCredentials(db: Db, login: string, token: string, via?: CheckRead): Promise<CredentialCheck> {
+  const kept = via?.cache?.find(login, token);
+  if (kept) {
+    await noteAuthentication(db, kept.row);
+    return { user: kept.user };
+  }
+  // Taken before the read: a write heard while it runs leaves what it read unused.
+  const stamp = via?.cache?.stamp();
   // One round trip: the user row with its roles (every request authenticates, so this is the hot path).
   const read = via ? await via.reads.read(login, via.withListStamps) : { user: (await readUsers(db, [login], false)).users.get(login) };
   if (!read.user) return { failure: 'unknown login' };
@@ -201,7 +211,9 @@ export async function checkCredentials(db: Db, login: string, token: string, via
   if (!tokenMatchesHash(token, row.token_sha256)) return { failure: 'wrong token' };
   if (!row.is_active) return { failure: 'inactive user' };
   await noteAuthentication(db, row);
-  return { user: authenticatedUser(row, roles), listStamps: read.listStamps };
+  const user = authenticatedUser(row, roles);
+  via?.cache?.remember(login, token, stamp, { user, row });
+  return { user, listStamps: read.listStamps };
 }
 
 /** The user these credentials authenticate, or undefined, without saying which part was wrong. */

@@ -8,6 +8,7 @@ import type { PackageInspector } from '../apps/package-inspector';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
 import { withTx, type Db } from '../store/database';
 import { toApplicationModel } from './application-mapping';
+import { readNow, type KeepRead } from './kept-read';
 import { readDeferred, type Deferred } from './deferred-input';
 
 export interface UploadInput {
@@ -96,10 +97,18 @@ export interface ApplicationFilters {
 
 /** GET /Application. Without ApplicationList the answer is `[]`. Text filters match case-insensitively. */
 export async function listApplications(
-  db: Db, user: AuthenticatedUser, applicationFilters: Deferred<ApplicationFilters>,
+  db: Db, user: AuthenticatedUser, applicationFilters: Deferred<ApplicationFilters>, keep: KeepRead = readNow,
 ): Promise<Application[]> {
   if (!hasEntitlement(user, 'ApplicationList')) return [];
   const filters = readDeferred(applicationFilters);
+  // The whole library, which pollers ask for, may be kept between writes; a filtered one is read each time.
+  if (Object.values(filters).every((value) => value === undefined)) {
+    return keep('applications', () => queryApplications(db, filters));
+  }
+  return queryApplications(db, filters);
+}
+
+async function queryApplications(db: Db, filters: ApplicationFilters): Promise<Application[]> {
   let q = db.selectFrom('applications').selectAll();
   const textFilters = [
     ['display_name', filters.displayName], ['application_identifier', filters.applicationIdentifier],

@@ -9,7 +9,8 @@
  * retained device is in use "now"), so it is kept for that second only. A list showing bookings shows each
  * device's current or next one, which changes when the current one ends: it is kept until the first shown booking
  * ends (a booking change itself re-stamps its device, migration 030). Each kept list is the same array
- * object until it changes, which lets the response writer keep its serialised bytes too.
+ * object until it changes, which lets the response writer keep its serialised bytes too. Requests that find the
+ * list changed under the same new stamps share one load (equal stamps: nothing was committed between them).
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Device } from '@devicelab/shared';
@@ -34,6 +35,8 @@ export interface LoadedList {
 }
 
 const caches = new WeakMap<Db, Map<string, KeptList>>();
+/** Loads running, per view: requests that come with the same stamps meanwhile wait for it instead of loading too. */
+const loads = new WeakMap<Db, Map<string, { stamps: ListStamps; loaded: Promise<LoadedList> }>>();
 
 /**
  * The change stamps of the rows the lists are made of, as one text value (devices, then applications); read it
@@ -56,7 +59,18 @@ export async function keptDeviceList(
   const entry = kept.get(key);
   if (entry && entry.stamps === stamps && (entry.second === undefined || entry.second === second)
     && (entry.until === undefined || now < entry.until)) return entry.devices;
-  const loaded = await load();
+  let running = loads.get(db);
+  if (!running) loads.set(db, running = new Map());
+  const joined = running.get(key);
+  if (joined && joined.stamps === stamps) return (await joined.loaded).devices;
+  const loading = load();
+  running.set(key, { stamps, loaded: loading });
+  let loaded: LoadedList;
+  try {
+    loaded = await loading;
+  } finally {
+    if (running.get(key)?.loaded === loading) running.delete(key);
+  }
   kept.set(key, {
     stamps, second: loaded.showsRetained ? second : undefined, until: loaded.firstBookingEnd, devices: loaded.devices,
   });

@@ -15,6 +15,7 @@ import type { Db } from '../store/database';
 import { expectAvailability, portSwitchCause, withdrawCauses } from './availability-causes';
 import { resolveDevice } from './device-queries';
 import { COMMAND_TIMEOUTS_MS, commandFailure } from './gateway-commands';
+import { readNow, type KeepRead } from './kept-read';
 
 /**
  * Every registered gateway, connected ones with their hubs as reported and disconnected ones with the hubs they
@@ -24,12 +25,12 @@ import { COMMAND_TIMEOUTS_MS, commandFailure } from './gateway-commands';
  * `dataPortState` says (`Data` or `Sync`, wire rule 26 of docs/wire-rules.md).
  */
 export async function listGateways(
-  db: Db, gateways: GatewayDirectory, dataPortState: DataPortStateName,
+  db: Db, gateways: GatewayDirectory, dataPortState: DataPortStateName, keep: KeepRead = readNow,
 ): Promise<FleetGatewayDescription[]> {
   const connected = new Map(gateways.connectedGateways().map((g) => [g.id, g]));
-  const registered = await db.selectFrom('gateways')
+  const registered = await keep('gateways', () => db.selectFrom('gateways')
     .select(['id', 'name', 'public_address', 'public_port', 'last_seen_at', 'version', 'hub_replica', 'last_usb_hubs'])
-    .orderBy('name').execute();
+    .orderBy('name').execute(), ['gateways']);
   const listed = registered.map((row) => {
     const live = connected.get(row.id);
     const usbHubs = live ? live.usbHubs ?? [] : (row.last_usb_hubs ?? []).map((hub) => ({
@@ -39,9 +40,9 @@ export async function listGateways(
   });
   const attached = [...new Set(listed.flatMap((g) => g.usbHubs.flatMap((hub) => (hub.ports ?? [])
     .map((port) => port.deviceSerialNumber).filter((id): id is string => !!id))))];
-  const rows = attached.length === 0 ? [] : await db.selectFrom('devices')
+  const rows = attached.length === 0 ? [] : await keep(`gateways:devices:${attached.join('\n')}`, () => db.selectFrom('devices')
     .select(['vendor_unique_identifier', 'name', 'serial_number'])
-    .where('vendor_unique_identifier', 'in', attached).where('deleted', '=', false).execute();
+    .where('vendor_unique_identifier', 'in', attached).where('deleted', '=', false).execute(), ['devices']);
   const records = new Map(rows.map((row) => [row.vendor_unique_identifier, row]));
   return listed.map(({ row, live, usbHubs }) => ({
     name: row.name,

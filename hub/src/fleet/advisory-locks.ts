@@ -22,6 +22,8 @@ export const LockKind = {
   routines: 16_006,
   /** Serving the waiting line for devices (domain/line-server.ts): one replica's pass at a time, per transaction. */
   waitingLine: 16_020,
+  /** Giving tables their change-notice trigger at start (store/table-change-notices.ts): one replica at a time. */
+  tableNotices: 16_040,
 } as const;
 
 /** The second key of a lock on `id`: a non-negative int4, so pg_locks shows it as the same oid. */

@@ -13,6 +13,8 @@ import { LoginThrottle } from '../auth/login-throttle';
 import { checkCredentials } from '../auth/users';
 import { VerifiedCredentials } from '../auth/verified-credentials';
 import { CredentialReads } from '../auth/credential-reads';
+import { CredentialCache } from '../auth/credential-cache';
+import type { KeptReads } from '../events/kept-reads';
 import type { ListStamps } from '../domain/device-list-cache';
 
 declare global {
@@ -22,6 +24,8 @@ declare global {
       user?: AuthenticatedUser;
       /** The device lists' change stamps, read with the credentials (basicAuthMiddleware, for device list requests). */
       listStamps?: ListStamps;
+      /** Every write committed before this request has been heard (events/kept-reads.ts): kept reads may be used. */
+      keptReads?: boolean;
     }
   }
 }
@@ -37,6 +41,8 @@ export interface BasicAuthOptions {
   logger?: Logger;
   throttle?: LoginThrottle;
   verified?: VerifiedCredentials;
+  /** Reads kept between writes: verified credentials and the device lists' stamps without a round trip. */
+  kept?: KeptReads;
 }
 
 /**
@@ -45,7 +51,8 @@ export interface BasicAuthOptions {
  * at. A request without credentials is no failed login (clients that wait for the challenge send one first).
  * Store failures go to the error handler (next(err)), not to a misleading 401. The user rows are read in batches
  * shared by the requests waiting at the same moment (auth/credential-reads.ts), with the device lists' change
- * stamps when the request lists devices, so that such a request makes one round trip to PostgreSQL in all.
+ * stamps when the request lists devices, so that such a request makes one round trip to PostgreSQL in all; with
+ * kept reads (events/kept-reads.ts) live, credentials verified before and unchanged since need none.
  */
 export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): RequestHandler {
   const check = credentialChecker(db, options);
@@ -58,6 +65,7 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
       if (outcome.kind === 'refused') return sendAuthenticationRequired(res, prettyRequested(req));
       req.user = outcome.user;
       req.listStamps = outcome.listStamps;
+      req.keptReads = outcome.keptReads;
       next();
     }, next);
   };
@@ -65,7 +73,7 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
 
 /** What a credential check decides; `throttled`: refused before looking, the client is over its failure budget. */
 export type CredentialOutcome =
-  | { kind: 'accepted'; user: AuthenticatedUser; listStamps?: ListStamps }
+  | { kind: 'accepted'; user: AuthenticatedUser; listStamps?: ListStamps; keptReads: boolean }
   | { kind: 'refused' }
   | { kind: 'throttled'; waitMs: number };
 
@@ -79,6 +87,7 @@ export function credentialChecker(db: Db, options: BasicAuthOptions = {}) {
   const throttle = options.throttle ?? new LoginThrottle();
   const verified = options.verified ?? new VerifiedCredentials();
   const reads = new CredentialReads(db);
+  const cache = options.kept ? new CredentialCache(options.kept) : undefined;
 
   return async (
     clientAddress: string, credentials: ReturnType<typeof parseBasicCredentials>, withListStamps = false,
@@ -99,8 +108,16 @@ export function credentialChecker(db: Db, options: BasicAuthOptions = {}) {
     const attempt = known ? undefined : throttle.begin(clientAddress, login);
     if (attempt && attempt.waitMs > 0) return { kind: 'throttled', waitMs: attempt.waitMs };
     let check: Awaited<ReturnType<typeof checkCredentials>>;
+    let keptReads = false;
+    let keptStamps: ListStamps | undefined;
     try {
-      check = await checkCredentials(db, credentials.login, credentials.token, { reads, withListStamps });
+      // With kept reads live, every write committed before this request has been heard: what has been heard so far
+      // stands for the lists' stamps (taken before any read), and kept credentials may be used.
+      keptReads = options.kept ? await options.kept.sync() : false;
+      keptStamps = keptReads && withListStamps ? options.kept!.stamp() : undefined;
+      check = await checkCredentials(db, credentials.login, credentials.token, {
+        reads, withListStamps: withListStamps && keptStamps === undefined, cache: keptReads ? cache : undefined,
+      });
     } catch (err) {
       attempt?.unchecked(); // no failed login: clients retrying through an outage are not throttled after it
       throw err;
@@ -114,7 +131,7 @@ export function credentialChecker(db: Db, options: BasicAuthOptions = {}) {
     }
     attempt?.succeeded();
     verified.remember(clientAddress, credentials.login, credentials.token);
-    return { kind: 'accepted', user: check.user, listStamps: check.listStamps };
+    return { kind: 'accepted', user: check.user, listStamps: keptStamps ?? check.listStamps, keptReads };
   };
 }
 
@@ -124,9 +141,17 @@ const readsDeviceList = (req: Request): boolean => (req.method === 'GET' || req.
 
 /** The exact compact body, or the same indented for `pretty=true`. */
 export function sendAuthenticationRequired(res: Response, pretty = false): void {
-  const body = pretty ? JSON.stringify(JSON.parse(AUTHENTICATION_REQUIRED_BODY), null, 2) : AUTHENTICATION_REQUIRED_BODY;
-  res.status(401).set('WWW-Authenticate', WWW_AUTHENTICATE).type('application/json').send(body);
+  // Written straight to the socket: the most frequent refusal (clients that wait for the challenge) costs no more
+  // than an answer with data.
+  const body = pretty ? PRETTY_AUTHENTICATION_REQUIRED : COMPACT_AUTHENTICATION_REQUIRED;
+  res.writeHead(401, {
+    'WWW-Authenticate': WWW_AUTHENTICATE, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length,
+  });
+  res.end(body);
 }
+
+const COMPACT_AUTHENTICATION_REQUIRED = Buffer.from(AUTHENTICATION_REQUIRED_BODY);
+const PRETTY_AUTHENTICATION_REQUIRED = Buffer.from(JSON.stringify(JSON.parse(AUTHENTICATION_REQUIRED_BODY), null, 2));
 
 export function sendTooManyFailures(res: Response, waitMs: number, pretty: boolean): void {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));

@@ -202,13 +202,23 @@ export function isFormBody(req: Request): boolean {
   return /^application\/x-www-form-urlencoded\b/i.test(req.get('content-type') ?? '');
 }
 
-/** The parameters of a request: its raw query string, then an urlencoded body (already read as text). */
+/** Each request's parameters as read, with the body they were read with (read again once a body arrives). */
+const readParams = new WeakMap<Request, { body: unknown; params: RequestParams }>();
+
+/**
+ * The parameters of a request: its raw query string, then an urlencoded body (already read as text). Read once per
+ * request (the unknown-key check, the handler and the failure writers all ask).
+ */
 export function requestParams(req: Request): RequestParams {
+  const known = readParams.get(req);
+  if (known && known.body === req.body) return known.params;
   const url = req.originalUrl ?? req.url;
   const q = url.indexOf('?');
   const query = q >= 0 ? url.slice(q + 1) : '';
   const body = typeof req.body === 'string' && isFormBody(req) ? req.body : undefined;
-  return RequestParams.fromUrlEncoded(query, body);
+  const params = RequestParams.fromUrlEncoded(query, body);
+  readParams.set(req, { body: req.body, params });
+  return params;
 }
 
 /** `pretty=true` for answers written outside `handle` (401, 404, errors): never fails, a bad value means compact. */

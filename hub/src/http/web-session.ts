@@ -14,6 +14,7 @@ import { LoginThrottle } from '../auth/login-throttle';
 import { checkCredentials } from '../auth/users';
 import { createWebSession, deleteWebSession, findWebSessionUser, WEB_SESSION_LIFETIME_MS } from '../auth/web-sessions';
 import type { Db } from '../store/database';
+import type { KeptReads } from '../events/kept-reads';
 import { AUTHENTICATION_REQUIRED_BODY, basicAuthMiddleware, sendAuthenticationRequired } from './basic-auth';
 import { textBody } from './body';
 import { handle } from './handler';
@@ -31,6 +32,8 @@ interface WebSessionOptions {
   logger?: Logger;
   /** Shared with Basic auth, so that guessing through the sign-in form is throttled alike. */
   throttle: LoginThrottle;
+  /** Reads kept between writes (Basic auth's verified credentials). */
+  kept?: KeptReads;
 }
 
 /** The session cookie's value, when the request carries one. */
@@ -81,7 +84,7 @@ function cookieAttributes(req: Request, maxAgeSeconds: number): string {
  * dialog of its own.
  */
 export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestHandler {
-  const basic = basicAuthMiddleware(db, { logger: options.logger, throttle: options.throttle });
+  const basic = basicAuthMiddleware(db, { logger: options.logger, throttle: options.throttle, kept: options.kept });
   return (req, res, next) => {
     const fromDashboard = hasCsrfHeader(req);
     const cookie = req.headers.authorization === undefined ? sessionCookieOf(req) : undefined;

@@ -3,9 +3,11 @@ import { Migrator, type MigrationResult } from 'kysely';
 import type { Db } from './database';
 import { migrationProvider } from './migrations';
 import { applyRoutines } from './routines';
+import { attachTableChangeNotices } from './table-change-notices';
 
 /**
- * Applies every pending migration in order, then the current database routines (`routines/`). kysely's Migrator
+ * Applies every pending migration in order, then the current database routines (`routines/`), then gives every new
+ * table its change-notice trigger. kysely's Migrator
  * takes an advisory lock, so two hubs starting on one database do not race. Throws (with the failing migration
  * named) when any migration fails.
  */
@@ -20,5 +22,6 @@ export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
     throw new Error(`records migration ${failed ?? '(before any migration)'} failed: ${reason}`, { cause: error });
   }
   await applyRoutines(db);
+  await attachTableChangeNotices(db);
   return results;
 }

@@ -27,10 +27,11 @@ import * as availabilityCauses from './029_availability_causes';
 import * as reservations from './030_reservations';
 import * as applicationUploader from './031_application_uploader';
 import * as boundedIcons from './032_bounded_icons';
-import * as screenShares from './037_screen_shares';
 import * as automationSessions from './033_automation_sessions';
 import * as waitingLine from './034_waiting_line';
 import * as deviceLeases from './035_device_leases';
+import * as screenShares from './037_screen_shares';
+import * as tableChangeNotices from './038_table_change_notices';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -60,10 +61,11 @@ const migrations: Record<string, Migration> = {
   '030_reservations': reservations,
   '031_application_uploader': applicationUploader,
   '032_bounded_icons': boundedIcons,
-  '037_screen_shares': screenShares,
   '033_automation_sessions': automationSessions,
   '034_waiting_line': waitingLine,
   '035_device_leases': deviceLeases,
+  '037_screen_shares': screenShares,
+  '038_table_change_notices': tableChangeNotices,
 };
 
 export const migrationProvider: MigrationProvider = {
