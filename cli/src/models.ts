@@ -10,6 +10,8 @@ export interface Device {
   deleted?: boolean;
   retainedById?: string;
   retainedByUserName?: string;
+  /** The lease name the holder retained it under (extension, while retained). */
+  leaseName?: string;
   retainedByDisplayName?: string;
   model?: string;
   friendlyModel?: string;

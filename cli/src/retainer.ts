@@ -35,6 +35,10 @@ export class Retainer {
   readonly retained: Retained[] = [];
   /** This invocation's lease: a device this login holds under another (another job's) is refused. */
   readonly lease = leaseName();
+  /** Settles once every place in line of the current retain has its answer (or gave up). */
+  private settling: Promise<unknown> = Promise.resolve();
+  /** A place in line was left before its answer came (stopped, or all-or-nothing gave up). */
+  private abandoned = false;
 
   constructor(private readonly api: ApiClient, private readonly out: Output, private readonly signal?: AbortSignal) {}
 
@@ -59,7 +63,7 @@ export class Retainer {
     this.signal?.addEventListener('abort', onInterrupt);
     try {
       // One place in the hub's line per device wanted; the first failure ends the others (all or nothing).
-      await Promise.all(Array.from({ length: wanted }, async (_, i) => {
+      const places = Array.from({ length: wanted }, async (_, i) => {
         try {
           const target = named ? { id: named[i].id } : { filter: request.filter ?? '' };
           const ticket = await this.waitInLine(target, started + request.waitMs, stop.signal);
@@ -69,10 +73,14 @@ export class Retainer {
             this.out.progress(`waiting for ${wanted} device(s) (${describe}): ${this.retained.length} retained`, false);
           }
         } catch (err) {
+          this.abandoned = true;
           stop.abort(err);
           throw err;
         }
-      })).catch((err: unknown) => {
+      });
+      // A stop releases what was handed over, including a device whose answer is still being read.
+      this.settling = Promise.allSettled(places);
+      await Promise.all(places).catch((err: unknown) => {
         this.checkInterrupted();
         if (err instanceof CliError && err.failureCode === 'DEVICE_WAIT_TIMEOUT') {
           throw new CliError(this.noDeviceMessage(describe, wanted, err.message, request.waitMs), EXIT.noDevice);
@@ -88,7 +96,20 @@ export class Retainer {
 
   /** Releases every device this process retained, in parallel; failures are reported, never thrown. */
   async releaseAll(): Promise<void> {
+    await this.settling;
     const held = this.retained.splice(0);
+    if (this.abandoned) {
+      // A wait given up mid-answer may have been handed a device whose answer never arrived: this invocation's
+      // lease name finds it in the hub's record.
+      const known = new Set(held.map(({ device }) => device.id));
+      const devices = await this.api.get<Device[]>('/Device').catch(() => [] as Device[]);
+      for (const device of devices) {
+        if (device.leaseName === this.lease && !known.has(device.id)
+          && device.retainedByUserName?.toLowerCase() === this.api.credentials.user.toLowerCase()) {
+          held.push({ device, ticket: undefined as never });
+        }
+      }
+    }
     await Promise.all(held.map(async ({ device }) => {
       try {
         await this.api.result('POST', '/Device', { params: { action: 'release', id: device.id }, timeoutMs: 30_000 });

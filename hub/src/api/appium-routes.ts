@@ -19,6 +19,7 @@ import type { CommandTimes } from '../domain/automation/command-times';
 import { endedSessionReason, findLiveSession, offlineSince, OFFLINE_GRACE_MS, whySessionEnded, type LiveSession } from '../domain/automation/session-map';
 import type { credentialChecker } from '../http/basic-auth';
 import { readBoundedJson, webDriverErrorHandler, writeApiFailureAsW3c, writeW3cError } from '../http/webdriver';
+import { onClientGone } from '../http/client-gone';
 import { relayWebDriver } from '../http/webdriver-relay';
 
 export interface AppiumRouteDependencies {
@@ -87,7 +88,7 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
         if (!user) return;
       }
       const gone = new AbortController();
-      res.on('close', () => { if (!res.writableFinished) gone.abort(); });
+      onClientGone(res, () => gone.abort());
       const requestId = randomUUID();
       const created = await createAutomationSession(automation, user, request, { signal: gone.signal, requestId });
       if (created.sessionId && gone.signal.aborted) {

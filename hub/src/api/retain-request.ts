@@ -12,6 +12,7 @@ import { releaseDevice, retainDevice } from '../domain/device-actions';
 import { MAX_WAIT_MS, readFilter, waitForDevice } from '../domain/waiting-line';
 import type { RequestParams } from '../http/params';
 import type { ApiDependencies } from './context';
+import { onClientGone } from '../http/client-gone';
 import { requireString } from './params';
 
 /** The longest lease name taken. */
@@ -40,10 +41,8 @@ export async function retainRequest(
   }
   const filter = readFilter(filterText);
   const client = new AbortController();
-  // The request ends before its answer: the client went away, and so does its place in line.
-  // (The response's close, not the request's: a request emits close once its body is read.)
-  const leave = () => { if (!res.writableEnded) client.abort(new Error('client gone')); };
-  res.once('close', leave);
+  // The client went away before its answer: so does its place in line.
+  const stopWatching = onClientGone(res, () => client.abort(new Error('client gone')));
   try {
     const { ticket } = await waitForDevice(deps, {
       user, filter, deviceId: id, waitMs: (waitSeconds ?? 0) * 1000, signal: client.signal, purpose: 'retain',
@@ -60,7 +59,7 @@ export async function retainRequest(
     if (client.signal.aborted && !(err instanceof ApiFailure)) throw new ApiFailure('The client went away while waiting for a device.');
     throw err;
   } finally {
-    res.off('close', leave);
+    stopWatching();
   }
 }
 

@@ -135,7 +135,7 @@ describe('licensed device limit at discovery', () => {
     const text = 'The licensed device limit of 1 enabled device is reached; disable or delete another device first.';
     expect(await call('POST', '/apiv1/Device', { form: `action=Enable&id=${spec.serial}` })).toBe(fail(text));
     expect(JSON.parse(await call('GET', '/apiv1/Settings'))).toEqual({ isSuccess: true,
-      data: { resetUninstallAll: true, resetReboot: true, licensedDeviceLimit: 1, dataPortState: 'Data' } });
+      data: { resetUninstallAll: true, resetReboot: true, licensedDeviceLimit: 1, dataPortState: 'Data', retainIdleMinutes: 30, retainIdleMaxMinutes: 240, leaseMaxMinutes: 0 } });
     // Freeing the place lets it in.
     expect(await call('POST', '/apiv1/Device', { form: `action=Disable&id=${serial}` })).toBe(OK);
     expect(await call('POST', '/apiv1/Device', { form: `action=Enable&id=${spec.serial}` })).toBe(OK);
@@ -145,12 +145,12 @@ describe('licensed device limit at discovery', () => {
 
 describe('/Settings and /Device/AppiumLog', () => {
   it('GET and POST /Settings for administrators only', async () => {
-    expect(await call('GET', '/apiv1/Settings')).toBe('{"isSuccess":true,"data":{"resetUninstallAll":true,"resetReboot":true,"dataPortState":"Data"}}');
+    expect(await call('GET', '/apiv1/Settings')).toBe('{"isSuccess":true,"data":{"resetUninstallAll":true,"resetReboot":true,"retainIdleMinutes":30,"retainIdleMaxMinutes":240,"leaseMaxMinutes":0,"dataPortState":"Data"}}');
     expect(await call('GET', '/apiv1/Settings', { as: tester })).toBe(fail('User does not have required entitlement: SystemManageSettings', 'ENTITLEMENT_REQUIRED'));
     expect(await call('POST', '/apiv1/Settings?update', { json: '{"resetReboot":"false"}', as: tester }))
       .toBe(fail('User does not have required entitlement: SystemManageSettings', 'ENTITLEMENT_REQUIRED'));
     expect(await call('POST', '/apiv1/Settings?update=', { json: '{resetReboot:"False"}' })).toBe(OK);
-    expect(JSON.parse(await call('GET', '/apiv1/Settings')).data).toEqual({ resetUninstallAll: true, resetReboot: false, dataPortState: 'Data' });
+    expect(JSON.parse(await call('GET', '/apiv1/Settings')).data).toEqual({ resetUninstallAll: true, resetReboot: false, dataPortState: 'Data', retainIdleMinutes: 30, retainIdleMaxMinutes: 240, leaseMaxMinutes: 0 });
     expect(await call('POST', '/apiv1/Settings?update', { json: '{"resetReboot":"x"}' }))
       .toBe(fail('Value is not equivalent to either TrueString or FalseString.'));
     expect(await call('POST', '/apiv1/Settings?update', { json: '{"resetReboot":true}' })).toBe(OK);

@@ -222,7 +222,7 @@ describe('reset: defaults and entitlement order', () => {
     for (const [body, text] of [
       ['{"resetReboot":"sometimes","resetUninstallAll":true}', 'Value is not equivalent to either TrueString or FalseString.'],
       ['{"resetUninstallAll":true,"licensedDeviceLimit":5}', "licensedDeviceLimit is set by the hub's DEVICELAB_LICENSED_DEVICES environment variable."],
-      ['{"resetUninstallAll":true,"colour":"red"}', "Unknown setting 'colour'. Settings: resetUninstallAll, resetReboot, dataPortState."],
+      ['{"resetUninstallAll":true,"colour":"red"}', "Unknown setting 'colour'. Settings: resetUninstallAll, resetReboot, dataPortState, retainIdleMinutes, retainIdleMaxMinutes, leaseMaxMinutes."],
       ['{"resetReboot":null}', "Setting 'resetReboot' needs a value of true or false."],
       ['{}', 'No settings to update.'],
     ]) expect(await message(updateHubSettings(t.db, admin, settingsChanges(body)))).toBe(text);

@@ -49,7 +49,8 @@ it('shows the running automation session and its log, and drops it when the sess
   await page.locator('h1', { hasText: device.name }).waitFor();
   const panel = page.locator('[data-testid="automation-session"]');
   await panel.waitFor({ timeout: 15_000 });
-  expect(await panel.locator('code').textContent()).toBe(sessionId);
+  // The record names the session by its signature; the administrator's session view gives the whole id.
+  await panel.locator('code', { hasText: sessionId }).waitFor({ timeout: 15_000 });
   await panel.locator('[data-testid="automation-user"]', { hasText: tester.login }).waitFor();
   expect(await panel.locator('[data-testid="automation-last-command"]').textContent()).not.toBe('—');
   // The session's own Appium log lines, readable.

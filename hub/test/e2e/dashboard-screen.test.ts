@@ -12,6 +12,9 @@ import { DEFAULT_WEB_DIR } from '../../src/config';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
+/** What a page callback uses of the browser's globals (the test's types have no DOM). */
+interface PageGlobals { document: { querySelector(selector: string): { getAttribute(name: string): string | null } | null } }
+
 jest.setTimeout(240_000);
 
 let lab: TestLab;
@@ -88,8 +91,8 @@ it('retain, see the launcher, open an app with a click, type non-ASCII text, sha
   await waitFor(async () => sim().foregroundPackage() === 'com.android.settings', 5_000, 'Settings in front');
   // The first frame drawn after Settings came to the front shows it.
   const inFront = await framesShown(owner);
-  await owner.waitForFunction(`Number(document.querySelector('[data-testid="screen-canvas"]')?.getAttribute('data-frames')) > ${Math.max(before, inFront - 1)}`,
-    undefined, { polling: 'raf', timeout: 5_000 });
+  await owner.waitForFunction((shown) => Number((globalThis as unknown as PageGlobals).document.querySelector('[data-testid="screen-canvas"]')?.getAttribute('data-frames')) > shown,
+    Math.max(before, inFront - 1), { polling: 'raf', timeout: 5_000 });
   // 1.0-2.0 s on a two-core machine shared with other test runs (load 12), nearly all of it the simulator's: it
   // draws each frame in JavaScript and spaces frames by twice their drawing time, the touch's own frame first.
   // scripts/bench/screen.mjs measures what the relay adds against reading minicap directly; the bound here is
