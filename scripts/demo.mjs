@@ -111,6 +111,8 @@ try {
   say(`  login:  admin`);
   say(`  token:  ${token}`);
   say(`  try:    curl -u admin:${token} ${hub.url}/apiv1/Device`);
+  say(`  Appium: ${hub.url.replace('://', `://admin:${token}@`)}/Appium  (WebDriver; README "Run an Appium suite against the lab")`);
+  say('  live screen: retain a device in the dashboard and open it (README "Live screen")');
   say(`  simulated lab: ${mix.android.length} Android and ${mix.ios.length} iOS devices${mix.simulators ? `, ${mix.simulators} iOS simulators` : ''}; control API ${control.url} (GET /devices)`);
   say(`  gateway metrics: ${gateway.metricsUrl}${config.metricsToken ? ` (hub: ${hub.url}/metrics with the bearer token)` : ''}`);
   if (xcrun) say(`  fake Xcode: XCRUN_BINARY=${xcrun.binary} (xcrun simctl list devices)`);

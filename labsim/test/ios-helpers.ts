@@ -5,7 +5,10 @@
 import { execFile } from 'node:child_process';
 import * as net from 'node:net';
 import type { LabWorld } from '../src';
-import { PlistDict, decodePlistDict, encodePlist } from '@devicelab/shared';
+import { usbmuxFrame } from '../src/ios/usbmux-forward';
+
+export { usbmuxFrame };
+import { PlistDict, decodePlistDict } from '@devicelab/shared';
 
 export interface ToolResult {
   code: number;
@@ -22,17 +25,6 @@ export function idevice(world: LabWorld) {
         resolve({ code, stdout: String(stdout), stderr: String(stderr) });
       });
     });
-}
-
-/** One usbmux request/response over a fresh connection (16-byte LE header, plist body). */
-export function usbmuxFrame(message: PlistDict, tag: number): Buffer {
-  const body = encodePlist(message);
-  const header = Buffer.alloc(16);
-  header.writeUInt32LE(16 + body.length, 0);
-  header.writeUInt32LE(1, 4);
-  header.writeUInt32LE(8, 8);
-  header.writeUInt32LE(tag, 12);
-  return Buffer.concat([header, body]);
 }
 
 /** A usbmux client that sent Listen and keeps every message (tag, plist) it receives. */

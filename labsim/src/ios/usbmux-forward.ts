@@ -6,7 +6,8 @@
 import * as net from 'node:net';
 import { PlistDict, decodePlistDict, encodePlist } from '@devicelab/shared';
 
-function frame(message: PlistDict, tag: number): Buffer {
+/** One usbmux message: the 16-byte little-endian header (length, version 1, plist type 8, tag), then its plist. */
+export function usbmuxFrame(message: PlistDict, tag: number): Buffer {
   const body = encodePlist(message);
   const header = Buffer.alloc(16);
   header.writeUInt32LE(16 + body.length, 0);
@@ -32,7 +33,7 @@ function request(socketPath: string, message: PlistDict): Promise<{ answer: Plis
     };
     socket.on('data', onData);
     socket.once('error', reject);
-    socket.once('connect', () => socket.write(frame(message, 1)));
+    socket.once('connect', () => socket.write(usbmuxFrame(message, 1)));
   });
 }
 
