@@ -6,10 +6,10 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
-import { LabWorld, specFromPreset, type SimAndroidDevice } from '../src';
+import type { LabWorld, SimAndroidDevice } from '../src';
 import type { UiNode } from '../src/android/screen';
 import { encodeModifiedUtf7 } from '../src/android/screen/utf7';
-import { adbOn, startWorld } from './helpers';
+import { adbOn, startOnePixel7 } from './helpers';
 
 const SETTINGS_APK = path.join(
   path.dirname(require.resolve('appium-uiautomator2-driver/package.json', { paths: [path.join(__dirname, '../../gateway')] })),
@@ -21,11 +21,7 @@ let device: SimAndroidDevice;
 let adb: ReturnType<typeof adbOn>;
 
 beforeAll(async () => {
-  world = await startWorld();
-  const spec = specFromPreset('pixel-7', 0);
-  await world.addAndroidDevice(spec);
-  device = world.device(spec.serial);
-  adb = adbOn(world, device.adbSerial);
+  ({ world, device, adb } = await startOnePixel7());
 }, 60_000);
 afterAll(() => world?.stop(), 60_000);
 

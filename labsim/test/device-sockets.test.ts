@@ -5,20 +5,16 @@
  */
 import net from 'node:net';
 import { once } from 'node:events';
-import { LabWorld, specFromPreset, type SimAndroidDevice } from '../src';
+import type { LabWorld, SimAndroidDevice } from '../src';
 import { parseSocketSpec } from '../src/android/device-sockets';
-import { adbOn, startWorld } from './helpers';
+import { adbOn, startOnePixel7 } from './helpers';
 
 let world: LabWorld;
 let device: SimAndroidDevice;
 let adb: ReturnType<typeof adbOn>;
 
 beforeAll(async () => {
-  world = await startWorld();
-  const spec = specFromPreset('pixel-7', 0);
-  await world.addAndroidDevice(spec);
-  device = world.device(spec.serial);
-  adb = adbOn(world, device.adbSerial);
+  ({ world, device, adb } = await startOnePixel7());
 }, 60_000);
 afterAll(() => world?.stop(), 60_000);
 

@@ -1,5 +1,5 @@
 /** Shared test helpers: a private LabWorld per test file, driven through the real adb CLI. */
-import { LabWorld, LabWorldOptions } from '../src';
+import { LabWorld, LabWorldOptions, specFromPreset, type SimAndroidDevice } from '../src';
 import type { AdbResult } from '../src/util/adb-cli';
 
 export { FIXTURES_DIR as FIXTURES } from '../../scripts/jest/shared-files';
@@ -8,6 +8,15 @@ export async function startWorld(options: LabWorldOptions = {}): Promise<LabWorl
   const world = new LabWorld(options);
   await world.start();
   return world;
+}
+
+/** A world with one simulated Pixel 7, and `adb` pointed at it. */
+export async function startOnePixel7(): Promise<{ world: LabWorld; device: SimAndroidDevice; adb: ReturnType<typeof adbOn> }> {
+  const world = await startWorld();
+  const spec = specFromPreset('pixel-7', 0);
+  await world.addAndroidDevice(spec);
+  const device = world.device(spec.serial);
+  return { world, device, adb: adbOn(world, device.adbSerial) };
 }
 
 /** `adb -P <port> -s <serial> ...` against the world's private server. */

@@ -6,8 +6,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LabWorld, specFromPreset, type SimAndroidDevice } from '../src';
-import { adbOn, startWorld, waitFor } from './helpers';
+import type { LabWorld, SimAndroidDevice } from '../src';
+import { adbOn, startOnePixel7, waitFor } from './helpers';
 import { readMjpegFrames } from './appium/mjpeg-client';
 
 jest.setTimeout(120_000);
@@ -20,11 +20,7 @@ let device: SimAndroidDevice;
 let adb: ReturnType<typeof adbOn>;
 
 beforeAll(async () => {
-  world = await startWorld();
-  const spec = specFromPreset('pixel-7', 0);
-  await world.addAndroidDevice(spec);
-  device = world.device(spec.serial);
-  adb = adbOn(world, device.adbSerial);
+  ({ world, device, adb } = await startOnePixel7());
   for (const apk of ['appium-uiautomator2-server-v10.6.6.apk', 'appium-uiautomator2-server-debug-androidTest.apk']) {
     const r = await adb('install', '-r', path.join(SERVER_APKS, apk));
     expect(r.stdout).toContain('Success');

@@ -9,6 +9,7 @@ import http from 'node:http';
 import { fixture } from '../../../scripts/jest/shared-files';
 import { APPIUM_CHILD_MARK } from '../../../gateway/src/automation/appium-child';
 import { GatewayUnavailableError } from '../../src/gateways/gateway-directory';
+import { isProcessAlive } from '../../src/store/process-liveness';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 jest.setTimeout(240_000);
@@ -47,14 +48,7 @@ function appiumProcesses(port: number): number[] {
     .map((line) => Number(line.trim().split(/\s+/)[0]));
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = isProcessAlive;
 
 /** The first Android device's vendor unique identifier (its adb serial). */
 function androidDevice(): string {
