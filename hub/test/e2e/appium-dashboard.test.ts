@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { WdioUser } from '../../../labsim/test/appium/wdio-user';
 import { DEFAULT_WEB_DIR } from '../../src/config';
-import { launchBrowser, type TestBrowser } from '../support/browser';
+import { launchBrowser, type TestBrowser, signIn } from '../support/browser';
 import { startTestLab, type TestLab } from '../support/lab';
 
 jest.setTimeout(240_000);
@@ -40,10 +40,7 @@ it('shows the running automation session and its log, and drops it when the sess
   expect(await user.browser<string>('getPageSource')).toContain('<hierarchy');
   const [device] = await (await lab.api(lab.admin, '/Device')).json() as { id: string; name: string }[];
 
-  await page.goto(lab.hub.url);
-  await page.fill('input[name="login"]', 'admin');
-  await page.fill('input[name="token"]', lab.adminToken);
-  await page.click('button[type="submit"]');
+  await signIn(page, lab.hub.url, 'admin', lab.adminToken);
   await page.locator('.live.on').waitFor();
   await page.locator('.row.device', { hasText: device.name }).click();
   await page.locator('h1', { hasText: device.name }).waitFor();

@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { DEFAULT_WEB_DIR } from '../../src/config';
 import { cliEnvironment, startCli } from '../../../cli/test/support/cli-process';
 import { startAdbClient, type AdbClient } from '../support/adb-client';
-import { launchBrowser, type TestBrowser } from '../support/browser';
+import { launchBrowser, type TestBrowser, signIn as signInOnDashboard } from '../support/browser';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 jest.setTimeout(120_000);
@@ -43,10 +43,7 @@ afterAll(async () => {
 /** Signs in afresh (a session cookie of an earlier sign-in is dropped first). */
 async function signIn(login: string, token: string): Promise<void> {
   await browser.context.clearCookies();
-  await page.goto(lab.hub.url);
-  await page.fill('input[name="login"]', login);
-  await page.fill('input[name="token"]', token);
-  await page.click('button[type="submit"]');
+  await signInOnDashboard(page, lab.hub.url, login, token);
 }
 
 const usersCard = () => page.locator('section[aria-labelledby="users-title"]');

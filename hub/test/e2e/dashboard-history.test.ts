@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { DEFAULT_WEB_DIR } from '../../src/config';
 import { fixture } from '../../../scripts/jest/shared-files';
-import { launchBrowser, type TestBrowser } from '../support/browser';
+import { launchBrowser, type TestBrowser, signIn } from '../support/browser';
 import { startTestLab, type TestLab } from '../support/lab';
 
 let lab: TestLab;
@@ -34,10 +34,7 @@ it('the open device page shows installs as they happen, with the app and the fai
   const app = (await post('/Application?add&wait=true', form)).data as { id: string; version: string };
   const [device] = await (await lab.api(lab.admin, '/Device')).json() as { id: string; name: string }[];
 
-  await page.goto(lab.hub.url);
-  await page.fill('input[name="login"]', 'admin');
-  await page.fill('input[name="token"]', lab.adminToken);
-  await page.click('button[type="submit"]');
+  await signIn(page, lab.hub.url, 'admin', lab.adminToken);
   await page.locator('.live.on').waitFor();
   await page.locator('.row.device', { hasText: device.name }).click();
   await page.locator('h1', { hasText: device.name }).waitFor();

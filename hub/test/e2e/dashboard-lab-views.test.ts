@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { DEFAULT_SAMPLING } from '@devicelab/gateway';
 import { DEFAULT_WEB_DIR } from '../../src/config';
 import { fixture } from '../../../scripts/jest/shared-files';
-import { launchBrowser, type TestBrowser } from '../support/browser';
+import { launchBrowser, type TestBrowser, signIn } from '../support/browser';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 jest.setTimeout(120_000);
@@ -32,10 +32,7 @@ beforeAll(async () => {
   deviceId = (await api('/Device'))[0].id;
   browser = await launchBrowser();
   page = await browser.context.newPage();
-  await page.goto(lab.hub.url);
-  await page.fill('input[name="login"]', 'admin');
-  await page.fill('input[name="token"]', lab.adminToken);
-  await page.click('button[type="submit"]');
+  await signIn(page, lab.hub.url, 'admin', lab.adminToken);
   await page.locator('.row.device').first().waitFor();
 }, 120_000);
 afterAll(async () => {

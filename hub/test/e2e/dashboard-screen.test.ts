@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { specFromPreset } from '@devicelab/labsim';
 import { DEFAULT_WEB_DIR } from '../../src/config';
-import { launchBrowser, type TestBrowser } from '../support/browser';
+import { launchBrowser, type TestBrowser, signIn } from '../support/browser';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 /** What a page callback uses of the browser's globals (the test's types have no DOM). */
@@ -47,10 +47,7 @@ async function signedIn(who: { login: string; token: string }): Promise<Page> {
   const browser = await launchBrowser();
   browsers.push(browser);
   const page = await browser.context.newPage();
-  await page.goto(lab.hub.url);
-  await page.fill('input[name="login"]', who.login);
-  await page.fill('input[name="token"]', who.token);
-  await page.click('button[type="submit"]');
+  await signIn(page, lab.hub.url, who.login, who.token);
   await page.locator('.row.device').first().waitFor();
   return page;
 }

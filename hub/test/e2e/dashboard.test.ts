@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { DEFAULT_WEB_DIR } from '../../src/config';
 import { fixture } from '../../../scripts/jest/shared-files';
-import { launchBrowser, type TestBrowser } from '../support/browser';
+import { launchBrowser, type TestBrowser, signIn } from '../support/browser';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
 let lab: TestLab;
@@ -32,10 +32,7 @@ afterAll(async () => {
 const row = (name: string) => page.locator('.row.device', { hasText: name });
 
 it('signs in with login and API token and shows every device in the grid', async () => {
-  await page.goto(lab.hub.url);
-  await page.fill('input[name="login"]', 'admin');
-  await page.fill('input[name="token"]', lab.adminToken);
-  await page.click('button[type="submit"]');
+  await signIn(page, lab.hub.url, 'admin', lab.adminToken);
   await page.locator('.row.device').first().waitFor();
   await page.locator('.live.on').waitFor();
   expect(await page.locator('.row.device').count()).toBe(3);

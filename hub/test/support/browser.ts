@@ -5,7 +5,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.DEVICELAB_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -30,4 +30,12 @@ export async function launchBrowser(viewport = { width: 1280, height: 800 }): Pr
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Opens the dashboard at `hubUrl` and submits its sign-in form with a login and API token. */
+export async function signIn(page: Page, hubUrl: string, login: string, token: string): Promise<void> {
+  await page.goto(hubUrl);
+  await page.fill('input[name="login"]', login);
+  await page.fill('input[name="token"]', token);
+  await page.click('button[type="submit"]');
 }
