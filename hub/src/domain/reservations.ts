@@ -145,6 +145,12 @@ function toReservation(row: ReservationRow): Reservation {
   };
 }
 
+/** One booking as the API shows it; undefined once cancelled (the event stream's `reservation` object). */
+export async function findReservation(db: Db, id: string): Promise<Reservation | undefined> {
+  const row = await selectReservations(db).where('reservations.id', '=', id).executeTakeFirst();
+  return row && toReservation(row);
+}
+
 async function readReservation(db: Db, id: string): Promise<Reservation> {
   return toReservation(await selectReservations(db).where('reservations.id', '=', id).executeTakeFirstOrThrow());
 }

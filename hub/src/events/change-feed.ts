@@ -23,7 +23,7 @@ export const MAX_REPLAY = 5000;
 /** How many delivered positions are remembered to recognise a change heard twice (notified and replayed). */
 const REMEMBERED = 4096;
 
-export type ChangeKind = 'device' | 'gateway' | 'usbHub' | 'job' | 'history';
+export type ChangeKind = 'device' | 'gateway' | 'usbHub' | 'job' | 'history' | 'reservation';
 
 export interface Change {
   /** Position in the feed (bigint as a decimal string): the SSE event id. */
@@ -155,7 +155,7 @@ export class ChangeFeed {
   }
 }
 
-const KINDS = new Set<string>(['device', 'gateway', 'usbHub', 'job', 'history']);
+const KINDS = new Set<string>(['device', 'gateway', 'usbHub', 'job', 'history', 'reservation']);
 
 function parsePayload(payload: string): Change | undefined {
   const [seq, kind, objectId] = payload.split(' ');

@@ -3,20 +3,22 @@
  * GET /Device shows it, the gateway with its USB hubs as GET /Gateway shows it, the caller's own async job) and
  * handed to every connection whose user may see it. A user without DeviceList sees no device events, without
  * SystemViewGateways no gateway events, only the jobs they started, and a device's history events (the Event as
- * GET /Report/History shows it) only with the report entitlements.
+ * GET /Report/History shows it) only with the report entitlements. A booking made, moved or cancelled is a `reservation`
+ * event (the booking as GET /Reservation shows it, absent once cancelled) for whoever may list devices, as bookings are.
  */
 import type { DataPortStateName, Entitlement, Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement } from '../auth/entitlements';
 import { readDeviceModel } from '../domain/devices';
 import { toWireEvent } from '../domain/reports-history';
+import { findReservation } from '../domain/reservations';
 import { readDataPortState } from '../domain/hub-settings';
 import { listGateways } from '../domain/usb-hubs';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
 import type { Change, ChangeFeed } from './change-feed';
 
-export type EventType = 'device' | 'gateway' | 'job' | 'history';
+export type EventType = 'device' | 'gateway' | 'job' | 'history' | 'reservation';
 
 export interface LabEvent {
   /** The feed position: what a client sends back as Last-Event-ID. */
@@ -44,7 +46,8 @@ const HISTORY_ENTITLEMENTS: Entitlement[] = ['UserList', 'DeviceList', 'Applicat
 
 export function canSee(user: AuthenticatedUser, event: LabEvent): boolean {
   switch (event.type) {
-    case 'device': return hasEntitlement(user, 'DeviceList');
+    case 'device':
+    case 'reservation': return hasEntitlement(user, 'DeviceList');
     case 'gateway': return hasEntitlement(user, 'SystemViewGateways');
     case 'job': return event.ownerId === user.id;
     case 'history': return HISTORY_ENTITLEMENTS.every((name) => hasEntitlement(user, name));
@@ -74,6 +77,11 @@ export async function loadEvent(sources: EventSources, change: Change): Promise<
     case 'history': {
       const row = await db.selectFrom('events').selectAll().where('id', '=', change.objectId).executeTakeFirst();
       return row && { id: change.seq, type: 'history', objectId: row.id, object: toWireEvent(row) };
+    }
+    case 'reservation': {
+      // Loaded by its Guid; a feed row naming something else (none is written) is no booking.
+      const booking = /^[0-9a-f-]{36}$/i.test(change.objectId) ? await findReservation(db, change.objectId) : undefined;
+      return { id: change.seq, type: 'reservation', objectId: change.objectId, object: booking };
     }
     case 'job': {
       const job = await db.selectFrom('async_jobs').select(['id', 'kind', 'status', 'owner_id', 'result', 'completed_at', 'progress'])

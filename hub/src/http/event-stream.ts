@@ -1,6 +1,6 @@
 /**
  * GET /apiv1/Events: the live channel, as server-sent events (README, "Event stream"). Each event has an `id`
- * (send it back as Last-Event-ID to resume), a type (`device`, `gateway`, `job`, `history`) and JSON data
+ * (send it back as Last-Event-ID to resume), a type (`device`, `gateway`, `job`, `history`, `reservation`) and JSON data
  * `{ "id": objectId, "object": ... }`. A comment every 15 s keeps proxies from closing an idle stream. A stream opened
  * with the dashboard's session ends soon after the session does (a new token, deactivation, lost entitlements):
  * the browser reconnects, and is asked to sign in again.

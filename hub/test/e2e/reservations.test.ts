@@ -1,10 +1,12 @@
 /**
  * Reservations (extension /Reservation) against a whole lab: booking, listing, moving and cancelling through
  * HTTP; the database refusing an overlapping booking, also one racing in from another hub replica's connection;
- * what a booking does to the device record, to another user's /Device/Available and retain; who may cancel what.
+ * what a booking does to the device record, to another user's /Device/Available and retain; who may cancel what;
+ * bookings on the event stream.
  */
 import { sql } from 'kysely';
 import { createDatabase, type Db } from '../../src/store/database';
+import { openEventStream } from '../support/event-stream-client';
 import { startTestLab, type TestLab } from '../support/lab';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
@@ -170,3 +172,21 @@ async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000):
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+it("tells another user's event stream of a booking made, moved and cancelled, as GET /Reservation shows it", async () => {
+  const basic = { authorization: `Basic ${Buffer.from(`${bob.login}:${bob.token}`).toString('base64')}` };
+  const stream = await openEventStream(lab.hub.url, basic);
+  try {
+    const created = (await book(alice, inMinutes(60), inMinutes(120), 'stream')).data!;
+    const of = (list: { type: string; data: { id: string; object: any } }[]) => list.filter((e) => e.type === 'reservation' && e.data.id === created.id);
+    const [made] = of(await stream.waitFor((list) => of(list).length >= 1, 10_000));
+    expect(made.data.object).toEqual((await get<Booking[]>(bob, `/Reservation?deviceId=${serial}`)).data![0]);
+    const later = inMinutes(150);
+    await post(alice, `action=update&id=${created.id}`, { end: later });
+    expect(of(await stream.waitFor((list) => of(list).length >= 2, 10_000))[1].data.object).toMatchObject({ id: created.id, end: later });
+    await post(alice, `action=delete&id=${created.id}`);
+    expect(of(await stream.waitFor((list) => of(list).length >= 3, 10_000))[2].data.object).toBeNull();
+  } finally {
+    stream.close();
+  }
+});
