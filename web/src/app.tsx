@@ -13,6 +13,7 @@ import { currentUser, may, signOut } from './session';
 // Pages past the grid load on first visit: the grid's initial load stays small.
 const DevicePage = lazy(() => import('./pages/device-page').then((m) => ({ default: m.DevicePage })));
 const AppLibrary = lazy(() => import('./pages/app-library').then((m) => ({ default: m.AppLibrary })));
+const CalendarPage = lazy(() => import('./pages/calendar-page').then((m) => ({ default: m.CalendarPage })));
 const LabOps = lazy(() => import('./pages/lab-ops').then((m) => ({ default: m.LabOps })));
 
 export function App() {
@@ -42,6 +43,7 @@ export function App() {
   let page;
   if (deviceMatch) page = <DevicePage id={decodeURIComponent(deviceMatch[1])} user={user} />;
   else if (path === '/apps') page = <AppLibrary user={user} />;
+  else if (path === '/calendar') page = <CalendarPage user={user} />;
   else if (path === '/lab') page = <LabOps user={user} />;
   else page = <DeviceGrid user={user} />;
 
@@ -52,6 +54,7 @@ export function App() {
         <nav aria-label="Main">
           <NavLink href="/" path={path} label="Devices" />
           {may(user, 'ApplicationList') && <NavLink href="/apps" path={path} label="Apps" />}
+          {may(user, 'DeviceList') && <NavLink href="/calendar" path={path} label="Calendar" />}
           <NavLink href="/lab" path={path} label="Lab" />
         </nav>
         <LiveBadge />

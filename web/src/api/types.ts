@@ -43,3 +43,18 @@ export interface AdbKey {
   comment: string;
   addedAt: string;
 }
+
+/** A booking of a device (extension /Reservation), as GET /Reservation and the event stream show it. */
+export interface Reservation {
+  id: string;
+  deviceId: string;
+  deviceName: string;
+  reservedById: string;
+  reservedByDisplayName: string;
+  /** Wire dates (UTC); the calendars show them in the browser's time zone. */
+  start: string;
+  end: string;
+  note: string;
+  createdAt: string;
+  createdById?: string;
+}

@@ -3,12 +3,12 @@
  * stream (`GET /apiv1/Events`). The stream is opened first and its events are held until the list has loaded,
  * so no change falls between the two. EventSource reconnects by itself and sends Last-Event-ID; the hub replays
  * what was missed, or sends `reset` when it no longer can, and the lists are loaded again.
- * A device's history events go to whoever listens (the device page). The stream and the device list are asked for at page load, beside the session check (`begin`), not after it: the
+ * A device's history events go to whoever listens (the device page), bookings made, moved or cancelled to the calendars. The stream and the device list are asked for at page load, beside the session check (`begin`), not after it: the
  * grid then waits for one round trip instead of two. Without a session both answer 401 and are asked again after
  * sign-in. Gateways (an entitlement the session tells) come after and do not hold the grid back.
  */
 import { getJson, getJsonIfSignedIn } from '../api/client';
-import type { Device, GatewayDescription } from '../api/types';
+import type { Device, GatewayDescription, Reservation } from '../api/types';
 
 type Listener = () => void;
 
@@ -19,6 +19,9 @@ export interface HistoryEvent {
   id: string; deviceId?: string; eventType: string; eventDate: string; message?: string; performedByName?: string;
   applicationName?: string; stringValue?: string; isSuccess?: boolean;
 }
+
+/** A booking made or moved (`booking`), cancelled (`booking: null`), or `reload`: some may have been missed. */
+export type ReservationChange = { id: string; booking: Reservation | null; reload?: undefined } | { reload: true };
 
 class LiveStore {
   devices = new Map<string, Device>();
@@ -35,6 +38,7 @@ class LiveStore {
   private listeners = new Set<Listener>();
   private jobListeners = new Set<(job: JobEvent) => void>();
   private historyListeners = new Set<(event: HistoryEvent) => void>();
+  private reservationListeners = new Set<(change: ReservationChange) => void>();
   private source: EventSource | undefined;
   private held: MessageEvent[] | undefined;
   /** The device list asked for at page load; undefined once used or when it was refused. */
@@ -56,6 +60,12 @@ class LiveStore {
     return () => this.historyListeners.delete(listener);
   }
 
+  /** Hears each booking made, moved or cancelled from now on, and `reload` when the lists were loaded again. */
+  onReservation(listener: (change: ReservationChange) => void): () => void {
+    this.reservationListeners.add(listener);
+    return () => this.reservationListeners.delete(listener);
+  }
+
   /** At page load, before the session is known: the stream and the device list, if the cookie is good. */
   begin(): void {
     this.open();
@@ -75,7 +85,7 @@ class LiveStore {
     this.source = source;
     this.held = [];
     const handle = (e: MessageEvent) => (this.held ? this.held.push(e) : this.apply(e));
-    for (const type of ['device', 'gateway', 'job', 'history', 'reset']) source.addEventListener(type, handle as EventListener);
+    for (const type of ['device', 'gateway', 'job', 'history', 'reservation', 'reset']) source.addEventListener(type, handle as EventListener);
     source.onopen = () => {
       this.connected = true;
       this.changed();
@@ -143,7 +153,12 @@ class LiveStore {
       case 'history':
         if (data.object) for (const listener of this.historyListeners) listener(data.object as HistoryEvent);
         return;
+      case 'reservation':
+        for (const listener of this.reservationListeners) listener({ id: data.id, booking: data.object as Reservation | null });
+        return;
       case 'reset':
+        // Bookings missed in the gap are read again by whoever shows them.
+        for (const listener of this.reservationListeners) listener({ reload: true });
         void this.reload(this.gateways.size > 0);
         return;
     }

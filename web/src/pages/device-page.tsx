@@ -5,6 +5,7 @@ import { failureText } from '../api/failure-advice';
 import { LeaseFacts } from '../components/lease-facts';
 import type { Application, Device, DeviceAccessTicket, FailureCode, Result, SessionUser } from '../api/types';
 import { AutomationPanel } from '../components/automation-panel';
+import { Calendar } from '../calendar/calendar';
 import { ConnectLines, keepTicket } from '../components/connect-lines';
 import { LiveScreen } from '../components/live-screen';
 import { MetricsPanel } from '../components/metrics-panel';
@@ -124,6 +125,10 @@ export function DevicePage({ id, user }: { id: string; user: SessionUser }) {
           )}
         </div>
         <AppsPanel device={device} user={user} onChanged={loadDetail} />
+      </section>
+      <section class="card" aria-label="Calendar">
+        <h2>Calendar</h2>
+        <Calendar user={user} device={{ id: device.id, name: device.name }} />
       </section>
       <MetricsPanel deviceId={device.id} />
       <section class="cols">

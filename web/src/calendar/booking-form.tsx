@@ -1,0 +1,83 @@
+/** The form that books a slot: device (on the lab calendar), start, end and a note; a refusal shows the hub's words. */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Reservation } from '../api/types';
+import { book } from './bookings';
+import { fromLocalInput, rangeLabel, timeZoneName, toLocalInput } from './week';
+
+export interface SlotChoice {
+  deviceId: string;
+  start: Date;
+  end: Date;
+}
+
+interface Props {
+  slot: SlotChoice;
+  /** The devices to choose from; absent on a device's own calendar. */
+  devices?: { id: string; name: string }[];
+  onBooked(booking: Reservation): void;
+  onClose(): void;
+}
+
+export function BookingForm({ slot, devices, onBooked, onClose }: Props) {
+  const [deviceId, setDeviceId] = useState(slot.deviceId);
+  const [start, setStart] = useState(toLocalInput(slot.start));
+  const [end, setEnd] = useState(toLocalInput(slot.end));
+  const [note, setNote] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const first = useRef<HTMLSelectElement & HTMLInputElement>(null);
+  useEffect(() => {
+    setDeviceId(slot.deviceId);
+    setStart(toLocalInput(slot.start));
+    setEnd(toLocalInput(slot.end));
+    setError('');
+    first.current?.focus();
+  }, [slot]);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const from = fromLocalInput(start);
+    const to = fromLocalInput(end);
+    if (!deviceId) return setError('Choose a device.');
+    if (!from || !to) return setError('Give a start and an end.');
+    setBusy(true);
+    setError('');
+    try {
+      onBooked(await book(deviceId, from, to, note.trim()));
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const from = fromLocalInput(start);
+  const to = fromLocalInput(end);
+  return (
+    <form class="booking-form card" onSubmit={submit} aria-label="New booking"
+      onKeyDown={(e) => e.key === 'Escape' && onClose()}>
+      <h3>New booking</h3>
+      <div class="inline">
+        {devices && (
+          <label>Device
+            <select ref={first} name="device" value={deviceId} onChange={(e) => setDeviceId((e.target as HTMLSelectElement).value)}>
+              <option value="">Choose…</option>
+              {devices.map((d) => <option key={d.id} value={d.id}>{d.name}</option>)}
+            </select>
+          </label>
+        )}
+        <label>Start<input ref={devices ? undefined : first} type="datetime-local" name="start" required value={start}
+          onInput={(e) => setStart((e.target as HTMLInputElement).value)} /></label>
+        <label>End<input type="datetime-local" name="end" required value={end}
+          onInput={(e) => setEnd((e.target as HTMLInputElement).value)} /></label>
+        <label class="grow">Note<input name="note" maxLength={1000} value={note} placeholder="What for (optional)"
+          onInput={(e) => setNote((e.target as HTMLInputElement).value)} /></label>
+      </div>
+      <p class="hint">{from && to && to > from ? rangeLabel(from, to) : 'The end must come after the start.'} · times in {timeZoneName()}</p>
+      {error && <p class="error" role="alert" data-testid="booking-error">{error}</p>}
+      <div class="buttons">
+        <button type="submit" class="primary" disabled={busy}>{busy ? 'Booking…' : 'Book'}</button>
+        <button type="button" onClick={onClose}>Close</button>
+      </div>
+    </form>
+  );
+}
