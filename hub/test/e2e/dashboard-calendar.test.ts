@@ -64,7 +64,7 @@ it('books from the lab calendar, shows the booker to others live, refuses an ove
     await page.getByTestId('lab-calendar').waitFor();
     await showWeekOf(page, start);
   }
-  await bobPage.evaluate(() => { (window as unknown as { marker: number }).marker = 1; });
+  await bobPage.evaluate(() => { (globalThis as unknown as { marker: number }).marker = 1; });
 
   // Alice books through the form (the keyboard's way in): device, start, end, note.
   await alicePage.getByRole('button', { name: 'New booking…' }).click();
@@ -87,7 +87,7 @@ it('books from the lab calendar, shows the booker to others live, refuses an ove
   expect(await bobBlock.innerText()).toContain(alice.login);
   expect(await bobBlock.innerText()).not.toContain('(you)');
   expect(await bobBlock.getAttribute('class')).not.toContain('mine');
-  expect(await bobPage.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
+  expect(await bobPage.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(1);
   // Her booking's details offer him no Cancel.
   await bobBlock.click();
   const details = bobPage.getByTestId('booking-details');
