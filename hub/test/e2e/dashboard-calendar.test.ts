@@ -130,7 +130,7 @@ it("the device page shows the device's week and books an hour chosen on it", asy
   const form = page.getByRole('form', { name: 'New booking' });
   expect(await form.getByLabel('Start').inputValue()).toBe(localInput(new Date(at.getFullYear(), at.getMonth(), at.getDate(), at.getHours())));
   await form.getByRole('button', { name: 'Book' }).click();
-  const block = calendar.getByTestId('booking');
+  const block = calendar.getByTestId('booking').first();
   await block.waitFor();
   expect(await block.innerText()).toContain(`${alice.login} (you)`);
   const [booking] = ((await (await lab.api(alice, `/Reservation?deviceId=${device.id}`)).json()) as { data: { deviceId: string }[] }).data;

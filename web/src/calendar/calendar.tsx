@@ -12,8 +12,8 @@ import { BookingForm, type SlotChoice } from './booking-form';
 import { useBookings } from './bookings';
 import { DeviceWeek } from './device-week';
 import { LabTimeline } from './lab-timeline';
-import { dayBounds, HOUR_MS, rangeLabel, weekStart } from './week';
-import { useNow, WeekNav } from './week-nav';
+import { dayBounds, hourBounds, HOUR_MS, rangeLabel } from './week';
+import { rangeStart, RangeNav, useNow, type Zoom } from './week-nav';
 
 interface Props {
   user: SessionUser;
@@ -22,9 +22,11 @@ interface Props {
 }
 
 export function Calendar({ user, device }: Props) {
-  const [start, setStart] = useState(() => weekStart(new Date()));
-  const days = useMemo(() => dayBounds(start), [start]);
-  const bookings = useBookings({ from: days[0], to: days[7], deviceId: device?.id });
+  // A device's calendar is always a week by hours; the lab's timeline shows a week or, zoomed in, a day by hours.
+  const [zoom, setZoom] = useState<Zoom>('week');
+  const [start, setStart] = useState(() => rangeStart('week', new Date()));
+  const bounds = useMemo(() => (zoom === 'week' ? dayBounds(start) : hourBounds(start)), [zoom, start]);
+  const bookings = useBookings({ from: bounds[0], to: bounds[bounds.length - 1], deviceId: device?.id });
   const now = useNow();
   const [slot, setSlot] = useState<SlotChoice | undefined>();
   const [selected, setSelected] = useState<Reservation | undefined>();
@@ -67,7 +69,19 @@ export function Calendar({ user, device }: Props) {
   return (
     <div class="calendar">
       <div class="calendar-bar">
-        <WeekNav start={start} onChange={setStart} />
+        <RangeNav zoom={zoom} start={start} onChange={setStart} />
+        {!device && (
+          <div class="zoom" role="group" aria-label="Show">
+            {(['week', 'day'] as const).map((z) => (
+              <button type="button" key={z} aria-pressed={zoom === z} onClick={() => {
+                // The day shown is today when it is in the week on screen, else the week's first day; back to its week.
+                const today = new Date();
+                setStart(z === 'week' ? rangeStart('week', start) : today >= bounds[0] && today < bounds[bounds.length - 1] ? rangeStart('day', today) : start);
+                setZoom(z);
+              }}>{z === 'week' ? 'Week' : 'Day'}</button>
+            ))}
+          </div>
+        )}
         {!device && <label class="filter">Devices<input type="search" placeholder="Filter by name" value={filter}
           onInput={(e) => setFilter((e.target as HTMLInputElement).value)} /></label>}
         <span class="legend" aria-hidden="true"><i class="swatch mine" />Yours <i class="swatch" />Others'</span>
@@ -81,9 +95,9 @@ export function Calendar({ user, device }: Props) {
       {bookings.error && <p class="error" role="alert">{bookings.error}</p>}
       {!bookings.list && !bookings.error && <p class="muted" aria-busy="true">Loading bookings…</p>}
       {device
-        ? <DeviceWeek deviceId={device.id} deviceName={device.name} days={days} bookings={bookings.list ?? []} userId={user.id} now={now}
+        ? <DeviceWeek deviceId={device.id} deviceName={device.name} days={bounds} bookings={bookings.list ?? []} userId={user.id} now={now}
           onSlot={mayBook ? offer : undefined} onSelect={choose} selectedId={current?.id} />
-        : <LabTimeline days={days} devices={shown} bookings={bookings.list ?? []} userId={user.id} now={now}
+        : <LabTimeline bounds={bounds} devices={shown} bookings={bookings.list ?? []} userId={user.id} now={now}
           onSlot={mayBook ? offer : undefined} onSelect={choose} selectedId={current?.id} />}
       {!device && shown.length === 0 && <p class="muted">{devices.length ? 'No device matches the filter.' : 'No devices yet.'}</p>}
     </div>

@@ -7,7 +7,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import type { Reservation } from '../api/types';
 import { moveFocus, proposedSlot } from './slots';
 import type { SlotChoice } from './booking-form';
-import { atHour, dayLabel, daySegment, rangeLabel, timeLabel } from './week';
+import { atHour, dayLabel, daySegment, hourLabel, rangeLabel, timeLabel } from './week';
 
 interface Props {
   deviceId: string;
@@ -33,47 +33,49 @@ export function DeviceWeek({ deviceId, deviceName, days, bookings, userId, now, 
   const today = new Date(now).toDateString();
   return (
     <div class="week" data-testid="device-calendar">
-      <div class="week-head">
-        <span />
-        {days.slice(0, 7).map((d) => <span key={d.getTime()} class={d.toDateString() === today ? 'today' : ''}>{dayLabel(d)}</span>)}
-      </div>
-      <div class="week-body" ref={scroller} onKeyDown={(e) => moveFocus(e, 24, 7)}>
-        <div class="week-hours" aria-hidden="true">{HOURS.map((h) => <span key={h}>{timeLabel(atHour(days[0], h))}</span>)}</div>
-        {days.slice(0, 7).map((day, col) => {
-          const dayEnd = days[col + 1];
-          const isToday = day.toDateString() === today;
-          const nowTop = isToday ? daySegment(day, dayEnd, day.getTime(), now)?.height : undefined;
-          return (
-            <div class={`week-day ${isToday ? 'today' : ''}`} key={day.getTime()}>
-              {HOURS.map((h) => {
-                const past = atHour(day, h + 1).getTime() <= now;
-                return onSlot
-                  ? <button type="button" key={h} class="cell" data-cell={`${h}:${col}`} tabIndex={h === 9 && col === 0 ? 0 : -1}
-                    aria-label={`Book ${deviceName} from ${dayLabel(day)} ${timeLabel(atHour(day, h))}`} aria-disabled={past}
-                    onClick={() => !past && onSlot({ deviceId, ...proposedSlot(day, h, now) })} />
-                  : <span key={h} class="cell" />;
-              })}
-              {bookings.map((b) => {
-                const start = Date.parse(b.start);
-                const end = Date.parse(b.end);
-                const part = daySegment(day, dayEnd, start, end);
-                if (!part) return null;
-                const mine = b.reservedById === userId;
-                return (
-                  <button type="button" key={b.id} class={`booking ${mine ? 'mine' : ''} ${end <= now ? 'past' : ''} ${b.id === selectedId ? 'selected' : ''}`}
-                    style={{ top: `${part.top * 100}%`, height: `${part.height * 100}%` }} data-testid="booking"
-                    aria-label={`Booked by ${mine ? 'you' : b.reservedByDisplayName}, ${rangeLabel(new Date(start), new Date(end))}`}
-                    title={`${b.reservedByDisplayName}: ${rangeLabel(new Date(start), new Date(end))}${b.note ? ` — ${b.note}` : ''}`}
-                    onClick={() => onSelect(b)}>
-                    <span class="who">{b.reservedByDisplayName}{mine ? ' (you)' : ''}</span>
-                    <small>{timeLabel(new Date(start))}–{timeLabel(new Date(end))}</small>
-                  </button>
-                );
-              })}
-              {nowTop !== undefined && <span class="now-line" style={{ top: `${nowTop * 100}%` }} aria-hidden="true" />}
-            </div>
-          );
-        })}
+      <div class="week-scroll" ref={scroller} onKeyDown={(e) => moveFocus(e, 24, 7)}>
+        <div class="week-head">
+          <span />
+          {days.slice(0, 7).map((d) => <span key={d.getTime()} class={d.toDateString() === today ? 'today' : ''}>{dayLabel(d)}</span>)}
+        </div>
+        <div class="week-body">
+          <div class="week-hours" aria-hidden="true">{HOURS.map((h) => <span key={h}>{hourLabel(atHour(days[0], h))}</span>)}</div>
+          {days.slice(0, 7).map((day, col) => {
+            const dayEnd = days[col + 1];
+            const isToday = day.toDateString() === today;
+            const nowTop = isToday ? daySegment(day, dayEnd, day.getTime(), now)?.height : undefined;
+            return (
+              <div class={`week-day ${isToday ? 'today' : ''}`} key={day.getTime()}>
+                {HOURS.map((h) => {
+                  const past = atHour(day, h + 1).getTime() <= now;
+                  return onSlot
+                    ? <button type="button" key={h} class="cell" data-cell={`${h}:${col}`} tabIndex={h === 9 && col === 0 ? 0 : -1}
+                      aria-label={`Book ${deviceName} from ${dayLabel(day)} ${timeLabel(atHour(day, h))}`} aria-disabled={past}
+                      onClick={() => !past && onSlot({ deviceId, ...proposedSlot(day, h, now) })} />
+                    : <span key={h} class="cell" />;
+                })}
+                {bookings.map((b) => {
+                  const start = Date.parse(b.start);
+                  const end = Date.parse(b.end);
+                  const part = daySegment(day, dayEnd, start, end);
+                  if (!part) return null;
+                  const mine = b.reservedById === userId;
+                  return (
+                    <button type="button" key={b.id} class={`booking ${mine ? 'mine' : ''} ${end <= now ? 'past' : ''} ${b.id === selectedId ? 'selected' : ''}`}
+                      style={{ top: `${part.top * 100}%`, height: `${part.height * 100}%` }} data-testid="booking"
+                      aria-label={`Booked by ${mine ? 'you' : b.reservedByDisplayName}, ${rangeLabel(new Date(start), new Date(end))}`}
+                      title={`${b.reservedByDisplayName}: ${rangeLabel(new Date(start), new Date(end))}${b.note ? ` — ${b.note}` : ''}`}
+                      onClick={() => onSelect(b)}>
+                      <span class="who">{b.reservedByDisplayName}{mine ? ' (you)' : ''}</span>
+                      <small>{timeLabel(new Date(start))}–{timeLabel(new Date(end))}</small>
+                    </button>
+                  );
+                })}
+                {nowTop !== undefined && <span class="now-line" style={{ top: `${nowTop * 100}%` }} aria-hidden="true" />}
+              </div>
+            );
+          })}
+        </div>
       </div>
     </div>
   );

@@ -1,16 +1,18 @@
 /**
- * The lab's week as a timeline: a row per device, the seven days across, each booking a block labelled with its
- * booker (one's own in the accent colour), the current time as a line. A day cell books that device from the hour
- * pointed at (Enter: 09:00, or the next hour today); arrow keys move between cells.
+ * The lab as a timeline: a row per device, time across (the seven days of a week, or the hours of one day), each
+ * booking a block labelled with its booker (one's own in the accent colour), the current time as a line. A cell
+ * books that device: a day from the hour pointed at (Enter: 09:00, or the next hour today), an hour from its
+ * start; arrow keys move between cells.
  */
 import type { Reservation } from '../api/types';
 import { linkClick } from '../router';
 import { chosenHour, moveFocus, proposedSlot } from './slots';
 import type { SlotChoice } from './booking-form';
-import { dayLabel, dayPosition, rangeLabel, timeLabel } from './week';
+import { columnPosition, dayLabel, hourLabel, rangeLabel, timeLabel } from './week';
 
 interface Props {
-  days: Date[];
+  /** The columns' bounds: 8 local midnights (a week) or 25 local hours (a day). */
+  bounds: Date[];
   devices: { id: string; name: string }[];
   bookings: Reservation[];
   userId: string;
@@ -21,49 +23,58 @@ interface Props {
   selectedId?: string;
 }
 
-export function LabTimeline({ days, devices, bookings, userId, now, onSlot, onSelect, selectedId }: Props) {
+export function LabTimeline({ bounds, devices, bookings, userId, now, onSlot, onSelect, selectedId }: Props) {
+  const columns = bounds.length - 1;
+  const byDay = columns === 7;
   const byDevice = new Map<string, Reservation[]>();
   for (const b of bookings) byDevice.set(b.deviceId, [...(byDevice.get(b.deviceId) ?? []), b]);
-  const nowAt = now >= days[0].getTime() && now < days[7].getTime() ? dayPosition(days, now) : undefined;
-  const today = new Date(now).toDateString();
+  const nowAt = now >= bounds[0].getTime() && now < bounds[columns].getTime() ? columnPosition(bounds, now) : undefined;
+  const heads = bounds.slice(0, columns);
+  const current = (col: number) => now >= bounds[col].getTime() && now < bounds[col + 1].getTime();
+  const slotAt = (col: number, e: MouseEvent) => {
+    const from = bounds[col];
+    return byDay ? proposedSlot(from, chosenHour(e, from, false, now), now) : proposedSlot(from, from.getHours(), now);
+  };
   return (
     <div class="timeline-scroll">
-      <div class="timeline" data-testid="lab-calendar" onKeyDown={(e) => moveFocus(e, devices.length, 7)}>
+      <div class={`timeline ${byDay ? 'by-day' : 'by-hour'}`} style={{ '--columns': columns }} data-testid="lab-calendar"
+        onKeyDown={(e) => moveFocus(e, devices.length, columns)}>
         <div class="timeline-head">
-          <span class="muted">Device</span>
-          {days.slice(0, 7).map((d) => <span key={d.getTime()} class={d.toDateString() === today ? 'today' : ''}>{dayLabel(d)}</span>)}
+          <span class="muted timeline-corner">Device</span>
+          {heads.map((d, col) => <span key={d.getTime()} class={current(col) ? 'today' : ''}>{byDay ? dayLabel(d) : hourLabel(d)}</span>)}
         </div>
         {devices.map((device, row) => (
           <div class="timeline-row" key={device.id} data-device={device.name}>
             <a class="timeline-device" href={`/devices/${device.id}`} onClick={(e) => linkClick(e, `/devices/${device.id}`)}>{device.name}</a>
             <div class="timeline-track">
-              {days.slice(0, 7).map((day, col) => {
-                const past = days[col + 1].getTime() <= now;
-                const label = `${onSlot ? 'Book' : 'Free time on'} ${device.name} on ${dayLabel(day)}`;
+              {heads.map((from, col) => {
+                const past = bounds[col + 1].getTime() <= now;
+                const when = byDay ? `on ${dayLabel(from)}` : `from ${dayLabel(from)} ${timeLabel(from)}`;
                 return onSlot
                   ? <button type="button" key={col} class="cell" data-cell={`${row}:${col}`} tabIndex={row === 0 && col === 0 ? 0 : -1}
-                    aria-label={label} aria-disabled={past} title={past ? undefined : 'Book from this hour'}
-                    onClick={(e) => !past && onSlot({ deviceId: device.id, ...proposedSlot(day, chosenHour(e, day, false, now), now) })} />
+                    aria-label={`Book ${device.name} ${when}`} aria-disabled={past}
+                    onClick={(e) => !past && onSlot({ deviceId: device.id, ...slotAt(col, e) })} />
                   : <span key={col} class="cell" />;
               })}
               {(byDevice.get(device.id) ?? []).map((b) => {
                 const start = Date.parse(b.start);
                 const end = Date.parse(b.end);
-                const left = dayPosition(days, start) / 7;
-                const width = Math.max(dayPosition(days, end) / 7 - left, 0.004);
+                const left = columnPosition(bounds, start) / columns;
+                const width = Math.max(columnPosition(bounds, end) / columns - left, 0.004);
                 const mine = b.reservedById === userId;
+                const when = rangeLabel(new Date(start), new Date(end));
                 return (
                   <button type="button" key={b.id} class={`booking ${mine ? 'mine' : ''} ${end <= now ? 'past' : ''} ${b.id === selectedId ? 'selected' : ''}`}
                     style={{ left: `${left * 100}%`, width: `${width * 100}%` }} data-testid="booking"
-                    aria-label={`${device.name} booked by ${mine ? 'you' : b.reservedByDisplayName}, ${rangeLabel(new Date(start), new Date(end))}`}
-                    title={`${b.reservedByDisplayName}: ${rangeLabel(new Date(start), new Date(end))}${b.note ? ` — ${b.note}` : ''}`}
+                    aria-label={`${device.name} booked by ${mine ? 'you' : b.reservedByDisplayName}, ${when}`}
+                    title={`${b.reservedByDisplayName}: ${when}${b.note ? ` — ${b.note}` : ''}`}
                     onClick={() => onSelect(b)}>
                     <span class="who">{b.reservedByDisplayName}{mine ? ' (you)' : ''}</span>
                     <small>{timeLabel(new Date(start))}–{timeLabel(new Date(end))}</small>
                   </button>
                 );
               })}
-              {nowAt !== undefined && <span class="now-line" style={{ left: `${(nowAt / 7) * 100}%` }} aria-hidden="true" />}
+              {nowAt !== undefined && <span class="now-line" style={{ left: `${(nowAt / columns) * 100}%` }} aria-hidden="true" />}
             </div>
           </div>
         ))}

@@ -26,15 +26,32 @@ export function atHour(day: Date, hour: number): Date {
   return new Date(day.getFullYear(), day.getMonth(), day.getDate(), hour);
 }
 
-/** Where `t` falls in the week of `bounds`, 0..7 in days (a fraction within its own day); clamped to the week. */
-export function dayPosition(bounds: Date[], t: number): number {
+/** The 25 local hours bounding the hours of the day starting at `day` (the lab timeline zoomed to a day). */
+export function hourBounds(day: Date): Date[] {
+  return Array.from({ length: 25 }, (_, h) => new Date(day.getFullYear(), day.getMonth(), day.getDate(), h));
+}
+
+export function startOfDay(at: Date): Date {
+  return new Date(at.getFullYear(), at.getMonth(), at.getDate());
+}
+
+export function addDays(day: Date, days: number): Date {
+  return new Date(day.getFullYear(), day.getMonth(), day.getDate() + days);
+}
+
+/**
+ * Where `t` falls among the columns `bounds` delimits, 0..columns (a fraction within its own column, so a 23- or
+ * 25-hour day still fills exactly its column); clamped to the range.
+ */
+export function columnPosition(bounds: Date[], t: number): number {
   if (t <= bounds[0].getTime()) return 0;
-  for (let i = 0; i < 7; i++) {
+  const columns = bounds.length - 1;
+  for (let i = 0; i < columns; i++) {
     const from = bounds[i].getTime();
     const to = bounds[i + 1].getTime();
     if (t < to) return i + (t - from) / (to - from);
   }
-  return 7;
+  return columns;
 }
 
 /** A booking's part within one day: its top and height as fractions of the day (0..1), or undefined if none. */
@@ -47,10 +64,14 @@ export function daySegment(dayFrom: Date, dayTo: Date, start: number, end: numbe
 }
 
 const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short' });
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
-const dateTimeFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' });
+const longDayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short', hour: 'numeric', minute: '2-digit' });
 
 export const dayLabel = (d: Date): string => dayFormat.format(d);
+const hourFormat = new Intl.DateTimeFormat(undefined, { hour: 'numeric' });
+export const hourLabel = (d: Date): string => hourFormat.format(d);
+export const longDayLabel = (d: Date): string => longDayFormat.format(d);
 export const timeLabel = (d: Date): string => timeFormat.format(d);
 export const dateTimeLabel = (d: Date): string => dateTimeFormat.format(d);
 
