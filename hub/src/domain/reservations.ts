@@ -3,8 +3,10 @@
  * bookings of one device that overlap (an exclusion constraint, migration 030), so two hub replicas can never
  * both accept; during a booking only its booker may retain the device (`retain_refusal`). Who booked what when
  * is not secret in a lab: anyone who may list devices sees every booking. Booking needs DeviceConnect (whoever
- * may retain may book); changing or cancelling someone else's booking needs DeviceReleaseAny.
+ * may retain may book); changing or cancelling someone else's booking needs DeviceReleaseAny. A weekly series (the
+ * same time every week, up to 12 times) is written in one statement: every occurrence is booked, or none.
  */
+import { randomUUID } from 'node:crypto';
 import { ApiFailure, formatWireDate } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { hasEntitlement, requireEntitlement } from '../auth/entitlements';
@@ -13,6 +15,9 @@ import { readDeferred, type Deferred } from './deferred-input';
 import { deviceNotFound, identifierMatch, resolveDeviceIdentity } from './device-queries';
 import { USER_DISPLAY_NAME } from './devices';
 
+/** The most occurrences of a weekly series. */
+export const MAX_SERIES_WEEKS = 12;
+const WEEK_MS = 7 * 86_400_000;
 /** The longest booking. */
 export const MAX_RESERVATION_DAYS = 7;
 /** How far ahead a booking may start. */
@@ -37,6 +42,8 @@ export interface Reservation {
   note: string;
   createdAt: string;
   createdById?: string;
+  /** Shared by the occurrences of a weekly series; absent for a single booking. */
+  seriesId?: string;
 }
 
 /** What a create or change request sets; absent = unchanged (a create needs deviceId, start and end). */
@@ -45,6 +52,8 @@ export interface ReservationChanges {
   start?: Date;
   end?: Date;
   note?: string;
+  /** On create: the same time every week, this many times (1 to MAX_SERIES_WEEKS; default 1). */
+  weeks?: number;
 }
 
 export interface ReservationQuery {
@@ -82,22 +91,30 @@ export async function createReservation(
   db: Db, user: AuthenticatedUser, input: Deferred<ReservationChanges>, clock: Clock = {},
 ): Promise<Reservation> {
   requireEntitlement(user, 'DeviceConnect');
-  const { deviceId, start, end, note } = readDeferred(input);
+  const { deviceId, start, end, note, weeks = 1 } = readDeferred(input);
   if (!deviceId) throw new ApiFailure("Property 'deviceId' is required.");
   if (!start || !end) throw new ApiFailure("Properties 'start' and 'end' are required.");
+  if (!Number.isInteger(weeks) || weeks < 1 || weeks > MAX_SERIES_WEEKS) {
+    throw new ApiFailure(`Property 'weeks' must be a whole number from 1 to ${MAX_SERIES_WEEKS}.`);
+  }
   const now = clock.now?.() ?? new Date();
-  const range = checkedRange(start, end, now, true);
+  // Every week is 7 x 24 hours later: across a daylight-saving change the booker's local hour moves by one.
+  const ranges = Array.from({ length: weeks }, (_, i) =>
+    checkedRange(new Date(start.getTime() + i * WEEK_MS), new Date(end.getTime() + i * WEEK_MS), now, true));
   const device = await bookableDevice(db, deviceId);
   const { open } = await db.selectFrom('reservations').select((eb) => eb.fn.countAll<number>().as('open'))
     .where('user_id', '=', user.id).where('ends_at', '>', now).executeTakeFirstOrThrow();
-  if (Number(open) >= MAX_OPEN_RESERVATIONS_PER_USER) {
-    throw new ApiFailure(`You hold ${MAX_OPEN_RESERVATIONS_PER_USER} bookings already: cancel one first.`);
+  if (Number(open) + weeks > MAX_OPEN_RESERVATIONS_PER_USER) {
+    throw new ApiFailure(`You may hold at most ${MAX_OPEN_RESERVATIONS_PER_USER} bookings (${Number(open)} now): cancel some first.`);
   }
-  const { id } = await refusingOverlap(db, device, range, () => db.insertInto('reservations').values({
+  const seriesId = weeks > 1 ? randomUUID() : null;
+  // One statement: the exclusion constraint refuses it whole if any occurrence overlaps a booking.
+  const rows = await refusingOverlap(db, device, ranges, () => db.insertInto('reservations').values(ranges.map((range) => ({
     device_id: device.id, user_id: user.id, starts_at: range.start, ends_at: range.end, note: note ?? '',
-    created_by: user.id,
-  }).returning('id').executeTakeFirstOrThrow());
-  return readReservation(db, id);
+    created_by: user.id, series_id: seriesId,
+  }))).returning(['id', 'starts_at']).execute());
+  const [first] = rows.sort((a, b) => a.starts_at.getTime() - b.starts_at.getTime());
+  return readReservation(db, first.id);
 }
 
 /** Moves a booking in time or changes its note: the booker's own, or anyone's with DeviceReleaseAny. */
@@ -108,21 +125,32 @@ export async function updateReservation(
   const id = readDeferred(reservationId);
   const change = readDeferred(changes);
   if (change.deviceId !== undefined) throw new ApiFailure("A booking's device cannot change: cancel it and book the other device.");
+  if (change.weeks !== undefined) throw new ApiFailure("Property 'weeks' is only for a new booking: each occurrence of a series moves on its own.");
   const current = await ownReservation(db, user, id);
   const now = clock.now?.() ?? new Date();
   const range = checkedRange(change.start ?? current.starts_at, change.end ?? current.ends_at, now, change.start !== undefined);
-  await refusingOverlap(db, { id: current.device_id, name: current.device_name }, { ...range, exceptId: id }, () => db.updateTable('reservations')
+  await refusingOverlap(db, { id: current.device_id, name: current.device_name }, [range], () => db.updateTable('reservations')
     .set({ starts_at: range.start, ends_at: range.end, ...(change.note !== undefined ? { note: change.note } : {}) })
-    .where('id', '=', id).execute());
+    .where('id', '=', id).execute(), id);
   return readReservation(db, id);
 }
 
-/** Cancels a booking: the booker's own, or anyone's with DeviceReleaseAny. */
-export async function deleteReservation(db: Db, user: AuthenticatedUser, reservationId: Deferred<string>): Promise<void> {
+/**
+ * Cancels a booking: the booker's own, or anyone's with DeviceReleaseAny; with `series`, also the later
+ * occurrences of its weekly series.
+ */
+export async function deleteReservation(
+  db: Db, user: AuthenticatedUser, reservationId: Deferred<string>, series: Deferred<boolean> = () => false,
+): Promise<void> {
   requireEntitlement(user, 'DeviceConnect');
   const id = readDeferred(reservationId);
-  await ownReservation(db, user, id);
-  await db.deleteFrom('reservations').where('id', '=', id).execute();
+  const andLater = readDeferred(series);
+  const row = await ownReservation(db, user, id);
+  if (andLater && row.series_id) {
+    await db.deleteFrom('reservations').where('series_id', '=', row.series_id).where('starts_at', '>=', row.starts_at).execute();
+  } else {
+    await db.deleteFrom('reservations').where('id', '=', id).execute();
+  }
 }
 
 function selectReservations(db: Db) {
@@ -131,7 +159,7 @@ function selectReservations(db: Db) {
     .innerJoin('users', 'users.id', 'reservations.user_id')
     .select(['reservations.id', 'reservations.device_id', 'devices.name as device_name', 'reservations.user_id',
       'users.login', 'reservations.starts_at', 'reservations.ends_at', 'reservations.note', 'reservations.created_at',
-      'reservations.created_by',
+      'reservations.created_by', 'reservations.series_id',
       USER_DISPLAY_NAME.as('display_name')]);
 }
 
@@ -142,6 +170,7 @@ function toReservation(row: ReservationRow): Reservation {
     id: row.id, deviceId: row.device_id, deviceName: row.device_name, reservedById: row.user_id,
     reservedByDisplayName: row.display_name, start: formatWireDate(row.starts_at), end: formatWireDate(row.ends_at),
     note: row.note, createdAt: formatWireDate(row.created_at), createdById: row.created_by ?? undefined,
+    seriesId: row.series_id ?? undefined,
   };
 }
 
@@ -192,17 +221,20 @@ async function bookableDevice(db: Db, identifier: string): Promise<{ id: string;
   return device;
 }
 
-/** Runs the write; a booking it would overlap (the database's exclusion constraint) is named in the failure. */
+/**
+ * Runs the write; a booking it would overlap (the database's exclusion constraint) is named in the failure, the
+ * first one in the way of any of the ranges (the occurrences of a series).
+ */
 async function refusingOverlap<T>(
-  db: Db, device: { id: string; name: string }, range: { start: Date; end: Date; exceptId?: string }, write: () => Promise<T>,
+  db: Db, device: { id: string; name: string }, ranges: { start: Date; end: Date }[], write: () => Promise<T>, exceptId?: string,
 ): Promise<T> {
   try {
     return await write();
   } catch (err) {
     if (!isExclusionViolation(err)) throw err;
     let q = selectReservations(db).where('reservations.device_id', '=', device.id)
-      .where('reservations.starts_at', '<', range.end).where('reservations.ends_at', '>', range.start);
-    if (range.exceptId) q = q.where('reservations.id', '<>', range.exceptId);
+      .where((eb) => eb.or(ranges.map((range) => eb.and([eb('reservations.starts_at', '<', range.end), eb('reservations.ends_at', '>', range.start)]))));
+    if (exceptId) q = q.where('reservations.id', '<>', exceptId);
     // Cancelled since the constraint saw it: the refusal stands, without a name.
     const booking = await q.orderBy('reservations.starts_at').executeTakeFirst();
     if (!booking) throw new ApiFailure(`Device '${device.name}' is already reserved at that time.`, 'DEVICE_RESERVED');

@@ -287,6 +287,8 @@ export interface ReservationsTable {
   note: Generated<string>;
   created_at: CreatedAt;
   created_by: string | null;
+  /** Shared by the occurrences of one weekly series (migration 040). */
+  series_id: string | null;
 }
 
 export interface ScreenSharesTable {

@@ -2,7 +2,8 @@
  * The booking calendars in Chromium, two users at once: Alice books a device on the lab calendar and sees her
  * block; Bob, with the calendar already open, sees it appear labelled with her name and is refused (in the hub's
  * words) when he books over it; Alice cancels and it disappears from both; the device page shows the device's
- * week and books an hour chosen on it. A user who may not book is offered no booking.
+ * week and books an hour chosen on it, weekly; the keyboard moves between cells. A user who may not book is offered
+ * no booking.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -129,12 +130,24 @@ it("the device page shows the device's week and books an hour chosen on it", asy
   await calendar.locator(`[data-cell="${at.getHours()}:${(at.getDay() + 6) % 7}"]`).click();
   const form = page.getByRole('form', { name: 'New booking' });
   expect(await form.getByLabel('Start').inputValue()).toBe(localInput(new Date(at.getFullYear(), at.getMonth(), at.getDate(), at.getHours())));
+  await form.getByLabel('Repeat').selectOption({ label: 'Weekly, 2 times' });
   await form.getByRole('button', { name: 'Book' }).click();
   const block = calendar.getByTestId('booking').first();
   await block.waitFor();
   expect(await block.innerText()).toContain(`${alice.login} (you)`);
-  const [booking] = ((await (await lab.api(alice, `/Reservation?deviceId=${device.id}`)).json()) as { data: { deviceId: string }[] }).data;
-  expect(booking.deviceId).toBe(device.id);
+  const bookings = ((await (await lab.api(alice, `/Reservation?deviceId=${device.id}`)).json()) as { data: { deviceId: string; seriesId: string }[] }).data;
+  expect(bookings).toHaveLength(2);
+  expect(bookings[1].seriesId).toBe(bookings[0].seriesId);
+  // The second week's occurrence is on the next week's page.
+  await page.getByRole('button', { name: 'Next week' }).click();
+  await calendar.getByTestId('booking').first().waitFor();
+  expect(await calendar.getByTestId('booking').first().innerText()).toContain(`${alice.login} (you)`);
+  // The keyboard moves between hour cells.
+  await calendar.locator('[data-cell="9:0"]').focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string } } })
+    .document.activeElement.getAttribute('data-cell'))).toBe('10:1');
 }, 90_000);
 
 it('offers no booking to a user who may not book, and still shows the calendar', async () => {

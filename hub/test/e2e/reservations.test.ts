@@ -190,3 +190,28 @@ it("tells another user's event stream of a booking made, moved and cancelled, as
     stream.close();
   }
 });
+
+it('books a weekly series all or none, names the booking in the way, and cancels an occurrence and the later ones', async () => {
+  const week = 7 * 24 * 60;
+  // One clock reading for every time of the test, so they compare to the second.
+  const base = Date.now();
+  const inMinutes = (m: number) => wire(base + m * 60_000);
+  // Bob holds the third week's slot: Alice's four-week series is refused whole, naming his booking.
+  const blocking = (await book(bob, inMinutes(2 * week + 60), inMinutes(2 * week + 90))).data!;
+  const refused = await post(alice, 'add', { deviceId: serial, start: inMinutes(60), end: inMinutes(120), weeks: 4 });
+  expect(refused).toMatchObject({ isSuccess: false, errorMessage: `Device '${deviceName}' is already reserved from ${blocking.start} to ${blocking.end} by '${bob.login}'.` });
+  expect((await get<Booking[]>(alice, `/Reservation?deviceId=${serial}`)).data!.map((b) => b.id)).toEqual([blocking.id]);
+  await post(bob, `action=delete&id=${blocking.id}`);
+
+  const series = await post<Booking & { seriesId: string }>(alice, 'add', { deviceId: serial, start: inMinutes(60), end: inMinutes(120), weeks: 4 });
+  expect(series).toMatchObject({ isSuccess: true, data: { start: inMinutes(60), seriesId: expect.any(String) } });
+  const listed = (await get<(Booking & { seriesId: string })[]>(bob, `/Reservation?deviceId=${serial}`)).data!;
+  expect(listed.map((b) => [b.start, b.end, b.seriesId])).toEqual([0, 1, 2, 3].map((i) =>
+    [inMinutes(60 + i * week), inMinutes(120 + i * week), series.data!.seriesId]));
+  expect(await post(alice, 'add', { deviceId: serial, start: inMinutes(60), end: inMinutes(120), weeks: 13 }))
+    .toMatchObject({ isSuccess: false, errorMessage: "Property 'weeks' must be a whole number from 1 to 12." });
+
+  // The second occurrence and the later ones go; the first stays.
+  expect(await post(alice, `action=delete&id=${listed[1].id}&series=true`)).toEqual({ isSuccess: true });
+  expect((await get<Booking[]>(bob, `/Reservation?deviceId=${serial}`)).data!.map((b) => b.id)).toEqual([listed[0].id]);
+});

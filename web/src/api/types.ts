@@ -57,4 +57,6 @@ export interface Reservation {
   note: string;
   createdAt: string;
   createdById?: string;
+  /** Shared by the occurrences of a weekly series. */
+  seriesId?: string;
 }

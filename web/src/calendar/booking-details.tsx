@@ -7,7 +7,8 @@ import { rangeLabel } from './week';
 interface Props {
   booking: Reservation;
   user: SessionUser;
-  onCancelled(id: string): void;
+  /** `series`: the later occurrences went too. */
+  onCancelled(id: string, series: boolean): void;
   onClose(): void;
 }
 
@@ -15,12 +16,12 @@ export function BookingDetails({ booking, user, onCancelled, onClose }: Props) {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const mine = booking.reservedById === user.id;
-  const cancel = async () => {
+  const cancel = async (series: boolean) => {
     setBusy(true);
     setError('');
     try {
-      await cancelBooking(booking.id);
-      onCancelled(booking.id);
+      await cancelBooking(booking.id, series);
+      onCancelled(booking.id, series);
     } catch (err) {
       setError((err as Error).message);
     } finally {
@@ -37,13 +38,17 @@ export function BookingDetails({ booking, user, onCancelled, onClose }: Props) {
         <dt>When</dt><dd>{rangeLabel(new Date(booking.start), new Date(booking.end))}</dd>
         {!mine && <><dt>Booked by</dt><dd>{booking.reservedByDisplayName}</dd></>}
         {booking.note && <><dt>Note</dt><dd>{booking.note}</dd></>}
+        {booking.seriesId && <><dt>Repeats</dt><dd>weekly (one of a series)</dd></>}
       </dl>
       {error && <p class="error" role="alert">{error}</p>}
       <div class="buttons">
         {mayCancel(booking, user) && !ended && (
-          <button type="button" class="danger" disabled={busy} onClick={cancel}>
+          <button type="button" class="danger" disabled={busy} onClick={() => cancel(false)}>
             {busy ? 'Cancelling…' : mine ? 'Cancel booking' : `Cancel ${booking.reservedByDisplayName}'s booking`}
           </button>
+        )}
+        {mayCancel(booking, user) && !ended && booking.seriesId && (
+          <button type="button" class="danger" disabled={busy} onClick={() => cancel(true)}>Cancel this and the later weeks</button>
         )}
         <button type="button" onClick={onClose}>Close</button>
       </div>

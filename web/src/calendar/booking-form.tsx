@@ -23,6 +23,7 @@ export function BookingForm({ slot, devices, onBooked, onClose }: Props) {
   const [start, setStart] = useState(toLocalInput(slot.start));
   const [end, setEnd] = useState(toLocalInput(slot.end));
   const [note, setNote] = useState('');
+  const [weeks, setWeeks] = useState(1);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const first = useRef<HTMLSelectElement & HTMLInputElement>(null);
@@ -43,7 +44,7 @@ export function BookingForm({ slot, devices, onBooked, onClose }: Props) {
     setBusy(true);
     setError('');
     try {
-      onBooked(await book(deviceId, from, to, note.trim()));
+      onBooked(await book(deviceId, from, to, note.trim(), weeks));
     } catch (err) {
       setError((err as Error).message);
     } finally {
@@ -69,6 +70,12 @@ export function BookingForm({ slot, devices, onBooked, onClose }: Props) {
           onInput={(e) => setStart((e.target as HTMLInputElement).value)} /></label>
         <label>End<input type="datetime-local" name="end" required value={end}
           onInput={(e) => setEnd((e.target as HTMLInputElement).value)} /></label>
+        <label>Repeat
+          <select name="weeks" value={weeks} onChange={(e) => setWeeks(Number((e.target as HTMLSelectElement).value))}>
+            <option value={1}>Once</option>
+            {Array.from({ length: 11 }, (_, i) => i + 2).map((n) => <option key={n} value={n}>Weekly, {n} times</option>)}
+          </select>
+        </label>
         <label class="grow">Note<input name="note" maxLength={1000} value={note} placeholder="What for (optional)"
           onInput={(e) => setNote((e.target as HTMLInputElement).value)} /></label>
       </div>

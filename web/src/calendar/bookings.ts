@@ -63,13 +63,18 @@ export function useBookings(span: BookingWindow): Bookings {
 
 const sorted = (list: Reservation[]) => list.sort((a, b) => Date.parse(a.start) - Date.parse(b.start));
 
-/** Books `deviceId` for the signed-in user; the hub's refusal (an overlap, a rule, an entitlement) is thrown in its words. */
-export async function book(deviceId: string, start: Date, end: Date, note: string): Promise<Reservation> {
-  return (await call<Reservation>('POST', '/Reservation?add', undefined, { deviceId, start: toWire(start), end: toWire(end), note }))!;
+/**
+ * Books `deviceId` for the signed-in user, `weeks` times a week apart (the hub books them all or none); the hub's
+ * refusal (an overlap, a rule, an entitlement) is thrown in its words. Answers the first occurrence.
+ */
+export async function book(deviceId: string, start: Date, end: Date, note: string, weeks = 1): Promise<Reservation> {
+  return (await call<Reservation>('POST', '/Reservation?add', undefined,
+    { deviceId, start: toWire(start), end: toWire(end), note, ...(weeks > 1 ? { weeks } : {}) }))!;
 }
 
-export async function cancelBooking(id: string): Promise<void> {
-  await call('POST', `/Reservation${query({ action: 'delete', id })}`);
+/** Cancels a booking; with `series`, also the later occurrences of its weekly series. */
+export async function cancelBooking(id: string, series = false): Promise<void> {
+  await call('POST', `/Reservation${query({ action: 'delete', id, series: series || undefined })}`);
 }
 
 /** Whether this user may cancel the booking (the hub's rule: one's own, or anyone's with DeviceReleaseAny). */

@@ -54,12 +54,12 @@ export function Calendar({ user, device }: Props) {
   const booked = (b: Reservation) => {
     bookings.put(b);
     setSlot(undefined);
-    setNotice(`Booked ${b.deviceName}: ${rangeLabel(new Date(b.start), new Date(b.end))}.`);
+    setNotice(`Booked ${b.deviceName}: ${rangeLabel(new Date(b.start), new Date(b.end))}${b.seriesId ? ', and the same time in the following weeks' : ''}.`);
   };
-  const cancelled = (id: string) => {
+  const cancelled = (id: string, series: boolean) => {
     bookings.drop(id);
     setSelected(undefined);
-    setNotice('Booking cancelled.');
+    setNotice(series ? 'Booking and its later weeks cancelled.' : 'Booking cancelled.');
   };
   const newBooking = () => {
     const from = new Date(Math.ceil(Date.now() / HOUR_MS) * HOUR_MS);

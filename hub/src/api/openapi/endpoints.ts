@@ -301,13 +301,16 @@ export const ENDPOINTS: EndpointDescription[] = [
     response: resultOf(arrayOf(ref('Reservation'))) }] },
   { method: 'post', path: '/Reservation', operations: [
     { select: 'add', summary: 'Book a device for the caller from start to end (at most 7 days, starting within 90 days; '
-      + 'at most 100 open bookings per user). A booking that overlaps another of the device is refused.',
-    entitlement: 'DeviceConnect', body: 'json', bodyKeys: ['deviceId', 'start', 'end', 'note'], response: resultOf(ref('Reservation')) },
+      + 'at most 100 open bookings per user). A booking that overlaps another of the device is refused. `weeks` (1 to 12) '
+      + 'books the same time every week that many times, all or none (one overlapping occurrence refuses the series); '
+      + 'the answer is the first occurrence, its `seriesId` shared by the others.',
+    entitlement: 'DeviceConnect', body: 'json', bodyKeys: ['deviceId', 'start', 'end', 'note', 'weeks'], response: resultOf(ref('Reservation')) },
     { select: 'action=update', summary: 'Move a booking or change its note (another user\'s needs DeviceReleaseAny).',
       entitlement: 'DeviceConnect', params: [required(p('id', 'guid', 'The reservation Guid.'))], body: 'json',
       bodyKeys: ['start', 'end', 'note'], response: resultOf(ref('Reservation')) },
     { select: 'action=delete', summary: 'Cancel a booking (another user\'s needs DeviceReleaseAny).',
-      entitlement: 'DeviceConnect', params: [required(p('id', 'guid', 'The reservation Guid.'))], response: result },
+      entitlement: 'DeviceConnect', params: [required(p('id', 'guid', 'The reservation Guid.')),
+        p('series', 'bool', 'Also cancel the later occurrences of its weekly series.')], response: result },
   ] },
   { method: 'get', path: '/Device/Share', operations: [{
     select: '', summary: 'The view-only shares of the caller\'s current retain of a device (extension), with the live screen\'s '

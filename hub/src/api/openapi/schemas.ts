@@ -146,7 +146,7 @@ export const SCHEMAS: Record<string, Schema> = {
     'A webhook endpoint (extension); eventTypes [] receives every event. The secret is write-only.'),
   Reservation: object({
     id: guid, deviceId: guid, deviceName: str, reservedById: guid, reservedByDisplayName: str, start: dateTime,
-    end: dateTime, note: str, createdAt: dateTime, createdById: guid,
+    end: dateTime, note: str, createdAt: dateTime, createdById: guid, seriesId: guid,
   }, 'A booking of a device (extension): during it only its booker may retain the device, and GET /Device/Available '
     + 'leaves the device out for everyone else.'),
   ScreenShare: object({ id: guid, userLogin: str, token: str, createdAt: dateTime },
