@@ -2,7 +2,7 @@
  * Reservations (extension /Reservation) against a whole lab: booking, listing, moving and cancelling through
  * HTTP; the database refusing an overlapping booking, also one racing in from another hub replica's connection;
  * what a booking does to the device record, to another user's /Device/Available and retain; who may cancel what;
- * bookings on the event stream.
+ * bookings on the event stream; weekly series, booked all or none.
  */
 import { sql } from 'kysely';
 import { createDatabase, type Db } from '../../src/store/database';
