@@ -35,7 +35,9 @@ export class MjpegReader {
   private readonly delimiter: Buffer;
   private readonly bodyEnd: Buffer;
   private readonly maxHeaderBytes: number;
-  private pending: Buffer = Buffer.alloc(0);
+  /** Bytes received and not yet consumed, joined only when a step needs them contiguous (a body waits unjoined). */
+  private chunks: Buffer[] = [];
+  private size = 0;
   private state: State = { at: 'delimiter' };
   private failed: MjpegStreamError | undefined;
   /** Parts read so far. */
@@ -51,14 +53,26 @@ export class MjpegReader {
   /** Takes the next bytes of the body; throws MjpegStreamError (and keeps throwing) once the stream broke a rule. */
   push(chunk: Buffer): void {
     if (this.failed) throw this.failed;
-    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.chunks.push(chunk);
+    this.size += chunk.length;
     try {
       while (this.step()) { /* each step consumes what it can */ }
     } catch (err) {
       this.failed = err instanceof MjpegStreamError ? err : new MjpegStreamError(String(err));
-      this.pending = Buffer.alloc(0);
+      this.chunks = [];
+      this.size = 0;
       throw this.failed;
     }
+  }
+
+  private get pending(): Buffer {
+    if (this.chunks.length !== 1) this.chunks = [Buffer.concat(this.chunks, this.size)];
+    return this.chunks[0];
+  }
+
+  private set pending(rest: Buffer) {
+    this.chunks = [rest];
+    this.size = rest.length;
   }
 
   /** One move of the state machine; false when it needs more bytes. */
@@ -106,7 +120,7 @@ export class MjpegReader {
       case 'body': {
         const { length } = this.state;
         if (length !== undefined) {
-          if (this.pending.length < length) return false;
+          if (this.size < length) return false;
           this.emit(this.pending.subarray(0, length));
           this.pending = this.pending.subarray(length);
         } else {

@@ -24,6 +24,8 @@ const screen = (query: string) => {
   return client;
 };
 const xctest = () => phone.wda.screen;
+/** The picture WDA's stream sends now (quality 25, full size: its default settings). */
+const streamed = () => xctest().jpeg(25, 100);
 type WdaNode = ReturnType<ReturnType<typeof xctest>['tree']>;
 const nodes = (n: WdaNode): WdaNode[] => [n, ...n.children.flatMap(nodes)];
 /** Where an element's centre is shown, as a viewer points: 0..1 across the picture. */
@@ -70,33 +72,33 @@ test('with WebDriverAgent: MJPEG frames; a tap opens an app, non-ASCII text reac
   expect(owner.lastFrame!.subarray(0, 2).toString('hex')).toBe('ffd8');
 
   // A tap on an icon: the app comes to the front, and the frames show it.
-  const home = owner.lastFrame!;
+  await waitFor(async () => owner.lastFrame!.equals(streamed()), 30_000, 'the home screen streamed');
   const icon = nodes(xctest().tree()).find((n) => n.type === 'XCUIElementTypeIcon')!;
   tap(owner, pointAt((n) => n.type === 'XCUIElementTypeIcon' && n.label === icon.label));
-  await waitFor(async () => xctest().activeBundle() !== 'com.apple.springboard', 10_000, `${icon.label} in front`);
+  await waitFor(async () => xctest().activeBundle() !== 'com.apple.springboard', 30_000, `${icon.label} in front`);
   expect(xctest().displayName(xctest().activeBundle())).toBe(icon.label);
   expect(xctest().state(xctest().activeBundle())).toBe(4);
-  await waitFor(async () => !owner.lastFrame!.equals(home), 15_000, 'a frame of the app');
+  await waitFor(async () => owner.lastFrame!.equals(streamed()), 30_000, 'a frame of the app');
 
   // Text with non-ASCII characters, through WDA's keys, lands in the app's field; Delete takes the last one back.
   owner.send({ t: 'text', text: 'Grüße 日本!' });
   owner.send({ t: 'key', key: 'delete' });
   const field = () => nodes(xctest().tree()).find((n) => n.type === 'XCUIElementTypeTextField')?.value;
-  await waitFor(async () => field() === 'Grüße 日本', 15_000, 'the typed text in the app');
+  await waitFor(async () => field() === 'Grüße 日本', 30_000, 'the typed text in the app');
   expect(owner.errors).toEqual([]);
 
   // A swipe up from the bottom edge (a drag in the page: down, moves, up) goes home, as on a Face ID iPhone.
   owner.send({ t: 'touch', a: 'd', x: 0.5, y: 0.995 });
   for (const y of [0.9, 0.8, 0.6]) owner.send({ t: 'touch', a: 'm', x: 0.5, y });
   owner.send({ t: 'touch', a: 'u', x: 0.5, y: 0.6 });
-  await waitFor(async () => xctest().activeBundle() === 'com.apple.springboard', 15_000, 'the home screen after the swipe');
-  await waitFor(async () => owner.lastFrame!.equals(home), 15_000, 'the home screen\'s frame again');
+  await waitFor(async () => xctest().activeBundle() === 'com.apple.springboard', 30_000, 'the home screen after the swipe');
+  await waitFor(async () => owner.lastFrame!.equals(streamed()), 30_000, 'the home screen\'s frame again');
 
   // Home from the app.
   tap(owner, pointAt((n) => n.type === 'XCUIElementTypeIcon' && n.label === icon.label));
-  await waitFor(async () => xctest().activeBundle() !== 'com.apple.springboard', 10_000, 'the app again');
+  await waitFor(async () => xctest().activeBundle() !== 'com.apple.springboard', 30_000, 'the app again');
   owner.send({ t: 'key', key: 'home' });
-  await waitFor(async () => xctest().activeBundle() === 'com.apple.springboard', 10_000, 'home after the Home key');
+  await waitFor(async () => xctest().activeBundle() === 'com.apple.springboard', 30_000, 'home after the Home key');
   // The input ran in a WDA session the gateway made (none was running); it is deleted when the capture stops.
   expect(phone.wda.session).not.toBeNull();
   owner.ws.terminate();
