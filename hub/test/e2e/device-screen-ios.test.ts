@@ -3,10 +3,12 @@
  * frames from WDA's MJPEG stream (device port 9100 through usbmuxd), and the retainer's input through WDA's routes:
  * a tap on an icon opens that app (WDA's XCTest view shows it in front, and the frames change), typed non-ASCII
  * text lands in the app's field, a swipe up from the bottom edge and the Home key return to the home screen; a
- * view-only tunnel's input is dropped at the gateway. Without WDA: lockdown's screenshotr, view only and why, and
+ * view-only tunnel's input is dropped at the gateway; an automation client's WDA session is joined, never replaced
+ * or deleted (watching a run live does not break it). Without WDA: lockdown's screenshotr, view only and why, and
  * input is refused. Stills are PNGs either way.
  */
 import { encodeScreenControl } from '@devicelab/shared';
+import { forwardUsbmuxPort } from '@devicelab/labsim';
 import { basic, openScreen, screenUrl, type ScreenClient } from '../support/screen-client';
 import { startTestLab, waitFor, type TestLab } from '../support/lab';
 
@@ -71,10 +73,19 @@ test('with WebDriverAgent: MJPEG frames; a tap opens an app, non-ASCII text reac
   expect(owner.starts[0].note).toBeUndefined();
   expect(owner.lastFrame!.subarray(0, 2).toString('hex')).toBe('ffd8');
 
-  // A tap on an icon: the app comes to the front, and the frames show it.
+  // A long press on an icon (the pointer held) opens no app: SpringBoard shows the icon's menu.
   await waitFor(async () => owner.lastFrame!.equals(streamed()), 30_000, 'the home screen streamed');
   const icon = nodes(xctest().tree()).find((n) => n.type === 'XCUIElementTypeIcon')!;
-  tap(owner, pointAt((n) => n.type === 'XCUIElementTypeIcon' && n.label === icon.label));
+  const iconAt = pointAt((n) => n.type === 'XCUIElementTypeIcon' && n.label === icon.label);
+  owner.send({ t: 'touch', a: 'd', ...iconAt });
+  await new Promise((r) => setTimeout(r, 700));
+  owner.send({ t: 'touch', a: 'u', ...iconAt });
+  await new Promise((r) => setTimeout(r, 1_500));
+  expect(xctest().activeBundle()).toBe('com.apple.springboard');
+  expect(owner.errors).toEqual([]);
+
+  // A tap on the icon: the app comes to the front, and the frames show it.
+  tap(owner, iconAt);
   await waitFor(async () => xctest().activeBundle() !== 'com.apple.springboard', 30_000, `${icon.label} in front`);
   expect(xctest().displayName(xctest().activeBundle())).toBe(icon.label);
   expect(xctest().state(xctest().activeBundle())).toBe(4);
@@ -129,6 +140,36 @@ test('the gateway drops a view-only tunnel\'s input on an iPhone too', async () 
   tunnel.end();
   await release();
   await captureStopped();
+});
+
+test('input joins the WDA session an automation client runs, which lives on after the screen', async () => {
+  // A client of WDA (Appium's XCUITest driver does the same) with its own session, through usbmuxd as it reaches it.
+  const forward = await forwardUsbmuxPort(lab.world.iosFleet.usbmuxd.socketPath, phone.udid, 8100);
+  try {
+    const created = await (await fetch(`http://127.0.0.1:${forward.port}/session`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ capabilities: { alwaysMatch: {}, firstMatch: [{}] } }),
+    })).json() as { value: { sessionId: string } };
+    const automation = created.value.sessionId;
+    expect(phone.wda.session?.id).toBe(automation);
+    await retain();
+    const owner = screen(`id=${deviceId}`);
+    await owner.opened;
+    await waitFor(async () => owner.frames > 0, 30_000, 'a frame');
+    tap(owner, pointAt((n) => n.type === 'XCUIElementTypeIcon'));
+    await waitFor(async () => xctest().activeBundle() !== 'com.apple.springboard', 30_000, 'the app opened through the automation\'s session');
+    owner.send({ t: 'text', text: 'ok' });
+    await waitFor(async () => nodes(xctest().tree()).some((n) => n.type === 'XCUIElementTypeTextField' && Boolean(n.value?.endsWith('ok'))), 30_000, 'the text');
+    owner.ws.terminate();
+    await captureStopped();
+    expect(phone.wda.session?.id).toBe(automation);
+    const asked = await (await fetch(`http://127.0.0.1:${forward.port}/session/${automation}`)).json() as { sessionId: string };
+    expect(asked.sessionId).toBe(automation);
+    await fetch(`http://127.0.0.1:${forward.port}/session/${automation}`, { method: 'DELETE' });
+    await fetch(`http://127.0.0.1:${forward.port}/wda/homescreen`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await release();
+  } finally {
+    await forward.close();
+  }
 });
 
 test('without WebDriverAgent: screenshotr, view only and why; input is refused; the still is a PNG', async () => {
