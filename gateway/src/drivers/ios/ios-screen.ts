@@ -8,11 +8,11 @@
 import type { Duplex } from 'node:stream';
 import type { Logger, ScreenControls, ScreenInput } from '@devicelab/shared';
 import { DeviceCommandError } from '../device-driver';
-import { MjpegReader, multipartBoundary } from '../../screen/mjpeg-reader';
-import { NO_CONTROLS, type ScreenSink, type ScreenSource, type ScreenSourceInfo } from '../../screen/screen-source';
+import { MjpegResponseReader, mjpegRequest } from '../../screen/mjpeg-reader';
+import { NO_CONTROLS, type ScreenSink, type ScreenSource } from '../../screen/screen-source';
 import { ScreenshotrScreen, takeScreenshot } from './screenshotr';
 import type { DeviceLink } from './services';
-import { WdaClient, WdaError } from './wda-client';
+import { WDA_MJPEG_PORT, WdaClient, WdaError } from './wda-client';
 import { WDA_KEYS, WdaInput } from './wda-input';
 
 export interface IosScreenOptions {
@@ -54,7 +54,7 @@ export class IosScreenSource implements ScreenSource {
     if (found) {
       this.wdaInput = new WdaInput(wda, found.points);
       try {
-        return await this.startMjpeg(wda, found, sink);
+        return await this.startMjpeg(found, sink);
       } catch (err) {
         if (this.stopped) throw err;
         this.options.logger.warn({ err, device: this.options.udid }, 'WebDriverAgent answers but its MJPEG stream did not start; screenshots instead');
@@ -111,56 +111,55 @@ export class IosScreenSource implements ScreenSource {
     return width > 0 && height > 0 ? { points: { width, height } } : undefined;
   }
 
-  /** Reads the MJPEG stream; resolves once the first frame is given. */
-  private async startMjpeg(wda: WdaClient, screen: WdaScreen, sink: ScreenSink): Promise<void> {
-    const stream = await wda.openMjpeg();
-    this.closeStream = () => stream.close();
+  /**
+   * Reads the MJPEG stream (a request on device port 9100: FBMjpegServer answers any with its stream, parts bounded
+   * by the shared reader); resolves once the first frame is given.
+   */
+  private async startMjpeg(screen: WdaScreen, sink: ScreenSink): Promise<void> {
+    const socket = await this.options.connect(WDA_MJPEG_PORT);
+    this.closeStream = () => socket.destroy();
     if (this.stopped) {
-      stream.close();
+      socket.destroy();
       throw new Error('The screen capture was stopped while it started.');
-    }
-    const boundary = multipartBoundary(stream.contentType);
-    if (!boundary) {
-      stream.close();
-      throw new Error(`WebDriverAgent's MJPEG server sent Content-Type '${String(stream.contentType).slice(0, 80)}', not multipart`);
     }
     await new Promise<void>((resolve, reject) => {
       let started = false;
       let failed = false;
-      const timer = setTimeout(() => fail(new Error(`WebDriverAgent's MJPEG stream gave no frame within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+      const waitMs = this.options.timeoutMs * 2;
+      // Checked after the I/O already received: a timer that fired late (a busy process) must not beat a waiting frame.
+      const timer = setTimeout(() => setImmediate(() => {
+        if (!started) fail(new Error(`WebDriverAgent's MJPEG stream gave no frame within ${waitMs} ms`));
+      }), waitMs);
       const fail = (err: Error) => {
         if (failed) return;
         failed = true;
         clearTimeout(timer);
-        stream.close();
+        socket.destroy();
         if (!started) return reject(err);
         if (!this.stopped) sink.ended(err);
       };
-      const reader = new MjpegReader(boundary, { maxPartBytes: MAX_FRAME_BYTES }, (jpeg) => {
-        if (!started) {
+      const reader = new MjpegResponseReader({
+        frame: (jpeg) => {
+          if (failed) return;
+          if (started) return sink.frame(jpeg);
           const size = jpegSize(jpeg);
           const scale = screen.scale ?? (size ? size.width / screen.points.width : 1);
-          const info: ScreenSourceInfo = {
-            width: Math.round(screen.points.width * scale), height: Math.round(screen.points.height * scale), rotation: 0,
-            controls: WDA_CONTROLS, keys: WDA_KEYS, source: 'wda-mjpeg',
-          };
           started = true;
           clearTimeout(timer);
-          sink.started(info);
+          sink.started({
+            width: Math.round(screen.points.width * scale), height: Math.round(screen.points.height * scale), rotation: 0,
+            controls: WDA_CONTROLS, keys: WDA_KEYS, source: 'wda-mjpeg',
+          });
           sink.frame(jpeg);
-          return resolve();
-        }
-        sink.frame(jpeg);
-      });
-      stream.body.on('data', (chunk: Buffer) => {
-        try {
-          reader.push(chunk);
-        } catch (err) {
-          fail(err as Error);
-        }
-      });
-      stream.body.once('error', (err) => fail(err));
-      stream.body.once('close', () => fail(new Error('WebDriverAgent\'s MJPEG stream ended')));
+          resolve();
+        },
+        invalid: (reason) => fail(new Error(`WebDriverAgent's MJPEG stream broke: ${reason}`)),
+        closed: () => fail(new Error('WebDriverAgent\'s MJPEG stream ended')),
+      }, { maxPartBytes: MAX_FRAME_BYTES });
+      socket.on('data', (chunk: Buffer) => reader.push(chunk));
+      socket.once('error', (err) => fail(err));
+      socket.once('close', () => fail(new Error('WebDriverAgent\'s MJPEG stream ended')));
+      socket.write(mjpegRequest(`127.0.0.1:${WDA_MJPEG_PORT}`));
     });
   }
 }

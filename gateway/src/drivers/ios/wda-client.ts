@@ -1,6 +1,6 @@
 /**
- * HTTP to the WebDriverAgent running on a device, over usbmuxd Connect to its ports (8100 the JSON wire, 9100 the
- * MJPEG stream) as go-ios and iproxy forward them, with no local port in between. JSON requests share kept-alive
+ * HTTP to the WebDriverAgent running on a device, over usbmuxd Connect to its port 8100 (as go-ios and iproxy
+ * forward it), with no local port in between. JSON requests share kept-alive
  * connections; every WDA answer is `{sessionId, value}`, where `sessionId` is the runner's active session
  * (FBResponseWithStatus) whatever the request named, and a failure is `value: {error, message}` with its status.
  */
@@ -83,32 +83,6 @@ export class WdaClient {
       throw new WdaError(String(failure?.message ?? `HTTP ${answer.status}`).slice(0, 500), answer.status, failure?.error);
     }
     return { status: answer.status, sessionId, value };
-  }
-
-  /**
-   * The MJPEG stream: a GET on port 9100 (FBMjpegServer starts streaming at any request); resolves with the
-   * response's Content-Type and the connection, its bytes from the first part on.
-   */
-  openMjpeg(timeoutMs = this.timeoutMs): Promise<{ contentType: string | undefined; body: http.IncomingMessage; close(): void }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request({
-        host: '127.0.0.1', port: WDA_MJPEG_PORT, method: 'GET', path: '/',
-        createConnection: ((_options: unknown, done: (err: Error | null, socket?: Duplex) => void) => {
-          this.connect(WDA_MJPEG_PORT).then((socket) => done(null, socket), (err: Error) => done(err));
-          return undefined;
-        }) as unknown as http.RequestOptions['createConnection'],
-      }, (res) => {
-        req.setTimeout(0);
-        if ((res.statusCode ?? 0) !== 200) {
-          res.destroy();
-          return reject(new Error(`WebDriverAgent's MJPEG server answered HTTP ${res.statusCode}`));
-        }
-        resolve({ contentType: res.headers['content-type'], body: res, close: () => req.destroy() });
-      });
-      req.setTimeout(timeoutMs, () => req.destroy(new Error(`WebDriverAgent's MJPEG server did not answer within ${timeoutMs} ms`)));
-      req.on('error', reject);
-      req.end();
-    });
   }
 
   /** Ends the kept connections. */
