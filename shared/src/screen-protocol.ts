@@ -37,8 +37,10 @@ export interface ScreenStart {
   rotation: number;
   /** What the source takes; all false for this viewer when it is view-only. */
   controls: ScreenControls;
+  /** The hardware keys the source takes when it takes only some (an iPhone: home, volume, enter, delete); absent: all. */
+  keys?: ScreenKey[];
   viewOnly: boolean;
-  /** The capture in use (`minicap`, `minicap-apk`, `screenshotr`, ...). */
+  /** The capture in use (`minicap`, `minicap-apk`, `screenshotr`, `wda-mjpeg`, ...). */
   source: string;
   /** Said to the user where the source cannot do everything (e.g. view only on iOS without WebDriverAgent). */
   note?: string;

@@ -174,5 +174,6 @@ function startMessage(info: ScreenSourceInfo, viewOnly: boolean): ScreenControl 
   return {
     t: 'start', width: info.width, height: info.height, rotation: info.rotation, source: info.source, viewOnly,
     controls: viewOnly ? NO_CONTROLS : info.controls, ...(info.note ? { note: info.note } : {}),
+    ...(info.keys && !viewOnly ? { keys: [...info.keys] } : {}),
   };
 }

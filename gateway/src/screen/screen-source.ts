@@ -3,7 +3,7 @@
  * take input. The screen module (device-screens.ts) runs at most one per device and knows no platform; each
  * platform driver offers its own (`DeviceDriver.screen`).
  */
-import type { ScreenControls, ScreenInput } from '@devicelab/shared';
+import type { ScreenControls, ScreenInput, ScreenKey } from '@devicelab/shared';
 
 export interface ScreenSourceInfo {
   /** The display as upright, in pixels. */
@@ -12,7 +12,9 @@ export interface ScreenSourceInfo {
   /** Degrees the frames are turned (0, 90, 180, 270). */
   rotation: number;
   controls: ScreenControls;
-  /** The capture's name for viewers (`minicap`, `minicap-apk`, `screenshotr`). */
+  /** The hardware keys the source takes, where it takes only some of them. */
+  keys?: readonly ScreenKey[];
+  /** The capture's name for viewers (`minicap`, `minicap-apk`, `screenshotr`, `wda-mjpeg`). */
   source: string;
   note?: string;
 }

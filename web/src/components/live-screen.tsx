@@ -1,9 +1,11 @@
 /**
  * A device's live screen: the hub's `/Device/Screen` WebSocket (same origin, the session cookie), frames drawn on
  * a canvas, and for a viewer who controls it touch (click, drag, long press: the pointer held), typed text (any
- * Unicode), hardware keys and rotation; a screenshot download of the frame shown. Messages are one kind byte and a
- * payload (the hub's format, shared/src/screen-protocol.ts): 1 JSON, 2 an image. While a frame is still being
- * decoded, newer ones replace the one waiting, so a slow tab shows the newest frame rather than a backlog.
+ * Unicode), the hardware keys the device has (all, or the `keys` its start message names: an iPhone's) and
+ * rotation; a screenshot download of the frame shown. A source that cannot take input says why in its note.
+ * Messages are one kind byte and a payload (the hub's format, shared/src/screen-protocol.ts): 1 JSON, 2 an image.
+ * While a frame is still being decoded, newer ones replace the one waiting, so a slow tab shows the newest frame
+ * rather than a backlog.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ScreenInput, ScreenKey, ScreenStart } from '../../../shared/src/screen-protocol';
@@ -143,7 +145,7 @@ export function LiveScreen({ deviceId, deviceName, viewOnly, share }: { deviceId
       {status.startsWith('Ended') && <button type="button" onClick={() => { setStart(undefined); setStatus('Connecting…'); setAttempt(attempt + 1); }}>Reconnect</button>}
       <div class="screen-tools">
         {controls?.keys && <div role="group" aria-label="Hardware keys" class="buttons">
-          {KEYS.map(({ key, label }) => <button type="button" key={key} onClick={() => send({ t: 'key', key })}>{label}</button>)}
+          {KEYS.filter(({ key }) => !start?.keys || start.keys.includes(key)).map(({ key, label }) => <button type="button" key={key} onClick={() => send({ t: 'key', key })}>{label}</button>)}
         </div>}
         {controls?.rotate && start && <button type="button" onClick={() => send({ t: 'rotate', rotation: (start.rotation + 90) % 360 })}>Rotate</button>}
         <button type="button" onClick={download} disabled={!start}>Screenshot</button>

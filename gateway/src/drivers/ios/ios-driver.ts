@@ -19,7 +19,7 @@ import { batteryStatusOf, factsFromLockdown, type IosFacts } from './facts';
 import { browseApps, installPackage, uninstallApp } from './installation-proxy';
 import { type LockdownSession, pairRecordOf } from './lockdown';
 import { IosSampling } from './sampling';
-import { ScreenshotrScreen, takeScreenshot } from './screenshotr';
+import { IosScreenSource, type IosScreenOptions, iosStill } from './ios-screen';
 import type { ScreenCapability } from '../../screen/screen-source';
 import { type DeviceLink, openServiceSocket, withLockdown, withPlistService } from './services';
 import { followSyslog, LogRing } from './syslog';
@@ -68,10 +68,10 @@ export class IosDriver implements DeviceDriver {
   private readonly relistenMs: number;
   private readonly usbSysfsDir: string;
   private readonly entries = new Map<string, Entry>();
-  /** The live screen by screenshots (view only); WebDriverAgent's stream is not used here. */
+  /** The live screen: WebDriverAgent's stream and input where WDA runs, else screenshots, view only (ios-screen.ts). */
   readonly screen: ScreenCapability = {
-    open: (id) => new ScreenshotrScreen(this.ready(id).link, id, { timeoutMs: this.timeoutMs, logger: this.logger }),
-    still: (id) => takeScreenshot(this.ready(id).link, id, { timeoutMs: this.timeoutMs, logger: this.logger }),
+    open: (id) => new IosScreenSource(this.screenOptions(id)),
+    still: (id) => iosStill(this.screenOptions(id)),
   };
   private readonly udidOf = new Map<number, string>();
   private listener: DeviceListener | undefined;
@@ -251,6 +251,14 @@ export class IosDriver implements DeviceDriver {
       },
     });
     entry.stopLog = () => stream.stop();
+  }
+
+  private screenOptions(id: string): IosScreenOptions {
+    const { entry, link } = this.ready(id);
+    return {
+      udid: id, link, timeoutMs: this.timeoutMs, logger: this.logger.child({ component: 'screen' }),
+      connect: (port) => this.usbmux.connect(entry.deviceId, port),
+    };
   }
 
   /** The device's link; DEVICE_NOT_CONNECTED / DEVICE_NOT_READY when it cannot take commands. */

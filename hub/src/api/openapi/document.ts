@@ -122,7 +122,9 @@ WEBSOCKET_PATHS['/Device/Screen'] = {
     summary: 'Live screen of a device (extension): a WebSocket carrying its frames and, for the retainer, touch, keys and text.',
     description: 'Upgrade with `Connection: Upgrade`, `Upgrade: websocket`. Every message is binary: one kind byte, then '
       + 'its payload. Kind 1: a UTF-8 JSON object; kind 2: one image (JPEG; PNG for iOS screenshots). From the hub: '
-      + '`{"t":"start","width","height","rotation","controls":{"touch","keys","text","rotate"},"viewOnly","source","note"}` '
+      + '`{"t":"start","width","height","rotation","controls":{"touch","keys","text","rotate"},"keys","viewOnly","source","note"}` '
+      + '(`keys`: the hardware keys the source takes when it takes only some, e.g. an iPhone through WebDriverAgent; `source`: '
+      + '`minicap`, `minicap-apk`, `wda-mjpeg`, `screenshotr`; `note`: what the viewer cannot do there and why) '
       + 'when the capture runs and again after a rotation; frames; `{"t":"pong"}`; `{"t":"error","message"}` before the '
       + 'hub closes it. To the hub: `{"t":"touch","a":"d|m|u","x":0..1,"y":0..1,"c":0..9}` (x, y across the image as '
       + 'shown), `{"t":"key","key":"home|back|app_switch|volume_up|volume_down|power|enter|delete|menu"}`, '

@@ -2,7 +2,8 @@
  * com.apple.mobile.screenshotr: DeviceLink messages (arrays) in lockdown's framing (4-byte big-endian length +
  * property list). The device opens with a version exchange (`DLMessageVersionExchange`, 300, 0), the host answers
  * `DLVersionsOk`, the device says `DLMessageDeviceReady`; then each `ScreenShotRequest` gets a `ScreenShotReply`
- * carrying the PNG of the device's screen, until the host sends `DLMessageDisconnect`.
+ * carrying the PNG of what the display shows (the home screen or the app in front), until the host sends
+ * `DLMessageDisconnect`.
  */
 import { PlistValue, decodePlistValue, encodePlist, isDict } from '@devicelab/shared';
 import type { SimIosDevice } from '../device';
@@ -35,7 +36,7 @@ export function serveScreenshotr(device: SimIosDevice, link: ByteLink): void {
       ready = true;
       link.write(frame(['DLMessageDeviceReady']));
     } else if (kind === 'DLMessageProcessMessage' && ready && isDict(rest[0]) && rest[0].MessageType === 'ScreenShotRequest') {
-      link.write(frame(['DLMessageProcessMessage', { MessageType: 'ScreenShotReply', ScreenShotData: device.screen.png() }]));
+      link.write(frame(['DLMessageProcessMessage', { MessageType: 'ScreenShotReply', ScreenShotData: device.wda.screen.png() }]));
     } else close();
   };
   link.on('data', (chunk) => {

@@ -1,14 +1,18 @@
-/** WebDriverAgent's routes (WebDriverAgentLib/Commands) that Appium's XCUITest driver uses, answered from the simulated screen. */
+/**
+ * WebDriverAgent's routes (WebDriverAgentLib/Commands) that Appium's XCUITest driver and the gateway's live screen
+ * use, answered from the simulated screen. A route is session-less only where WDA's is (`.withoutSession`).
+ */
 import type { Route, RouteHandler } from '../../util/json-wire';
 import { W3cError, elementRef, invalidArgument, invalidSession, noSuchElement } from '../../util/json-wire';
 import { performActions } from '../../util/w3c-actions';
 import type { XctestScreen } from './xctest-screen';
-import { WdaSession } from './wda-session';
+import { WdaSession, resetSessionSettings } from './wda-session';
 import { WdaTreeNode, attributesOf, findWdaNodes, isVisible, wdaSourceJson, wdaSourceXml } from './wda-tree';
 
 export interface WdaState {
   screen: XctestScreen;
   session: WdaSession | null;
+  settings: Record<string, unknown>;
   status(): Record<string, unknown>;
   deviceInfo(): Record<string, unknown>;
 }
@@ -49,11 +53,15 @@ export function wdaRoutes(state: WdaState): Route[] {
   routes.push(['GET', '/health', () => 'I-AM-ALIVE']);
   routes.push(['GET', '/wda/healthcheck', () => null]);
   routes.push(['POST', '/session', ({ body }) => {
+    if (!body.capabilities || typeof body.capabilities !== 'object' || Array.isArray(body.capabilities)) {
+      throw new W3cError('session not created', "'capabilities' is mandatory to create a new session", 500);
+    }
     const caps = (body.capabilities as { alwaysMatch?: Record<string, unknown>; firstMatch?: Array<Record<string, unknown>> }) ?? {};
     const merged = { ...(caps.alwaysMatch ?? {}), ...(caps.firstMatch?.[0] ?? {}), ...((body.desiredCapabilities as Record<string, unknown>) ?? {}) };
     const bundleId = typeof merged.bundleId === 'string' ? merged.bundleId : undefined;
     if (bundleId && !screen.launch(bundleId)) throw new W3cError('session not created', `Application '${bundleId}' is not installed on the device`, 500);
-    state.session = new WdaSession(merged, screen);
+    resetSessionSettings(state.settings);
+    state.session = new WdaSession(merged, screen, state.settings);
     const active = screen.activeBundle();
     return { sessionId: state.session.id, capabilities: { device: screen.width >= 700 ? 'ipad' : 'iphone', browserName: screen.displayName(active), sdkVersion: state.deviceInfo().osVersion, CFBundleIdentifier: active } };
   }]);
@@ -139,53 +147,64 @@ export function wdaRoutes(state: WdaState): Route[] {
     return s.settings;
   });
   both('POST', '/wda/homescreen', () => (screen.home(), null));
-  both('POST', '/wda/pressButton', ({ body }) => {
+  inSession('POST', '/wda/pressButton', ({ body }) => {
     if (body.name === 'home') screen.home();
     else if (body.name !== 'volumeUp' && body.name !== 'volumeDown') throw invalidArgument(`The button '${String(body.name)}' is unknown. Only the following button names are supported: home, volumeUp, volumeDown`);
     return null;
   });
-  both('POST', '/wda/apps/launch', ({ body }) => {
+  inSession('POST', '/wda/apps/launch', ({ body }) => {
     const bundleId = bundleOf(body);
     if (!screen.launch(bundleId)) throw new W3cError('unknown error', `Failed to launch ${bundleId} application`, 500);
     return null;
   });
-  both('POST', '/wda/apps/activate', ({ body }) => {
+  inSession('POST', '/wda/apps/activate', ({ body }) => {
     const bundleId = bundleOf(body);
     if (!screen.launch(bundleId)) throw new W3cError('unknown error', `Failed to activate ${bundleId} application`, 500);
     return null;
   });
-  both('POST', '/wda/apps/terminate', ({ body }) => screen.terminate(bundleOf(body)));
-  both('POST', '/wda/apps/state', ({ body }) => screen.state(bundleOf(body)));
+  inSession('POST', '/wda/apps/terminate', ({ body }) => screen.terminate(bundleOf(body)));
+  inSession('POST', '/wda/apps/state', ({ body }) => screen.state(bundleOf(body)));
   both('GET', '/wda/activeAppInfo', () => {
     const bundleId = screen.activeBundle();
     return { pid: bundleId === 'com.apple.springboard' ? 61 : 4000 + bundleId.length, bundleId, name: '', processArguments: { env: {}, args: [] } };
   });
-  both('POST', '/wda/keys', ({ body }) => (typeText(body), null));
-  both('POST', '/wda/tap', ({ body }) => {
+  inSession('POST', '/wda/keys', ({ body }) => (typeText(body), null));
+  inSession('POST', '/wda/tap', ({ body }) => {
     const x = Number(body.x), y = Number(body.y);
     if (!Number.isFinite(x) || !Number.isFinite(y)) throw invalidArgument("'x' and 'y' must be numbers");
     screen.tap(x, y);
     return null;
   });
+  inSession('POST', '/wda/touchAndHold', ({ body }) => {
+    const x = Number(body.x), y = Number(body.y);
+    if (!Number.isFinite(x) || !Number.isFinite(y)) throw invalidArgument("'x' and 'y' must be numbers");
+    screen.gesture([x, y], [x, y], Math.max(0, Number(body.duration) || 0) * 1000);
+    return null;
+  });
+  inSession('POST', '/wda/dragfromtoforduration', ({ body }) => {
+    const [fromX, fromY, toX, toY] = [body.fromX, body.fromY, body.toX, body.toY].map(Number);
+    if (![fromX, fromY, toX, toY].every(Number.isFinite)) throw invalidArgument("'fromX', 'fromY', 'toX' and 'toY' must be numbers");
+    screen.gesture([fromX, fromY], [toX, toY], Math.max(0, Number(body.duration) || 0) * 1000);
+    return null;
+  });
   both('GET', '/wda/locked', () => false);
   both('POST', '/wda/unlock', () => null);
   both('GET', '/wda/device/info', () => state.deviceInfo());
-  both('GET', '/wda/batteryInfo', () => ({ level: 0.8, state: 2 }));
+  inSession('GET', '/wda/batteryInfo', () => ({ level: 0.8, state: 2 }));
   inSession('POST', '/timeouts', () => null);
   inSession('GET', '/alert/text', () => {
     throw new W3cError('no such alert', 'An attempt was made to operate on a modal dialog when one was not open', 404);
   });
   inSession('POST', '/actions', async ({ params, body }) => {
     const s = current(params);
-    const down = new Map<number, [number, number]>();
+    const down = new Map<number, { at: [number, number]; since: number }>();
     await performActions(body, {
       touch: (contact, action, x, y) => {
-        if (action === 'down') down.set(contact, [x, y]);
+        if (action === 'down') down.set(contact, { at: [x, y], since: Date.now() });
         if (action === 'up') {
           const start = down.get(contact);
           down.delete(contact);
-          // A touch that lifts where it went down is a tap; a moved one is a swipe, which the home screen ignores.
-          if (start && Math.abs(start[0] - x) < 10 && Math.abs(start[1] - y) < 10) screen.tap(x, y);
+          if (start) screen.gesture(start.at, [x, y], Date.now() - start.since);
         }
       },
       key: (v) => screen.type(v),

@@ -18,11 +18,14 @@ const WDA_VERSION = '9.15.3';
 
 export class WdaServer implements WdaState {
   session: WdaSession | null = null;
+  /** FBConfiguration: the runner's settings, which outlive its sessions. */
+  readonly settings: Record<string, unknown> = { ...WDA_DEFAULT_SETTINGS };
   private readonly wire: JsonWireServer;
   private readonly startedAt = new Date();
 
   constructor(readonly screen: XctestScreen, private readonly spec: () => IosDeviceSpec) {
-    this.wire = new JsonWireServer(wdaRoutes(this), (params) => params.sessionId ?? this.session?.id ?? null);
+    // Every answer names the active session, whatever the request's path said (FBResponseWithStatus).
+    this.wire = new JsonWireServer(wdaRoutes(this), () => this.session?.id ?? null);
   }
 
   accept(socket: Duplex): void {
@@ -31,7 +34,7 @@ export class WdaServer implements WdaState {
 
   /** A client of the MJPEG stream: frames at mjpegServerFramerate, scaled and compressed as the settings say. */
   acceptMjpeg(socket: Duplex): void {
-    const setting = (key: string) => Number((this.session?.settings ?? WDA_DEFAULT_SETTINGS)[key]);
+    const setting = (key: string) => Number(this.settings[key]);
     serveMjpeg(socket, {
       serverName: 'WDA MJPEG Server',
       framesPerSecond: () => setting('mjpegServerFramerate') || 10,

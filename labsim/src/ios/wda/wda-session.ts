@@ -4,7 +4,10 @@ import { staleElement } from '../../util/json-wire';
 import type { XctestScreen } from './xctest-screen';
 import { WdaSnapshot, WdaTreeNode, wdaSnapshot } from './wda-tree';
 
-/** FBConfiguration's settings, as GET /appium/settings returns them. */
+/**
+ * FBConfiguration's settings, as GET /appium/settings returns them. They are the runner's, not a session's: a new
+ * session resets the session-scoped ones (FBConfiguration resetSessionSettings) and keeps the MJPEG server's.
+ */
 export const WDA_DEFAULT_SETTINGS: Record<string, unknown> = {
   mjpegServerFramerate: 10, mjpegServerScreenshotQuality: 25, mjpegScalingFactor: 100, mjpegFixOrientation: false, screenshotQuality: 3,
   elementResponseAttributes: 'type,label', shouldUseCompactResponses: true, useFirstMatch: false, boundElementsByIndex: false,
@@ -21,12 +24,20 @@ interface ElementRecord {
   type: string;
 }
 
+/** Settings a new session leaves as they were (process-level in WDA). */
+const PROCESS_SETTINGS = new Set(['mjpegServerFramerate', 'mjpegServerScreenshotQuality', 'mjpegScalingFactor']);
+
+export function resetSessionSettings(settings: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(WDA_DEFAULT_SETTINGS)) if (!PROCESS_SETTINGS.has(key)) settings[key] = value;
+}
+
 export class WdaSession {
   readonly id = randomUUID().toUpperCase();
-  readonly settings: Record<string, unknown> = { ...WDA_DEFAULT_SETTINGS };
   private readonly elements = new Map<string, ElementRecord>();
 
-  constructor(readonly capabilities: Record<string, unknown>, private readonly screen: XctestScreen) {}
+  constructor(readonly capabilities: Record<string, unknown>, private readonly screen: XctestScreen,
+    /** The runner's settings (shared by its sessions). */
+    readonly settings: Record<string, unknown> = { ...WDA_DEFAULT_SETTINGS }) {}
 
   snapshot(): WdaSnapshot {
     return wdaSnapshot(this.screen.tree(), this.screen.width, this.screen.height);

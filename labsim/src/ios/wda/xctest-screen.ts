@@ -48,6 +48,8 @@ export class XctestScreen {
   private readonly running = new Set<string>();
   /** Text typed into each app's field. */
   private readonly typed = new Map<string, string>();
+  /** The newest picture, kept until what it shows changes (drawing and encoding one takes long in JavaScript). */
+  private picture: { key: string; png?: Buffer; jpegs: Map<string, Buffer> } | undefined;
 
   constructor(productType: string, private readonly apps: IosAppRegistry, private readonly homeScreen: IosScreen) {
     const d = DISPLAYS[productType] ?? DISPLAYS['iPhone14,5'];
@@ -124,6 +126,23 @@ export class XctestScreen {
     return node('XCUIElementTypeApplication', full, { name, label: name, children: [node('XCUIElementTypeWindow', full, { children: [content] })] });
   }
 
+  /**
+   * One finger's gesture from its touch down to its lift, in points: one that stays where it went down is a tap
+   * (held for half a second or more, a long press, which opens no app: SpringBoard shows an icon's menu); a moved
+   * one is a swipe.
+   */
+  gesture(from: [number, number], to: [number, number], heldMs: number): void {
+    if (Math.abs(from[0] - to[0]) < 10 && Math.abs(from[1] - to[1]) < 10) {
+      if (heldMs < 500) this.tap(to[0], to[1]);
+    } else this.swipe(from, to);
+  }
+
+  /** On an iPhone without a home button (Face ID models), a swipe up from the bottom edge goes to the home screen. */
+  swipe(from: [number, number], to: [number, number]): void {
+    const hasHomeIndicator = this.height >= 812 && this.width < 700;
+    if (hasHomeIndicator && from[1] >= this.height - 34 && from[1] - to[1] >= 100) this.home();
+  }
+
   /** A tap at points (x, y): an icon on the home screen opens its app. */
   tap(x: number, y: number): void {
     if (this.activeBundle() !== SPRINGBOARD) return;
@@ -144,15 +163,42 @@ export class XctestScreen {
     this.typed.delete(this.activeBundle());
   }
 
-  /** The picture: the device's own home screen, or the app in front. */
+  /** What the picture shows now: it is drawn again only when this changes. */
+  private pictureKey(): string {
+    const active = this.activeBundle();
+    if (active === SPRINGBOARD) return `home ${this.homeScreen.frameNumber}`;
+    return JSON.stringify([active, this.typed.get(active) ?? '', Math.floor(Date.now() / 60_000)]);
+  }
+
+  private current(): { key: string; png?: Buffer; jpegs: Map<string, Buffer> } {
+    const key = this.pictureKey();
+    if (this.picture?.key !== key) this.picture = { key, jpegs: new Map() };
+    return this.picture;
+  }
+
+  /** The picture: the device's own home screen, or the app in front (what screenshotr and WDA's screenshot show). */
   png(): Buffer {
     if (this.activeBundle() === SPRINGBOARD) return this.homeScreen.png();
-    const c = this.renderApp();
-    return PNG.sync.write({ width: c.width, height: c.height, data: c.data } as PNG, { deflateLevel: 1, filterType: 1 });
+    const picture = this.current();
+    if (!picture.png) {
+      const c = this.renderApp();
+      picture.png = PNG.sync.write({ width: c.width, height: c.height, data: c.data } as PNG, { deflateLevel: 1, filterType: 1 });
+    }
+    return picture.png;
   }
 
   /** The picture as JPEG, scaled to `percent` of its pixels (WDA's MJPEG frames). */
   jpeg(quality: number, percent = 100): Buffer {
+    const picture = this.current();
+    const kept = picture.jpegs.get(`${quality} ${percent}`);
+    if (kept) return kept;
+    const encoded = this.encodeJpeg(quality, percent);
+    if (picture.jpegs.size >= 4) picture.jpegs.clear();
+    picture.jpegs.set(`${quality} ${percent}`, encoded);
+    return encoded;
+  }
+
+  private encodeJpeg(quality: number, percent: number): Buffer {
     let c: Canvas;
     if (this.activeBundle() === SPRINGBOARD) {
       const home = PNG.sync.read(this.homeScreen.png());
