@@ -19,6 +19,7 @@ import { createApiApp } from './api/app';
 import { attachWebSocketRoutes } from './http/websocket-upgrade';
 import { DEVICE_CONNECT_PATH, deviceConnectSocket } from './api/device-connect-socket';
 import { DEVICE_SCREEN_PATH, deviceScreenSocket } from './api/device-screen-socket';
+import { appiumForwarding } from './api/appium-forward';
 import { ScreenStills } from './domain/screen-stills';
 import { ScreenViewers } from './domain/screen-viewers';
 import { LoginThrottle } from './auth/login-throttle';
@@ -203,6 +204,7 @@ export async function startHub(
       appium: {
         automation, times: commandTimes, logger: automation.logger, listWaiting: () => listWaiting({ db }), noteDeviceUse: (device) => deviceUse.note(device),
         checkCredentials: credentialChecker(db, { logger, throttle }),
+        forward: appiumForwarding({ holder: (device) => directory.remoteHolder(device), logger: automation.logger }),
       },
       waitingLine,
       deviceUse,

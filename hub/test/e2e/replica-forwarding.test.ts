@@ -1,0 +1,131 @@
+/**
+ * Two hub replicas (processes) on one PostgreSQL and one gateway, linked to replica A only (with the real Appium
+ * server and UiAutomator2 driver and a simulated Android device). Through replica B, which has no link to the
+ * device: an Appium session created through A is driven with webdriverio (find, click, source) and deleted, the
+ * device released; a session created through B is created on A and works; the dashboard's cookie opens the device's
+ * live screen through B (frames arrive), while forged forwarding headers from a client are refused.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startGateway, type RunningGateway } from '@devicelab/gateway';
+import { LabWorld, specFromPreset } from '@devicelab/labsim';
+import { WdioUser } from '../../../labsim/test/appium/wdio-user';
+import { createUser } from '../../src/auth/users';
+import { registerGateway } from '../../src/gateways/gateway-tokens';
+import { startHubProcess, type HubProcess } from '../support/hub-process';
+import { waitFor } from '../support/lab';
+import { basic, openScreen, screenUrl } from '../support/screen-client';
+import { createTestDatabase, type TestDatabase } from '../support/test-database';
+
+jest.setTimeout(300_000);
+
+const ADMIN_TOKEN = '3b9e2d71-6c4a-4f0e-8d2b-7a1c5e9f0b34';
+const DEVICE = specFromPreset('pixel-7', 31);
+
+let t: TestDatabase;
+let dataDir: string;
+let a: HubProcess;
+let b: HubProcess;
+let world: LabWorld;
+let gateway: RunningGateway | undefined;
+let tester: { login: string; token: string };
+let deviceId: string;
+const users: WdioUser[] = [];
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-forwarding-'));
+  const env = { DEVICELAB_LOG_LEVEL: 'warn' };
+  a = await startHubProcess({ databaseUrl: t.url, dataDir: path.join(dataDir, 'hub-a'), adminToken: ADMIN_TOKEN, env });
+  b = await startHubProcess({ databaseUrl: t.url, dataDir: path.join(dataDir, 'hub-b'), adminToken: ADMIN_TOKEN, env });
+  world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
+  await world.start();
+  await world.addAndroidDevice(DEVICE);
+  const first = 20000 + (process.pid % 90) * 100;
+  gateway = await startGateway({
+    name: 'gateway-a', token: await registerGateway(t.db, 'gateway-a'), hubAddress: `127.0.0.1:${a.linkPort}`,
+    cacheDir: path.join(dataDir, 'gateway-cache'), adbPort: world.adbServerPort, publicAddress: '127.0.0.1', publicPort: 9000,
+    backoff: { initialMs: 100, maxMs: 500 }, automation: { ports: { first, last: first + 99 } },
+  });
+  const { value } = await waitFor(async () => t.db.selectFrom('devices').select('id').where('serial_number', '=', DEVICE.serial)
+    .where('availability', '=', 'Online').where('installed_packages', 'is not', null).executeTakeFirst(), 60_000, 'the device Online');
+  deviceId = value.id;
+  const created = await createUser(t.db, { login: 'tester@example.com', roles: ['Tester'] });
+  tester = { login: 'tester@example.com', token: created.token };
+}, 150_000);
+
+afterAll(async () => {
+  for (const user of users) await user.close();
+  await gateway?.stop();
+  await world?.stop();
+  await a?.stop();
+  await b?.stop();
+  await t?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+}, 60_000);
+
+function wdio(): WdioUser {
+  const user = new WdioUser();
+  users.push(user);
+  return user;
+}
+
+const where = (hub: HubProcess, appiumPath = '/Appium') =>
+  ({ protocol: 'http', hostname: '127.0.0.1', port: Number(new URL(hub.url).port), path: appiumPath });
+const retainer = async () => (await t.db.selectFrom('devices').select(['retained_by', 'retain_id']).where('id', '=', deviceId).executeTakeFirstOrThrow());
+
+test('the gateway is linked to replica A only', async () => {
+  const rows = await t.db.selectFrom('gateways').innerJoin('hub_replicas', 'hub_replicas.id', 'gateways.hub_replica')
+    .select(['gateways.name', 'hub_replicas.api_address']).execute();
+  expect(rows).toEqual([{ name: 'gateway-a', api_address: expect.stringMatching(new RegExp(`:${new URL(a.url).port}$`)) }]);
+});
+
+test('a session created through A is driven through B (find, click, source) and deleted through B, releasing the device', async () => {
+  const creator = wdio();
+  const session = await creator.session({
+    ...where(a), user: tester.login, key: tester.token, connectionRetryTimeout: 240_000,
+    capabilities: { platformName: 'Android', 'appium:automationName': 'UiAutomator2', 'appium:newCommandTimeout': 120 },
+  });
+  const driver = wdio();
+  await driver.attach({ ...where(b, '/wd/hub'), sessionId: session.sessionId, capabilities: { platformName: 'Android' } });
+  expect(await driver.browser<string>('getPageSource')).toContain('text="Chrome"');
+  expect(await driver.element('android=new UiSelector().text("Chrome")', 'getText')).toBe('Chrome');
+  await driver.element('//*[@text="Chrome" and @clickable="true"]', 'click');
+  await waitFor(async () => world.device(DEVICE.serial).screen.foregroundPackage() === 'com.android.chrome', 30_000, 'Chrome in front');
+  expect(await driver.browser<string>('getPageSource')).toContain('package="com.android.chrome"');
+  expect((await retainer()).retained_by).not.toBeNull();
+
+  await driver.browser('deleteSession');
+  expect((await retainer()).retained_by).toBeNull();
+  const closed = await t.db.selectFrom('automation_sessions').select(['state', 'end_reason']).where('session_id', '=', session.sessionId).executeTakeFirstOrThrow();
+  expect(closed).toEqual({ state: 'closed', end_reason: 'its client deleted it' });
+  // Ended everywhere: the creator's replica says so too.
+  const res = await fetch(`${a.url}/Appium/session/${session.sessionId}/source`);
+  expect(res.status).toBe(404);
+});
+
+test('a session created through B, whose line hands it a device linked to A, is created on A and works', async () => {
+  const user = wdio();
+  const session = await user.session({
+    ...where(b), connectionRetryTimeout: 240_000,
+    capabilities: { platformName: 'Android', 'appium:deviceConnectUserName': tester.login, 'appium:deviceConnectApiKey': tester.token },
+  });
+  expect(session.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+  expect(await user.browser<string>('getPageSource')).toContain('<hierarchy');
+  const row = await t.db.selectFrom('automation_sessions').select(['retain_id', 'state']).where('session_id', '=', session.sessionId).executeTakeFirstOrThrow();
+  expect(row).toEqual({ retain_id: (await retainer()).retain_id, state: 'open' });
+  await user.browser('deleteSession');
+  expect((await retainer()).retained_by).toBeNull();
+});
+
+test('a forged forwarded retain gets nothing: the caller holds no such retain', async () => {
+  const res = await fetch(`${a.url}/Appium/session`, {
+    method: 'POST',
+    headers: { ...basic(tester), 'content-type': 'application/json', 'DeviceLab-Forwarded-By': 'x', 'DeviceLab-Forwarded-Retain': '00000000-0000-4000-8000-000000000001' },
+    body: JSON.stringify({ capabilities: { alwaysMatch: { platformName: 'Android' } } }),
+  });
+  expect(res.status).toBe(500);
+  expect(await res.json()).toEqual({ value: expect.objectContaining({ error: 'session not created', message: expect.stringMatching(/not yours/) }) });
+  expect((await retainer()).retained_by).toBeNull();
+});
