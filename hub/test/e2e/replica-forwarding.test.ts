@@ -119,6 +119,19 @@ test('a session created through B, whose line hands it a device linked to A, is 
   expect((await retainer()).retained_by).toBeNull();
 });
 
+test('history marks the retains of automation sessions, and only those (/Report/History, /Report/Usage)', async () => {
+  // A person's retain beside the two sessions' retains above.
+  const admin = (pathAndQuery: string, init?: RequestInit) => a.api(pathAndQuery, init);
+  expect((await (await fetch(`${b.url}/apiv1/Device?action=retain&id=${deviceId}`, { method: 'POST', headers: basic(tester) })).json()).isSuccess).toBe(true);
+  expect((await (await fetch(`${b.url}/apiv1/Device?action=release&id=${deviceId}`, { method: 'POST', headers: basic(tester) })).json()).isSuccess).toBe(true);
+  const history = await (await admin(`/Report/History?deviceId=${deviceId}&take=100`)).json() as { events: Record<string, unknown>[] };
+  const retains = history.events.filter((e) => e.eventType === 'DeviceRetained' && e.boolValue === true);
+  expect(retains.map((e) => e.isAutomationSession)).toEqual([undefined, true, true]); // newest first: the person's, then the sessions'
+  expect(history.events.filter((e) => e.isAutomationSession).every((e) => e.eventType === 'DeviceRetained' && e.message === 'Device Retained')).toBe(true);
+  const usage = await (await admin(`/Report/Usage?deviceId=${deviceId}&take=100`)).json() as { deviceUsage: Record<string, unknown>[] };
+  expect(usage.deviceUsage.filter((u) => u.eventType === 'DeviceRetained').map((u) => u.isAutomationSession)).toEqual([undefined, true, true]);
+});
+
 test('a forged forwarded retain gets nothing: the caller holds no such retain', async () => {
   const res = await fetch(`${a.url}/Appium/session`, {
     method: 'POST',
