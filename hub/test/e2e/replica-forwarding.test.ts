@@ -73,6 +73,7 @@ function wdio(): WdioUser {
 
 const where = (hub: HubProcess, appiumPath = '/Appium') =>
   ({ protocol: 'http', hostname: '127.0.0.1', port: Number(new URL(hub.url).port), path: appiumPath });
+const succeeded = async (answer: Promise<Response>) => ((await (await answer).json()) as { isSuccess: boolean }).isSuccess;
 const retainer = async () => (await t.db.selectFrom('devices').select(['retained_by', 'retain_id']).where('id', '=', deviceId).executeTakeFirstOrThrow());
 
 test('the gateway is linked to replica A only', async () => {
@@ -122,8 +123,8 @@ test('a session created through B, whose line hands it a device linked to A, is 
 test('history marks the retains of automation sessions, and only those (/Report/History, /Report/Usage)', async () => {
   // A person's retain beside the two sessions' retains above.
   const admin = (pathAndQuery: string, init?: RequestInit) => a.api(pathAndQuery, init);
-  expect((await (await fetch(`${b.url}/apiv1/Device?action=retain&id=${deviceId}`, { method: 'POST', headers: basic(tester) })).json()).isSuccess).toBe(true);
-  expect((await (await fetch(`${b.url}/apiv1/Device?action=release&id=${deviceId}`, { method: 'POST', headers: basic(tester) })).json()).isSuccess).toBe(true);
+  expect(await succeeded(fetch(`${b.url}/apiv1/Device?action=retain&id=${deviceId}`, { method: 'POST', headers: basic(tester) }))).toBe(true);
+  expect(await succeeded(fetch(`${b.url}/apiv1/Device?action=release&id=${deviceId}`, { method: 'POST', headers: basic(tester) }))).toBe(true);
   const history = await (await admin(`/Report/History?deviceId=${deviceId}&take=100`)).json() as { events: Record<string, unknown>[] };
   const retains = history.events.filter((e) => e.eventType === 'DeviceRetained' && e.boolValue === true);
   expect(retains.map((e) => e.isAutomationSession)).toEqual([undefined, true, true]); // newest first: the person's, then the sessions'
@@ -141,4 +142,47 @@ test('a forged forwarded retain gets nothing: the caller holds no such retain', 
   expect(res.status).toBe(500);
   expect(await res.json()).toEqual({ value: expect.objectContaining({ error: 'session not created', message: expect.stringMatching(/not yours/) }) });
   expect((await retainer()).retained_by).toBeNull();
+});
+
+/** Signs in to the dashboard through `hub` (from its own origin): the session cookie. */
+async function signIn(hub: HubProcess, who: { login: string; token: string }): Promise<string> {
+  const res = await fetch(`${hub.url}/apiv1/Session`, {
+    method: 'POST', body: new URLSearchParams({ login: who.login, token: who.token }), headers: { origin: hub.url },
+  });
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
+  expect(cookie).toMatch(/^devicelab_session=/);
+  return cookie;
+}
+
+test('the dashboard cookie opens the live screen through B, the owner checking the session; forged forwarding headers are refused', async () => {
+  const viaB = (pathAndQuery: string, who = tester) => fetch(`${b.url}/apiv1${pathAndQuery}`, { method: 'POST', headers: basic(who) });
+  expect(await succeeded(viaB(`/Device?action=retain&id=${deviceId}`))).toBe(true);
+  const cookie = await signIn(b, tester);
+  const viewer = openScreen(screenUrl(b.url, `id=${deviceId}`), { cookie, origin: b.url });
+  await viewer.opened;
+  await waitFor(async () => viewer.frames > 0, 30_000, 'a frame through B');
+  viewer.close();
+
+  // Another user's session, forwarded the same way, is refused by the owner's own check of who may watch.
+  const { token } = await createUser(t.db, { login: 'other@example.com', roles: ['Tester'] });
+  const otherCookie = await signIn(b, { login: 'other@example.com', token });
+  await expect(openScreen(screenUrl(b.url, `id=${deviceId}`), { cookie: otherCookie, origin: b.url }).opened).rejects.toThrow('HTTP 403');
+  // A cross-site page's WebSocket through B: refused there.
+  await expect(openScreen(screenUrl(b.url, `id=${deviceId}`), { cookie, origin: 'https://evil.example' }).opened).rejects.toThrow('HTTP 403');
+
+  // Straight to A with B's origin: not A's own, refused; with forged forwarding headers: refused too.
+  await expect(openScreen(screenUrl(a.url, `id=${deviceId}`), { cookie, origin: b.url }).opened).rejects.toThrow('HTTP 403');
+  const forged = {
+    cookie, origin: 'https://evil.example', 'DeviceLab-Forwarded-By': 'some-replica', 'DeviceLab-Forwarded-Host': 'evil.example',
+    'DeviceLab-Forwarded-At': String(Date.now()), 'DeviceLab-Forwarded-Signature': Buffer.alloc(32, 7).toString('base64url'),
+  };
+  await expect(openScreen(screenUrl(a.url, `id=${deviceId}`), forged).opened).rejects.toThrow('HTTP 403');
+  const { 'DeviceLab-Forwarded-Signature': _unsigned, ...withoutSignature } = forged;
+  await expect(openScreen(screenUrl(a.url, `id=${deviceId}`), withoutSignature).opened).rejects.toThrow('HTTP 403');
+  // The owner itself, from its own origin, still opens it.
+  const direct = openScreen(screenUrl(a.url, `id=${deviceId}`), { cookie, origin: a.url });
+  await direct.opened;
+  await waitFor(async () => direct.frames > 0, 30_000, 'a frame through A');
+  direct.close();
+  expect(await succeeded(viaB(`/Device?action=release&id=${deviceId}`))).toBe(true);
 });
