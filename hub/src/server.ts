@@ -177,7 +177,9 @@ export async function startHub(
     };
     const commandTimes = new CommandTimes(db, automation.logger);
     cleanups.push(() => commandTimes.stop());
-    cleanups.push(startSessionSweeper(automation, commandTimes, async () => registry.isLeader)); // the lab leader's tick keeps it current
+    // The lab leader's tick keeps isLeader current; each replica sweeps the sessions of devices its links hold.
+    cleanups.push(startSessionSweeper(automation, commandTimes, async () => registry.isLeader, undefined,
+      (device) => directory.linkPlace(device)));
     const app = createApiApp({
       screen,
       db,

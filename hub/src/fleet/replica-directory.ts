@@ -149,6 +149,12 @@ export class ReplicaDirectory implements GatewayDirectory {
     return row ? { replicaId: row.id, apiAddress: row.api_address ?? undefined } : undefined;
   }
 
+  /** Where the device's gateway is linked: this replica, another live one, or none (the session sweeper asks). */
+  async linkPlace(vendorUniqueIdentifier: string): Promise<'here' | 'elsewhere' | 'nowhere'> {
+    if (this.link.holdsDevice(vendorUniqueIdentifier)) return 'here';
+    return (await this.remoteHolder(vendorUniqueIdentifier)) ? 'elsewhere' : 'nowhere';
+  }
+
   /** The live replica whose link holds the device's gateway, other than this one. */
   private async deviceOwner(vendorUniqueIdentifier: string): Promise<string> {
     const row = await this.db.selectFrom('devices').innerJoin('gateways', 'gateways.id', 'devices.gateway_id')

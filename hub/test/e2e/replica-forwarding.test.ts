@@ -1,9 +1,10 @@
 /**
  * Two hub replicas (processes) on one PostgreSQL and one gateway, linked to replica A only (with the real Appium
- * server and UiAutomator2 driver and a simulated Android device). Through replica B, which has no link to the
- * device: an Appium session created through A is driven with webdriverio (find, click, source) and deleted, the
- * device released; a session created through B is created on A and works; the dashboard's cookie opens the device's
- * live screen through B (frames arrive), while forged forwarding headers from a client are refused.
+ * server and UiAutomator2 driver and a simulated Android device); B, without a link to the device, leads the lab.
+ * Through B: an Appium session created through A is driven with webdriverio (find, click, source) and deleted, the
+ * device released; a session created through B is created on A and works; an idle session is torn down on the
+ * device before its release; the history marks the sessions' retains; the dashboard's cookie opens the device's
+ * live screen (frames arrive), while forged forwarding headers from a client are refused.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -37,8 +38,10 @@ beforeAll(async () => {
   t = await createTestDatabase();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'devicelab-forwarding-'));
   const env = { DEVICELAB_LOG_LEVEL: 'warn' };
-  a = await startHubProcess({ databaseUrl: t.url, dataDir: path.join(dataDir, 'hub-a'), adminToken: ADMIN_TOKEN, env });
+  // B first: it takes the lab's leader lock, so the leader is the replica without the device's link.
   b = await startHubProcess({ databaseUrl: t.url, dataDir: path.join(dataDir, 'hub-b'), adminToken: ADMIN_TOKEN, env });
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  a = await startHubProcess({ databaseUrl: t.url, dataDir: path.join(dataDir, 'hub-a'), adminToken: ADMIN_TOKEN, env });
   world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
   await world.start();
   await world.addAndroidDevice(DEVICE);
@@ -120,6 +123,22 @@ test('a session created through B, whose line hands it a device linked to A, is 
   expect((await retainer()).retained_by).toBeNull();
 });
 
+test('an idle session is deleted on the device by the replica holding its link before the device is released', async () => {
+  const user = wdio();
+  const session = await user.session({
+    ...where(b), user: tester.login, key: tester.token, connectionRetryTimeout: 240_000,
+    capabilities: { platformName: 'Android', 'appium:newCommandTimeout': 2 },
+  });
+  expect(await user.browser<string>('getPageSource')).toContain('<hierarchy');
+  const { value: serverUpWhenReleased } = await waitFor(async () => {
+    const { retained_by } = await retainer();
+    return retained_by === null ? { up: world.device(DEVICE.serial).sockets.isListening({ kind: 'tcp', port: 6790 }) } : undefined;
+  }, 30_000, 'the idle session ended');
+  expect(serverUpWhenReleased.up).toBe(false); // torn down on the device first
+  const row = await t.db.selectFrom('automation_sessions').select('end_reason').where('session_id', '=', session.sessionId).executeTakeFirstOrThrow();
+  expect(row.end_reason).toBe('it had no command for 2 s (newCommandTimeout)');
+});
+
 test('history marks the retains of automation sessions, and only those (/Report/History, /Report/Usage)', async () => {
   // A person's retain beside the two sessions' retains above.
   const admin = (pathAndQuery: string, init?: RequestInit) => a.api(pathAndQuery, init);
@@ -127,10 +146,10 @@ test('history marks the retains of automation sessions, and only those (/Report/
   expect(await succeeded(fetch(`${b.url}/apiv1/Device?action=release&id=${deviceId}`, { method: 'POST', headers: basic(tester) }))).toBe(true);
   const history = await (await admin(`/Report/History?deviceId=${deviceId}&take=100`)).json() as { events: Record<string, unknown>[] };
   const retains = history.events.filter((e) => e.eventType === 'DeviceRetained' && e.boolValue === true);
-  expect(retains.map((e) => e.isAutomationSession)).toEqual([undefined, true, true]); // newest first: the person's, then the sessions'
+  expect(retains.map((e) => e.isAutomationSession)).toEqual([undefined, true, true, true]); // newest first: the person's, then the sessions'
   expect(history.events.filter((e) => e.isAutomationSession).every((e) => e.eventType === 'DeviceRetained' && e.message === 'Device Retained')).toBe(true);
   const usage = await (await admin(`/Report/Usage?deviceId=${deviceId}&take=100`)).json() as { deviceUsage: Record<string, unknown>[] };
-  expect(usage.deviceUsage.filter((u) => u.eventType === 'DeviceRetained').map((u) => u.isAutomationSession)).toEqual([undefined, true, true]);
+  expect(usage.deviceUsage.filter((u) => u.eventType === 'DeviceRetained').map((u) => u.isAutomationSession)).toEqual([undefined, true, true, true]);
 });
 
 test('a forged forwarded retain gets nothing: the caller holds no such retain', async () => {
