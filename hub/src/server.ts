@@ -19,6 +19,7 @@ import { createApiApp } from './api/app';
 import { attachWebSocketRoutes } from './http/websocket-upgrade';
 import { DEVICE_CONNECT_PATH, deviceConnectSocket } from './api/device-connect-socket';
 import { DEVICE_SCREEN_PATH, deviceScreenSocket } from './api/device-screen-socket';
+import { appiumForwarding } from './api/appium-forward';
 import { ScreenStills } from './domain/screen-stills';
 import { ScreenViewers } from './domain/screen-viewers';
 import { LoginThrottle } from './auth/login-throttle';
@@ -176,7 +177,9 @@ export async function startHub(
     };
     const commandTimes = new CommandTimes(db, automation.logger);
     cleanups.push(() => commandTimes.stop());
-    cleanups.push(startSessionSweeper(automation, commandTimes, async () => registry.isLeader)); // the lab leader's tick keeps it current
+    // The lab leader's tick keeps isLeader current; each replica sweeps the sessions of devices its links hold.
+    cleanups.push(startSessionSweeper(automation, commandTimes, async () => registry.isLeader, undefined,
+      (device) => directory.linkPlace(device)));
     const app = createApiApp({
       screen,
       db,
@@ -203,6 +206,7 @@ export async function startHub(
       appium: {
         automation, times: commandTimes, logger: automation.logger, listWaiting: () => listWaiting({ db }), noteDeviceUse: (device) => deviceUse.note(device),
         checkCredentials: credentialChecker(db, { logger, throttle }),
+        forward: appiumForwarding({ holder: (device) => directory.remoteHolder(device), logger: automation.logger }),
       },
       waitingLine,
       deviceUse,

@@ -236,6 +236,8 @@ export interface Event {
   userId?: string;
   deviceInuseCount: number;
   deviceOnlineCount: number;
+  /** Extension: a DeviceRetained event of a retain made for an automation (WebDriver) session; absent otherwise. */
+  isAutomationSession?: true;
 }
 
 export interface DeviceUsageSummary {
@@ -257,6 +259,8 @@ export interface DeviceUsageSummary {
   /** TimeSpan: total seconds. */
   duration: number;
   isDirty: boolean;
+  /** Extension: the period (or the install or launch during it) of a retain made for an automation (WebDriver) session. */
+  isAutomationSession?: true;
 }
 
 /** Reports: keys in this order on the wire (count, pageSize, list). */

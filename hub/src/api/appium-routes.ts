@@ -21,6 +21,7 @@ import type { credentialChecker } from '../http/basic-auth';
 import { readBoundedJson, webDriverErrorHandler, writeApiFailureAsW3c, writeW3cError } from '../http/webdriver';
 import { onClientGone } from '../http/client-gone';
 import { relayWebDriver } from '../http/webdriver-relay';
+import { DeviceClaimedElsewhere, type AppiumForwarding } from './appium-forward';
 
 export interface AppiumRouteDependencies {
   automation: AutomationContext;
@@ -31,6 +32,8 @@ export interface AppiumRouteDependencies {
   listWaiting: () => Promise<unknown[]>;
   /** A command is use of the device: its lease's idle release hears of it (written at most every few seconds). */
   noteDeviceUse: (deviceId: string) => void;
+  /** Hub replicas: sessions whose device is linked to another replica are served there (appium-forward.ts). */
+  forward?: AppiumForwarding;
 }
 
 /** Longest a relayed command may take (an implicit wait, a long gesture, a large source). */
@@ -68,8 +71,9 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
       const basic = await basicCaller(req, res);
       if (basic === undefined) return;
       let request;
+      let body: unknown;
       try {
-        request = readNewSessionRequest(await readBoundedJson(req));
+        request = readNewSessionRequest(body = await readBoundedJson(req));
       } catch (err) {
         if (err instanceof ApiFailure) {
           res.set('Connection', 'close'); // a refused body is not read to its end
@@ -90,7 +94,13 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
       const gone = new AbortController();
       onClientGone(res, () => gone.abort());
       const requestId = randomUUID();
-      const created = await createAutomationSession(automation, user, request, { signal: gone.signal, requestId });
+      let created;
+      try {
+        created = await createAutomationSession(deps.forward?.sessionContext(req, automation) ?? automation, user, request, { signal: gone.signal, requestId });
+      } catch (err) {
+        if (!(err instanceof DeviceClaimedElsewhere) || !deps.forward) throw err;
+        return await deps.forward.createOnOwner(req, res, err, body, user, automation);
+      }
       if (created.sessionId && gone.signal.aborted) {
         const session = await findLiveSession(automation.db, created.sessionId);
         if (session) await endAutomationSession(automation, session, 'its client went away while it was created', { deleteOnGateway: true });
@@ -148,6 +158,7 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
           ? `The session ${sessionId.slice(0, 64)} has ended: ${ended}.`
           : `No session ${sessionId.slice(0, 64)} is known to the lab.`);
       }
+      if (await deps.forward?.command(req, res, session)) return; // its device is linked to another replica
       if (caller && caller.id !== session.user_id && !hasEntitlement(caller, 'DeviceReleaseAny')) {
         return writeW3cError(res, 'invalid session id', `The session ${sessionId.slice(0, 64)} is not yours.`, { status: 403 });
       }

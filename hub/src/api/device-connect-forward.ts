@@ -18,15 +18,18 @@ const MAX_REFUSAL_BYTES = 16 * 1024;
 export function forwardDeviceConnection(
   request: UpgradeRequest, owner: DeviceOnOtherReplicaError, headers: Record<string, string>, timeoutMs: number,
   path = '/apiv1/Device/Connect',
+  /** What authenticates the client at the owner: its Authorization header unless given (a browser's cookie, vouched). */
+  credentials?: (pathAndQuery: string) => Promise<Record<string, string>>,
 ): Promise<UpgradeDecision> {
   if (request.forwardedBy !== undefined || !owner.apiAddress) {
     return Promise.resolve({ status: 503, message: `${owner.message} The connection cannot be forwarded there; try again.` });
   }
   const target = new URL(`${path}${request.url.search}`, owner.apiAddress);
   target.protocol = target.protocol === 'https:' ? 'wss:' : 'ws:';
-  return new Promise((resolve) => {
+  const sent = credentials ? credentials(`${target.pathname}${target.search}`) : Promise.resolve({ authorization: request.authorization });
+  return sent.then((authentication) => new Promise((resolve) => {
     const upstream = new WebSocket(target, {
-      headers: { authorization: request.authorization, [FORWARDED_BY_HEADER]: thisReplica.id },
+      headers: { ...authentication, [FORWARDED_BY_HEADER]: thisReplica.id },
       handshakeTimeout: timeoutMs, maxPayload: 1024 * 1024, perMessageDeflate: false,
     });
     const unreachable = (reason: string): { status: number; message: string } => ({
@@ -58,7 +61,7 @@ export function forwardDeviceConnection(
         },
       });
     });
-  });
+  }));
 }
 
 function refusalMessage(body: string): string | undefined {

@@ -15,6 +15,8 @@ import { GatewayUnavailableError, type GatewayDirectory } from '../gateways/gate
 import type { UpgradeDecision, UpgradeRequest, WebSocketRoute } from '../http/websocket-upgrade';
 import type { Db } from '../store/database';
 import { relayScreen } from '../tunnel/screen-relay';
+import { vouchForOrigin } from '../fleet/forwarded-origin';
+import { thisReplica } from '../fleet/replica';
 import { forwardDeviceConnection } from './device-connect-forward';
 
 export const DEVICE_SCREEN_PATH = '/apiv1/device/screen';
@@ -68,8 +70,13 @@ export function deviceScreenSocket(deps: DeviceScreenDeps): WebSocketRoute {
       } catch (err) {
         if (err instanceof ApiFailure) return { status: 403, message: err.message };
         if (err instanceof DeviceOnOtherReplicaError) {
-          if (request.cookie) return { status: 503, message: `${err.message} Open the screen on that hub replica.` };
-          return forwardDeviceConnection(request, err, {}, TUNNEL_OPEN_TIMEOUT_MS, '/apiv1/Device/Screen');
+          if (!request.cookie) return forwardDeviceConnection(request, err, {}, TUNNEL_OPEN_TIMEOUT_MS, '/apiv1/Device/Screen');
+          // The browser's own cookie goes on, for the owner to authenticate its session itself; the Origin check made
+          // here is vouched for by a signature of the replicas' shared key (fleet/forwarded-origin.ts).
+          const { cookie, origin = '', host = '' } = request;
+          return forwardDeviceConnection(request, err, {}, TUNNEL_OPEN_TIMEOUT_MS, '/apiv1/Device/Screen', async (path) => ({
+            cookie, origin, ...await vouchForOrigin(deps.db, { by: thisReplica.id, host, origin, path, cookie: cookie.slice(cookie.indexOf('=') + 1) }),
+          }));
         }
         if (err instanceof GatewayUnavailableError) return { status: 503, message: err.message };
         throw err;

@@ -186,7 +186,15 @@ export class LineServer {
     const { rows: [outcome] } = await sql<{ outcome: string }>`SELECT outcome FROM retain_lease(${deviceId}::text,
       ${deviceId}::uuid, ${waiter.user_id}::uuid, ${waiter.user_name}, ${at.toISOString()}::timestamptz,
       ${LINE_RELAY_FROM}::text, ${waiter.lease_name}::text, ${waiter.idle_minutes}::int)`.execute(trx);
-    if (outcome?.outcome === 'retained') return true;
+    if (outcome?.outcome === 'retained') {
+      // The retain's event, written by retain_lease in this transaction, says who the device went to: a test run's
+      // WebDriver session is marked so (the history and usage records show it).
+      if (waiter.purpose === 'automation') {
+        await sql`UPDATE events SET automation_session = true WHERE id = (SELECT id FROM events WHERE device_id = ${deviceId}::uuid
+          AND event_type = 'DeviceRetained' AND bool_value ORDER BY seq DESC LIMIT 1)`.execute(trx);
+      }
+      return true;
+    }
     await trx.updateTable('device_waiters').set({ assigned_device: null, assigned_at: null }).where('id', '=', waiter.id).execute();
     return false;
   }

@@ -49,5 +49,6 @@ export function toWireEvent(row: EventRow): Event {
     userId: row.user_id ?? undefined,
     deviceInuseCount: row.device_inuse_count,
     deviceOnlineCount: row.device_online_count,
+    isAutomationSession: row.automation_session ? true : undefined,
   };
 }

@@ -27,13 +27,14 @@ interface UsageRow {
   end_date: Date | null;
   operating_system: string | null;
   operating_system_version: string | null;
+  automation_session: boolean;
 }
 
 const USAGE_RECORDS = sql`
   SELECT s.id, s.seq, s.device_id, s.device_name, s.performed_by_id, s.performed_by_name,
          NULL::uuid AS application_id, NULL::text AS application_name,
          s.user_id AS reserved_by_id, s.performed_by_name AS reserved_by_name,
-         s.event_type, s.event_date AS start_date, next_event.event_date AS end_date
+         s.event_type, s.event_date AS start_date, next_event.event_date AS end_date, s.automation_session
   FROM events s
   LEFT JOIN LATERAL (
     SELECT r.event_date FROM events r
@@ -44,10 +45,10 @@ const USAGE_RECORDS = sql`
   UNION ALL
   SELECT e.id, e.seq, e.device_id, e.device_name, e.performed_by_id, e.performed_by_name,
          e.application_id, e.application_name, holder.user_id, holder.performed_by_name,
-         e.event_type, e.event_date, e.event_date
+         e.event_type, e.event_date, e.event_date, coalesce(holder.automation_session, false)
   FROM events e
   LEFT JOIN LATERAL (
-    SELECT r.bool_value, r.user_id, r.performed_by_name FROM events r
+    SELECT r.bool_value, r.user_id, r.performed_by_name, r.automation_session FROM events r
     WHERE r.device_id = e.device_id AND r.event_type = 'DeviceRetained' AND (r.event_date, r.seq) <= (e.event_date, e.seq)
     ORDER BY r.event_date DESC, r.seq DESC LIMIT 1
   ) holder ON holder.bool_value
@@ -101,5 +102,6 @@ function toUsageSummary(row: UsageRow, now: Date): DeviceUsageSummary {
     endDate: row.end_date ? formatWireDate(row.end_date) : undefined,
     duration: formatTimeSpan(Math.max(0, end.getTime() - row.start_date.getTime())),
     isDirty: row.end_date === null,
+    isAutomationSession: row.automation_session ? true : undefined,
   };
 }

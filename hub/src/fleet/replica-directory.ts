@@ -132,6 +132,29 @@ export class ReplicaDirectory implements GatewayDirectory {
     this.relay.broadcast({ type: 'metricsSettings' });
   }
 
+  /**
+   * The other live replica whose link holds the device's gateway, with its recorded API address; undefined when
+   * this replica's link holds it or no connected gateway does (the caller then goes on here and fails as usual).
+   * What HTTP forwarding (api/appium-forward.ts) asks before each request of a device's session.
+   */
+  async remoteHolder(vendorUniqueIdentifier: string): Promise<{ replicaId: string; apiAddress?: string } | undefined> {
+    if (this.link.holdsDevice(vendorUniqueIdentifier)) return undefined;
+    const row = await this.db.selectFrom('devices').innerJoin('gateways', 'gateways.id', 'devices.gateway_id')
+      .innerJoin('hub_replicas', 'hub_replicas.id', 'gateways.hub_replica')
+      .select(['hub_replicas.id', 'hub_replicas.api_address'])
+      .where('devices.vendor_unique_identifier', '=', vendorUniqueIdentifier)
+      .where('gateways.connected', '=', true).where('gateways.hub_replica', '<>', thisReplica.id)
+      .where(lockHeldSql(LockKind.replica, sql`gateways.hub_replica`))
+      .executeTakeFirst();
+    return row ? { replicaId: row.id, apiAddress: row.api_address ?? undefined } : undefined;
+  }
+
+  /** Where the device's gateway is linked: this replica, another live one, or none (the session sweeper asks). */
+  async linkPlace(vendorUniqueIdentifier: string): Promise<'here' | 'elsewhere' | 'nowhere'> {
+    if (this.link.holdsDevice(vendorUniqueIdentifier)) return 'here';
+    return (await this.remoteHolder(vendorUniqueIdentifier)) ? 'elsewhere' : 'nowhere';
+  }
+
   /** The live replica whose link holds the device's gateway, other than this one. */
   private async deviceOwner(vendorUniqueIdentifier: string): Promise<string> {
     const row = await this.db.selectFrom('devices').innerJoin('gateways', 'gateways.id', 'devices.gateway_id')

@@ -15,6 +15,7 @@ import type { LoginThrottle } from '../auth/login-throttle';
 import { checkCredentials } from '../auth/users';
 import { findWebSessionUser } from '../auth/web-sessions';
 import type { Db } from '../store/database';
+import { vouchedOrigin } from '../fleet/forwarded-origin';
 import { SESSION_COOKIE, sessionCookieOf } from './web-session';
 
 export interface UpgradeRequest {
@@ -33,6 +34,8 @@ export interface UpgradeRequest {
   cookie?: string;
   /** The Origin header as sent (forwarded with the cookie). */
   origin?: string;
+  /** The Host the browser sent, which its Origin was checked against (vouched for when forwarded with the cookie). */
+  host?: string;
 }
 
 export type UpgradeDecision =
@@ -98,17 +101,24 @@ async function decideUpgrade(req: http.IncomingMessage, options: UpgradeOptions)
   if (!route) return { status: 404, message: `No WebSocket endpoint at ${url.pathname}.` };
   const clientAddress = req.socket.remoteAddress ?? 'unknown';
   const header = req.headers.authorization;
+  const forwarded = req.headers[FORWARDED_BY_HEADER.toLowerCase()];
+  const forwardedBy = typeof forwarded === 'string' ? forwarded.slice(0, 100) : undefined;
   if (header === undefined) {
     const cookie = route.acceptsSessionCookie ? sessionCookieOf(req) : undefined;
     if (cookie === undefined) return { status: 401, message: 'Authentication required.' };
-    if (!isSameHostOrigin(req)) return { status: 403, message: 'Cross-site WebSocket refused: open it from the dashboard\'s origin.' };
+    // Forwarded by another replica: the Host the browser sent there, which that replica signed (forwarded-origin.ts).
+    const vouched = await vouchedOrigin(options.db, req, forwardedBy, cookie);
+    if (vouched === 'forged') return { status: 403, message: 'Forwarding headers without a valid replica signature refused.' };
+    const host = vouched?.host ?? req.headers.host;
+    if (!isSameHostOrigin(req.headers.origin, host)) return { status: 403, message: 'Cross-site WebSocket refused: open it from the dashboard\'s origin.' };
     const user = await findWebSessionUser(options.db, cookie);
     if (!user) return { status: 401, message: 'Authentication required.' };
-    return route.decide({ url, clientAddress, user, authorization: '', cookie: `${SESSION_COOKIE}=${cookie}`, origin: req.headers.origin });
+    return route.decide({
+      url, clientAddress, user, authorization: '', cookie: `${SESSION_COOKIE}=${cookie}`, origin: req.headers.origin, host,
+      forwardedBy: vouched?.by,
+    });
   }
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-  const forwarded = req.headers[FORWARDED_BY_HEADER.toLowerCase()];
-  const forwardedBy = typeof forwarded === 'string' ? forwarded.slice(0, 100) : undefined;
   if (bearer !== undefined && route.acceptsBearer) return route.decide({ url, clientAddress, bearer, authorization: header, forwardedBy });
 
   const credentials = parseBasicCredentials(header);
@@ -132,11 +142,10 @@ async function decideUpgrade(req: http.IncomingMessage, options: UpgradeOptions)
 }
 
 /** The Origin names the host the request was sent to (a browser on the dashboard's own page). */
-function isSameHostOrigin(req: http.IncomingMessage): boolean {
-  const origin = req.headers.origin;
-  if (!origin || origin === 'null' || !req.headers.host) return false;
+function isSameHostOrigin(origin: string | undefined, host: string | undefined): boolean {
+  if (!origin || origin === 'null' || !host) return false;
   try {
-    return new URL(origin).host === req.headers.host;
+    return new URL(origin).host === host;
   } catch {
     return false;
   }

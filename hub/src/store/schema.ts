@@ -235,6 +235,8 @@ export interface EventsTable {
   device_inuse_count: Generated<number>;
   /** Insertion order (migration 006): the tie-break of events written at the same instant. bigint, read as text. */
   seq: ColumnType<string, never, never>;
+  /** A DeviceRetained event of a retain made for a WebDriver session (migration 041). */
+  automation_session: Generated<boolean>;
 }
 
 /** The library record an install through the API put on a device (migration 027). */

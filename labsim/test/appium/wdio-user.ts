@@ -36,6 +36,11 @@ export class WdioUser {
     return this.call({ op: 'session', options });
   }
 
+  /** webdriverio's attach(): drives the session `options.sessionId` another client created, at `options`' address. */
+  attach(options: Record<string, unknown>): Promise<{ sessionId: string }> {
+    return this.call({ op: 'attach', options });
+  }
+
   async browser<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
     return (await this.call<{ value: T }>({ op: 'browser', method, args })).value;
   }

@@ -33,6 +33,7 @@ import * as deviceLeases from './035_device_leases';
 import * as screenShares from './037_screen_shares';
 import * as tableChangeNotices from './038_table_change_notices';
 import * as reservationChanges from './040_reservation_changes';
+import * as automationHistory from './041_automation_history';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '037_screen_shares': screenShares,
   '038_table_change_notices': tableChangeNotices,
   '040_reservation_changes': reservationChanges,
+  '041_automation_history': automationHistory,
 };
 
 export const migrationProvider: MigrationProvider = {
