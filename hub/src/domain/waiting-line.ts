@@ -107,13 +107,17 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
     const joined = await ctx.db.insertInto('device_waiters').values({
       ...(place ? { place } : {}),
       user_id: user.id, user_name: user.displayName, filter: device ? '' : request.filter.text, device_id: device?.id ?? null,
+      filter_terms: device ? null : filterTerms(request.filter),
       purpose: request.purpose, lease_name: request.leaseName ?? null, idle_minutes: request.idleMinutes ?? null,
       replica_id: line.replicaId, deadline: new Date(now.getTime() + waitMs + 1000),
     }).returning(['id', 'place']).executeTakeFirstOrThrow();
     place = joined.place;
     const assigned = await awaitTurn(line, joined.id, deadline, request.signal);
     // The row goes whatever happened; a device assigned meanwhile is the answer (or released if the client left).
-    const row = await ctx.db.deleteFrom('device_waiters').where('id', '=', joined.id).returning('assigned_device').executeTakeFirst();
+    const leave = ctx.db.deleteFrom('device_waiters').where('id', '=', joined.id).returning('assigned_device').executeTakeFirst();
+    // A device it was told of is its answer already: the ticket is made while the row goes.
+    const early = assigned && !request.signal.aborted ? settled(retainedTicket(ctx.db, user, assigned, retainOptions)) : undefined;
+    const row = await leave;
     line.unregister(joined.id);
     const deviceId = row?.assigned_device ?? assigned;
     if (!deviceId) {
@@ -123,7 +127,8 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
     const giveBack = () => releaseDevice(ctx.db, user, deviceId, { now: ctx.clock, gateways: ctx.gateways }).catch(() => undefined);
     try {
       request.signal.throwIfAborted();
-      const ticket = await retainedTicket(ctx.db, user, deviceId, retainOptions);
+      const ticket = early && deviceId === assigned ? await unsettled(await early)
+        : await retainedTicket(ctx.db, user, deviceId, retainOptions);
       // The client left while the ticket was made (the gateway's endpoint can take seconds): nobody would get it.
       request.signal.throwIfAborted();
       return { deviceId, ticket };
@@ -137,6 +142,20 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
       if (!(err instanceof ApiFailure) || Date.now() >= deadline) throw err;
     }
   }
+}
+
+/** The filter as `device_matches_filter` reads it (store/routines/waiting-line.ts): the parsed keys, no text. */
+export function filterTerms(filter: DeviceFilter): string {
+  const { text: _text, ...terms } = filter;
+  return JSON.stringify(terms);
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+const settled = <T>(promise: Promise<T>): Promise<Settled<T>> =>
+  promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+function unsettled<T>(outcome: Settled<T>): T {
+  if (outcome.ok) return outcome.value;
+  throw outcome.error;
 }
 
 /** Resolves with the device assigned to the waiter, or undefined at the deadline or when the signal aborts. */
