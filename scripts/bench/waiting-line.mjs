@@ -126,14 +126,14 @@ try {
   const db = new pg.Client({ connectionString: lab.hub.env.DATABASE_URL });
   await db.connect();
   const { rows } = await db.query(`SELECT count(*)::int AS doubles FROM (
-      SELECT bool_value, lag(bool_value) OVER (PARTITION BY device_id ORDER BY event_date, id) AS previous
+      SELECT bool_value, lag(bool_value) OVER (PARTITION BY device_id ORDER BY event_date, seq) AS previous
       FROM events WHERE event_type = 'DeviceRetained') e
     WHERE e.bool_value AND e.previous`);
   // In the records: from a release to the device's next retain (the line's hand-over, before the answer travels).
   const { rows: recorded } = await db.query(`SELECT extract(epoch FROM (e.event_date - e.previous_date)) * 1000 AS ms FROM (
       SELECT bool_value, lag(bool_value) OVER w AS previous, event_date, lag(event_date) OVER w AS previous_date
       FROM events WHERE event_type = 'DeviceRetained' AND event_date > now() - interval '10 minutes'
-      WINDOW w AS (PARTITION BY device_id ORDER BY event_date, id)) e
+      WINDOW w AS (PARTITION BY device_id ORDER BY event_date, seq)) e
     WHERE e.bool_value AND e.previous = false`);
   const { rows: [{ count: retains }] } = await db.query(
     `SELECT count(*)::int FROM events WHERE event_type = 'DeviceRetained' AND bool_value`);

@@ -14,7 +14,7 @@ import type { Logger } from '@devicelab/shared';
 import type { ChangeFeed } from '../events/change-feed';
 import { liveReplicas } from '../fleet/replica-registry';
 import type { Db } from '../store/database';
-import { releaseForLease, type ReleaseOptions } from './device-actions';
+import { releaseForLease, type ReleaseOptions, type RetainOutcome } from './device-actions';
 
 /** The slow re-check: bookings that ended, waiters of replicas that died. Never the way a release is heard. */
 export const LINE_SAFETY_TICK_MS = 2_000;
@@ -25,8 +25,14 @@ export const LINE_SAFETY_TICK_MS = 2_000;
  */
 const LINE_RELAY_FROM = 'waiting-line';
 
+/** A device retained for a waiter; `retain`: the retain's outcome when its notice carried it. */
+export interface Turn {
+  deviceId: string;
+  retain?: RetainOutcome;
+}
+
 interface LocalWaiter {
-  assigned(deviceId: string): void;
+  assigned(deviceId: string, retain?: RetainOutcome): void;
 }
 
 /** The relay channel's notice that a device was retained for a waiter (sent by `line_retain_for`). */
@@ -35,6 +41,8 @@ interface HandOverNotice {
   to: string;
   waiter: string;
   device: string;
+  /** The retain's outcome without the adb keys; dates as JSON text. */
+  retain?: Omit<RetainOutcome, 'retained_at'> & { retained_at: string | null };
 }
 
 export interface LineServerOptions {
@@ -84,7 +92,9 @@ export class LineServer {
     } catch {
       return;
     }
-    if (notice.type === 'lineHandOver' && notice.to === this.replicaId) this.local.get(notice.waiter)?.assigned(notice.device);
+    if (notice.type !== 'lineHandOver' || notice.to !== this.replicaId) return;
+    const retain = notice.retain && { ...notice.retain, retained_at: notice.retain.retained_at ? new Date(notice.retain.retained_at) : null };
+    this.local.get(notice.waiter)?.assigned(notice.device, retain);
   }
 
   async stop(): Promise<void> {

@@ -15,10 +15,10 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
-import { releaseDevice, retainDevice, retainedTicket } from './device-actions';
+import { releaseDevice, retainDevice, retainedTicket, retainTicket } from './device-actions';
 import type { TicketKeys } from './device-ticket';
 import { resolveDevice } from './device-queries';
-import type { LineServer } from './line-server';
+import type { LineServer, Turn } from './line-server';
 import { waitTimeoutText } from './waiting-line-texts';
 import { assertIdleMinutesAllowed } from './lease-settings';
 
@@ -112,14 +112,14 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
       replica_id: line.replicaId, deadline: new Date(now.getTime() + waitMs + 1000),
     }).returning(['id', 'place']).executeTakeFirstOrThrow();
     place = joined.place;
-    const assigned = await awaitTurn(line, joined.id, deadline, request.signal);
+    const turn = await awaitTurn(line, joined.id, deadline, request.signal);
     // The row goes whatever happened; a device assigned meanwhile is the answer (or released if the client left).
     const leave = ctx.db.deleteFrom('device_waiters').where('id', '=', joined.id).returning('assigned_device').executeTakeFirst();
-    // A device it was told of is its answer already: the ticket is made while the row goes.
-    const early = assigned && !request.signal.aborted ? settled(retainedTicket(ctx.db, user, assigned, retainOptions)) : undefined;
-    const row = await leave;
     line.unregister(joined.id);
-    const deviceId = row?.assigned_device ?? assigned;
+    // The notice of its retain carries what the ticket needs: answered while the row goes.
+    const told = turn?.retain?.retained_by === user.id && !request.signal.aborted ? turn : undefined;
+    const row = told ? undefined : await leave;
+    const deviceId = told?.deviceId ?? row?.assigned_device ?? turn?.deviceId;
     if (!deviceId) {
       request.signal.throwIfAborted();
       throw new ApiFailure(await waitTimeoutText(ctx.db, request.filter, device, waitMs), 'DEVICE_WAIT_TIMEOUT');
@@ -127,12 +127,15 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
     const giveBack = () => releaseDevice(ctx.db, user, deviceId, { now: ctx.clock, gateways: ctx.gateways }).catch(() => undefined);
     try {
       request.signal.throwIfAborted();
-      const ticket = early && deviceId === assigned ? await unsettled(await early)
+      const ticket = told?.retain ? await retainTicket(told.retain, user, retainOptions)
         : await retainedTicket(ctx.db, user, deviceId, retainOptions);
       // The client left while the ticket was made (the gateway's endpoint can take seconds): nobody would get it.
       request.signal.throwIfAborted();
+      if (told) void leave.catch(() => undefined);
       return { deviceId, ticket };
     } catch (err) {
+      // The row is gone before the request takes its place again.
+      await leave.catch(() => undefined);
       if (request.signal.aborted) {
         await giveBack();
         throw err;
@@ -150,29 +153,21 @@ export function filterTerms(filter: DeviceFilter): string {
   return JSON.stringify(terms);
 }
 
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-const settled = <T>(promise: Promise<T>): Promise<Settled<T>> =>
-  promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
-function unsettled<T>(outcome: Settled<T>): T {
-  if (outcome.ok) return outcome.value;
-  throw outcome.error;
-}
-
 /** Resolves with the device assigned to the waiter, or undefined at the deadline or when the signal aborts. */
-function awaitTurn(line: LineServer, waiterId: string, deadline: number, signal: AbortSignal): Promise<string | undefined> {
+function awaitTurn(line: LineServer, waiterId: string, deadline: number, signal: AbortSignal): Promise<Turn | undefined> {
   return new Promise((resolve) => {
     let done = false;
-    const finish = (deviceId?: string) => {
+    const finish = (turn?: Turn) => {
       done = true;
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       line.unregister(waiterId);
-      resolve(deviceId);
+      resolve(turn);
     };
     const onAbort = () => finish();
     let timer: NodeJS.Timeout | undefined;
     signal.addEventListener('abort', onAbort);
-    line.register(waiterId, { assigned: (deviceId) => finish(deviceId) });
+    line.register(waiterId, { assigned: (deviceId, retain) => finish({ deviceId, retain }) });
     if (signal.aborted) {
       finish();
       return;

@@ -90,8 +90,9 @@ export const waitingLineRoutines = sql`
     result := retain_lease(handed::text, handed, waiter.user_id, waiter.user_name, at, relay_from, waiter.lease_name,
       waiter.idle_minutes);
     IF result.outcome = 'retained' THEN
-      PERFORM pg_notify('devicelab_relay', json_build_object('type', 'lineHandOver', 'to', waiter.replica_id,
-        'waiter', waiter.id, 'device', handed)::text);
+      -- With what the waiter's ticket needs (the adb keys left out: a notice holds at most 8000 bytes).
+      PERFORM pg_notify('devicelab_relay', jsonb_build_object('type', 'lineHandOver', 'to', waiter.replica_id,
+        'waiter', waiter.id, 'device', handed, 'retain', to_jsonb(result) - 'retainer_adb_keys')::text);
       RETURN true;
     END IF;
     UPDATE device_waiters SET assigned_device = NULL, assigned_at = NULL WHERE id = waiter.id;
