@@ -117,11 +117,24 @@ export async function updateReservation(
   return readReservation(db, id);
 }
 
-/** Cancels a booking: the booker's own, or anyone's with DeviceReleaseAny. */
-export async function deleteReservation(db: Db, user: AuthenticatedUser, reservationId: Deferred<string>): Promise<void> {
+/**
+ * Cancels a booking: the booker's own, or anyone's with DeviceReleaseAny. What has happened stays: a booking that
+ * has started ends now (the usage during it still names its booker), one that has ended cannot be cancelled.
+ */
+export async function deleteReservation(
+  db: Db, user: AuthenticatedUser, reservationId: Deferred<string>, clock: Clock = {},
+): Promise<void> {
   requireEntitlement(user, 'DeviceConnect');
   const id = readDeferred(reservationId);
-  await ownReservation(db, user, id);
+  const current = await ownReservation(db, user, id);
+  const now = new Date(Math.floor((clock.now?.() ?? new Date()).getTime() / 1000) * 1000);
+  if (current.ends_at <= now) {
+    throw new ApiFailure(`Reservation '${id}' ended at ${formatWireDate(current.ends_at)}: a past booking is history and cannot be cancelled.`);
+  }
+  if (current.starts_at < now) {
+    await db.updateTable('reservations').set({ ends_at: now }).where('id', '=', id).where('starts_at', '<', now).execute();
+    return;
+  }
   await db.deleteFrom('reservations').where('id', '=', id).execute();
 }
 

@@ -188,6 +188,17 @@ it('names the booker in the usage during a booking (the holder as performer), an
   // Alice's usage: hers and bob's during her booking; bob's: his own two periods.
   expect((await usage(`userId=${aliceId}`)).map((u) => u.performedByName)).toEqual([alice.login, bob.login]);
   expect((await usage(`userId=${bobId}`)).map((u) => u.reservedByName ?? null)).toEqual([alice.login, null]);
+
+  // Cancelling the booking now that it has started ends it: what happened during it keeps its booker.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  expect(await post(alice, `action=delete&id=${booked.data!.id}`)).toEqual({ isSuccess: true });
+  const [kept] = (await get<Booking[]>(lab.admin, `/Reservation?deviceId=${serial}&from=${since}`)).data!;
+  expect(kept).toMatchObject({ id: booked.data!.id, start: booked.data!.start });
+  expect(Date.parse(kept.end)).toBeLessThanOrEqual(Date.now());
+  expect((await usage(`deviceId=${serial}`)).map((u) => u.reservedById ?? null)).toEqual([aliceId, aliceId, null]);
+  expect(await post(alice, `action=delete&id=${booked.data!.id}`)).toMatchObject({
+    isSuccess: false, errorMessage: `Reservation '${booked.data!.id}' ended at ${kept.end}: a past booking is history and cannot be cancelled.`,
+  });
 }, 30_000);
 
 it("lets a Tester change only their own bookings, and an admin anyone's", async () => {
