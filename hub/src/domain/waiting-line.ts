@@ -1,9 +1,10 @@
 /**
  * The one fair waiting line for devices: "the first free device matching this filter, waiting up to T", used by
  * the extension retain with `wait=`, by the CLI through it, and by the Appium session queue. First come, first
- * served across hub replicas: each request is a row in PostgreSQL (`device_waiters`), served by `LineServer`
- * (line-server.ts), woken by device changes, never by polling. What a caller gets is what a retain gives: the
- * device retained for it and its access ticket.
+ * served across hub replicas: each request is a row in PostgreSQL (`device_waiters`), handed a device by the release
+ * that frees it (in the release's transaction) or by a pass of `LineServer` (line-server.ts) when a device frees up
+ * otherwise, never by polling. What a caller gets is what a retain gives: the device retained for it and its access
+ * ticket.
  *
  *  - `ctx` (`WaitingLineContext`): what a retain needs (the store, the gateways to tell, the ticket keys, the API's
  *    clock) and this replica's `LineServer`. The API's dependencies (`ApiDependencies`) are one.
