@@ -162,6 +162,7 @@ export async function startHub(
       logger: logger.child({ component: 'waiting-line' }), gateways: directory,
     });
     waitingLine.start(feed);
+    registry.onRelayNotification((payload) => waitingLine.heard(payload));
     cleanups.push(() => waitingLine.stop());
     cleanups.push(startLeaseSweeper(db, {
       isLeader: () => registry.isLeader, now: clock, logger: logger.child({ component: 'leases' }), gateways: directory,

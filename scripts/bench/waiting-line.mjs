@@ -4,8 +4,10 @@
 // (default 30): wait in line for any Android device (`POST /Device?action=retain&filter=os=android&wait=600`),
 // hold it BENCH_HOLD_MS (default 20), release it. BENCH_DEVICES (default 20) simulated devices.
 // Measured:
-//   hand-over delay: from a release being sent to the next waiter's answer naming that device (p50, p95, max), and
-//   in the records, from a release to the device's next retain (the line's own part, before the answer travels);
+//   hand-over delay: from a release being sent to the next waiter's answer naming that device (p50, p95, max),
+//   against the release request's own round trip in the same run (the floor: the machine's and the HTTP path's
+//   speed), and in the records, from a release to the device's next retain (the line's own part, before the answer
+//   travels; 0 when the release hands the device over in its own transaction);
 //   fairness: each request's wait against the fair share (clients / devices x the mean time a device is held
 //   from one hand-over to the next), the largest wait, and the fewest turns any client got (no starvation);
 //   double leases: a device handed to a client while another still held it (client side), and in the database,
@@ -92,6 +94,8 @@ try {
   const holders = new Map(); // serial -> client login
   const releasedAt = new Map(); // serial -> when its last release was sent
   const handOvers = [];
+  // The baseline of the same run: a release request's own round trip (sent -> answered), which no hand-over can beat.
+  const releaseTrips = [];
   const waits = [];
   const failures = {};
   let clientDoubles = 0;
@@ -116,8 +120,10 @@ try {
       client.turns += 1;
       await new Promise((resolve) => setTimeout(resolve, holdMs));
       holders.delete(serial);
-      releasedAt.set(serial, performance.now());
+      const releaseSent = performance.now();
+      releasedAt.set(serial, releaseSent);
       await post(client.base, client.agent, client.authorization, `/Device?action=release&id=${serial}`);
+      releaseTrips.push(performance.now() - releaseSent);
     }
   }));
   const elapsed = performance.now() - started;
@@ -126,14 +132,14 @@ try {
   const db = new pg.Client({ connectionString: lab.hub.env.DATABASE_URL });
   await db.connect();
   const { rows } = await db.query(`SELECT count(*)::int AS doubles FROM (
-      SELECT bool_value, lag(bool_value) OVER (PARTITION BY device_id ORDER BY event_date, id) AS previous
+      SELECT bool_value, lag(bool_value) OVER (PARTITION BY device_id ORDER BY event_date, seq) AS previous
       FROM events WHERE event_type = 'DeviceRetained') e
     WHERE e.bool_value AND e.previous`);
   // In the records: from a release to the device's next retain (the line's hand-over, before the answer travels).
   const { rows: recorded } = await db.query(`SELECT extract(epoch FROM (e.event_date - e.previous_date)) * 1000 AS ms FROM (
       SELECT bool_value, lag(bool_value) OVER w AS previous, event_date, lag(event_date) OVER w AS previous_date
       FROM events WHERE event_type = 'DeviceRetained' AND event_date > now() - interval '10 minutes'
-      WINDOW w AS (PARTITION BY device_id ORDER BY event_date, id)) e
+      WINDOW w AS (PARTITION BY device_id ORDER BY event_date, seq)) e
     WHERE e.bool_value AND e.previous = false`);
   const { rows: [{ count: retains }] } = await db.query(
     `SELECT count(*)::int FROM events WHERE event_type = 'DeviceRetained' AND bool_value`);
@@ -148,10 +154,15 @@ try {
   const handOver = summarize(handOvers);
   const wait = summarize(waits);
   const recordedHandOver = summarize(recorded.map((r) => Number(r.ms)));
+  const releaseTrip = summarize(releaseTrips);
   printTable(['measure', 'value'], [
     ['replicas', String(bases.length)],
     ['hand-overs', String(handOvers.length)],
     ['hand-over delay p50 / p95 / max', `${ms(handOver.median)} / ${ms(handOver.p95)} / ${ms(handOver.max)}`],
+    ['baseline: release round trip (sent -> answered) p50 / p95 / max',
+      `${ms(releaseTrip.median)} / ${ms(releaseTrip.p95)} / ${ms(releaseTrip.max)}`],
+    ['hand-over delay / release round trip, p50 / p95',
+      `${(handOver.median / releaseTrip.median).toFixed(2)} / ${(handOver.p95 / releaseTrip.p95).toFixed(2)}`],
     ['hand-over in the records (release -> next retain) p50 / p95 / max',
       `${ms(recordedHandOver.median)} / ${ms(recordedHandOver.p95)} / ${ms(recordedHandOver.max)}`],
     ['wait p50 / p95 / max', `${ms(wait.median)} / ${ms(wait.p95)} / ${ms(wait.max)}`],

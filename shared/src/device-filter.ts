@@ -1,7 +1,8 @@
 /**
  * The device filter people type (`os=android,minOs=13,model=Pixel,free`): the CLI sends it as it was written, the
  * hub reads it here and matches it against the API's device record, for `GET /Device?filter=` and for everything
- * that waits for a device (the waiting line). No imports: it is read the same wherever it runs.
+ * that waits for a device (the waiting line, which reads the same rules in SQL: `device_matches_filter`, checked to
+ * agree by hub/test/domain/line-filter-rules.test.ts). No imports: it is read the same wherever it runs.
  */
 
 export interface DeviceFilter {

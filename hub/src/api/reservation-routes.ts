@@ -30,7 +30,7 @@ export function reservationRouter(deps: ApiDependencies): Router {
         return successWith(await updateReservation(db, user, () => requireGuid(params, 'id'), changes, clock));
       case 'verb:delete':
       case 'action:delete':
-        await deleteReservation(db, user, () => requireGuid(params, 'id'), () => params.bool('series') ?? false);
+        await deleteReservation(db, user, () => requireGuid(params, 'id'), () => params.bool('series') ?? false, clock);
         return success();
       default:
         throw new ApiFailure(unknownAction(operationName(op)));

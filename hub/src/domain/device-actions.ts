@@ -99,6 +99,14 @@ export async function retainedTicket(
   return accessTicketFor(device, user, options.now?.() ?? new Date(), options);
 }
 
+/**
+ * The ticket of a retain the waiting line made for `user`, from the retain's outcome its notice carried (no read).
+ * Its gateway heard of the retain at commit.
+ */
+export function retainTicket(device: RetainOutcome, user: AuthenticatedUser, options: RetainOptions): Promise<DeviceAccessTicket> {
+  return accessTicketFor(device, user, options.now?.() ?? new Date(), options);
+}
+
 async function accessTicketFor(
   device: RetainOutcome, user: AuthenticatedUser, at: Date, options: RetainOptions,
 ): Promise<DeviceAccessTicket> {
@@ -153,7 +161,7 @@ export async function releaseForLease(
 }
 
 /** What retain_device and release_device return (store/routines/device-retain.ts). */
-interface RetainOutcome {
+export interface RetainOutcome {
   outcome: 'retained' | 'unchanged' | 'released' | 'not_found' | 'other_lease' | RetainRefusal;
   id: string;
   name: string;

@@ -137,20 +137,32 @@ export async function updateReservation(
 
 /**
  * Cancels a booking: the booker's own, or anyone's with DeviceReleaseAny; with `series`, also the later
- * occurrences of its weekly series.
+ * occurrences of its weekly series. What has happened stays: a booking that has started ends now (the usage during
+ * it still names its booker), one that has ended cannot be cancelled.
  */
 export async function deleteReservation(
   db: Db, user: AuthenticatedUser, reservationId: Deferred<string>, series: Deferred<boolean> = () => false,
+  clock: Clock = {},
 ): Promise<void> {
   requireEntitlement(user, 'DeviceConnect');
   const id = readDeferred(reservationId);
   const andLater = readDeferred(series);
-  const row = await ownReservation(db, user, id);
-  if (andLater && row.series_id) {
-    await db.deleteFrom('reservations').where('series_id', '=', row.series_id).where('starts_at', '>=', row.starts_at).execute();
-  } else {
-    await db.deleteFrom('reservations').where('id', '=', id).execute();
+  const current = await ownReservation(db, user, id);
+  const now = new Date(Math.floor((clock.now?.() ?? new Date()).getTime() / 1000) * 1000);
+  if (current.ends_at <= now) {
+    throw new ApiFailure(`Reservation '${id}' ended at ${formatWireDate(current.ends_at)}: a past booking is history and cannot be cancelled.`);
   }
+  await db.transaction().execute(async (trx) => {
+    if (andLater && current.series_id) {
+      await trx.deleteFrom('reservations').where('series_id', '=', current.series_id)
+        .where('starts_at', '>', current.starts_at).execute();
+    }
+    if (current.starts_at < now) {
+      await trx.updateTable('reservations').set({ ends_at: now }).where('id', '=', id).where('starts_at', '<', now).execute();
+    } else {
+      await trx.deleteFrom('reservations').where('id', '=', id).execute();
+    }
+  });
 }
 
 function selectReservations(db: Db) {

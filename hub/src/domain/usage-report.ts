@@ -2,7 +2,9 @@
  * `/Report/Usage`: DeviceUsageSummary records derived from the events when read, so they can never disagree with
  * the history. A retain period runs from a `Device Retained` event to the device's next DeviceRetained event (its
  * release); with none yet the period is open (`isDirty`, no endDate, duration up to now). Every ApplicationInstall
- * and ApplicationLaunch is a record of its own (zero duration) that names whoever held the device at the time.
+ * and ApplicationLaunch is a record of its own (zero duration). `reservedById`/`reservedByName` name who had booked
+ * the device when the usage happened (reservations), as the device record's reservedBy fields do; none outside
+ * bookings.
  */
 import { sql, type RawBuilder } from 'kysely';
 import {
@@ -11,6 +13,7 @@ import {
 } from '@devicelab/shared';
 import type { Db } from '../store/database';
 import type { ResolvedReportQuery } from './reports-query';
+import { USER_DISPLAY_NAME } from './devices';
 
 interface UsageRow {
   id: string;
@@ -30,10 +33,10 @@ interface UsageRow {
   automation_session: boolean;
 }
 
-const USAGE_RECORDS = sql`
+/** Usage periods and instants as the events record them; `end_date` of an instant is its start. */
+const USAGE_PERIODS = sql`
   SELECT s.id, s.seq, s.device_id, s.device_name, s.performed_by_id, s.performed_by_name,
          NULL::uuid AS application_id, NULL::text AS application_name,
-         s.user_id AS reserved_by_id, s.performed_by_name AS reserved_by_name,
          s.event_type, s.event_date AS start_date, next_event.event_date AS end_date, s.automation_session
   FROM events s
   LEFT JOIN LATERAL (
@@ -44,15 +47,32 @@ const USAGE_RECORDS = sql`
   WHERE s.event_type = 'DeviceRetained' AND s.bool_value AND s.device_id IS NOT NULL
   UNION ALL
   SELECT e.id, e.seq, e.device_id, e.device_name, e.performed_by_id, e.performed_by_name,
-         e.application_id, e.application_name, holder.user_id, holder.performed_by_name,
-         e.event_type, e.event_date, e.event_date, coalesce(holder.automation_session, false)
+         e.application_id, e.application_name, e.event_type, e.event_date, e.event_date,
+         coalesce(holder.automation_session, false)
   FROM events e
+  -- Done within a WebDriver session's retain: the retain that held the device then says so.
   LEFT JOIN LATERAL (
-    SELECT r.bool_value, r.user_id, r.performed_by_name, r.automation_session FROM events r
+    SELECT r.bool_value, r.automation_session FROM events r
     WHERE r.device_id = e.device_id AND r.event_type = 'DeviceRetained' AND (r.event_date, r.seq) <= (e.event_date, e.seq)
     ORDER BY r.event_date DESC, r.seq DESC LIMIT 1
   ) holder ON holder.bool_value
   WHERE e.event_type IN ('ApplicationInstall', 'ApplicationLaunch') AND e.device_id IS NOT NULL`;
+
+/**
+ * Each record with the booking it happened during (the spec's reservedBy: who booked the device, as on the device
+ * record), or none outside bookings. A period counts as during a booking when they overlap (a retain released
+ * for a booking ends as it starts: not during it); an instant when the booking holds it (start included, end not).
+ */
+const USAGE_RECORDS = sql`
+  SELECT p.*, booking.user_id AS reserved_by_id, booking.display_name AS reserved_by_name
+  FROM (${USAGE_PERIODS}) p
+  LEFT JOIN LATERAL (
+    SELECT b.user_id, ${USER_DISPLAY_NAME} AS display_name
+    FROM reservations b JOIN users ON users.id = b.user_id
+    WHERE b.device_id = p.device_id AND b.during && tstzrange(p.start_date, coalesce(p.end_date, 'infinity'), '[]')
+      AND b.ends_at > p.start_date AND (b.starts_at <= p.start_date OR b.starts_at < p.end_date OR p.end_date IS NULL)
+    ORDER BY b.starts_at LIMIT 1
+  ) booking ON true`;
 
 export async function deviceUsageHistory(db: Db, query: ResolvedReportQuery, now: Date): Promise<DeviceUsageHistory> {
   const where = usageConditions(query);

@@ -1,9 +1,10 @@
 /**
  * The one fair waiting line for devices: "the first free device matching this filter, waiting up to T", used by
  * the extension retain with `wait=`, by the CLI through it, and by the Appium session queue. First come, first
- * served across hub replicas: each request is a row in PostgreSQL (`device_waiters`), served by `LineServer`
- * (line-server.ts), woken by device changes, never by polling. What a caller gets is what a retain gives: the
- * device retained for it and its access ticket.
+ * served across hub replicas: each request is a row in PostgreSQL (`device_waiters`), handed a device by the release
+ * that frees it (in the release's transaction) or by a pass of `LineServer` (line-server.ts) when a device frees up
+ * otherwise, never by polling. What a caller gets is what a retain gives: the device retained for it and its access
+ * ticket.
  *
  *  - `ctx` (`WaitingLineContext`): what a retain needs (the store, the gateways to tell, the ticket keys, the API's
  *    clock) and this replica's `LineServer`. The API's dependencies (`ApiDependencies`) are one.
@@ -15,10 +16,10 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
-import { releaseDevice, retainDevice, retainedTicket } from './device-actions';
+import { releaseDevice, retainDevice, retainedTicket, retainTicket } from './device-actions';
 import type { TicketKeys } from './device-ticket';
 import { resolveDevice } from './device-queries';
-import type { LineServer } from './line-server';
+import type { LineServer, Turn } from './line-server';
 import { waitTimeoutText } from './waiting-line-texts';
 import { assertIdleMinutesAllowed } from './lease-settings';
 
@@ -107,15 +108,19 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
     const joined = await ctx.db.insertInto('device_waiters').values({
       ...(place ? { place } : {}),
       user_id: user.id, user_name: user.displayName, filter: device ? '' : request.filter.text, device_id: device?.id ?? null,
+      filter_terms: device ? null : filterTerms(request.filter),
       purpose: request.purpose, lease_name: request.leaseName ?? null, idle_minutes: request.idleMinutes ?? null,
       replica_id: line.replicaId, deadline: new Date(now.getTime() + waitMs + 1000),
     }).returning(['id', 'place']).executeTakeFirstOrThrow();
     place = joined.place;
-    const assigned = await awaitTurn(line, joined.id, deadline, request.signal);
+    const turn = await awaitTurn(line, joined.id, deadline, request.signal);
     // The row goes whatever happened; a device assigned meanwhile is the answer (or released if the client left).
-    const row = await ctx.db.deleteFrom('device_waiters').where('id', '=', joined.id).returning('assigned_device').executeTakeFirst();
+    const leave = ctx.db.deleteFrom('device_waiters').where('id', '=', joined.id).returning('assigned_device').executeTakeFirst();
     line.unregister(joined.id);
-    const deviceId = row?.assigned_device ?? assigned;
+    // The notice of its retain carries what the ticket needs: answered while the row goes.
+    const told = turn?.retain?.retained_by === user.id && !request.signal.aborted ? turn : undefined;
+    const row = told ? undefined : await leave;
+    const deviceId = told?.deviceId ?? row?.assigned_device ?? turn?.deviceId;
     if (!deviceId) {
       request.signal.throwIfAborted();
       throw new ApiFailure(await waitTimeoutText(ctx.db, request.filter, device, waitMs), 'DEVICE_WAIT_TIMEOUT');
@@ -123,11 +128,15 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
     const giveBack = () => releaseDevice(ctx.db, user, deviceId, { now: ctx.clock, gateways: ctx.gateways }).catch(() => undefined);
     try {
       request.signal.throwIfAborted();
-      const ticket = await retainedTicket(ctx.db, user, deviceId, retainOptions);
+      const ticket = told?.retain ? await retainTicket(told.retain, user, retainOptions)
+        : await retainedTicket(ctx.db, user, deviceId, retainOptions);
       // The client left while the ticket was made (the gateway's endpoint can take seconds): nobody would get it.
       request.signal.throwIfAborted();
+      if (told) void leave.catch(() => undefined);
       return { deviceId, ticket };
     } catch (err) {
+      // The row is gone before the request takes its place again.
+      await leave.catch(() => undefined);
       if (request.signal.aborted) {
         await giveBack();
         throw err;
@@ -139,21 +148,27 @@ export async function waitForDevice(ctx: WaitingLineContext, request: WaitReques
   }
 }
 
+/** The filter as `device_matches_filter` reads it (store/routines/waiting-line.ts): the parsed keys, no text. */
+export function filterTerms(filter: DeviceFilter): string {
+  const { text: _text, ...terms } = filter;
+  return JSON.stringify(terms);
+}
+
 /** Resolves with the device assigned to the waiter, or undefined at the deadline or when the signal aborts. */
-function awaitTurn(line: LineServer, waiterId: string, deadline: number, signal: AbortSignal): Promise<string | undefined> {
+function awaitTurn(line: LineServer, waiterId: string, deadline: number, signal: AbortSignal): Promise<Turn | undefined> {
   return new Promise((resolve) => {
     let done = false;
-    const finish = (deviceId?: string) => {
+    const finish = (turn?: Turn) => {
       done = true;
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       line.unregister(waiterId);
-      resolve(deviceId);
+      resolve(turn);
     };
     const onAbort = () => finish();
     let timer: NodeJS.Timeout | undefined;
     signal.addEventListener('abort', onAbort);
-    line.register(waiterId, { assigned: (deviceId) => finish(deviceId) });
+    line.register(waiterId, { assigned: (deviceId, retain) => finish({ deviceId, retain }) });
     if (signal.aborted) {
       finish();
       return;

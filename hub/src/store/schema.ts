@@ -310,6 +310,8 @@ export interface DeviceWaitersTable {
   user_id: string;
   user_name: string;
   filter: Generated<string>;
+  /** The parsed filter (`DeviceFilter`) as JSON for SQL's `device_matches_filter`; null for one device (migration 039). */
+  filter_terms: ColumnType<unknown, string | null | undefined, string | null>;
   device_id: string | null;
   purpose: 'retain' | 'automation';
   lease_name: string | null;

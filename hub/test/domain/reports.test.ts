@@ -165,9 +165,11 @@ describe('/Report/Usage', () => {
     const [open, closed] = report.deviceUsage;
     expect(open).toMatchObject({
       id: retainedAgain.id, deviceId: device.id, deviceName: 'Usage Pixel', eventType: 'DeviceRetained',
-      performedById: alice.id, performedByName: 'Alice Usage', reservedById: alice.id, reservedByName: 'Alice Usage',
+      performedById: alice.id, performedByName: 'Alice Usage',
       operatingSystem: 'Android', operatingSystemVersion: '14', isDirty: true, duration: 90,
     });
+    // Nobody had booked the device: reservedBy names a booking, not the retainer.
+    expect([open.reservedById, open.reservedByName, closed.reservedById]).toEqual([undefined, undefined, undefined]);
     expect('endDate' in JSON.parse(serialize(open, false))).toBe(false);
     expect(closed).toMatchObject({ id: retained.id, isDirty: false, eventType: 'DeviceRetained' });
     expect(closed.endDate).toBe(serialize(released.event_date, false).replace(/"/g, ''));
@@ -175,7 +177,7 @@ describe('/Report/Usage', () => {
     expect(serialize(report, false)).toMatch(/^\{"count":2,"pageSize":2,"deviceUsage":\[/);
   });
 
-  it('install and launch are records naming who held the device; filters and paging as in History', async () => {
+  it('install and launch are records; usage during a booking names its booker; filters and paging as in History', async () => {
     const alice = await createUser(t.db, 'alice.apps@example.com');
     const bob = await createUser(t.db, 'bob.apps@example.com');
     const device = await insertDevice(t.db, { name: 'Apps Pixel' });
@@ -194,19 +196,26 @@ describe('/Report/Usage', () => {
     await appEvent('ApplicationLaunch', 'Application Launched', alice, local(2016, 3, 22, 10, 5));
     await retain(alice, local(2016, 3, 22, 10, 30), false);
     await note('not usage', local(2016, 3, 22, 10, 10), { deviceId: device.id });
+    // Bob's booking from 10:00 to 10:10 holds the launch and overlaps alice's retain; the install came before it.
+    await t.db.insertInto('reservations').values({ device_id: device.id, user_id: bob.id,
+      starts_at: local(2016, 3, 22, 10), ends_at: local(2016, 3, 22, 10, 10) }).execute();
 
     const all = await usage({ device: device.id });
     expect(all.count).toBe(3);
     expect(all.deviceUsage.map((u) => [u.eventType, u.startDate === u.endDate, u.duration, u.reservedById ?? null]))
       .toEqual([
-        ['ApplicationLaunch', true, 0, alice.id],
-        ['DeviceRetained', false, 1800, alice.id],
+        ['ApplicationLaunch', true, 0, bob.id],
+        ['DeviceRetained', false, 1800, bob.id],
         ['ApplicationInstall', true, 0, null],
       ]);
+    expect(all.deviceUsage.map((u) => [u.performedById, u.reservedByName ?? null]))
+      .toEqual([[alice.id, bob.login], [alice.id, bob.login], [bob.id, null]]);
     expect(all.deviceUsage[0]).toMatchObject({ applicationId: app, applicationName: 'Shop', isDirty: false });
     expect((await usage({ applicationId: app })).deviceUsage.map((u) => u.eventType))
       .toEqual(['ApplicationLaunch', 'ApplicationInstall']);
-    expect((await usage({ userId: bob.id })).deviceUsage.map((u) => u.eventType)).toEqual(['ApplicationInstall']);
+    // A user's usage: what they did, and what others did during their bookings.
+    expect((await usage({ userId: bob.id })).deviceUsage.map((u) => u.eventType))
+      .toEqual(['ApplicationLaunch', 'DeviceRetained', 'ApplicationInstall']);
     expect((await usage({ userId: alice.id })).count).toBe(2);
     // A period matches a range it overlaps.
     const within = await usage({ fromDate: date('3/22/2016 10:20:00 AM'), toDate: date('3/22/2016 11:00:00 AM') });

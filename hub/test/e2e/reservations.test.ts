@@ -154,6 +154,55 @@ it('shows the next booking on the device record once the current one ends', asyn
   expect(Date.now()).toBeGreaterThanOrEqual(Math.floor(end / 1000) * 1000);
 }, 30_000);
 
+interface UsageRecord {
+  eventType: string; startDate: string; endDate?: string; performedById?: string; performedByName?: string;
+  reservedById?: string; reservedByName?: string;
+}
+
+it('names the booker in the usage during a booking (the holder as performer), and nobody outside bookings', async () => {
+  const retain = async (as: { login: string; token: string }) =>
+    expect(await (await lab.api(as, `/Device?action=retain&id=${serial}`, { method: 'POST' })).json()).toMatchObject({ isSuccess: true });
+  const release = async (as: { login: string; token: string }) =>
+    expect(await (await lab.api(as, `/Device?action=release&id=${serial}`, { method: 'POST' })).json()).toEqual({ isSuccess: true });
+  const since = new Date(Date.now() - 1000).toISOString();
+  await retain(bob);
+  await release(bob);
+  // The booking starts after bob's first use (its start is on the second) and while he holds the device again:
+  // the lab releases it from him and holds it for alice.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await retain(bob);
+  const booked = await book(alice, inMinutes(0), inMinutes(60));
+  expect(booked.isSuccess).toBe(true);
+  const aliceId = booked.data!.reservedById;
+  const retainer = async () => ((await devices(lab.admin, '/Device')).find((d) => d.serialNumber === serial) as { retainedById?: string }).retainedById;
+  await waitUntil(async () => (await retainer()) === aliceId);
+  await release(alice);
+
+  const usage = async (query: string) => (await get<never>(lab.admin, `/Report/Usage?fromDate=${since}&${query}`) as unknown as
+    { deviceUsage: UsageRecord[] }).deviceUsage.filter((u) => u.eventType === 'DeviceRetained');
+  const records = await usage(`deviceId=${serial}`);
+  const bobId = records[2].performedById;
+  expect(records.map((u) => [u.performedByName, u.reservedById ?? null, u.reservedByName ?? null])).toEqual([
+    [alice.login, aliceId, alice.login],
+    [bob.login, aliceId, alice.login],
+    [bob.login, null, null],
+  ]);
+  // Alice's usage: hers and bob's during her booking; bob's: his own two periods.
+  expect((await usage(`userId=${aliceId}`)).map((u) => u.performedByName)).toEqual([alice.login, bob.login]);
+  expect((await usage(`userId=${bobId}`)).map((u) => u.reservedByName ?? null)).toEqual([alice.login, null]);
+
+  // Cancelling the booking now that it has started ends it: what happened during it keeps its booker.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  expect(await post(alice, `action=delete&id=${booked.data!.id}`)).toEqual({ isSuccess: true });
+  const [kept] = (await get<Booking[]>(lab.admin, `/Reservation?deviceId=${serial}&from=${since}`)).data!;
+  expect(kept).toMatchObject({ id: booked.data!.id, start: booked.data!.start });
+  expect(Date.parse(kept.end)).toBeLessThanOrEqual(Date.now());
+  expect((await usage(`deviceId=${serial}`)).map((u) => u.reservedById ?? null)).toEqual([aliceId, aliceId, null]);
+  expect(await post(alice, `action=delete&id=${booked.data!.id}`)).toMatchObject({
+    isSuccess: false, errorMessage: `Reservation '${booked.data!.id}' ended at ${kept.end}: a past booking is history and cannot be cancelled.`,
+  });
+}, 30_000);
+
 it("lets a Tester change only their own bookings, and an admin anyone's", async () => {
   const { data } = await book(alice, inMinutes(60), inMinutes(120));
   expect(await post(bob, `action=delete&id=${data!.id}`)).toEqual({

@@ -34,6 +34,7 @@ import * as screenShares from './037_screen_shares';
 import * as tableChangeNotices from './038_table_change_notices';
 import * as reservationChanges from './040_reservation_changes';
 import * as automationHistory from './041_automation_history';
+import * as lineHandOver from './039_line_hand_over';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '038_table_change_notices': tableChangeNotices,
   '040_reservation_changes': reservationChanges,
   '041_automation_history': automationHistory,
+  '039_line_hand_over': lineHandOver,
 };
 
 export const migrationProvider: MigrationProvider = {

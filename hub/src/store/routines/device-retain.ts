@@ -11,6 +11,7 @@
  *  - A retain by the device's retainer changes nothing (same retain id); a release of a device nobody retains
  *    neither; releasing another user's retain needs `may_release_any` (DeviceReleaseAny, checked by the caller).
  *  - NOTIFY is sent at commit, so no replica hears of a retain that did not commit; NULL `relay_from` tells nobody.
+ *  - A release ends by handing the device to the waiting line's next waiter it suits (`hand_over_device`).
  * Signatures here must match the ones the migrations created: changing one needs a migration that drops it.
  */
 import { sql } from 'kysely';
@@ -141,6 +142,9 @@ export const deviceRetainRoutines = sql`
       WHERE device_id = device.id AND name = 'session' AND stopped_at IS NULL;
     PERFORM record_retain_event(device, coalesce(reason, 'Device Released'), false, releaser, releaser_name, retainer, at);
     PERFORM relay_retention(relay_from, device);
+    -- The next waiter it suits has it before this transaction ends (store/routines/waiting-line.ts); the outcome
+    -- is the release's, the device as it is now (its new retainer is who the gateway must let in).
+    device := hand_over_device(device, at, relay_from);
     RETURN retain_outcome('released', device);
   END $$;
 `;

@@ -11,9 +11,10 @@ import { withTx, type Db } from '../database';
 import { deviceLeaseRoutines } from './device-lease';
 import { deviceRetainRoutines } from './device-retain';
 import { deviceStateRoutines } from './device-state';
+import { waitingLineRoutines } from './waiting-line';
 
 /** In dependency order: a routine's callees come first. */
-const ROUTINES: RawBuilder<unknown>[] = [deviceStateRoutines, deviceRetainRoutines, deviceLeaseRoutines];
+const ROUTINES: RawBuilder<unknown>[] = [deviceStateRoutines, deviceRetainRoutines, deviceLeaseRoutines, waitingLineRoutines];
 
 const DIGEST_KEY = 'routines_digest';
 
