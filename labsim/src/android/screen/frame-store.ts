@@ -1,6 +1,6 @@
 /** A screen's pixels: drawn once per frame number, and its PNG and JPEG kept until the next frame. */
 import { crc32, deflateSync } from 'node:zlib';
-import { Canvas } from './canvas';
+import { Canvas, turnClockwise } from './canvas';
 import { encodeJpeg } from './jpeg-encoder';
 
 export class FrameStore {
@@ -27,9 +27,13 @@ export class FrameStore {
     return this.pngCache.data;
   }
 
-  jpeg(quality: number, width: number, height: number): Buffer {
-    const key = `${this.drawn}:${quality}:${width}x${height}`;
-    if (this.jpegCache?.key !== key) this.jpegCache = { key, data: encodeJpeg(this.canvas.scaled(width, height), width, height, quality) };
+  /** The picture scaled to fit width x height once turned clockwise by `turn` quarter turns, as a JPEG. */
+  jpeg(quality: number, width: number, height: number, turn = 0): Buffer {
+    const key = `${this.drawn}:${quality}:${width}x${height}:${turn}`;
+    if (this.jpegCache?.key !== key) {
+      const [w, h] = turn % 2 === 1 ? [height, width] : [width, height];
+      this.jpegCache = { key, data: encodeJpeg(turnClockwise(this.canvas.scaled(w, h), w, h, turn), width, height, quality) };
+    }
     return this.jpegCache.data;
   }
 }

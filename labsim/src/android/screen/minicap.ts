@@ -39,9 +39,18 @@ export function parseProjection(text: string | undefined, screen: DeviceScreen):
   };
 }
 
-/** The size of a frame: the projection's virtual size, turned with the display (frames are upright). */
-export function frameSize(screen: DeviceScreen, p: Projection): [number, number] {
-  return screen.rotation % 2 === 1 ? [p.virtualHeight, p.virtualWidth] : [p.virtualWidth, p.virtualHeight];
+/** The size of a frame: the projection's virtual size, turned with the projection's rotation (frames are upright). */
+export function frameSize(p: Projection): [number, number] {
+  return p.orientation % 2 === 1 ? [p.virtualHeight, p.virtualWidth] : [p.virtualWidth, p.virtualHeight];
+}
+
+/**
+ * The JPEG of the screen for a projection. minicap takes the rotation once, at start: while the display stands as
+ * projected the picture is upright; once the display turned, its picture lies sideways (or upside down) in frames
+ * of the old shape until minicap is started again with the new rotation.
+ */
+export function projectedJpeg(screen: DeviceScreen, p: Projection, quality: number): Buffer {
+  return screen.jpeg(quality, ...frameSize(p), (screen.rotation - p.orientation + 4) % 4);
 }
 
 /** Frames show the display as its user sees it, whatever the rotation: clients do not turn them. */
@@ -109,7 +118,7 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
     }
     wanted = false;
     const started = Date.now();
-    const jpeg = screen.jpeg(o.quality, ...frameSize(screen, o.projection));
+    const jpeg = projectedJpeg(screen, o.projection, o.quality);
     lastSentAt = Date.now();
     lastEncodeMs = lastSentAt - started;
     const length = Buffer.alloc(4);
