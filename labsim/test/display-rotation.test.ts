@@ -102,3 +102,24 @@ test('minicap keeps its projection: a turned display lies sideways until minicap
     await adb('shell', 'settings put system user_rotation 0');
   }
 });
+
+test('the streams\' frames, encoded off the event loop, show the picture as the JavaScript encoder does, in every turn', async () => {
+  const screen = device(pixel.serial).screen;
+  screen.rotation = 1;
+  try {
+    for (const turn of [0, 1, 2, 3]) {
+      const [w, h] = turn % 2 ? [540, 1200] : [1200, 540];
+      // Two qualities: two encodings of one picture, not one cached.
+      const js = jpeg.decode(screen.jpeg(80, w, h, turn), { formatAsRGBA: true });
+      const streamed = jpeg.decode(await screen.jpegAsync(81, w, h, turn), { formatAsRGBA: true });
+      expect([streamed.width, streamed.height]).toEqual([w, h]);
+      let far = 0;
+      for (let i = 0; i < js.data.length; i += 4 * 97) {
+        if (Math.abs(js.data[i] - streamed.data[i]) + Math.abs(js.data[i + 1] - streamed.data[i + 1]) + Math.abs(js.data[i + 2] - streamed.data[i + 2]) > 90) far++;
+      }
+      expect(far).toBeLessThan(js.data.length / (4 * 97) / 100);
+    }
+  } finally {
+    screen.rotation = 0;
+  }
+});

@@ -246,6 +246,12 @@ export class DeviceScreen extends EventEmitter {
     return this.frames.jpeg(quality, width, height, turn);
   }
 
+  /** As `jpeg`, encoded off the event loop where the native encoder loads (the streams' frames). */
+  jpegAsync(quality = 80, width = this.metrics.width, height = this.metrics.height, turn = 0): Promise<Buffer> {
+    this.render();
+    return this.frames.jpegAsync(quality, width, height, turn);
+  }
+
   /** The picture's RGBA bytes, displayWidth x displayHeight (screencap's raw form). */
   rgba(): Buffer {
     this.render();

@@ -53,6 +53,11 @@ export function projectedJpeg(screen: DeviceScreen, p: Projection, quality: numb
   return screen.jpeg(quality, ...frameSize(p), (screen.rotation - p.orientation + 4) % 4);
 }
 
+/** As `projectedJpeg`, encoded off the event loop where it can be (the stream's frames). */
+export function projectedJpegAsync(screen: DeviceScreen, p: Projection, quality: number): Promise<Buffer> {
+  return screen.jpegAsync(quality, ...frameSize(p), (screen.rotation - p.orientation + 4) % 4);
+}
+
 /** Frames show the display as its user sees it, whatever the rotation: clients do not turn them. */
 const QUIRK_ALWAYS_UPRIGHT = 2;
 
@@ -96,19 +101,30 @@ export function startMinicapServer(screen: DeviceScreen, sockets: DeviceSockets,
   };
 }
 
+/**
+ * Frame pacing: a change is sent at once while the stream has encoding time in hand, so the frames of a tap (the
+ * touch, then the app it opened) go out as soon as the screen changed. Each frame spends its encoding time; time
+ * in hand comes back at half the rate of the clock, up to `ENCODE_BURST_MS`. A screen that changes all the time
+ * thus uses at most a third of the simulator's time for its frames, and cannot starve the other devices.
+ */
+const ENCODE_BURST_MS = 400;
+
 function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: () => void): { socket: Duplex; stop(): void } {
   const interval = 1000 / Math.max(1, Math.min(60, o.fps));
   let wanted = true;
   let draining = false;
+  let encoding = false;
   let timer: NodeJS.Timeout | undefined;
-  let lastSentAt = 0;
-  let lastEncodeMs = 0;
+  let lastStartedAt = 0;
+  let credit = ENCODE_BURST_MS;
+  let creditAt = Date.now();
   let ended = false;
   const pump = () => {
-    if (ended || !wanted || draining || timer) return;
-    // Encoding runs on the simulator's only thread: at least twice its cost passes between frames, so a screen
-    // that changes all the time cannot starve the other simulated devices.
-    const wait = lastSentAt + Math.max(interval, 2 * lastEncodeMs) - Date.now();
+    if (ended || !wanted || draining || encoding || timer) return;
+    const now = Date.now();
+    credit = Math.min(ENCODE_BURST_MS, credit + (now - creditAt) / 2);
+    creditAt = now;
+    const wait = Math.max(lastStartedAt + interval - now, credit < 0 ? -2 * credit : 0);
     if (wait > 0) {
       timer = setTimeout(() => {
         timer = undefined;
@@ -117,19 +133,26 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
       return;
     }
     wanted = false;
-    const started = Date.now();
-    const jpeg = projectedJpeg(screen, o.projection, o.quality);
-    lastSentAt = Date.now();
-    lastEncodeMs = lastSentAt - started;
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(jpeg.length);
-    if (!socket.write(Buffer.concat([length, jpeg]))) {
-      draining = true;
-      socket.once('drain', () => {
-        draining = false;
-        pump();
-      });
-    }
+    encoding = true;
+    lastStartedAt = now;
+    void projectedJpegAsync(screen, o.projection, o.quality).then((jpeg) => {
+      encoding = false;
+      credit -= Date.now() - now;
+      if (ended) return;
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(jpeg.length);
+      if (!socket.write(Buffer.concat([length, jpeg]))) {
+        draining = true;
+        socket.once('drain', () => {
+          draining = false;
+          pump();
+        });
+      }
+      pump();
+    }, () => {
+      encoding = false;
+      stop();
+    });
   };
   const onChange = () => {
     wanted = true;
