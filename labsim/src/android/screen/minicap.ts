@@ -108,6 +108,11 @@ export function startMinicapServer(screen: DeviceScreen, sockets: DeviceSockets,
  * thus uses at most a third of the simulator's time for its frames, and cannot starve the other devices.
  */
 const ENCODE_BURST_MS = 400;
+/**
+ * A change is drawn at the display's next refresh (60 Hz), not at once: the events of one gesture that arrive
+ * together (a click's down and up) make one frame, not one each.
+ */
+const REFRESH_MS = 16;
 
 function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: () => void): { socket: Duplex; stop(): void } {
   const interval = 1000 / Math.max(1, Math.min(60, o.fps));
@@ -119,12 +124,13 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
   let credit = ENCODE_BURST_MS;
   let creditAt = Date.now();
   let ended = false;
+  let changedAt = 0;
   const pump = () => {
     if (ended || !wanted || draining || encoding || timer) return;
     const now = Date.now();
     credit = Math.min(ENCODE_BURST_MS, credit + (now - creditAt) / 2);
     creditAt = now;
-    const wait = Math.max(lastStartedAt + interval - now, credit < 0 ? -2 * credit : 0);
+    const wait = Math.max(lastStartedAt + interval - now, credit < 0 ? -2 * credit : 0, changedAt + REFRESH_MS - now);
     if (wait > 0) {
       timer = setTimeout(() => {
         timer = undefined;
@@ -155,6 +161,7 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
     });
   };
   const onChange = () => {
+    if (!wanted) changedAt = Date.now();
     wanted = true;
     pump();
   };
