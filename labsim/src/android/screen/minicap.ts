@@ -113,12 +113,20 @@ const ENCODE_BURST_MS = 400;
  * together (a click's down and up) make one frame, not one each.
  */
 const REFRESH_MS = 16;
+/**
+ * Encodings under way at once: a change during an encoding starts the next one without waiting for it (the
+ * touch's frame does not hold back the frame of the app it opened); a frame finished after a newer one was sent
+ * is dropped.
+ */
+const MAX_ENCODING = 2;
 
 function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: () => void): { socket: Duplex; stop(): void } {
   const interval = 1000 / Math.max(1, Math.min(60, o.fps));
   let wanted = true;
   let draining = false;
-  let encoding = false;
+  let encoding = 0;
+  let started = 0;
+  let sent = 0;
   let timer: NodeJS.Timeout | undefined;
   let lastStartedAt = 0;
   let credit = ENCODE_BURST_MS;
@@ -126,7 +134,7 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
   let ended = false;
   let changedAt = 0;
   const pump = () => {
-    if (ended || !wanted || draining || encoding || timer) return;
+    if (ended || !wanted || draining || encoding >= MAX_ENCODING || timer) return;
     const now = Date.now();
     credit = Math.min(ENCODE_BURST_MS, credit + (now - creditAt) / 2);
     creditAt = now;
@@ -139,12 +147,15 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
       return;
     }
     wanted = false;
-    encoding = true;
+    encoding++;
+    const frame = ++started;
     lastStartedAt = now;
     void projectedJpegAsync(screen, o.projection, o.quality).then((jpeg) => {
-      encoding = false;
+      encoding--;
       credit -= Date.now() - now;
       if (ended) return;
+      if (frame < sent) return pump();
+      sent = frame;
       const length = Buffer.alloc(4);
       length.writeUInt32LE(jpeg.length);
       if (!socket.write(Buffer.concat([length, jpeg]))) {
@@ -156,7 +167,7 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
       }
       pump();
     }, () => {
-      encoding = false;
+      encoding--;
       stop();
     });
   };
