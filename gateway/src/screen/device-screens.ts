@@ -139,12 +139,17 @@ export class DeviceScreens {
       started: (info) => {
         if (!current()) return;
         capture.info = info;
-        for (const viewer of capture.viewers) viewer.control(startMessage(info, viewer.viewOnly));
+        for (const viewer of capture.viewers) {
+          viewer.control(startMessage(info, viewer.viewOnly));
+          if (capture.lastFrame) viewer.frame(capture.lastFrame);
+        }
       },
       frame: (image) => {
         if (!current()) return;
         capture.lastFrame = image;
-        for (const viewer of capture.viewers) viewer.frame(image);
+        // Frames before the start message (a capture still setting up its input) wait: a viewer learns the size and
+        // rotation first, then gets the newest frame.
+        if (capture.info) for (const viewer of capture.viewers) viewer.frame(image);
       },
       ended: (error) => {
         if (current()) this.end(vendorUniqueIdentifier, capture, error?.message ?? 'The screen capture ended.');
