@@ -20,6 +20,12 @@ export interface ScreenViewer {
 
 interface Capture {
   source: ScreenSource;
+  /** The run whose callbacks count; a source being replaced or stopped has none. */
+  live?: object;
+  /** The stop of a source replaced by a restart (what comes next on the device waits for it). */
+  replaced?: Promise<void>;
+  /** A restart under way, and whether another was asked for meanwhile (one more then covers all of them). */
+  restart?: { done: Promise<void>; again: boolean };
   viewers: Set<ScreenViewer>;
   info?: ScreenSourceInfo;
   lastFrame?: Buffer;
@@ -124,21 +130,85 @@ export class DeviceScreens {
 
   private start(vendorUniqueIdentifier: string, capture: Capture): void {
     this.startedCount++;
+    const source = capture.source;
+    const live = {};
+    capture.live = live;
+    const current = () => capture.live === live && !capture.stopped;
     const previous = this.stopping.get(vendorUniqueIdentifier) ?? Promise.resolve();
-    void previous.then(() => capture.source.start({
+    void previous.then(() => source.start({
       started: (info) => {
+        if (!current()) return;
         capture.info = info;
-        for (const viewer of capture.viewers) viewer.control(startMessage(info, viewer.viewOnly));
+        for (const viewer of capture.viewers) {
+          viewer.control(startMessage(info, viewer.viewOnly));
+          if (capture.lastFrame) viewer.frame(capture.lastFrame);
+        }
       },
       frame: (image) => {
+        if (!current()) return;
         capture.lastFrame = image;
-        for (const viewer of capture.viewers) viewer.frame(image);
+        // Frames before the start message (a capture still setting up its input) wait: a viewer learns the size and
+        // rotation first, then gets the newest frame.
+        if (capture.info) for (const viewer of capture.viewers) viewer.frame(image);
       },
-      ended: (error) => this.end(vendorUniqueIdentifier, capture, error?.message ?? 'The screen capture ended.'),
+      ended: (error) => {
+        if (current()) this.end(vendorUniqueIdentifier, capture, error?.message ?? 'The screen capture ended.');
+      },
+      restart: (reason) => {
+        if (current()) void this.restartCapture(vendorUniqueIdentifier, reason);
+      },
     })).catch((err: unknown) => {
+      if (!current()) return;
       this.options.logger.warn({ err, device: vendorUniqueIdentifier }, 'screen capture did not start');
       this.end(vendorUniqueIdentifier, capture, `The screen capture did not start: ${err instanceof Error ? err.message : String(err)}`);
     });
+  }
+
+  /**
+   * Replaces the device's running capture by a new one from its capability, keeping the viewers: the display
+   * turned (the projection changes), or what the device offers changed (an automation session's stream began or
+   * ended). The old source stops first (a device's capture program takes one client); the viewers then get the new
+   * start message and the new source's frames. Requests while one runs are folded into one more restart.
+   */
+  restartCapture(vendorUniqueIdentifier: string, reason: string): Promise<void> {
+    const capture = this.captures.get(vendorUniqueIdentifier);
+    if (!capture || capture.stopped) return Promise.resolve();
+    if (capture.restart) {
+      capture.restart.again = true;
+      return capture.restart.done;
+    }
+    const restart = { again: false, done: Promise.resolve() };
+    capture.restart = restart;
+    restart.done = (async () => {
+      do {
+        restart.again = false;
+        await this.replaceSource(vendorUniqueIdentifier, capture, reason);
+      } while (restart.again && !capture.stopped);
+      capture.restart = undefined;
+    })();
+    return restart.done;
+  }
+
+  private async replaceSource(vendorUniqueIdentifier: string, capture: Capture, reason: string): Promise<void> {
+    this.options.logger.info({ device: vendorUniqueIdentifier, reason }, 'screen capture restarts');
+    const old = capture.source;
+    capture.live = undefined;
+    capture.info = undefined;
+    capture.lastFrame = undefined;
+    capture.replaced = old.stop().catch((err: unknown) => {
+      this.options.logger.warn({ err, device: vendorUniqueIdentifier }, 'screen capture did not stop cleanly');
+    });
+    await capture.replaced;
+    if (capture.stopped) return;
+    try {
+      const capability = this.capabilityOf(vendorUniqueIdentifier);
+      if (!capability) throw new Error('This device has no live screen on its gateway.');
+      capture.source = capability.open(vendorUniqueIdentifier);
+    } catch (err) {
+      this.end(vendorUniqueIdentifier, capture, `The screen capture did not restart: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    this.start(vendorUniqueIdentifier, capture);
   }
 
   private detach(vendorUniqueIdentifier: string, capture: Capture, viewer: ScreenViewer): void {
@@ -159,7 +229,7 @@ export class DeviceScreens {
     capture.lastFrame = undefined;
     for (const viewer of viewers) viewer.end(reason);
     const previous = this.stopping.get(vendorUniqueIdentifier) ?? Promise.resolve();
-    const stopped = previous.then(() => capture.source.stop()).catch((err: unknown) => {
+    const stopped = previous.then(() => capture.replaced).then(() => capture.source.stop()).catch((err: unknown) => {
       this.options.logger.warn({ err, device: vendorUniqueIdentifier }, 'screen capture did not stop cleanly');
     });
     capture.stopped = stopped;

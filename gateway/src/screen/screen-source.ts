@@ -26,6 +26,11 @@ export interface ScreenSink {
   frame(image: Buffer): void;
   /** The capture ended on its own (device gone, process died); not called after `stop()`. */
   ended(error?: Error): void;
+  /**
+   * The source cannot go on as it was started (the display turned): it is stopped and a new one opened for the
+   * same viewers. Without it, the source keeps running as it is.
+   */
+  restart?(reason: string): void;
 }
 
 export interface ScreenSource {

@@ -97,6 +97,50 @@ test('one native minicap for three viewers of an SDK 30 arm64 device; frames rea
   await eventually(async () => screens.running().length === 0 && !/minicap|minitouch/.test(await programs(native.serial)), 15_000);
 });
 
+/** A baseline JPEG's size, from its start-of-frame segment. */
+function jpegSize(image: Buffer): { width: number; height: number } {
+  const at = image.indexOf(Buffer.from([0xff, 0xc0]));
+  return { width: image.readUInt16BE(at + 7), height: image.readUInt16BE(at + 5) };
+}
+
+test('a turn of the display made on the device restarts the capture with the new projection; touch follows it', async () => {
+  const viewer = new RecordingViewer(false);
+  const watcher = new RecordingViewer(true);
+  const detach = [screens.attach(adbId(native.serial), viewer), screens.attach(adbId(native.serial), watcher)];
+  await eventually(() => viewer.start && viewer.frames.length > 0, 30_000);
+  expect(viewer.start).toMatchObject({ rotation: 0, width: 720, height: 1600 });
+  expect(jpegSize(viewer.frames.at(-1)!).height).toBeGreaterThan(jpegSize(viewer.frames.at(-1)!).width);
+  const shell = async (command: string) => Adb.util.readAll(await lab.driver.client.getDevice(adbId(native.serial)).shell(command));
+  await shell('input keyevent KEYCODE_HOME; settings put system user_rotation 1');
+  try {
+    // Both viewers get the new start message, then landscape frames.
+    await eventually(() => [viewer, watcher].every((v) => v.start?.rotation === 90), 15_000);
+    expect(watcher.start).toMatchObject({ viewOnly: true, width: 720, height: 1600 });
+    await eventually(() => {
+      const newest = viewer.frames.at(-1);
+      return newest !== undefined && jpegSize(newest).width > jpegSize(newest).height;
+    }, 15_000);
+    expect(jpegSize(viewer.frames.at(-1)!)).toEqual({ width: 960, height: 432 });
+    expect((await programs(native.serial)).match(/minicap/g)).toHaveLength(1);
+
+    // A tap where the viewer sees the icon in the landscape frame opens that app.
+    const screen = device(native.serial).screen;
+    const chrome = nodes(screen.hierarchy()).find((n) => n.text === 'Chrome')!;
+    await tap(native.serial, viewer, {
+      x: (chrome.bounds[0] + chrome.bounds[2]) / 2 / screen.displayWidth, y: (chrome.bounds[1] + chrome.bounds[3]) / 2 / screen.displayHeight,
+    });
+    await eventually(() => screen.foregroundPackage() === 'com.android.chrome', 10_000);
+
+    // Turned back by the Rotate input, the capture is upright again.
+    await screens.input(adbId(native.serial), viewer, { t: 'rotate', rotation: 0 });
+    await eventually(() => viewer.start?.rotation === 0 && jpegSize(viewer.frames.at(-1)!).height > jpegSize(viewer.frames.at(-1)!).width, 15_000);
+  } finally {
+    await shell('settings put system user_rotation 0; input keyevent KEYCODE_HOME');
+  }
+  for (const d of detach) d();
+  await eventually(async () => screens.running().length === 0 && !/minicap|minitouch/.test(await programs(native.serial)), 15_000);
+});
+
 test('an SDK 34 device without a native minicap library runs the apk; keys and non-ASCII text reach it', async () => {
   const viewer = new RecordingViewer(false);
   const detach = screens.attach(adbId(apkOnly.serial), viewer);

@@ -1,10 +1,10 @@
 /**
  * The live screen in the dashboard, in Debian's Chromium against a whole lab (a simulated Android phone behind the
  * real adb server and gateway): a tester signs in, retains the phone and sees its launcher; a click on an app icon
- * shows that app (a second on an idle machine; the bound allows for the simulator on a loaded one); text with non-ASCII characters typed in the page reaches the phone; a second
+ * shows that app within a second of the click; text with non-ASCII characters typed in the page reaches the phone; a second
  * user opens a view-only share link, sees the frames and cannot control; releasing ends both screens.
  */
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { specFromPreset } from '@devicelab/labsim';
@@ -55,8 +55,8 @@ async function signedIn(who: { login: string; token: string }): Promise<Page> {
 const framesShown = async (page: Page): Promise<number> =>
   Number(await page.locator('[data-testid="screen-canvas"]').getAttribute('data-frames') ?? 0);
 
-/** Clicks the canvas where the node's centre is shown. */
-async function clickOn(page: Page, find: (n: Node) => boolean): Promise<void> {
+/** Clicks the canvas where the node's centre is shown; resolves with the time the click was sent. */
+async function clickOn(page: Page, find: (n: Node) => boolean): Promise<number> {
   const s = sim();
   const node = nodes(s.hierarchy()).find(find);
   if (!node) throw new Error('no such node on the phone\'s screen');
@@ -65,7 +65,9 @@ async function clickOn(page: Page, find: (n: Node) => boolean): Promise<void> {
   const box = (await canvas.boundingBox())!;
   const x = box.x + ((node.bounds[0] + node.bounds[2]) / 2 / s.width) * box.width;
   const y = box.y + ((node.bounds[1] + node.bounds[3]) / 2 / s.height) * box.height;
+  const at = Date.now();
   await page.mouse.click(x, y);
+  return at;
 }
 
 it('retain, see the launcher, open an app with a click, type non-ASCII text, share view-only, release ends both', async () => {
@@ -83,18 +85,17 @@ it('retain, see the launcher, open an app with a click, type non-ASCII text, sha
 
   // A click on the Settings icon: Settings is in front and drawn on the canvas within a second.
   const before = await framesShown(owner);
-  const clicked = Date.now();
-  await clickOn(owner, (n) => n.text === 'Settings');
+  const clicked = await clickOn(owner, (n) => n.text === 'Settings');
   await waitFor(async () => sim().foregroundPackage() === 'com.android.settings', 5_000, 'Settings in front');
   // The first frame drawn after Settings came to the front shows it.
   const inFront = await framesShown(owner);
   await owner.waitForFunction((shown) => Number((globalThis as unknown as PageGlobals).document.querySelector('[data-testid="screen-canvas"]')?.getAttribute('data-frames')) > shown,
     Math.max(before, inFront - 1), { polling: 'raf', timeout: 5_000 });
-  // 1.0-2.0 s on a two-core machine shared with other test runs (load 12), nearly all of it the simulator's: it
-  // draws each frame in JavaScript and spaces frames by twice their drawing time, the touch's own frame first.
-  // scripts/bench/screen.mjs measures what the relay adds against reading minicap directly; the bound here is
-  // the simulator's room on a loaded machine, not the product's target (one second).
-  expect(Date.now() - clicked).toBeLessThan(3_000);
+  // From the click to the frame drawn: 0.3-0.85 s on a two-core machine at load 21-32, of which the simulator's
+  // encoding takes 0.1-0.25 s and each hop (adb server, gateway, hub, browser) up to 0.1-0.3 s of waiting for a core.
+  const tookMs = Date.now() - clicked;
+  if (process.env.SCREEN_LATENCY_LOG) appendFileSync(process.env.SCREEN_LATENCY_LOG, `${tookMs}\n`);
+  expect(tookMs).toBeLessThan(1_000);
 
   // Text with non-ASCII characters, typed in the page, lands in the app's text field.
   await clickOn(owner, (n) => n.className === 'android.widget.EditText');

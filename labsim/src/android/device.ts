@@ -19,6 +19,7 @@ import { InstalledPackage, PackageManager } from './packages';
 import { ProcModel } from './procfs';
 import { DeviceScreen, createDeviceScreen } from './screen';
 import { DevicePrograms } from './screen/device-programs';
+import { ROTATION_SETTINGS, followRotationSettings } from './screen/rotation-policy';
 import { buildProps } from './props';
 import type { AndroidDeviceSpec } from './spec';
 import { Battery, BatteryState, InputEvent, Settings, WindowManager } from './system-services';
@@ -110,6 +111,9 @@ export class SimAndroidDevice extends EventEmitter implements DevicePort {
     this.wm = new WindowManager(spec);
     this.screen = createDeviceScreen(spec, this.pm, this.am, this.battery, (p) => this.hostPath(p));
     this.programs = new DevicePrograms(spec, this.files, this.sockets, this.screen);
+    this.settings.onChange = (ns, key) => {
+      if (ns === 'system' && ROTATION_SETTINGS.has(key)) followRotationSettings((k) => this.settings.get('system', k), this.screen);
+    };
     installAppiumPrograms(this.am, {
       sockets: this.sockets, screen: this.screen, spec, props: () => this.props(), pm: this.pm,
       androidId: () => this.settings.get('secure', 'android_id') ?? '',

@@ -74,6 +74,8 @@ type Namespace = 'global' | 'secure' | 'system';
 
 export class Settings {
   private readonly values: Record<Namespace, Map<string, string>>;
+  /** Told of every value written or deleted (the services that act on a setting, e.g. the display's rotation). */
+  onChange: (ns: Namespace, key: string) => void = () => undefined;
 
   constructor(spec: AndroidDeviceSpec) {
     this.values = {
@@ -85,7 +87,9 @@ export class Settings {
         ['bluetooth_address', spec.bluetoothMac], ['bluetooth_name', spec.deviceName],
         ['android_id', randomBytes(8).toString('hex')], ['default_input_method', 'com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME'],
       ]),
-      system: new Map([['screen_brightness', '102'], ['screen_off_timeout', '30000'], ['font_scale', '1.0']]),
+      system: new Map([
+        ['screen_brightness', '102'], ['screen_off_timeout', '30000'], ['font_scale', '1.0'], ['accelerometer_rotation', '0'], ['user_rotation', '0'],
+      ]),
     };
   }
 
@@ -95,6 +99,7 @@ export class Settings {
 
   set(ns: Namespace, key: string, value: string): void {
     this.values[ns].set(key, value);
+    this.onChange(ns, key);
   }
 
   command(args: string[], io: ToolIO): number {
@@ -105,8 +110,11 @@ export class Settings {
     }
     const table = this.values[ns as Namespace];
     if (verb === 'get' && key) io.out(`${table.get(key) ?? 'null'}\n`);
-    else if (verb === 'put' && key && value.length) table.set(key, value.join(' '));
-    else if (verb === 'delete' && key) io.out(`Deleted ${table.delete(key) ? 1 : 0} rows\n`);
+    else if (verb === 'put' && key && value.length) this.set(ns as Namespace, key, value.join(' '));
+    else if (verb === 'delete' && key) {
+      io.out(`Deleted ${table.delete(key) ? 1 : 0} rows\n`);
+      this.onChange(ns as Namespace, key);
+    }
     else if (verb === 'list') io.out([...table].map(([k, v]) => `${k}=${v}\n`).join(''));
     else {
       io.err('usage:  settings [--user <USER_ID> | current] get namespace key\n');

@@ -12,6 +12,7 @@ import { Battery, InputEvent, Settings, WindowManager } from './system-services'
 import type { DeviceScreen } from './screen';
 import { inputTool } from './screen/input-tool';
 import { dumpsysPower, screencap, windowFocusLines } from './screen/screen-tools';
+import { dumpsysInput } from './screen/input-dump';
 import { formatProps } from './props';
 import { renderGfxinfo } from './gfxinfo';
 import { deviceIdle } from './device-idle';
@@ -208,6 +209,10 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     else io.out(`WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0\n    init=${ctx.spec.screen.width}x${ctx.spec.screen.height} ${ctx.spec.screen.density}dpi cur=${width}x${height}\n${focus}`);
     return 0;
   }
+  if (service === 'input') {
+    io.out(dumpsysInput(ctx.screen, ctx.spec.sdk));
+    return 0;
+  }
   if (service === 'power') {
     io.out(dumpsysPower(ctx.screen));
     return 0;
@@ -218,7 +223,7 @@ function dumpsys(ctx: ToolContext, args: string[], io: ToolIO): number {
     return r.code;
   }
   if (!service) {
-    io.out('Currently running services:\n  activity\n  battery\n  deviceidle\n  gfxinfo\n  package\n  power\n  settings\n  window\n');
+    io.out('Currently running services:\n  activity\n  battery\n  deviceidle\n  gfxinfo\n  input\n  package\n  power\n  settings\n  window\n');
     return 0;
   }
   io.err(`Can't find service: ${service}\n`);

@@ -122,6 +122,30 @@ export class Canvas {
   }
 }
 
+/**
+ * RGBA pixels of a width x height picture turned clockwise by `quarters` quarter turns (an odd number swaps the
+ * sides): how a capture projected for one rotation shows a display standing in another.
+ */
+export function turnClockwise(rgba: Buffer, width: number, height: number, quarters: number): Buffer {
+  const q = ((quarters % 4) + 4) % 4;
+  if (q === 0) return rgba;
+  const src = new Uint32Array(rgba.buffer, rgba.byteOffset, width * height);
+  const out = Buffer.alloc(rgba.length);
+  const dst = new Uint32Array(out.buffer, out.byteOffset, width * height);
+  if (q === 2) {
+    for (let i = 0, n = width * height; i < n; i++) dst[n - 1 - i] = src[i];
+    return out;
+  }
+  // Turned a quarter, the picture is `height` pixels wide.
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const [ox, oy] = q === 1 ? [height - 1 - y, x] : [y, width - 1 - x];
+      dst[oy * height + ox] = src[y * width + x];
+    }
+  }
+  return out;
+}
+
 /** The text, cut with "..." so that it is at most maxWidth pixels wide at this scale. */
 export function fitText(text: string, scale: number, maxWidth: number): string {
   const fitting = charsFitting(scale, maxWidth);

@@ -237,10 +237,19 @@ export class DeviceScreen extends EventEmitter {
     return this.frames.png();
   }
 
-  /** The picture as a JPEG, scaled to width x height (default: the display size). */
-  jpeg(quality = 80, width = this.metrics.width, height = this.metrics.height): Buffer {
+  /**
+   * The picture as a JPEG, scaled to width x height (default: the display size); `turn` quarter turns clockwise
+   * first (a capture projected for another rotation than the display's).
+   */
+  jpeg(quality = 80, width = this.metrics.width, height = this.metrics.height, turn = 0): Buffer {
     this.render();
-    return this.frames.jpeg(quality, width, height);
+    return this.frames.jpeg(quality, width, height, turn);
+  }
+
+  /** As `jpeg`, encoded off the event loop where the native encoder loads (the streams' frames). */
+  jpegAsync(quality = 80, width = this.metrics.width, height = this.metrics.height, turn = 0): Promise<Buffer> {
+    this.render();
+    return this.frames.jpegAsync(quality, width, height, turn);
   }
 
   /** The picture's RGBA bytes, displayWidth x displayHeight (screencap's raw form). */

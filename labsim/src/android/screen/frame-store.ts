@@ -1,13 +1,19 @@
-/** A screen's pixels: drawn once per frame number, and its PNG and JPEG kept until the next frame. */
+/**
+ * A screen's pixels: drawn once per frame number, and its PNG and JPEG kept until the next frame. The streams'
+ * JPEGs (jpegAsync) are encoded off the event loop where the native encoder loads (native-jpeg.ts).
+ */
 import { crc32, deflateSync } from 'node:zlib';
-import { Canvas } from './canvas';
+import { Canvas, turnClockwise } from './canvas';
 import { encodeJpeg } from './jpeg-encoder';
+import { encodeJpegNative, nativeJpegAvailable } from './native-jpeg';
 
 export class FrameStore {
   readonly canvas: Canvas;
   private drawn = -1;
   private pngCache: { frame: number; data: Buffer } | undefined;
   private jpegCache: { key: string; data: Buffer } | undefined;
+  /** An encoding under way off the event loop (a second stream asking for the same frame shares it). */
+  private pendingJpeg: { key: string; data: Promise<Buffer> } | undefined;
 
   constructor(width: number, height: number) {
     this.canvas = new Canvas(width, height);
@@ -27,10 +33,33 @@ export class FrameStore {
     return this.pngCache.data;
   }
 
-  jpeg(quality: number, width: number, height: number): Buffer {
-    const key = `${this.drawn}:${quality}:${width}x${height}`;
-    if (this.jpegCache?.key !== key) this.jpegCache = { key, data: encodeJpeg(this.canvas.scaled(width, height), width, height, quality) };
+  /** The picture scaled to fit width x height once turned clockwise by `turn` quarter turns, as a JPEG. */
+  jpeg(quality: number, width: number, height: number, turn = 0): Buffer {
+    const key = `${this.drawn}:${quality}:${width}x${height}:${turn}`;
+    if (this.jpegCache?.key !== key) {
+      const [w, h] = turn % 2 === 1 ? [height, width] : [width, height];
+      this.jpegCache = { key, data: encodeJpeg(turnClockwise(this.canvas.scaled(w, h), w, h, turn), width, height, quality) };
+    }
     return this.jpegCache.data;
+  }
+
+  /** As `jpeg`, encoded on libuv's thread pool where it can be: the picture is copied, the event loop goes on. */
+  jpegAsync(quality: number, width: number, height: number, turn = 0): Promise<Buffer> {
+    const key = `${this.drawn}:${quality}:${width}x${height}:${turn}`;
+    if (this.jpegCache?.key === key) return Promise.resolve(this.jpegCache.data);
+    if (this.pendingJpeg?.key === key) return this.pendingJpeg.data;
+    if (!nativeJpegAvailable()) return Promise.resolve(this.jpeg(quality, width, height, turn));
+    const data = encodeJpegNative(Buffer.from(this.canvas.data), this.canvas.width, this.canvas.height, width, height, turn, quality)
+      .then((jpeg) => {
+        if (this.pendingJpeg?.key === key) this.pendingJpeg = undefined;
+        if (this.drawn === Number(key.split(':')[0])) this.jpegCache = { key, data: jpeg };
+        return jpeg;
+      }, (err: unknown) => {
+        if (this.pendingJpeg?.key === key) this.pendingJpeg = undefined;
+        throw err;
+      });
+    this.pendingJpeg = { key, data };
+    return data;
   }
 }
 

@@ -1,6 +1,6 @@
 /** The `minicap` command line (the native binary and the apk's Main take the same options). */
 import { type ProgramContext } from './device-programs';
-import { frameSize, parseProjection, startMinicapServer } from './minicap';
+import { parseProjection, projectedJpeg, startMinicapServer } from './minicap';
 
 const USAGE = `Usage: minicap [-h] [-n <name>]
   -d <id>:       Display ID. (0)
@@ -49,7 +49,7 @@ export async function runMinicap(ctx: ProgramContext, args: string[]): Promise<n
   }
   const quality = Math.max(1, Math.min(100, Number(values.get('Q') ?? 80) || 80));
   if (flags.has('s')) {
-    io.out(screen.jpeg(quality, ...frameSize(screen, projection)));
+    io.out(projectedJpeg(screen, projection, quality));
     return 0;
   }
   const socketName = values.get('n') || 'minicap';

@@ -39,9 +39,23 @@ export function parseProjection(text: string | undefined, screen: DeviceScreen):
   };
 }
 
-/** The size of a frame: the projection's virtual size, turned with the display (frames are upright). */
-export function frameSize(screen: DeviceScreen, p: Projection): [number, number] {
-  return screen.rotation % 2 === 1 ? [p.virtualHeight, p.virtualWidth] : [p.virtualWidth, p.virtualHeight];
+/** The size of a frame: the projection's virtual size, turned with the projection's rotation (frames are upright). */
+export function frameSize(p: Projection): [number, number] {
+  return p.orientation % 2 === 1 ? [p.virtualHeight, p.virtualWidth] : [p.virtualWidth, p.virtualHeight];
+}
+
+/**
+ * The JPEG of the screen for a projection. minicap takes the rotation once, at start: while the display stands as
+ * projected the picture is upright; once the display turned, its picture lies sideways (or upside down) in frames
+ * of the old shape until minicap is started again with the new rotation.
+ */
+export function projectedJpeg(screen: DeviceScreen, p: Projection, quality: number): Buffer {
+  return screen.jpeg(quality, ...frameSize(p), (screen.rotation - p.orientation + 4) % 4);
+}
+
+/** As `projectedJpeg`, encoded off the event loop where it can be (the stream's frames). */
+export function projectedJpegAsync(screen: DeviceScreen, p: Projection, quality: number): Promise<Buffer> {
+  return screen.jpegAsync(quality, ...frameSize(p), (screen.rotation - p.orientation + 4) % 4);
 }
 
 /** Frames show the display as its user sees it, whatever the rotation: clients do not turn them. */
@@ -87,19 +101,44 @@ export function startMinicapServer(screen: DeviceScreen, sockets: DeviceSockets,
   };
 }
 
+/**
+ * Frame pacing: a change is sent at once while the stream has encoding time in hand, so the frames of a tap (the
+ * touch, then the app it opened) go out as soon as the screen changed. Each frame spends its encoding time; time
+ * in hand comes back at half the rate of the clock, up to `ENCODE_BURST_MS`. A screen that changes all the time
+ * thus uses at most a third of the simulator's time for its frames, and cannot starve the other devices.
+ */
+const ENCODE_BURST_MS = 400;
+/**
+ * A change is drawn at the display's next refresh (60 Hz), not at once: the events of one gesture that arrive
+ * together (a click's down and up) make one frame, not one each.
+ */
+const REFRESH_MS = 16;
+/**
+ * Encodings under way at once: a change during an encoding starts the next one without waiting for it (the
+ * touch's frame does not hold back the frame of the app it opened); a frame finished after a newer one was sent
+ * is dropped.
+ */
+const MAX_ENCODING = 2;
+
 function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: () => void): { socket: Duplex; stop(): void } {
   const interval = 1000 / Math.max(1, Math.min(60, o.fps));
   let wanted = true;
   let draining = false;
+  let encoding = 0;
+  let started = 0;
+  let sent = 0;
   let timer: NodeJS.Timeout | undefined;
-  let lastSentAt = 0;
-  let lastEncodeMs = 0;
+  let lastStartedAt = 0;
+  let credit = ENCODE_BURST_MS;
+  let creditAt = Date.now();
   let ended = false;
+  let changedAt = 0;
   const pump = () => {
-    if (ended || !wanted || draining || timer) return;
-    // Encoding runs on the simulator's only thread: at least twice its cost passes between frames, so a screen
-    // that changes all the time cannot starve the other simulated devices.
-    const wait = lastSentAt + Math.max(interval, 2 * lastEncodeMs) - Date.now();
+    if (ended || !wanted || draining || encoding >= MAX_ENCODING || timer) return;
+    const now = Date.now();
+    credit = Math.min(ENCODE_BURST_MS, credit + (now - creditAt) / 2);
+    creditAt = now;
+    const wait = Math.max(lastStartedAt + interval - now, credit < 0 ? -2 * credit : 0, changedAt + REFRESH_MS - now);
     if (wait > 0) {
       timer = setTimeout(() => {
         timer = undefined;
@@ -108,21 +147,32 @@ function serve(screen: DeviceScreen, socket: Duplex, o: MinicapOptions, done: ()
       return;
     }
     wanted = false;
-    const started = Date.now();
-    const jpeg = screen.jpeg(o.quality, ...frameSize(screen, o.projection));
-    lastSentAt = Date.now();
-    lastEncodeMs = lastSentAt - started;
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(jpeg.length);
-    if (!socket.write(Buffer.concat([length, jpeg]))) {
-      draining = true;
-      socket.once('drain', () => {
-        draining = false;
-        pump();
-      });
-    }
+    encoding++;
+    const frame = ++started;
+    lastStartedAt = now;
+    void projectedJpegAsync(screen, o.projection, o.quality).then((jpeg) => {
+      encoding--;
+      credit -= Date.now() - now;
+      if (ended) return;
+      if (frame < sent) return pump();
+      sent = frame;
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(jpeg.length);
+      if (!socket.write(Buffer.concat([length, jpeg]))) {
+        draining = true;
+        socket.once('drain', () => {
+          draining = false;
+          pump();
+        });
+      }
+      pump();
+    }, () => {
+      encoding--;
+      stop();
+    });
   };
   const onChange = () => {
+    if (!wanted) changedAt = Date.now();
     wanted = true;
     pump();
   };

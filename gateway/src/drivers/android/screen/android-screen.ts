@@ -16,6 +16,7 @@ import { pressKey, TextInput } from './keys-and-text';
 import { type MinicapBanner, MinicapStreamReader, projection } from './minicap-stream';
 import { Minitouch } from './minitouch';
 import { chooseScreenBinaries, type MinicapFiles } from './screen-binaries';
+import { parseInputRotation, readDisplayRotation, ROTATION_COMMAND, RotationWatch } from './display-rotation';
 
 export interface AndroidScreenOptions {
   /** Longest edge of the frames in pixels (the device's own size when smaller). */
@@ -25,23 +26,34 @@ export interface AndroidScreenOptions {
   logger: Logger;
 }
 
-interface DisplayFacts { abis: string[]; sdk: number; width: number; height: number; rotation: number }
+interface DisplayFacts {
+  abis: string[];
+  sdk: number;
+  width: number;
+  height: number;
+  rotation: number;
+  /** Whether the device tells its rotation (`dumpsys input`), so that a turn of the display can be followed. */
+  rotationKnown: boolean;
+}
 
 async function readDisplayFacts(device: DeviceClient): Promise<DisplayFacts> {
   const out = await runShell(device, [
     'getprop ro.product.cpu.abilist', 'echo ::', 'getprop ro.product.cpu.abi', 'echo ::', 'getprop ro.build.version.sdk',
-    'echo ::', 'wm size', 'echo ::', 'settings get system user_rotation',
+    'echo ::', 'wm size', 'echo ::', 'settings get system user_rotation', 'echo ::', ROTATION_COMMAND,
   ].join('; '), 15_000);
-  const [abilist = '', abi = '', sdk = '', size = '', rotation = ''] = out.split('::\n').map((part) => part.trim());
+  const [abilist = '', abi = '', sdk = '', size = '', userRotation = '', inputRotation = ''] = out.split('::\n').map((part) => part.trim());
   const physical = /Physical size:\s*(\d+)x(\d+)/.exec(size);
   if (!physical) throw new DeviceCommandError(`Device ${device.serial} did not tell its display size`, 'SCREEN_UNAVAILABLE');
-  const quarter = Number(rotation);
+  // The user's rotation setting only where the input system does not say (it misses an app's own orientation).
+  const quarter = Number(userRotation);
+  const rotation = parseInputRotation(inputRotation);
   return {
     abis: (abilist || abi).split(',').map((a) => a.trim()).filter(Boolean),
     sdk: Number(sdk) || 0,
     width: Number(physical[1]),
     height: Number(physical[2]),
-    rotation: Number.isInteger(quarter) && quarter >= 0 && quarter <= 3 ? quarter * 90 : 0,
+    rotation: rotation ?? (Number.isInteger(quarter) && quarter >= 0 && quarter <= 3 ? quarter * 90 : 0),
+    rotationKnown: rotation !== undefined,
   };
 }
 
@@ -66,6 +78,7 @@ export class AndroidScreen implements ScreenSource {
   private minicap: MinicapFiles | undefined;
   private capture: { socket: Duplex; shell: Duplex; banner: MinicapBanner } | undefined;
   private touch: Minitouch | undefined;
+  private rotationWatch: RotationWatch | undefined;
   private readonly text: TextInput;
   private stopped = false;
   /** Counts captures started: an old capture's end after a restart (rotation) is not the source's end. */
@@ -103,6 +116,21 @@ export class AndroidScreen implements ScreenSource {
       return;
     }
     this.announce();
+    this.watchRotation();
+  }
+
+  /**
+   * Follows a turn of the display made on the device (the user, the accelerometer, an app): the projection must
+   * change with it, so the capture is restarted (minicap takes its rotation only at start), as for the Rotate input.
+   */
+  private watchRotation(): void {
+    const facts = this.facts!;
+    if (!facts.rotationKnown || !this.sink?.restart) return;
+    this.rotationWatch = new RotationWatch(() => readDisplayRotation(this.device), facts.rotation, (rotation) => {
+      if (this.stopped) return;
+      this.options.logger.info({ device: this.device.serial, from: facts.rotation, to: rotation }, 'the display turned');
+      this.sink?.restart?.(`The display turned to ${rotation}°.`);
+    });
   }
 
   private announce(): void {
@@ -181,6 +209,12 @@ export class AndroidScreen implements ScreenSource {
       case 'rotate': {
         if (input.rotation === this.facts.rotation) return;
         await runShell(this.device, `settings put system accelerometer_rotation 0; settings put system user_rotation ${input.rotation / 90}`, 10_000);
+        if (this.rotationWatch) {
+          // The display turns on its own time (and not at all under an app fixed to one orientation): the watch
+          // restarts the capture once it has.
+          this.rotationWatch.check();
+          return;
+        }
         this.facts = { ...this.facts, rotation: input.rotation };
         await this.stopCapture();
         if (this.stopped) return;
@@ -196,6 +230,7 @@ export class AndroidScreen implements ScreenSource {
     if (this.stopped) return;
     this.stopped = true;
     this.generation++;
+    this.rotationWatch?.stop();
     const touch = this.touch;
     this.touch = undefined;
     await Promise.all([this.stopCapture(), touch?.stop()]);
