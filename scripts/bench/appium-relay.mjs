@@ -36,7 +36,9 @@ const seconds = Number(process.env.BENCH_SECONDS || 3);
 const FIRST_APPIUM_PORT = 20000; // the gateway's default automation range, a block of 10 ports per device
 const PORTS_PER_DEVICE = 10;
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+// Idle connections are dropped after 2 s, before the servers' keep-alive timeout (Node's 5 s) closes one just as it
+// is reused (between the throughput rounds, a way's connections wait a round).
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 2000 });
 
 /** One WebDriver request; resolves with status and parsed body. */
 function request(base, method, path, body, headers = {}) {
