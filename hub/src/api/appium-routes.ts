@@ -144,8 +144,7 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
   router.all(['/session/:sessionId', '/session/:sessionId/*rest'], async (req, res, next) => {
     try {
       const sessionId = String(req.params.sessionId);
-      // Both reads at once: each is a round trip to PostgreSQL, and every command pays them.
-      // One sync for both reads: after it, a session (and credentials) kept since the last write need no round trip.
+      // Both reads at once, after one sync: a session (and credentials) kept since the last write need no round trip.
       const heard = deps.kept.sync();
       const [caller, found] = await Promise.all([basicCaller(req, res, heard), heard.then((h) => automation.sessions.find(sessionId, h))]);
       let session = found;
