@@ -33,8 +33,6 @@ const commands = Number(process.env.BENCH_COMMANDS || 500);
 const cpuCommands = Number(process.env.BENCH_CPU_COMMANDS || 300);
 const sessions = Number(process.env.BENCH_SESSIONS || 3);
 const seconds = Number(process.env.BENCH_SECONDS || 3);
-const FIRST_APPIUM_PORT = 20000; // the gateway's default automation range, a block of 10 ports per device
-const PORTS_PER_DEVICE = 10;
 
 // Idle connections are dropped after 2 s, before the servers' keep-alive timeout (Node's 5 s) closes one just as it
 // is reused (between the throughput rounds, a way's connections wait a round).
@@ -102,11 +100,15 @@ async function commandsFor(targets) {
   return counts.reduce((a, b) => a + b, 0);
 }
 
-/** RSS (MiB) of each Appium server process the gateway spawned. */
-function appiumRss() {
-  const out = execFileSync('ps', ['-eo', 'pid=,rss=,args='], { encoding: 'utf8' });
-  return out.split('\n').filter((line) => line.includes('--devicelab-appium') && line.includes('--port'))
-    .map((line) => Number(line.trim().split(/\s+/)[1]) / 1024);
+/**
+ * The Appium server processes this bench's gateway spawned (its children: other labs on the machine run their own),
+ * with their port and RSS (MiB).
+ */
+function appiumServers(gatewayPid) {
+  const out = execFileSync('ps', ['-eo', 'pid=,ppid=,rss=,args='], { encoding: 'utf8' });
+  return out.split('\n').map((line) => line.trim().split(/\s+/)).filter((fields) => Number(fields[1]) === gatewayPid
+    && fields.includes('--devicelab-appium') && fields.includes('--port'))
+    .map((fields) => ({ port: Number(fields[fields.indexOf('--port') + 1]), rss: Number(fields[2]) / 1024 }));
 }
 
 const startLoad = os.loadavg().map((l) => l.toFixed(1)).join(', ');
@@ -124,13 +126,13 @@ try {
     const session = await createSession(hub, caps(serial), auth);
     await deleteSession(hub, session.id, auth);
   }));
-  // Each device's Appium server: a direct session on each port of the range tells whose it is.
+  // Each device's Appium server (a child of this lab's gateway): a direct session on it tells whose it is.
   progress('finding the Appium servers');
   const directOf = new Map();
   const deadline = Date.now() + 180_000;
   while (directOf.size < deviceCount) {
     if (Date.now() > deadline) throw new Error(`found ${directOf.size} of ${deviceCount} Appium servers`);
-    for (let port = FIRST_APPIUM_PORT; port < FIRST_APPIUM_PORT + 100 * PORTS_PER_DEVICE; port += PORTS_PER_DEVICE) {
+    for (const { port } of appiumServers(lab.gatewayPid)) {
       const base = `http://127.0.0.1:${port}/`;
       if ([...directOf.values()].includes(base)) continue;
       const status = await request(base, 'GET', 'status').catch(() => undefined);
@@ -173,6 +175,8 @@ try {
     differences.push(took.hub - took.direct);
   }
 
+  progress(`command p50: hub ${ms(summarize(latency.hub).median)}, direct ${ms(summarize(latency.direct).median)}, `
+    + `paired difference ${ms(summarize(differences).median)}`);
   progress('CPU per command');
   const pids = { hub: lab.hub.hubPid, gateway: lab.gatewayPid };
   const before = cpuOf(pids);
@@ -181,6 +185,7 @@ try {
   for (let i = 0; i < cpuCommands; i++) await timedCommand(ways.hub, session.id);
   const after = cpuOf(pids);
   const cpuPerCommand = (name) => ((after[name] - between[name]) - (between[name] - before[name])) / cpuCommands;
+  progress(`CPU per relayed command: hub ${cpuPerCommand('hub').toFixed(2)} ms, gateway ${cpuPerCommand('gateway').toFixed(2)} ms`);
   await deleteSession(hub, session.id, auth);
 
   progress(`throughput: ${serials.length} parallel sessions, alternating rounds`);
@@ -191,7 +196,7 @@ try {
     done[via] += await commandsFor(targets.map(({ serial, id }) => ({ base: via === 'hub' ? hub : directOf.get(serial), id })));
   }
   const rates = { hub: done.hub / (2 * seconds), direct: done.direct / (2 * seconds) };
-  const rss = appiumRss();
+  const rss = appiumServers(lab.gatewayPid).map((server) => server.rss);
   await Promise.all(targets.map((t) => deleteSession(hub, t.id, auth)));
 
   const hubLatency = summarize(latency.hub);
