@@ -31,6 +31,7 @@ import { credentialChecker } from './http/basic-auth';
 import type { AutomationContext } from './domain/automation/automation-sessions';
 import { CommandTimes } from './domain/automation/command-times';
 import { waitingLineClaim } from './domain/automation/device-claim';
+import { KeptSessions } from './domain/automation/kept-sessions';
 import { listWaiting, readFilter } from './domain/waiting-line';
 import { startSessionSweeper } from './domain/automation/session-sweeper';
 import { ensureBuiltInRolesAndAdmin } from './auth/users';
@@ -172,7 +173,7 @@ export async function startHub(
     // The live screen's viewers, shared by the WebSocket that adds them and the routes that list and end them.
     const screen = { viewers: new ScreenViewers(), stills: new ScreenStills(db, directory) };
     const automation: AutomationContext = {
-      db, gateways, automation: directory, clock, logger: logger.child({ component: 'automation' }),
+      db, gateways, automation: directory, sessions: new KeptSessions(db, kept), clock, logger: logger.child({ component: 'automation' }),
       claim: waitingLineClaim({ db, gateways, ticketKeys, clock, waitingLine }),
       parseFilter: (text) => readFilter(text, 'devicelab:filter'),
     };
@@ -206,7 +207,7 @@ export async function startHub(
       metricsToken: config.metricsToken,
       appium: {
         automation, times: commandTimes, logger: automation.logger, listWaiting: () => listWaiting({ db }), noteDeviceUse: (device) => deviceUse.note(device),
-        checkCredentials: credentialChecker(db, { logger, throttle }),
+        checkCredentials: credentialChecker(db, { logger, throttle, kept }), kept,
         forward: appiumForwarding({ holder: (device) => directory.remoteHolder(device), logger: automation.logger }),
       },
       waitingLine,

@@ -4,16 +4,23 @@
 // server and UiAutomator2 driver, simulated Android devices behind a real adb server).
 //   session creation: POST /session + DELETE through the hub vs direct, BENCH_SESSIONS (default 3) each, alternated
 //                     (after one warm-up session per device, which installs the UiAutomator2 server on it).
-//   command latency:  BENCH_COMMANDS (default 300) sequential `GET /session/:id/window/rect` per round, through the
-//                     hub vs direct, two rounds alternated; p50, p95; overhead per command = hub p50 - direct p50.
-//                     Commands carry no credentials, as webdriverio sends them (only POST /session does).
-//                     Beside them, the hub's own part alone: an unknown session's answer (HTTP and the session read).
-//   throughput:       BENCH_DEVICES (default 8) parallel sessions on as many devices, each sending commands back to
-//                     back for BENCH_SECONDS (default 5): commands/s in all, through the hub vs direct.
+//   command latency:  BENCH_COMMANDS (default 500) `GET /session/:id/window/rect` each way on ONE session created
+//                     through the hub (the id the hub answers is Appium's own, so the same session takes the same
+//                     command direct), alternated command by command (which goes first alternates too): both ways
+//                     meet the same load of the machine. p50, p95; overhead = hub p50 - direct p50, and the median
+//                     of the paired differences. Commands carry no credentials, as webdriverio sends them.
+//   CPU per command:  BENCH_CPU_COMMANDS (default 300) commands direct, then as many through the hub; the hub's and
+//                     the gateway's CPU time (/proc) of the second block less the first's (their background work),
+//                     per command: what a relayed command costs the two processes, whatever the machine's load.
+//   throughput:       BENCH_DEVICES (default 8) parallel sessions on as many devices (created through the hub), each
+//                     sending commands back to back, 4 rounds of BENCH_SECONDS (default 3) alternating direct and
+//                     through the hub: commands/s in all each way.
 //   memory:           RSS of each device's Appium server process on the gateway (its process group), mean and max.
-// Goal: overhead <= 2 ms per command at p50, hub/direct <= 1.2x.
+// Goal: overhead <= 2 ms per command at p50, hub/direct <= 1.2x. The load average is printed with the figures.
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { progress, startBenchLab } from './bench-lab.mjs';
@@ -22,13 +29,14 @@ import { ms, printTable, summarize } from './statistics.mjs';
 
 const { defaultAndroidLab } = createRequire(import.meta.url)('../../labsim/dist');
 const deviceCount = Number(process.env.BENCH_DEVICES || 8);
-const commands = Number(process.env.BENCH_COMMANDS || 300);
+const commands = Number(process.env.BENCH_COMMANDS || 500);
+const cpuCommands = Number(process.env.BENCH_CPU_COMMANDS || 300);
 const sessions = Number(process.env.BENCH_SESSIONS || 3);
-const seconds = Number(process.env.BENCH_SECONDS || 5);
-const FIRST_APPIUM_PORT = 20000; // the gateway's default automation range, a block of 10 ports per device
-const PORTS_PER_DEVICE = 10;
+const seconds = Number(process.env.BENCH_SECONDS || 3);
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+// Idle connections are dropped after 2 s, before the servers' keep-alive timeout (Node's 5 s) closes one just as it
+// is reused (between the throughput rounds, a way's connections wait a round).
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 2000 });
 
 /** One WebDriver request; resolves with status and parsed body. */
 function request(base, method, path, body, headers = {}) {
@@ -61,39 +69,49 @@ const deleteSession = async (base, id, headers) => {
   if (answer.status !== 200) throw new Error(`DELETE ${base}session/${id}: ${answer.status}`);
 };
 
-async function timedCommands(base, id, count, headers) {
-  const samples = [];
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    const answer = await request(base, 'GET', `session/${id}/window/rect`, undefined, headers);
-    samples.push(performance.now() - started);
-    if (answer.status !== 200) throw new Error(`command failed: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
-  }
-  return samples;
+/** One command; its duration in ms. */
+async function timedCommand(base, id) {
+  const started = performance.now();
+  const answer = await request(base, 'GET', `session/${id}/window/rect`);
+  const took = performance.now() - started;
+  if (answer.status !== 200) throw new Error(`command failed: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
+  return took;
 }
 
-/** Commands back to back on every session at once for `seconds`; the total per second. */
-async function throughput(targets) {
+/** CPU time (user + system, ms) a process has used so far. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100 on Linux)
+}
+const cpuOf = (pids) => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
+
+/** Commands back to back on every session at once for `seconds`; how many in all. */
+async function commandsFor(targets) {
   const until = performance.now() + seconds * 1000;
-  const counts = await Promise.all(targets.map(async ({ base, id, headers }) => {
+  const counts = await Promise.all(targets.map(async ({ base, id }) => {
     let n = 0;
     while (performance.now() < until) {
-      const answer = await request(base, 'GET', `session/${id}/window/rect`, undefined, headers);
+      const answer = await request(base, 'GET', `session/${id}/window/rect`);
       if (answer.status !== 200) throw new Error(`command failed: ${answer.status}`);
       n++;
     }
     return n;
   }));
-  return counts.reduce((a, b) => a + b, 0) / seconds;
+  return counts.reduce((a, b) => a + b, 0);
 }
 
-/** RSS (MiB) of each Appium server process the gateway spawned. */
-function appiumRss() {
-  const out = execFileSync('ps', ['-eo', 'pid=,rss=,args='], { encoding: 'utf8' });
-  return out.split('\n').filter((line) => line.includes('--devicelab-appium') && line.includes('--port'))
-    .map((line) => Number(line.trim().split(/\s+/)[1]) / 1024);
+/**
+ * The Appium server processes this bench's gateway spawned (its children: other labs on the machine run their own),
+ * with their port and RSS (MiB).
+ */
+function appiumServers(gatewayPid) {
+  const out = execFileSync('ps', ['-eo', 'pid=,ppid=,rss=,args='], { encoding: 'utf8' });
+  return out.split('\n').map((line) => line.trim().split(/\s+/)).filter((fields) => Number(fields[1]) === gatewayPid
+    && fields.includes('--devicelab-appium') && fields.includes('--port'))
+    .map((fields) => ({ port: Number(fields[fields.indexOf('--port') + 1]), rss: Number(fields[2]) / 1024 }));
 }
 
+const startLoad = os.loadavg().map((l) => l.toFixed(1)).join(', ');
 const lab = await startBenchLab();
 try {
   for (const spec of defaultAndroidLab(deviceCount)) await lab.world.addAndroidDevice(spec);
@@ -108,13 +126,13 @@ try {
     const session = await createSession(hub, caps(serial), auth);
     await deleteSession(hub, session.id, auth);
   }));
-  // Each device's Appium server: a direct session on each port of the range tells whose it is.
+  // Each device's Appium server (a child of this lab's gateway): a direct session on it tells whose it is.
   progress('finding the Appium servers');
   const directOf = new Map();
   const deadline = Date.now() + 180_000;
   while (directOf.size < deviceCount) {
     if (Date.now() > deadline) throw new Error(`found ${directOf.size} of ${deviceCount} Appium servers`);
-    for (let port = FIRST_APPIUM_PORT; port < FIRST_APPIUM_PORT + 100 * PORTS_PER_DEVICE; port += PORTS_PER_DEVICE) {
+    for (const { port } of appiumServers(lab.gatewayPid)) {
       const base = `http://127.0.0.1:${port}/`;
       if ([...directOf.values()].includes(base)) continue;
       const status = await request(base, 'GET', 'status').catch(() => undefined);
@@ -142,42 +160,44 @@ try {
     }
   }
 
-  progress('command latency');
+  progress('command latency, alternated');
   const latency = { hub: [], direct: [] };
-  for (let round = 0; round < 2; round++) {
-    for (const via of ['direct', 'hub']) {
-      const base = via === 'hub' ? hub : directOf.get(first);
-      const headers = via === 'hub' ? auth : {};
-      const session = await createSession(base, via === 'hub' ? caps(first) : { platformName: 'Android', 'appium:automationName': 'UiAutomator2' }, headers);
-      // Commands without credentials, as webdriverio sends them (the session id stands for its creator).
-      await timedCommands(base, session.id, 20, {}); // warm the connections
-      latency[via].push(...await timedCommands(base, session.id, commands, {}));
-      await deleteSession(base, session.id, headers);
-    }
-  }
-
-  // The hub's own part of a command without the way to the device: an unknown session's answer (HTTP + session read).
-  const hubAlone = [];
+  const differences = [];
+  const session = await createSession(hub, caps(first), auth);
+  const ways = { hub: hub, direct: directOf.get(first) };
+  for (let i = 0; i < 20; i++) for (const via of ['hub', 'direct']) await timedCommand(ways[via], session.id); // warm both ways
   for (let i = 0; i < commands; i++) {
-    const started = performance.now();
-    const answer = await request(hub, 'GET', 'session/00000000-0000-4000-8000-000000000000/window/rect');
-    hubAlone.push(performance.now() - started);
-    if (answer.status !== 404) throw new Error(`unknown session answered ${answer.status}`);
+    const order = i % 2 === 0 ? ['hub', 'direct'] : ['direct', 'hub'];
+    const took = {};
+    for (const via of order) took[via] = await timedCommand(ways[via], session.id);
+    latency.hub.push(took.hub);
+    latency.direct.push(took.direct);
+    differences.push(took.hub - took.direct);
   }
 
-  progress(`throughput: ${serials.length} parallel sessions`);
-  const rates = {};
-  for (const via of ['direct', 'hub']) {
-    const targets = await Promise.all(serials.map(async (serial) => {
-      const base = via === 'hub' ? hub : directOf.get(serial);
-      const headers = via === 'hub' ? auth : {};
-      const session = await createSession(base, via === 'hub' ? caps(serial) : { platformName: 'Android', 'appium:automationName': 'UiAutomator2' }, headers);
-      return { base, id: session.id, headers };
-    }));
-    rates[via] = await throughput(targets.map((t) => ({ ...t, headers: {} })));
-    if (via === 'hub') var rss = appiumRss(); // eslint-disable-line no-var
-    await Promise.all(targets.map((t) => deleteSession(t.base, t.id, t.headers)));
+  progress(`command p50: hub ${ms(summarize(latency.hub).median)}, direct ${ms(summarize(latency.direct).median)}, `
+    + `paired difference ${ms(summarize(differences).median)}`);
+  progress('CPU per command');
+  const pids = { hub: lab.hub.hubPid, gateway: lab.gatewayPid };
+  const before = cpuOf(pids);
+  for (let i = 0; i < cpuCommands; i++) await timedCommand(ways.direct, session.id);
+  const between = cpuOf(pids);
+  for (let i = 0; i < cpuCommands; i++) await timedCommand(ways.hub, session.id);
+  const after = cpuOf(pids);
+  const cpuPerCommand = (name) => ((after[name] - between[name]) - (between[name] - before[name])) / cpuCommands;
+  progress(`CPU per relayed command: hub ${cpuPerCommand('hub').toFixed(2)} ms, gateway ${cpuPerCommand('gateway').toFixed(2)} ms`);
+  await deleteSession(hub, session.id, auth);
+
+  progress(`throughput: ${serials.length} parallel sessions, alternating rounds`);
+  const targets = await Promise.all(serials.map(async (serial) => ({ serial, id: (await createSession(hub, caps(serial), auth)).id })));
+  const done = { hub: 0, direct: 0 };
+  for (let round = 0; round < 4; round++) {
+    const via = round % 2 === 0 ? 'direct' : 'hub';
+    done[via] += await commandsFor(targets.map(({ serial, id }) => ({ base: via === 'hub' ? hub : directOf.get(serial), id })));
   }
+  const rates = { hub: done.hub / (2 * seconds), direct: done.direct / (2 * seconds) };
+  const rss = appiumServers(lab.gatewayPid).map((server) => server.rss);
+  await Promise.all(targets.map((t) => deleteSession(hub, t.id, auth)));
 
   const hubLatency = summarize(latency.hub);
   const directLatency = summarize(latency.direct);
@@ -185,14 +205,17 @@ try {
   const directCreate = summarize(created.direct);
   printTable(['measure', 'through the hub', 'direct to Appium', 'hub - direct', 'hub cost (x)'], [
     ['command p50', ms(hubLatency.median), ms(directLatency.median), ms(hubLatency.median - directLatency.median), (hubLatency.median / directLatency.median).toFixed(2)],
-    ['hub alone (unknown session) p50', ms(summarize(hubAlone).median), '', '', ''],
     ['command p95', ms(hubLatency.p95), ms(directLatency.p95), ms(hubLatency.p95 - directLatency.p95), (hubLatency.p95 / directLatency.p95).toFixed(2)],
+    ['command, paired difference p50', '', '', ms(summarize(differences).median), ''],
     [`throughput, ${serials.length} sessions`, `${rates.hub.toFixed(0)}/s`, `${rates.direct.toFixed(0)}/s`, '', (rates.direct / rates.hub).toFixed(2)],
     ['session create+delete p50', ms(hubCreate.median), ms(directCreate.median), ms(hubCreate.median - directCreate.median), (hubCreate.median / directCreate.median).toFixed(2)],
   ]);
+  process.stdout.write(`CPU per relayed command: hub ${cpuPerCommand('hub').toFixed(2)} ms, gateway ${cpuPerCommand('gateway').toFixed(2)} ms `
+    + `(${cpuCommands} commands through the hub less as many direct)\n`);
   const meanRss = rss.reduce((a, b) => a + b, 0) / (rss.length || 1);
   process.stdout.write(`Appium server RSS on the gateway, ${rss.length} servers with a session each: mean ${meanRss.toFixed(0)} MiB, max ${Math.max(...rss).toFixed(0)} MiB\n`);
   process.stdout.write(`samples: ${latency.hub.length} commands each way; ${sessions} session creations each way\n`);
+  process.stdout.write(`load average (1, 5, 15 min): at the start ${startLoad}, at the end ${os.loadavg().map((l) => l.toFixed(1)).join(', ')}\n`);
 } finally {
   await lab.stop();
 }

@@ -127,6 +127,10 @@ export function createApiApp(options: ApiAppOptions): Express {
   app.set('query parser', false); // parameters are read by http/params from the raw URL
   app.set('trust proxy', options.trustProxy ?? false); // req.ip: the client address failed logins are throttled by
   app.use(requestTiming());
+  // WebDriver clients speak their own protocol (W3C errors, credentials in the capabilities): their own router, before
+  // `localWrites`, which would drop every kept read for each relayed POST (a click writes nothing to the records);
+  // the router notes its own writes (creating and ending sessions).
+  if (options.appium) app.use(['/Appium', '/wd/hub'], appiumRouter(options.appium));
   app.use(localWrites(deps.kept));
   if (options.metricsRegistry) app.use(metricsEndpoint(options.metricsRegistry, options.metricsToken, options.logger));
   const refuseUnknownParameters = rejectUnknownParameters(knownParameters());
@@ -137,8 +141,6 @@ export function createApiApp(options: ApiAppOptions): Express {
     sessionKeys.delete('/Session', textBody(16 * 1024), refuseUnknownParameters);
     app.use('/apiv1', sessionKeys, options.signIn);
   }
-  // WebDriver clients speak their own protocol (W3C errors, credentials in the capabilities): their own router.
-  if (options.appium) app.use(['/Appium', '/wd/hub'], appiumRouter(options.appium));
   const api = express.Router();
   api.use(options.authenticate);
   api.use(textBody());

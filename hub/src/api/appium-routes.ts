@@ -5,7 +5,9 @@
  * Credentials: Basic auth, or `deviceConnectUserName` + `deviceConnectApiKey` in the capabilities; commands of a
  * session need no credentials (WebDriver clients send them only with `POST /session`: the session id, which only
  * its creator learned, stands for them), and commands that carry credentials must be of the session's user or an
- * administrator (DeviceReleaseAny).
+ * administrator (DeviceReleaseAny). A command reads its session kept in memory between writes (kept-sessions.ts)
+ * after the request's sync, the same rule as every kept read; only creating and ending sessions note local writes
+ * (this router comes before the app's `localWrites`: a relayed command writes nothing to the records).
  */
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
@@ -17,15 +19,19 @@ import { createAutomationSession, endAutomationSession, type AutomationContext }
 import { readNewSessionRequest } from '../domain/automation/capabilities';
 import type { CommandTimes } from '../domain/automation/command-times';
 import { endedSessionReason, findLiveSession, offlineSince, OFFLINE_GRACE_MS, whySessionEnded, type LiveSession } from '../domain/automation/session-map';
+import type { KeptReads } from '../events/kept-reads';
 import type { credentialChecker } from '../http/basic-auth';
 import { readBoundedJson, webDriverErrorHandler, writeApiFailureAsW3c, writeW3cError } from '../http/webdriver';
 import { onClientGone } from '../http/client-gone';
+import { localWrites } from '../http/local-writes';
 import { relayWebDriver } from '../http/webdriver-relay';
 import { DeviceClaimedElsewhere, type AppiumForwarding } from './appium-forward';
 
 export interface AppiumRouteDependencies {
   automation: AutomationContext;
   checkCredentials: ReturnType<typeof credentialChecker>;
+  /** The hub's kept reads: each command's sync, and the local writes of creating and ending sessions. */
+  kept: KeptReads;
   times: CommandTimes;
   logger: Logger;
   /** The waiting line's entries for `GET /queue`. */
@@ -47,15 +53,15 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
   const { automation } = deps;
 
   /** The caller named by Basic auth: a user, none (no header), or answered already (refused, throttled). */
-  const basicCaller = async (req: Request, res: Response): Promise<AuthenticatedUser | null | undefined> => {
+  const basicCaller = async (req: Request, res: Response, heard?: Promise<boolean>): Promise<AuthenticatedUser | null | undefined> => {
     const header = req.headers.authorization;
     if (header === undefined) return null;
-    return credentialsCaller(req, res, parseBasicCredentials(header));
+    return credentialsCaller(req, res, parseBasicCredentials(header), heard);
   };
   const credentialsCaller = async (
-    req: Request, res: Response, credentials: ReturnType<typeof parseBasicCredentials>,
+    req: Request, res: Response, credentials: ReturnType<typeof parseBasicCredentials>, heard?: Promise<boolean>,
   ): Promise<AuthenticatedUser | undefined> => {
-    const outcome = await deps.checkCredentials(req.ip ?? req.socket.remoteAddress ?? 'unknown', credentials);
+    const outcome = await deps.checkCredentials(req.ip ?? req.socket.remoteAddress ?? 'unknown', credentials, false, heard);
     if (outcome.kind === 'accepted') return outcome.user;
     if (outcome.kind === 'throttled') {
       const seconds = Math.max(1, Math.ceil(outcome.waitMs / 1000));
@@ -66,7 +72,7 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
     return undefined;
   };
 
-  router.post('/session', async (req, res, next) => {
+  router.post('/session', localWrites(deps.kept), async (req, res, next) => {
     try {
       const basic = await basicCaller(req, res);
       if (basic === undefined) return;
@@ -148,8 +154,9 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
   router.all(['/session/:sessionId', '/session/:sessionId/*rest'], async (req, res, next) => {
     try {
       const sessionId = String(req.params.sessionId);
-      // Both reads at once: each is a round trip to PostgreSQL, and every command pays them.
-      const [caller, found] = await Promise.all([basicCaller(req, res), findLiveSession(automation.db, sessionId)]);
+      // Both reads at once, after one sync: a session (and credentials) kept since the last write need no round trip.
+      const heard = deps.kept.sync();
+      const [caller, found] = await Promise.all([basicCaller(req, res, heard), heard.then((h) => automation.sessions.find(sessionId, h))]);
       let session = found;
       if (caller === undefined) return;
       if (!session) {
@@ -168,12 +175,14 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
       const ended = whySessionEnded(session, automation.clock().getTime());
       if (ended) {
         await endAutomationSession(automation, session, ended, { deleteOnGateway: session.device_availability === 'Online' });
+        deps.kept.noteLocalWrite();
         return writeW3cError(res, 'invalid session id', `The session ${sessionId} has ended: ${ended}.`);
       }
       if (session.state === 'closing') return writeW3cError(res, 'invalid session id', `The session ${sessionId} is being deleted.`);
       const path = req.originalUrl.slice(req.baseUrl.length);
       if (req.method === 'DELETE' && req.params.rest === undefined) {
         const answer = await endAutomationSession(automation, session, 'its client deleted it', { deleteOnGateway: true });
+        deps.kept.noteLocalWrite();
         if (!answer) return res.json({ value: null });
         return res.status(answer.status).type('application/json; charset=utf-8').send(answer.text);
       }

@@ -89,8 +89,9 @@ export function credentialChecker(db: Db, options: BasicAuthOptions = {}) {
   const reads = new CredentialReads(db);
   const cache = options.kept ? new CredentialCache(options.kept) : undefined;
 
+  /** `heard`: the request's sync when it started one already (a second would wait for another round trip). */
   return async (
-    clientAddress: string, credentials: ReturnType<typeof parseBasicCredentials>, withListStamps = false,
+    clientAddress: string, credentials: ReturnType<typeof parseBasicCredentials>, withListStamps = false, heard?: Promise<boolean>,
   ): Promise<CredentialOutcome> => {
     const login = credentials.login;
     const fail = (reason: string): CredentialOutcome => {
@@ -113,7 +114,7 @@ export function credentialChecker(db: Db, options: BasicAuthOptions = {}) {
     try {
       // With kept reads live, every write committed before this request has been heard: what has been heard so far
       // stands for the lists' stamps (taken before any read), and kept credentials may be used.
-      keptReads = options.kept ? await options.kept.sync() : false;
+      keptReads = options.kept ? await (heard ?? options.kept.sync()) : false;
       keptStamps = keptReads && withListStamps ? options.kept!.stamp() : undefined;
       check = await checkCredentials(db, credentials.login, credentials.token, {
         reads, withListStamps: withListStamps && keptStamps === undefined, cache: keptReads ? cache : undefined,

@@ -18,12 +18,15 @@ import { callAppium, valueOf, type AppiumAnswer, type AutomationGateways } from 
 import { gatewaySessionBody, type NewSessionRequest, type SessionCandidate } from './capabilities';
 import type { DeviceFilter } from '@devicelab/shared';
 import { filterOfCriteria, type ClaimDevice, type ClaimedDevice } from './device-claim';
+import type { KeptSessions } from './kept-sessions';
 import { beginClosing, closeSession, recordSession, type LiveSession } from './session-map';
 
 export interface AutomationContext {
   db: Db;
   gateways: GatewayDirectory;
   automation: AutomationGateways;
+  /** The session map as relayed commands read it (kept between writes). */
+  sessions: KeptSessions;
   claim: ClaimDevice;
   parseFilter: (text: string) => DeviceFilter;
   clock: Clock;
@@ -123,6 +126,7 @@ export async function endAutomationSession(
   ctx: AutomationContext, session: LiveSession, reason: string, options: { deleteOnGateway: boolean },
 ): Promise<AppiumAnswer | undefined> {
   if (!(await beginClosing(ctx.db, session.id, ctx.clock()))) return undefined;
+  ctx.sessions.forget(session.session_id);
   let answer: AppiumAnswer | undefined;
   if (options.deleteOnGateway) {
     try {
