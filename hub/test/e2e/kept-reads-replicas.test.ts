@@ -1,8 +1,9 @@
 /**
  * Reads kept in memory between writes, across two hub replicas (processes) on one PostgreSQL: a token revoked, a
  * user deactivated or a role taken away through replica A is refused by replica B within 100 ms, and a device
- * changed through A is in B's next list; and while B's listening connection is cut (its backend terminated over
- * and over), both still hold, B reading from the records as before.
+ * changed through A is in B's next list; a dashboard session signed out, or its user deactivated, through A is
+ * refused by B within 100 ms; and while B's listening connection is cut (its backend terminated over and over) or
+ * stalled (its backend stopped), all of it still holds, B reading from the records as before.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -83,8 +84,29 @@ async function verifiedOnB(login: string): Promise<{ id: string; headers: Record
 const notesOnB = async (headers: Record<string, string>) =>
   ((await (await get(b, '/Device', headers)).json()) as { id: string; notes?: string }[]).find((d) => d.id === deviceId)?.notes;
 
+/** A dashboard session of a new user, signed in on B and used there (so B keeps it). */
+async function sessionOnB(login: string): Promise<{ id: string; cookie: string }> {
+  const { user, token } = await createUser(t.db, { login, roles: ['Tester'] });
+  const signedIn = await fetch(`${b.url}/apiv1/Session`, {
+    method: 'POST', body: new URLSearchParams({ login, token }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  expect(signedIn.status).toBe(200);
+  const cookie = signedIn.headers.get('set-cookie')!.split(';')[0];
+  for (let i = 0; i < 3; i++) expect((await get(b, '/Device', { cookie })).status).toBe(200);
+  return { id: user.id, cookie };
+}
+
 /** Revocation, deactivation and a role taken away through A, each refused (or narrowed) by B within 100 ms. */
 async function changesThroughAReachB(prefix: string): Promise<void> {
+  const signedOut = await sessionOnB(`${prefix}-signed-out@example.com`);
+  const signOut = await fetch(`${a.url}/apiv1/Session`, { method: 'DELETE', headers: { cookie: signedOut.cookie, 'x-devicelab-csrf': '1' } });
+  expect(signOut.status).toBe(200);
+  expect(await msUntil(async () => (await get(b, '/Device', { cookie: signedOut.cookie })).status === 401)).toBeLessThan(100);
+
+  const sessionDeactivated = await sessionOnB(`${prefix}-session-deactivated@example.com`);
+  expect((await adminPost(a, `/User?update&id=${sessionDeactivated.id}`, '{"IsActive":"False"}')).isSuccess).toBe(true);
+  expect(await msUntil(async () => (await get(b, '/Device', { cookie: sessionDeactivated.cookie })).status === 401)).toBeLessThan(100);
+
   const rotated = await verifiedOnB(`${prefix}-rotated@example.com`);
   expect((await adminPost(a, `/User?action=generateToken&id=${rotated.id}`)).isSuccess).toBe(true);
   expect(await msUntil(async () => (await get(b, '/Device', rotated.headers)).status === 401)).toBeLessThan(100);
@@ -138,4 +160,16 @@ test('with B\'s listening connection cut, B reads from the records and all of it
   // And B listens again afterwards.
   await waitFor(async () => (await listenerPids(b)).length > 0, 20_000, 'the listening connection back');
   await changesThroughAReachB('back');
+}, 90_000);
+
+test('with B\'s listening backend stalled (stopped, answering nothing), B reads from the records and all of it still holds', async () => {
+  const [pid] = await listenerPids(b);
+  expect(pid).toBeDefined();
+  process.kill(pid, 'SIGSTOP');
+  try {
+    await changesThroughAReachB('stalled');
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  await changesThroughAReachB('resumed');
 }, 90_000);
