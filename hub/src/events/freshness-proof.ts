@@ -19,6 +19,8 @@ import type pg from 'pg';
 
 /** A ping that is a comment: an empty query to PostgreSQL, told apart from a request's own sync in tests. */
 export const PING_QUERY = '/* devicelab kept-reads ping */';
+/** A ping unanswered this long: the connection is taken for lost (and made again). */
+const PING_DEADLINE_MS = 1000;
 /** How often the live replicas are asked. */
 const PEERS_EVERY_MS = 100;
 /** A writer's knowledge of the live replicas counts this long after its question was sent; older, it waits. */
@@ -107,7 +109,13 @@ export class FreshnessProof {
 
   private ping(): void {
     const client = this.client;
-    if (!client || this.pingSentAt !== undefined) return;
+    if (!client) return;
+    if (this.pingSentAt !== undefined) {
+      if (this.now() - this.pingSentAt > PING_DEADLINE_MS) {
+        this.onFailure(client, new Error(`no answer to a ping within ${PING_DEADLINE_MS} ms`));
+      }
+      return;
+    }
     const sentAt = this.now();
     const askPeers = this.peers !== undefined && sentAt - this.lastPeersAt >= PEERS_EVERY_MS;
     if (askPeers) this.lastPeersAt = sentAt;

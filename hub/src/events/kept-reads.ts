@@ -17,8 +17,9 @@
  * call `noteLocalWrite` before their answer goes out.
  *
  * Fail safe: until LISTEN is confirmed, after the connection is lost, when pings stall (none answered within the
- * window, one on the wire) and when a sync is not answered within SYNC_DEADLINE_MS, nothing is kept and every read goes to the
- * records as before; coming back drops everything.
+ * window, one on the wire; unanswered for PING_DEADLINE_MS, the connection counts as lost) and when a sync is not
+ * answered within SYNC_DEADLINE_MS, nothing is kept and every read goes to the records as before; coming back drops
+ * everything.
  */
 import pg from 'pg';
 import type { Logger } from '@devicelab/shared';
