@@ -16,8 +16,8 @@
  * the stamp, so a read that may have missed a write is never used again. Writes through this process's own API also
  * call `noteLocalWrite` before their answer goes out.
  *
- * Fail safe: until LISTEN is confirmed, after the connection is lost, when pings stall (none answered within the
- * window, one on the wire; unanswered for PING_DEADLINE_MS, the connection counts as lost) and when a sync is not
+ * Fail safe: until LISTEN is confirmed, after the connection is lost, when pings stall (none answered for 250 ms,
+ * one on the wire; unanswered for PING_DEADLINE_MS, the connection counts as lost) and when a sync is not
  * answered within SYNC_DEADLINE_MS, nothing is kept and every read goes to the records as before; coming back drops
  * everything.
  */

@@ -102,7 +102,7 @@ test('pings stalled: sync() answers false at once, so reads go to the records, u
   const before = kept.stamp(['hub_settings']);
   await withListenerStopped(async () => {
     await writeSetting('while stalled');
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await new Promise((resolve) => setTimeout(resolve, 260)); // no ping answered for 250 ms: stalled
     for (let i = 0; i < 5; i++) {
       const started = performance.now();
       expect(await kept.sync()).toBe(false);
