@@ -6,13 +6,15 @@
 // BENCH_WRITES (200) per phase. Usage: DATABASE_URL=postgres://... node scripts/bench/write-settle.mjs
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { createRequire } from 'node:module';
 import { progress, sleep, spawnDaemon, startBenchHub } from './bench-lab.mjs';
 import { percentile, printTable } from './statistics.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
 const writes = Number(process.env.BENCH_WRITES || 200);
+// pg is the hub's dependency (hoisted nowhere): taken from there.
+const pg = createRequire(path.join(root, 'hub', 'package.json'))('pg');
 
 const a = await startBenchHub({ gatewayName: 'write-settle' });
 const rows = [];
