@@ -92,9 +92,10 @@ export interface HubConfig {
   webDir?: string;
   /**
    * How old another process's write may be and still not be seen by a read kept in memory
-   * (`DEVICELAB_KEPT_READS_LAG_MS`, default 0: every request first proves it has heard every earlier write, one
-   * shared round trip on the listening connection; up to 100: requests skip that round trip while one proved it
-   * within this many milliseconds). Writes through this replica are always seen at once.
+   * (`DEVICELAB_KEPT_READS_LAG_MS`, default 50, up to 100: requests need no round trip while a ping on the listening
+   * connection sent less than this long ago was answered, and writes wait this long after their commit while other
+   * replicas are live; 0: every request first proves it has heard every earlier write, one shared round trip).
+   * The same on every replica.
    */
   keptReadsLagMs?: number;
 }
@@ -134,7 +135,7 @@ export function hubConfigFromEnv(env: NodeJS.ProcessEnv = process.env): HubConfi
 
 /** The most a kept read may lag another replica's writes: 0 to MAX_KEPT_READS_LAG_MS. */
 function keptReadsLag(text: string | undefined): number {
-  const lag = integer(text, 0, 'DEVICELAB_KEPT_READS_LAG_MS');
+  const lag = integer(text, DEFAULT_KEPT_READS_LAG_MS, 'DEVICELAB_KEPT_READS_LAG_MS');
   if (lag < 0 || lag > MAX_KEPT_READS_LAG_MS) {
     throw new Error(`DEVICELAB_KEPT_READS_LAG_MS must be 0 to ${MAX_KEPT_READS_LAG_MS} (milliseconds), got '${text}'`);
   }
@@ -143,6 +144,7 @@ function keptReadsLag(text: string | undefined): number {
 
 /** Revocations and other replicas' writes take effect within this, whatever is configured. */
 export const MAX_KEPT_READS_LAG_MS = 100;
+export const DEFAULT_KEPT_READS_LAG_MS = 50;
 
 function packageInspectionFromEnv(env: NodeJS.ProcessEnv): PackageInspectionLimits {
   const d = DEFAULT_PACKAGE_INSPECTION;

@@ -39,7 +39,7 @@ import { failInterruptedJobs } from './domain/async-jobs';
 import { holdInterruptedJobs } from './domain/interrupted-jobs';
 import { loadTicketKeys } from './domain/device-ticket';
 import { recordServerStart } from './domain/events';
-import { DEFAULT_BLOB_COPIES_MB, DEFAULT_PACKAGE_INSPECTION, DEFAULT_WEB_DIR, type HubConfig } from './config';
+import { DEFAULT_BLOB_COPIES_MB, DEFAULT_KEPT_READS_LAG_MS, DEFAULT_PACKAGE_INSPECTION, DEFAULT_WEB_DIR, type HubConfig } from './config';
 import { registerGateway } from './gateways/gateway-tokens';
 import type { GatewayDirectory } from './gateways/gateway-directory';
 import { startLinkServer, type LinkServer } from './gateways/link-server';
@@ -52,7 +52,7 @@ import { startLeaseSweeper } from './domain/lease-sweeper';
 import { RemoteGateways } from './fleet/remote-gateways';
 import { localExecutor, ReplicaDirectory } from './fleet/replica-directory';
 import { beginReplicaRun } from './fleet/replica';
-import { ReplicaRegistry } from './fleet/replica-registry';
+import { livePeersQuery, ReplicaRegistry } from './fleet/replica-registry';
 import { currentRetentions } from './domain/device-access';
 import { hubVersion } from './domain/service';
 import { removeStaleUploads } from './http/upload';
@@ -150,7 +150,8 @@ export async function startHub(
     await feed.start();
     cleanups.push(() => feed.stop());
     // Subscribed before anything else hears the feed: a client told of a change reads it.
-    const kept = new KeptReads(store.url, logger.child({ component: 'kept-reads' }), config.keptReadsLagMs);
+    const kept = new KeptReads(store.url, logger.child({ component: 'kept-reads' }), config.keptReadsLagMs ?? DEFAULT_KEPT_READS_LAG_MS,
+      livePeersQuery(registry.replica.id));
     await kept.start(feed);
     cleanups.push(() => kept.stop());
     const directory = await replicaDirectory(db, registry, link, feed, logger);

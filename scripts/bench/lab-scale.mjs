@@ -64,7 +64,7 @@ async function baseline(file, kind, status = 200, headers = {}) {
     const server = spawnDaemon(`${kind}-bytes-server`,
       [path.join(here, 'static-bytes-server.mjs'), file, kind, String(status), JSON.stringify(headers)], process.env);
     hub.onStop(() => server.stop());
-    const [, port] = await server.waitForLine(/static bytes server on port (\d+)/, 10_000);
+    const [, port] = await server.waitForLine(/static bytes server on port (\d+)/, 60_000);
     baselines.set(key, `http://127.0.0.1:${port}/`);
   }
   return baselines.get(key);

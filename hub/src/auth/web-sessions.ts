@@ -30,15 +30,21 @@ export async function createWebSession(db: Db, userId: string, now = new Date())
 
 /** The active user a live session token belongs to, or undefined (unknown, expired, or the user is inactive). */
 export async function findWebSessionUser(db: Db, token: string, now = new Date()): Promise<AuthenticatedUser | undefined> {
+  return (await findWebSession(db, token, now))?.user;
+}
+
+/** The live session of a token (its user active) and when it expires, or undefined. */
+export async function findWebSession(db: Db, token: string, now = new Date()): Promise<{ user: AuthenticatedUser; expiresAt: Date } | undefined> {
   if (!SESSION_TOKEN_PATTERN.test(token)) return undefined;
   const row = await db.selectFrom('web_sessions')
     .innerJoin('users', 'users.id', 'web_sessions.user_id')
     .selectAll('users')
+    .select('web_sessions.expires_at as session_expires_at')
     .where('web_sessions.token_sha256', '=', hashToken(token))
     .where('web_sessions.expires_at', '>', now)
     .executeTakeFirst();
   if (!row || !row.is_active) return undefined;
-  return loadAuthenticatedUser(db, row);
+  return { user: await loadAuthenticatedUser(db, row), expiresAt: row.session_expires_at };
 }
 
 export async function deleteWebSession(db: Db, token: string): Promise<void> {

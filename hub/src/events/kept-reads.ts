@@ -1,34 +1,37 @@
 /**
- * Reads kept in memory between writes, correct at once on every hub replica: a dedicated connection LISTENs for
- * the table change notices (migration 038: every write to a table, by any process, at its commit) and for the
- * change feed, and a kept value is used only while nothing it may depend on was written since it was read.
+ * Reads kept in memory between writes, correct on every hub replica: a dedicated connection LISTENs for the table
+ * change notices (migration 038: every write to a table, by any process, at its commit) and for the change feed,
+ * and a kept value is used only while nothing it may depend on was written since it was read.
  *
- * "At once" across replicas: a write another process committed before a request came was announced to our
- * listening backend before its writer heard "committed" (PostgreSQL signals listeners at commit), and a backend
- * sends what it was told before it answers its next query. So a request first waits for `sync()`, an empty query
- * on the listening connection shared by every request waiting at that moment (one tiny round trip on a connection
- * of its own, no pool, no plan, no rows); every write committed before the request is then heard. A value is
- * kept under a stamp taken after that and BEFORE its read began; a notice that arrives meanwhile changes the
- * stamp, so a read that may have missed a write is never used again. Writes through this process's own API also
+ * When a request may use them: PostgreSQL signals listeners at commit, before the writer hears "committed", and a
+ * backend sends what it was told before it answers its next query. So an answered query on the listening
+ * connection proves that every write committed before it was sent has been heard. Two ways to hold that proof:
+ * - with a window (`windowMs` > 0, DEVICELAB_KEPT_READS_LAG_MS, 50 by default), pings in the background
+ *   (events/freshness-proof.ts): a request whose replica had a ping answered that was sent less than the window ago
+ *   needs no round trip at all; writes through a replica answer a window after their commit while other replicas
+ *   are live, so another replica's write counts at once for whoever saw it answered;
+ * - otherwise (window 0, or no recent answered ping), `sync()`: an empty query on the listening connection shared by
+ *   every request waiting at that moment; after it, every write committed before the request has been heard.
+ * A value is kept under a stamp taken after that and BEFORE its read began; a notice that arrives meanwhile changes
+ * the stamp, so a read that may have missed a write is never used again. Writes through this process's own API also
  * call `noteLocalWrite` before their answer goes out.
  *
- * With a lag allowed (`maxLagMs` > 0, DEVICELAB_KEPT_READS_LAG_MS), a request skips the sync while the last one
- * that completed began less than that long ago (so it has heard every write committed before then), and such
- * requests start the next sync in the background when that one is a third of the lag old: under traffic, no request
- * waits for PostgreSQL and another replica's write counts within the lag.
- *
- * Fail safe: until LISTEN is confirmed, after the connection is lost, and when a sync is not answered within
- * SYNC_DEADLINE_MS, nothing is kept and every read goes to the records as before; coming back drops everything.
+ * Fail safe: until LISTEN is confirmed, after the connection is lost, when pings stall (none answered for 250 ms,
+ * one on the wire; unanswered for PING_DEADLINE_MS, the connection counts as lost) and when a sync is not
+ * answered within SYNC_DEADLINE_MS, nothing is kept and every read goes to the records as before; coming back drops
+ * everything.
  */
 import pg from 'pg';
 import type { Logger } from '@devicelab/shared';
 import { TABLE_CHANGE_CHANNEL } from '../store/table-change-notices';
 import type { ChangeFeed } from './change-feed';
+import { FreshnessProof, type PeersQuery } from './freshness-proof';
 
 /** The listening connection's application_name, before `-<pid>`. */
 export const LISTENER_NAME = 'devicelab-kept-reads';
 const RECONNECT_MS = 500;
 const RESOLVED_TRUE = Promise.resolve(true);
+const RESOLVED_FALSE = Promise.resolve(false);
 /** A sync not answered within this is taken for a lost connection. */
 const SYNC_DEADLINE_MS = 1000;
 /** Keys come from code, a few per route; a bound all the same, in case a key carries what a request named. */
@@ -61,13 +64,19 @@ export class KeptReads {
   private readonly entries = new Map<string, Entry>();
   private reconnectTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** Pings in the background, with a window; undefined: every request syncs. */
+  private readonly proof: FreshnessProof | undefined;
 
-  /** When the last sync that completed began (every write committed before it has been heard). */
-  private heardUpTo = -Infinity;
-
-  /** `url` undefined: never live, every read goes to the records (tests of parts without a hub). */
-  constructor(private readonly url: string | undefined, private readonly logger?: Logger,
-    private readonly maxLagMs = 0, private readonly now: () => number = performance.now.bind(performance)) {}
+  /**
+   * `url` undefined: never live, every read goes to the records (tests of parts without a hub). `peers`: how to
+   * ask which replicas are live (absent: writes always wait the window).
+   */
+  constructor(private readonly url: string | undefined, private readonly logger?: Logger, windowMs = 0,
+    peers?: PeersQuery, private readonly now: () => number = performance.now.bind(performance)) {
+    if (url !== undefined && windowMs > 0) {
+      this.proof = new FreshnessProof(windowMs, peers, (client, err) => this.lost(client, err), now);
+    }
+  }
 
   static none(): KeptReads {
     return new KeptReads(undefined);
@@ -90,20 +99,24 @@ export class KeptReads {
    * used (not listening, or the sync failed): the caller then reads the records as if nothing were kept.
    */
   sync(): Promise<boolean> {
-    if (!this.listening) return Promise.resolve(false);
-    if (this.maxLagMs > 0) {
-      const age = this.now() - this.heardUpTo;
-      if (age < this.maxLagMs) {
-        if (age >= this.maxLagMs / 3 && this.running === undefined) void this.startSync();
-        return RESOLVED_TRUE;
-      }
-    }
+    if (!this.listening) return RESOLVED_FALSE;
+    if (this.proof?.proven()) return RESOLVED_TRUE;
+    // Pings stalled: a sync would queue behind them; the records answer now.
+    if (this.proof?.stalled()) return RESOLVED_FALSE;
     if (this.running === undefined) return this.startSync();
     this.following ??= this.running.then(() => {
       this.following = undefined;
       return this.startSync();
     });
     return this.following;
+  }
+
+  /**
+   * How long a write through this process, committed now, waits before it answers, so that any request that
+   * starts after the answer, on any replica, hears it: the window while other replicas may be live, else 0.
+   */
+  writeSettleMs(): number {
+    return this.proof?.writeSettleMs() ?? 0;
   }
 
   private startSync(): Promise<boolean> {
@@ -117,7 +130,7 @@ export class KeptReads {
     const synced = Promise.race([client.query(''), deadline]).then(
       () => {
         if (client !== this.client || !this.listening) return false;
-        this.heardUpTo = Math.max(this.heardUpTo, began);
+        this.proof?.noteAnswered(began);
         return true;
       },
       (err: unknown) => {
@@ -167,6 +180,7 @@ export class KeptReads {
   async stop(): Promise<void> {
     this.stopped = true;
     this.listening = false;
+    this.proof?.detach();
     this.unsubscribe?.();
     clearTimeout(this.reconnectTimer);
     this.entries.clear();
@@ -195,13 +209,14 @@ export class KeptReads {
     this.epoch++;
     this.entries.clear();
     this.listening = true;
+    this.proof?.attach(client);
   }
 
   private lost(client: pg.Client | undefined, err?: Error): void {
     if (this.stopped || (client !== undefined && this.client !== client)) return;
     this.listening = false;
     this.client = undefined;
-    this.heardUpTo = -Infinity;
+    this.proof?.detach();
     this.entries.clear();
     if (err) this.logger?.warn({ err }, 'kept reads: listening connection lost; reading from the records until it is back');
     client?.end().catch(() => undefined);

@@ -29,6 +29,20 @@ export async function isReplicaLive(db: Db, id: string): Promise<boolean> {
   return row.live;
 }
 
+/**
+ * For kept reads (events/freshness-proof.ts): how many replicas hold their liveness lock now, and whether `id` is one
+ * of them. Plain text on the listening connection, asked every 100 ms.
+ */
+export function livePeersQuery(id: string): { text: string; values: unknown[] } {
+  return {
+    text: `SELECT count(*)::int AS live, coalesce(bool_or(l.objid = (hashtext($1::text) & 2147483647)::oid), false) AS me
+      FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND l.classid = ${LockKind.replica}::oid AND l.objsubid = 2`,
+    values: [id],
+  };
+}
+
 export class ReplicaRegistry {
   private client: pg.Client | undefined;
   private leader = false;

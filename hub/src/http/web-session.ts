@@ -12,7 +12,8 @@ import { createLogger, successWith, type Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { LoginThrottle } from '../auth/login-throttle';
 import { checkCredentials } from '../auth/users';
-import { createWebSession, deleteWebSession, findWebSessionUser, WEB_SESSION_LIFETIME_MS } from '../auth/web-sessions';
+import { SessionCache } from '../auth/session-cache';
+import { createWebSession, deleteWebSession, findWebSession, WEB_SESSION_LIFETIME_MS } from '../auth/web-sessions';
 import type { Db } from '../store/database';
 import type { KeptReads } from '../events/kept-reads';
 import { AUTHENTICATION_REQUIRED_BODY, basicAuthMiddleware, sendAuthenticationRequired } from './basic-auth';
@@ -32,7 +33,7 @@ interface WebSessionOptions {
   logger?: Logger;
   /** Shared with Basic auth, so that guessing through the sign-in form is throttled alike. */
   throttle: LoginThrottle;
-  /** Reads kept between writes (Basic auth's verified credentials). */
+  /** Reads kept between writes (verified credentials and sessions). */
   kept?: KeptReads;
 }
 
@@ -85,6 +86,7 @@ function cookieAttributes(req: Request, maxAgeSeconds: number): string {
  */
 export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestHandler {
   const basic = basicAuthMiddleware(db, { logger: options.logger, throttle: options.throttle, kept: options.kept });
+  const sessions = keptSessions(db, options.kept);
   return (req, res, next) => {
     const fromDashboard = hasCsrfHeader(req);
     const cookie = req.headers.authorization === undefined ? sessionCookieOf(req) : undefined;
@@ -96,13 +98,34 @@ export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestH
       return writeFailure(res, 403, 'Cross-site request refused: send it from the dashboard\'s origin or with the X-DeviceLab-CSRF header.',
         prettyRequested(req));
     }
-    findWebSessionUser(db, cookie).then((user) => {
+    sessions(cookie).then(({ user, keptReads }) => {
       if (!user) return fromDashboard ? sendSignInRequired(res) : sendAuthenticationRequired(res, prettyRequested(req));
       const authenticated = req as Request & { user?: AuthenticatedUser; sessionCheck?: SessionCheck };
       authenticated.user = user;
-      authenticated.sessionCheck = async () => (await findWebSessionUser(db, cookie)) !== undefined;
+      authenticated.sessionCheck = async () => (await sessions(cookie)).user !== undefined;
+      req.keptReads = keptReads;
+      // Heard everything committed before this request: what was heard stands for the device lists' stamps.
+      if (keptReads) req.listStamps = options.kept?.stamp();
       next();
     }, next);
+  };
+}
+
+/**
+ * The user of a session cookie, from memory when kept reads may be used (every write committed before this
+ * request heard, http/basic-auth.ts does the same for credentials), else from the records.
+ */
+function keptSessions(db: Db, kept: KeptReads | undefined) {
+  const cache = kept ? new SessionCache(kept) : undefined;
+  return async (cookie: string): Promise<{ user: AuthenticatedUser | undefined; keptReads: boolean }> => {
+    const keptReads = kept ? await kept.sync() : false;
+    if (!keptReads || !cache) return { user: (await findWebSession(db, cookie))?.user, keptReads };
+    const known = cache.find(cookie);
+    if (known) return { user: known.user, keptReads };
+    const stamp = cache.stamp();
+    const session = await findWebSession(db, cookie);
+    if (session) cache.remember(cookie, stamp, session);
+    return { user: session?.user, keptReads };
   };
 }
 

@@ -1,11 +1,15 @@
 /**
  * KeptReads against a real PostgreSQL: after `sync()` every write committed before it has been heard (the stamp of
- * the written table changed), strictly by default and, with a lag allowed, for every write older than the lag; a
- * cut listening connection makes `sync()` answer false and nothing be kept until it is back.
+ * the written table changed), strictly with no window and, with a window, for every write older than the window
+ * without any query of the caller's own; a cut listening connection, and a stalled one, make `sync()` answer false
+ * and nothing be kept until it is back; writes wait the window exactly while another replica is live.
  */
 import pg from 'pg';
 import { sql } from 'kysely';
 import { KeptReads, LISTENER_NAME } from '../../src/events/kept-reads';
+import { PING_QUERY } from '../../src/events/freshness-proof';
+import { LockKind } from '../../src/fleet/advisory-locks';
+import { livePeersQuery } from '../../src/fleet/replica-registry';
 import { waitFor } from '../support/lab';
 import { createTestDatabase, type TestDatabase } from '../support/test-database';
 
@@ -18,8 +22,8 @@ afterAll(async () => {
   await t?.drop();
 });
 
-async function listening(maxLagMs = 0): Promise<KeptReads> {
-  const kept = new KeptReads(t.url, undefined, maxLagMs);
+async function listening(windowMs = 0, peers?: ReturnType<typeof livePeersQuery>): Promise<KeptReads> {
+  const kept = new KeptReads(t.url, undefined, windowMs, peers);
   started.push(kept);
   await kept.start();
   expect(await kept.sync()).toBe(true);
@@ -50,22 +54,90 @@ test('strict: a write committed before sync() is heard once it resolves, every t
   expect(await kept.kept('k2', load)).toBe(3);
 });
 
-test('with a lag of 50 ms: a write is heard by every sync() that starts 50 ms after its commit', async () => {
+/** The statements this process sends while `during` runs, pings left out. */
+async function statementsDuring(during: () => Promise<unknown>): Promise<string[]> {
+  const sent: string[] = [];
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text ?? '?';
+    if (text !== PING_QUERY && !text.includes('pg_locks')) sent.push(text);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    await during();
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+  return sent;
+}
+
+test('with a window of 50 ms: a write is heard by every sync() that starts 50 ms after its commit, and none sends a query', async () => {
   const kept = await listening(50);
   for (let i = 0; i < 10; i++) {
     const before = kept.stamp(['hub_settings']);
-    await writeSetting(`lagged ${i}`);
+    await writeSetting(`window ${i}`);
     const committed = performance.now();
-    // Requests meanwhile keep the horizon fresh (a sync in the background once it is a third of the lag old).
-    while (performance.now() - committed <= 50) {
-      await kept.sync();
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    expect(await kept.sync()).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50 - (performance.now() - committed)));
+    expect(await statementsDuring(async () => expect(await kept.sync()).toBe(true))).toEqual([]);
     expect(kept.stamp(['hub_settings'])).not.toBe(before);
   }
 });
 
+/** The listening backend of this process, stopped (SIGSTOP) while `during` runs: it answers nothing, as if hung. */
+async function withListenerStopped(during: () => Promise<void>): Promise<void> {
+  const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+    WHERE application_name = ${`${LISTENER_NAME}-${process.pid}`}`.execute(t.db);
+  expect(rows.length).toBe(1);
+  process.kill(rows[0].pid, 'SIGSTOP');
+  try {
+    await during();
+  } finally {
+    process.kill(rows[0].pid, 'SIGCONT');
+  }
+}
+
+test('pings stalled: sync() answers false at once, so reads go to the records, until pings are answered again', async () => {
+  for (const earlier of started.splice(0)) await earlier.stop(); // one listening backend of this process: this one's
+  const kept = await listening(50);
+  const before = kept.stamp(['hub_settings']);
+  await withListenerStopped(async () => {
+    await writeSetting('while stalled');
+    await new Promise((resolve) => setTimeout(resolve, 260)); // no ping answered for 250 ms: stalled
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      expect(await kept.sync()).toBe(false);
+      expect(performance.now() - started).toBeLessThan(20);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  });
+  await waitFor(async () => kept.sync(), 5000, 'pings answered again');
+  expect(kept.stamp(['hub_settings'])).not.toBe(before);
+});
+
+test('writes wait the window while another replica is live, not while this one is alone; a new replica waits its grace', async () => {
+  const me = new pg.Client({ connectionString: t.url });
+  const other = new pg.Client({ connectionString: t.url });
+  await me.connect();
+  await other.connect();
+  const lock = 'SELECT pg_advisory_lock($1, hashtext($2) & 2147483647)';
+  try {
+    await me.query(lock, [LockKind.replica, 'replica-me']);
+    const kept = new KeptReads(t.url, undefined, 50, livePeersQuery('replica-me'));
+    started.push(kept);
+    await kept.start();
+    const startedAt = performance.now();
+    await waitFor(async () => kept.writeSettleMs() === 0, 5000, 'alone known');
+    // Seen live only just now: writers of other replicas may not know it yet, so every request syncs.
+    expect(await statementsDuring(async () => expect(await kept.sync()).toBe(true))).toEqual(['']);
+    await other.query(lock, [LockKind.replica, 'replica-other']);
+    await waitFor(async () => kept.writeSettleMs() === 50, 1000, 'the other replica known');
+    await waitFor(async () => (await statementsDuring(() => kept.sync())).length === 0, 5000, 'the proof used');
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(700);
+  } finally {
+    await me.end();
+    await other.end();
+  }
+});
 test('a cut listening connection: sync() answers false and nothing is kept, until it listens again', async () => {
   const kept = await listening();
   const admin = new pg.Client({ connectionString: t.url });

@@ -118,12 +118,25 @@ it('sign out deletes the session: the same cookie no longer authenticates', asyn
   expect(fromDashboard.headers.get('www-authenticate')).toBeNull();
 });
 
-it('a deactivated user\'s session stops working at once', async () => {
-  const { token } = await createUser(hub.db, { login: 'leaver', roles: ['Tester'] });
+it('a deactivated user\'s session stops working at once; deactivated by hand in SQL, within 100 ms', async () => {
+  const { user, token } = await createUser(hub.db, { login: 'leaver', roles: ['Tester'] });
   const cookie = cookieOf(await signIn('leaver', token));
   expect((await fetch(`${hub.url}/apiv1/Session`, { headers: { cookie } })).status).toBe(200);
-  await hub.db.updateTable('users').set({ is_active: false }).where('login', '=', 'leaver').execute();
+  const update = await fetch(`${hub.url}/apiv1/User?update&id=${user.id}`, {
+    method: 'POST', body: '{"IsActive":"False"}', headers: { authorization: ADMIN_AUTH, 'content-type': 'application/json' },
+  });
+  expect(((await update.json()) as { isSuccess: boolean }).isSuccess).toBe(true);
   expect((await fetch(`${hub.url}/apiv1/Session`, { headers: { cookie } })).status).toBe(401);
+
+  // A write by something other than a hub replica (an operator's SQL) counts within the kept reads' window (50 ms).
+  const second = await createUser(hub.db, { login: 'leaver-by-hand', roles: ['Tester'] });
+  const secondCookie = cookieOf(await signIn('leaver-by-hand', second.token));
+  expect((await fetch(`${hub.url}/apiv1/Session`, { headers: { cookie: secondCookie } })).status).toBe(200);
+  await hub.db.updateTable('users').set({ is_active: false }).where('login', '=', 'leaver-by-hand').execute();
+  const deactivated = performance.now();
+  while ((await fetch(`${hub.url}/apiv1/Session`, { headers: { cookie: secondCookie } })).status !== 401) {
+    expect(performance.now() - deactivated).toBeLessThan(100);
+  }
 });
 
 const ADMIN_AUTH = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
