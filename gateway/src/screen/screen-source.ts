@@ -12,13 +12,13 @@ export interface ScreenSourceInfo {
   /** Degrees the frames are turned (0, 90, 180, 270). */
   rotation: number;
   controls: ScreenControls;
-  /** The capture's name for viewers (`minicap`, `minicap-apk`, `screenshotr`). */
+  /** The capture's name for viewers (`minicap`, `minicap-apk`, `uiautomator2-mjpeg`, `screenshotr`). */
   source: string;
   note?: string;
 }
 
 export interface ScreenSink {
-  /** The capture runs (again, after a rotation): size, rotation and controls as they are now. */
+  /** The capture runs (again, after a rotation or a change of source): size, rotation and controls as they are now. */
   started(info: ScreenSourceInfo): void;
   /** One whole image (JPEG or PNG). */
   frame(image: Buffer): void;
@@ -35,9 +35,18 @@ export interface ScreenSource {
   stop(): Promise<void>;
 }
 
+/** What the screen module knows of the device when it opens a capture. */
+export interface ScreenOpenOptions {
+  /**
+   * An automation session (Appium) runs on the device: a platform whose automation server streams the screen
+   * itself reads that stream, so the capture does not compete with the session for the display.
+   */
+  automationSession: boolean;
+}
+
 /** A driver's screen capability: a new capture of one of its devices. */
 export interface ScreenCapability {
-  open(vendorUniqueIdentifier: string): ScreenSource;
+  open(vendorUniqueIdentifier: string, options?: ScreenOpenOptions): ScreenSource;
   /** One still image taken now, cheaper than starting a capture (a grid's thumbnail); without it a capture is started. */
   still?(vendorUniqueIdentifier: string): Promise<Buffer>;
 }

@@ -25,9 +25,9 @@ export interface AndroidScreenOptions {
   logger: Logger;
 }
 
-interface DisplayFacts { abis: string[]; sdk: number; width: number; height: number; rotation: number }
+export interface DisplayFacts { abis: string[]; sdk: number; width: number; height: number; rotation: number }
 
-async function readDisplayFacts(device: DeviceClient): Promise<DisplayFacts> {
+export async function readDisplayFacts(device: DeviceClient): Promise<DisplayFacts> {
   const out = await runShell(device, [
     'getprop ro.product.cpu.abilist', 'echo ::', 'getprop ro.product.cpu.abi', 'echo ::', 'getprop ro.build.version.sdk',
     'echo ::', 'wm size', 'echo ::', 'settings get system user_rotation',
