@@ -106,6 +106,23 @@ test('the session\'s user watches it through the hub: MJPEG frames follow the se
   admin.close();
 });
 
+/**
+ * Frames per second a viewer gets over `ms` while the screen changes all the time (a finger dragged across it by
+ * minitouch, 60 moves a second: the touch dot moves), the same for every source.
+ */
+async function framesPerSecond(vuid: string, viewer: RecordingViewer, ms = 4_000): Promise<number> {
+  await lab.gateway.screens.input(vuid, viewer, { t: 'touch', a: 'd', x: 0.5, y: 0.3 });
+  const from = viewer.frames;
+  const started = Date.now();
+  for (let i = 0; Date.now() - started < ms; i++) {
+    await lab.gateway.screens.input(vuid, viewer, { t: 'touch', a: 'm', x: 0.2 + ((i % 60) / 100), y: 0.3 + ((i % 40) / 100) });
+    await new Promise((resolve) => setTimeout(resolve, 16));
+  }
+  const fps = ((viewer.frames - from) * 1000) / (Date.now() - started);
+  await lab.gateway.screens.input(vuid, viewer, { t: 'touch', a: 'u', x: 0.5, y: 0.3 });
+  return fps;
+}
+
 class RecordingViewer implements ScreenViewer {
   readonly viewOnly = false;
   starts: ScreenStart[] = [];
@@ -130,6 +147,7 @@ test('a capture running when a session starts changes to its MJPEG stream and ba
   const detach = lab.gateway.screens.attach(vuid, viewer);
   try {
     await waitFor(async () => viewer.frames > 0 && /^minicap/.test(viewer.starts.at(-1)?.source ?? ''), 30_000, 'minicap frames');
+    const minicapFps = await framesPerSecond(vuid, viewer);
     const appiumPort = await lab.gateway.automation!.serverFor(vuid);
     const user = new WdioUser();
     users.push(user);
@@ -141,6 +159,11 @@ test('a capture running when a session starts changes to its MJPEG stream and ba
     const switched = viewer.frames;
     await waitFor(async () => viewer.frames >= switched + 5, 30_000, 'MJPEG frames');
     expect(decodePicture(viewer.lastFrame!)).toMatchObject({ width: 540, height: 1200 });
+    // The server's stream runs at the session's mjpegServerFramerate (10 by default) at most; labsim encodes every
+    // frame in this process (as it does minicap's), so the figure says more of this machine than of a phone.
+    const mjpegFps = await framesPerSecond(vuid, viewer);
+    console.log(`frames per second on one device, the screen changing: minicap ${minicapFps.toFixed(1)}, UiAutomator2 MJPEG ${mjpegFps.toFixed(1)} (${(mjpegFps / minicapFps).toFixed(2)}x)`);
+    expect(mjpegFps).toBeGreaterThan(0);
     expect(await user.element('android=new UiSelector().text("Chrome")', 'getText')).toBe('Chrome');
     await user.browser('deleteSession');
     await waitFor(async () => /^minicap/.test(viewer.starts.at(-1)?.source ?? ''), 30_000, 'minicap again');
