@@ -107,6 +107,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     : new AutomationServers(registry, { ...DEFAULT_AUTOMATION, ...options.automation }, logger.child({ component: 'automation' }));
   // One capture per device, whatever the number of its viewers (screen/device-screens.ts).
   const screens = new DeviceScreens((id) => registry.screenOf(id), { logger: logger.child({ component: 'screen' }), ...options.screen });
+  // A capture watching a device while an Appium session runs reads the session's own screen stream.
+  automation?.onSessionChange((id, running) => screens.automationChanged(id, running));
   link = new HubLink({
     name: options.name,
     token: options.token,

@@ -31,7 +31,17 @@ export interface AppiumServerSpec {
   restartBackoff?: BackoffOptions;
   /** Between `/status` probes of a running server; three unanswered in a row and it is killed (then started again). */
   healthIntervalMs?: number;
+  /** Whether any session runs on the server changed (the server's log says so; a dead or stopped server has none). */
+  sessionsChanged?: (running: boolean) => void;
 }
+
+/**
+ * Appium's lines when a session joins or leaves its session list (appium.js, Appium 2 and 3): the moments a
+ * session is usable on the device and over. Read from the log the server writes anyway, so no request of ours
+ * goes to the server (its session list endpoint is an insecure feature we keep off).
+ */
+const SESSION_ADDED = /session created successfully, session (\S+) added to master session list/;
+const SESSION_REMOVED = /Removing session '?([^'\s"]+)'? from our master session list/;
 
 /** Unanswered `/status` probes in a row after which a running server counts as hung. */
 const HEALTH_FAILURES = 3;
@@ -49,6 +59,8 @@ export class AppiumServer {
   spawns = 0;
   /** Milliseconds from spawn to the first ready `/status` of the last start. */
   lastStartMs?: number;
+  /** Sessions the server holds now, as its log told. */
+  private readonly sessions = new Set<string>();
 
   constructor(private readonly spec: AppiumServerSpec) {
     this.backoff = new Backoff(spec.restartBackoff ?? { initialMs: 500, maxMs: 30_000 });
@@ -82,6 +94,7 @@ export class AppiumServer {
     clearTimeout(this.restartTimer);
     clearTimeout(this.healthTimer);
     this.settleWaiters(new Error('the automation server was stopped'));
+    this.setSessions(() => this.sessions.clear());
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -107,11 +120,17 @@ export class AppiumServer {
     ], { ...spec.environment, APPIUM_HOME: spec.appiumHome });
     this.child = child;
     for (const stream of [child.stdout, child.stderr]) {
-      if (stream) readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => spec.log.add(line));
+      if (stream) {
+        readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+          spec.log.add(line);
+          if (this.child === child && line.includes('master session list')) this.noteSessionLine(line);
+        });
+      }
     }
     child.once('error', (err) => spec.logger.warn({ err, device: spec.device }, 'the automation server could not be started'));
     child.once('exit', (code, signal) => {
       clearTimeout(this.healthTimer);
+      if (this.child === child) this.setSessions(() => this.sessions.clear());
       if (this.child !== child || this.stateValue === 'stopped') return;
       spec.logger.warn({ device: spec.device, code, signal }, 'the automation server exited; starting it again');
       signalGroup(child, 'SIGKILL');
@@ -156,6 +175,28 @@ export class AppiumServer {
       });
     }, intervalMs);
     this.healthTimer.unref();
+  }
+
+  /** Whether a session runs on the server now. */
+  get sessionRunning(): boolean {
+    return this.sessions.size > 0;
+  }
+
+  private noteSessionLine(line: string): void {
+    const added = SESSION_ADDED.exec(line)?.[1];
+    const removed = SESSION_REMOVED.exec(line)?.[1];
+    this.setSessions(() => {
+      if (added) this.sessions.add(added);
+      if (removed) this.sessions.delete(removed);
+    });
+  }
+
+  /** Applies a change to the session set and tells when "any session runs" flipped. */
+  private setSessions(change: () => void): void {
+    const before = this.sessions.size > 0;
+    change();
+    const after = this.sessions.size > 0;
+    if (before !== after) this.spec.sessionsChanged?.(after);
   }
 
   private stopped(): boolean {

@@ -68,6 +68,7 @@ export class AutomationServers {
   private readonly appiumPackageDir: string;
   private report?: Promise<AutomationReport>;
   private stopped = false;
+  private sessionListeners: Array<(id: string, running: boolean) => void> = [];
 
   constructor(private readonly source: AutomationSource, private readonly options: AutomationOptions, private readonly logger: Logger) {
     this.blocks = new PortBlocks(options.ports);
@@ -79,6 +80,11 @@ export class AutomationServers {
     this.report ??= readAutomationReport({ appiumPackageDir: this.appiumPackageDir, appiumHome: this.options.appiumHome },
       this.source.automations().flatMap((automation) => (automation.check ? [() => automation.check!()] : [])));
     return this.report;
+  }
+
+  /** Calls `listener` when an automation session starts on a device that had none, or its last one ends. */
+  onSessionChange(listener: (id: string, running: boolean) => void): void {
+    this.sessionListeners.push(listener);
   }
 
   deviceChanged(state: DeviceState): void {
@@ -161,6 +167,9 @@ export class AutomationServers {
       appiumDriver: automation.appiumDriver, defaultCapabilities: automation.capabilities(id, ports), environment,
       log: entry.log, logger: this.logger, startTimeoutMs: this.options.startTimeoutMs, restartBackoff: this.options.restartBackoff,
       healthIntervalMs: this.options.healthIntervalMs,
+      sessionsChanged: (running) => {
+        for (const listener of this.sessionListeners) listener(id, running);
+      },
     });
     return entry.server;
   }

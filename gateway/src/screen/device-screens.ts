@@ -4,6 +4,12 @@
  * been gone for `lingerMs` (a reloaded page does not restart it). A viewer joining a running capture gets its start
  * message and the newest frame at once. Input reaches the source only from viewers that may control; a view-only
  * viewer's input is dropped here, whatever the viewer's client sends.
+ *
+ * The automation servers say when an automation session starts or ends on a device (`automationChanged`); a
+ * running capture then restarts with the platform's source for that situation (Android: the UiAutomator2 server's
+ * MJPEG stream during a session, minicap otherwise) while its viewers stay attached: they get a new start message.
+ * A session's source that ends or cannot start falls back to the ordinary source instead of ending the capture
+ * (the session's server stops its stream when the session ends, which may come before the session's end is told).
  */
 import { type Logger, type ScreenControl, type ScreenInput, isControlInput } from '@devicelab/shared';
 import { NO_CONTROLS, type ScreenCapability, type ScreenSource, type ScreenSourceInfo } from './screen-source';
@@ -20,6 +26,10 @@ export interface ScreenViewer {
 
 interface Capture {
   source: ScreenSource;
+  /** Whether `source` was opened for a running automation session. */
+  automation: boolean;
+  /** The automation session's source failed: the ordinary one until the next session change. */
+  automationFailed?: boolean;
   /** The run whose callbacks count; a source being replaced or stopped has none. */
   live?: object;
   /** The stop of a source replaced by a restart (what comes next on the device waits for it). */
@@ -46,6 +56,8 @@ export class DeviceScreens {
   private readonly stopping = new Map<string, Promise<void>>();
   /** Captures started since this gateway started (for tests and metrics). */
   startedCount = 0;
+  /** Devices with an automation session running, as their automation server last said. */
+  private readonly automationSessions = new Set<string>();
 
   constructor(private readonly capabilityOf: (vendorUniqueIdentifier: string) => ScreenCapability | undefined,
     private readonly options: DeviceScreensOptions) {}
@@ -69,13 +81,14 @@ export class DeviceScreens {
         return () => undefined;
       }
       let source: ScreenSource;
+      const automation = this.automationSessions.has(vendorUniqueIdentifier);
       try {
-        source = capability.open(vendorUniqueIdentifier);
+        source = capability.open(vendorUniqueIdentifier, { automationSession: automation });
       } catch (err) {
         viewer.end(`The screen capture did not start: ${err instanceof Error ? err.message : String(err)}`);
         return () => undefined;
       }
-      capture = { source, viewers: new Set() };
+      capture = { source, automation, viewers: new Set() };
       this.captures.set(vendorUniqueIdentifier, capture);
       this.start(vendorUniqueIdentifier, capture);
     }
@@ -111,6 +124,22 @@ export class DeviceScreens {
       };
       detach = this.attach(vendorUniqueIdentifier, viewer);
     });
+  }
+
+  /**
+   * An automation session started (`running`) or the last one ended on the device: a running capture restarts with
+   * the source for the new situation, keeping its viewers.
+   */
+  automationChanged(vendorUniqueIdentifier: string, running: boolean): void {
+    if (running === this.automationSessions.has(vendorUniqueIdentifier)) return;
+    if (running) this.automationSessions.add(vendorUniqueIdentifier);
+    else this.automationSessions.delete(vendorUniqueIdentifier);
+    const capture = this.captures.get(vendorUniqueIdentifier);
+    if (!capture) return;
+    capture.automationFailed = false;
+    if (capture.automation !== running) {
+      void this.restartCapture(vendorUniqueIdentifier, running ? 'an automation session started' : 'the automation session ended');
+    }
   }
 
   /** Passes a viewer's input to the device's source; a view-only viewer's is dropped. */
@@ -152,16 +181,26 @@ export class DeviceScreens {
         if (capture.info) for (const viewer of capture.viewers) viewer.frame(image);
       },
       ended: (error) => {
-        if (current()) this.end(vendorUniqueIdentifier, capture, error?.message ?? 'The screen capture ended.');
+        if (current()) this.failed(vendorUniqueIdentifier, capture, error?.message ?? 'The screen capture ended.');
       },
       restart: (reason) => {
         if (current()) void this.restartCapture(vendorUniqueIdentifier, reason);
       },
     })).catch((err: unknown) => {
       if (!current()) return;
-      this.options.logger.warn({ err, device: vendorUniqueIdentifier }, 'screen capture did not start');
-      this.end(vendorUniqueIdentifier, capture, `The screen capture did not start: ${err instanceof Error ? err.message : String(err)}`);
+      this.options.logger.warn({ err, device: vendorUniqueIdentifier, automation: capture.automation }, 'screen capture did not start');
+      this.failed(vendorUniqueIdentifier, capture, `The screen capture did not start: ${err instanceof Error ? err.message : String(err)}`);
     });
+  }
+
+  /** The source ended or did not start: an automation session's source gives way to the ordinary one, else the end. */
+  private failed(vendorUniqueIdentifier: string, capture: Capture, reason: string): void {
+    if (!capture.automation) {
+      this.end(vendorUniqueIdentifier, capture, reason);
+      return;
+    }
+    capture.automationFailed = true;
+    void this.restartCapture(vendorUniqueIdentifier, `the automation session's source failed: ${reason}`);
   }
 
   /**
@@ -203,7 +242,9 @@ export class DeviceScreens {
     try {
       const capability = this.capabilityOf(vendorUniqueIdentifier);
       if (!capability) throw new Error('This device has no live screen on its gateway.');
-      capture.source = capability.open(vendorUniqueIdentifier);
+      const automation = this.automationSessions.has(vendorUniqueIdentifier) && !capture.automationFailed;
+      capture.source = capability.open(vendorUniqueIdentifier, { automationSession: automation });
+      capture.automation = automation;
     } catch (err) {
       this.end(vendorUniqueIdentifier, capture, `The screen capture did not restart: ${err instanceof Error ? err.message : String(err)}`);
       return;

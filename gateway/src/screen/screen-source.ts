@@ -14,13 +14,13 @@ export interface ScreenSourceInfo {
   controls: ScreenControls;
   /** The hardware keys the source takes, where it takes only some of them. */
   keys?: readonly ScreenKey[];
-  /** The capture's name for viewers (`minicap`, `minicap-apk`, `screenshotr`, `wda-mjpeg`). */
+  /** The capture's name for viewers (`minicap`, `minicap-apk`, `uiautomator2-mjpeg`, `screenshotr`, `wda-mjpeg`). */
   source: string;
   note?: string;
 }
 
 export interface ScreenSink {
-  /** The capture runs (again, after a rotation): size, rotation and controls as they are now. */
+  /** The capture runs (again, after a rotation or a change of source): size, rotation and controls as they are now. */
   started(info: ScreenSourceInfo): void;
   /** One whole image (JPEG or PNG). */
   frame(image: Buffer): void;
@@ -42,9 +42,18 @@ export interface ScreenSource {
   stop(): Promise<void>;
 }
 
+/** What the screen module knows of the device when it opens a capture. */
+export interface ScreenOpenOptions {
+  /**
+   * An automation session (Appium) runs on the device: a platform whose automation server streams the screen
+   * itself reads that stream, so the capture does not compete with the session for the display.
+   */
+  automationSession: boolean;
+}
+
 /** A driver's screen capability: a new capture of one of its devices. */
 export interface ScreenCapability {
-  open(vendorUniqueIdentifier: string): ScreenSource;
+  open(vendorUniqueIdentifier: string, options?: ScreenOpenOptions): ScreenSource;
   /** One still image taken now, cheaper than starting a capture (a grid's thumbnail); without it a capture is started. */
   still?(vendorUniqueIdentifier: string): Promise<Buffer>;
 }

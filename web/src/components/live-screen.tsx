@@ -20,6 +20,18 @@ const KEYS: { key: ScreenKey; label: string }[] = [
   { key: 'enter', label: 'Enter' }, { key: 'delete', label: 'Delete' },
 ];
 
+/** What the capture is, as a person reads it; a source this page does not know yet shows its own name. */
+const SOURCE_LABELS: Record<string, string> = {
+  minicap: 'minicap',
+  'minicap-apk': 'minicap (app_process)',
+  'uiautomator2-mjpeg': 'UiAutomator2 MJPEG (Appium session)',
+  screenshotr: 'screenshots (screenshotr)',
+};
+
+export function sourceLabel(source: string): string {
+  return SOURCE_LABELS[source] ?? source;
+}
+
 export function LiveScreen({ deviceId, deviceName, viewOnly, share }: { deviceId: string; deviceName: string; viewOnly: boolean; share?: string }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const socket = useRef<WebSocket | undefined>(undefined);
@@ -135,7 +147,7 @@ export function LiveScreen({ deviceId, deviceName, viewOnly, share }: { deviceId
     <section class="card live-screen" aria-labelledby="screen-title">
       <h2 id="screen-title">Screen</h2>
       <p class="muted" role="status" data-testid="screen-status">
-        {status}{start ? ` · ${start.source}` : ''}{start?.viewOnly ? ' · view only' : ''}
+        {status}{start ? ` · ${sourceLabel(start.source)}` : ''}{start?.viewOnly ? ' · view only' : ''}
       </p>
       {start?.note && <p class="muted" data-testid="screen-note">{start.note}</p>}
       <div class="screen-frame">

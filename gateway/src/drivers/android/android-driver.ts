@@ -25,6 +25,7 @@ import { AdbTracker } from './tracker';
 import { androidAutomation } from './automation';
 import { AndroidSampling } from './sampling';
 import { AndroidScreen, screencap } from './screen/android-screen';
+import { UiAutomator2MjpegScreen } from './screen/uiautomator2-mjpeg';
 import type { ScreenCapability } from '../../screen/screen-source';
 
 export interface AndroidDriverOptions extends AdbServerOptions {
@@ -79,7 +80,10 @@ export class AndroidDriver implements DeviceDriver {
   readonly sampling: AndroidSampling;
   readonly automation: DeviceAutomation;
   readonly screen: ScreenCapability = {
-    open: (id) => new AndroidScreen(this.device(id), { logger: this.logger }),
+    // During an Appium session its UiAutomator2 server streams the screen itself (screen/uiautomator2-mjpeg.ts).
+    open: (id, options) => (options?.automationSession
+      ? new UiAutomator2MjpegScreen(this.device(id), { logger: this.logger })
+      : new AndroidScreen(this.device(id), { logger: this.logger })),
     still: (id) => screencap(this.device(id)),
   };
 

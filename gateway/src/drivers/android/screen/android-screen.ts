@@ -26,7 +26,7 @@ export interface AndroidScreenOptions {
   logger: Logger;
 }
 
-interface DisplayFacts {
+export interface DisplayFacts {
   abis: string[];
   sdk: number;
   width: number;
@@ -36,7 +36,7 @@ interface DisplayFacts {
   rotationKnown: boolean;
 }
 
-async function readDisplayFacts(device: DeviceClient): Promise<DisplayFacts> {
+export async function readDisplayFacts(device: DeviceClient): Promise<DisplayFacts> {
   const out = await runShell(device, [
     'getprop ro.product.cpu.abilist', 'echo ::', 'getprop ro.product.cpu.abi', 'echo ::', 'getprop ro.build.version.sdk',
     'echo ::', 'wm size', 'echo ::', 'settings get system user_rotation', 'echo ::', ROTATION_COMMAND,
