@@ -3,7 +3,8 @@
  * driver on the gateway. Through the hub: the session's user (webdriverio through `/Appium`) opens the live screen
  * on `/Device/Screen` and gets the UiAutomator2 server's MJPEG stream (frames at the session's mjpegScalingFactor)
  * whose frames show what the session does, as the device's screencap does; the viewer's keys and touch reach the
- * device and the session's commands keep working; after DELETE the device's next viewer gets minicap. On the
+ * device and the session's commands keep working; after DELETE the device's next viewer gets minicap. A session
+ * naming a device its user retained already starts on that retain at once, its viewer kept; DELETE leaves it. On the
  * gateway: a capture that runs when a session starts changes to the MJPEG stream and back to minicap after DELETE,
  * its viewer attached throughout (a retain ends the hub's viewers of the previous retain, so this part watches the
  * gateway's captures directly and drives the device's Appium server without the hub).
