@@ -36,7 +36,8 @@ export function registerAppiumCommand(program: Command): void {
     .addHelpText('after', `
 The command gets DEVICELAB_APPIUM_URL (http://<user>:<token>@<hub>/Appium) and DEVICELAB_APPIUM_CAPABILITIES
 (a JSON object to merge into the suite's capabilities). Each session the suite creates retains a matching
-device for you and releases it when the session is deleted (or idle for its newCommandTimeout).
+device for you and releases it when the session is deleted (or idle for its newCommandTimeout); a matching
+device you hold already (devicelab retain) is used at once and stays yours after the session.
 
 Examples:
   devicelab appium --filter os=android,minOs=13

@@ -15,7 +15,7 @@
  * line, adopts that retain only when the authenticated user holds it by that very retain, the device is linked to
  * the owner, and no session uses it yet. Then it installs, creates and records the session as usual. A client that
  * forges the header gains nothing: it can only start a session on a device it already holds. When no session came
- * of it, the device is released here (if that retain still holds it).
+ * of it, the device is released here (if that retain still holds it and was made for the session, not adopted).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -25,7 +25,7 @@ import { ApiFailure, parseGuid, type Logger } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { releaseDevice } from '../domain/device-actions';
 import type { AutomationContext } from '../domain/automation/automation-sessions';
-import { claimedDevice, type ClaimedDevice } from '../domain/automation/device-claim';
+import { adoptableRetain, retainMadeForSession, type ClaimedDevice } from '../domain/automation/device-claim';
 import type { LiveSession } from '../domain/automation/session-map';
 import { thisReplica } from '../fleet/replica';
 import { FORWARDED_BY_HEADER } from '../http/websocket-upgrade';
@@ -170,7 +170,8 @@ export function appiumForwarding(deps: AppiumForwardDependencies) {
         CREATE_TIMEOUT_MS, Buffer.from(JSON.stringify(body)));
       if (outcome.status !== 200) {
         const device = await ctx.db.selectFrom('devices').select('retain_id').where('id', '=', claimed.device.id).executeTakeFirst();
-        if (device?.retain_id === claimed.device.retainId) {
+        // A retain the user held before the session (adopted) stays theirs.
+        if (device?.retain_id === claimed.device.retainId && await retainMadeForSession(ctx.db, claimed.device.id)) {
           await releaseDevice(ctx.db, user, claimed.device.id, { now: ctx.clock, gateways: ctx.gateways }).catch((err: unknown) =>
             deps.logger.warn({ err, device: claimed.device.id }, 'could not release the device of a session not created'));
         }
@@ -185,14 +186,7 @@ export type AppiumForwarding = ReturnType<typeof appiumForwarding>;
 /** The owner's claim for a forwarded new session: the retain the forwarding replica's line made, checked here. */
 async function adoptRetain(ctx: AutomationContext, holder: RemoteHolder, user: AuthenticatedUser, retainText: string): Promise<ClaimedDevice> {
   const retainId = parseGuid(retainText);
-  const refuse = (why: string) => new ApiFailure(`The forwarded session cannot be created here: ${why}.`, 'DEVICE_NOT_RETAINED');
-  if (!retainId) throw refuse('no retain is named');
-  const row = await ctx.db.selectFrom('devices').select(['id', 'vendor_unique_identifier'])
-    .where('retain_id', '=', retainId).where('retained_by', '=', user.id).where('deleted', '=', false).executeTakeFirst();
-  if (!row) throw refuse('that retain is not yours, or has ended');
-  if (await holder(row.vendor_unique_identifier)) throw refuse('the device is linked through another hub replica now');
-  const used = await ctx.db.selectFrom('automation_sessions').select('id')
-    .where('retain_id', '=', retainId).where('state', '<>', 'closed').executeTakeFirst();
-  if (used) throw refuse('a session uses that retain already');
-  return claimedDevice(ctx.db, row.id);
+  if (!retainId) throw new ApiFailure('The forwarded session cannot be created here: no retain is named.', 'DEVICE_NOT_RETAINED');
+  return adoptableRetain(ctx.db, user, retainId, async (device) =>
+    (await holder(device.vendor_unique_identifier)) ? 'the device is linked through another hub replica now' : undefined);
 }

@@ -2,7 +2,8 @@
  * The WebDriver endpoint's own answers, against a whole lab: hostile new-session bodies (huge, deep, wide,
  * malformed, not UTF-8) get a W3C error with the right status and change nothing; credentials by Basic auth or by
  * the deviceConnect* capabilities, both through the hub's check and its login throttle; a user without the
- * entitlement, a request no device matches, an unknown session, an unknown path; `GET /Device` unchanged.
+ * entitlement, a request no device matches, an unknown session, an unknown path; `GET /Device` unchanged; a
+ * session Appium refuses on a device its user held before leaves that retain.
  */
 import { startTestLab, type TestLab } from '../support/lab';
 import { snapshotTables } from '../support/table-snapshot';
@@ -131,3 +132,18 @@ test('no credentials, wrong Basic auth, wrong deviceConnect* capabilities: 401, 
   expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
   expect(statuses.at(-1)).toBe(429); // the same budget as Basic auth's failed logins
 }, 60_000);
+
+test('a session on a device its user holds that Appium refuses leaves the user\'s retain as it was', async () => {
+  const [device] = await lab.hub.db.selectFrom('devices').select(['id']).execute();
+  expect((await lab.api(tester, `/Device?action=retain&id=${device.id}`, { method: 'POST' })).status).toBe(200);
+  const retainOf = () => lab.hub.db.selectFrom('devices').select(['retain_id', 'retained_by']).where('id', '=', device.id).executeTakeFirstOrThrow();
+  const before = await retainOf();
+  // A one-second queue timeout: waiting in line for the held device would end in 'session not created' (the wait's
+  // timeout); Appium's own refusal of the driver, relayed, shows the session was tried on the held device at once.
+  const refused = await newSession(JSON.stringify({ capabilities: { alwaysMatch: {
+    platformName: 'Android', 'appium:udid': device.id, 'appium:automationName': 'NoSuchDriver', 'devicelab:queueTimeout': 1 } } }));
+  expect(refused.status).toBe(500);
+  expect({ error: refused.body.value?.error, message: refused.body.value?.message }).toEqual({ error: 'unknown error', message: expect.stringMatching(/NoSuchDriver/i) });
+  expect(await retainOf()).toEqual(before);
+  expect((await lab.api(tester, `/Device?action=release&id=${device.id}`, { method: 'POST' })).status).toBe(200);
+}, 120_000);

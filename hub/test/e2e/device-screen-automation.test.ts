@@ -3,7 +3,8 @@
  * driver on the gateway. Through the hub: the session's user (webdriverio through `/Appium`) opens the live screen
  * on `/Device/Screen` and gets the UiAutomator2 server's MJPEG stream (frames at the session's mjpegScalingFactor)
  * whose frames show what the session does, as the device's screencap does; the viewer's keys and touch reach the
- * device and the session's commands keep working; after DELETE the device's next viewer gets minicap. On the
+ * device and the session's commands keep working; after DELETE the device's next viewer gets minicap. A session
+ * naming a device its user retained already starts on that retain at once, its viewer kept; DELETE leaves it. On the
  * gateway: a capture that runs when a session starts changes to the MJPEG stream and back to minicap after DELETE,
  * its viewer attached throughout (a retain ends the hub's viewers of the previous retain, so this part watches the
  * gateway's captures directly and drives the device's Appium server without the hub).
@@ -182,4 +183,56 @@ test('a capture running when a session starts changes to its MJPEG stream and ba
   } finally {
     detach();
   }
+});
+
+test('a session naming a device its user holds starts on that retain at once; its viewer keeps watching, and DELETE leaves the retain', async () => {
+  const retained = await lab.api(tester, `/Device?action=retain&id=${deviceId}`, { method: 'POST' });
+  expect(retained.status).toBe(200);
+  const retainOf = async () => (await lab.hub.db.selectFrom('devices').select(['retain_id', 'retained_by']).where('id', '=', deviceId)
+    .executeTakeFirstOrThrow());
+  const before = await retainOf();
+  const watcher = openScreen(screenUrl(lab.hub.url, `id=${deviceId}`), basic(tester));
+  clients.push(watcher);
+  await watcher.opened;
+  await waitFor(async () => watcher.frames > 0 && /^minicap/.test(String(lastSource(watcher))), 30_000, 'minicap frames of the retain');
+
+  // A one-second queue timeout: a request that waited in line for the device its user holds would fail with it.
+  const user = new WdioUser();
+  users.push(user);
+  const port = Number(new URL(lab.hub.url).port);
+  await user.session({
+    protocol: 'http', hostname: '127.0.0.1', port, path: '/Appium', user: tester.login, key: tester.token, connectionRetryTimeout: 240_000,
+    capabilities: { platformName: 'Android', 'appium:automationName': 'UiAutomator2', 'appium:udid': deviceId,
+      'devicelab:queueTimeout': 1, 'appium:newCommandTimeout': 120 },
+  });
+  const session = await lab.hub.db.selectFrom('automation_sessions').select(['retain_id', 'state']).where('device_id', '=', deviceId)
+    .where('state', '=', 'open').executeTakeFirstOrThrow();
+  expect(session.retain_id).toBe(before.retain_id);
+  const record = (await json(await lab.api(tester, `/Device?id=${deviceId}`)))[0];
+  expect(record.automationSessionSignature).toBeTruthy();
+
+  // The same retain gained a session: its viewer stays and changes to the session's MJPEG stream.
+  await waitFor(async () => lastSource(watcher) === 'uiautomator2-mjpeg', 30_000, 'the viewer switched to the MJPEG stream');
+  await framesSince(watcher, 3, 'MJPEG frames');
+  expect(watcher.closedAt).toBeUndefined();
+  await user.element('//*[@text="Chrome" and @clickable="true"]', 'click');
+  await waitFor(async () => sim().foregroundPackage() === 'com.android.chrome', 30_000, 'Chrome opened by the session');
+  await waitFor(async () => pictureDistance(watcher.lastFrame!, sim().png()) < 6, 20_000, 'the viewer\'s frame shows Chrome');
+
+  // DELETE ends the session only: the retain the user had before stays, and so does its viewer (back on minicap).
+  await user.browser('deleteSession');
+  const ended = await lab.hub.db.selectFrom('automation_sessions').select(['state', 'end_reason']).where('device_id', '=', deviceId)
+    .orderBy('created_at', 'desc').limit(1).executeTakeFirstOrThrow();
+  expect(ended).toEqual({ state: 'closed', end_reason: 'its client deleted it' });
+  expect(await retainOf()).toEqual(before);
+  const after = (await json(await lab.api(tester, `/Device?id=${deviceId}`)))[0];
+  expect(after.retainedByUserName).toBe(tester.login);
+  expect(after.automationSessionSignature).toBeUndefined();
+  await waitFor(async () => /^minicap/.test(String(lastSource(watcher))), 30_000, 'minicap again after the session');
+  expect(watcher.closedAt).toBeUndefined();
+  expect(watcher.errors).toEqual([]);
+
+  const released = await lab.api(tester, `/Device?action=release&id=${deviceId}`, { method: 'POST' });
+  expect(released.status).toBe(200);
+  await waitFor(async () => watcher.closedAt !== undefined, 30_000, 'the viewer ended with the release');
 });

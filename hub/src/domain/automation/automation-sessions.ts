@@ -1,8 +1,9 @@
 /**
  * An automation session is a retain: creating one claims a device for the user (waiting in the line when none is
- * free), installs the asked-for library app, creates the session on the device's Appium server and records it in
- * the session map. Ending one deletes it on the gateway first and releases the device only once the gateway has
- * answered, so the next session never meets the old one still tearing down.
+ * free; or adopting a matching retain the user holds already), installs the asked-for library app, creates the
+ * session on the device's Appium server and records it in the session map. Ending one deletes it on the gateway
+ * first and releases the device only once the gateway has answered, so the next session never meets the old one
+ * still tearing down; an adopted retain is not released (the user held it before the session and keeps it).
  */
 import { randomUUID } from 'node:crypto';
 import { ApiFailure, parseGuid, type Logger } from '@devicelab/shared';
@@ -17,7 +18,7 @@ import { releaseDevice } from '../device-actions';
 import { callAppium, valueOf, type AppiumAnswer, type AutomationGateways } from './appium-client';
 import { gatewaySessionBody, type NewSessionRequest, type SessionCandidate } from './capabilities';
 import type { DeviceFilter } from '@devicelab/shared';
-import { filterOfCriteria, type ClaimDevice, type ClaimedDevice } from './device-claim';
+import { filterOfCriteria, retainMadeForSession, type ClaimDevice, type ClaimedDevice } from './device-claim';
 import type { KeptSessions } from './kept-sessions';
 import { beginClosing, closeSession, recordSession, type LiveSession } from './session-map';
 
@@ -60,6 +61,10 @@ export async function createAutomationSession(
   const device = await ctx.claim(user, filter, request.queueTimeoutMs, options.signal);
   const requestId = options.requestId ?? randomUUID();
   const releaseAgain = async (why: string) => {
+    if (!(await retainMadeForSession(ctx.db, device.id))) {
+      ctx.logger.info({ device: device.id, requestId, why }, 'automation session not created; the adopted retain stays');
+      return;
+    }
     ctx.logger.info({ device: device.id, requestId, why }, 'automation session not created; device released');
     await releaseDevice(ctx.db, user, device.id, { now: ctx.clock, gateways: ctx.gateways }).catch((err: unknown) =>
       ctx.logger.warn({ err, device: device.id }, 'could not release the device of a session not created'));
@@ -142,10 +147,11 @@ export async function endAutomationSession(
   return answer;
 }
 
-/** Releases the device if the session's own retain still holds it (not one that came after). */
+/** Releases the device if the session's own retain still holds it (not one that came after) and was made for it. */
 async function releaseSessionDevice(ctx: AutomationContext, session: LiveSession): Promise<void> {
   const device = await ctx.db.selectFrom('devices').select(['retain_id']).where('id', '=', session.device_id).executeTakeFirst();
   if (!device || device.retain_id !== session.retain_id) return;
+  if (!(await retainMadeForSession(ctx.db, session.device_id))) return; // adopted: the user's retain stays theirs
   const row = await ctx.db.selectFrom('users').selectAll().where('id', '=', session.user_id).executeTakeFirst();
   if (!row) return;
   const owner = await loadAuthenticatedUser(ctx.db, row);
