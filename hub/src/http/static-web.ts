@@ -1,7 +1,7 @@
 /**
  * Serves the dashboard (the `web` package's build, `web/dist`) at `/`: hashed files under `/assets/` are cached
  * for a year, `index.html` is revalidated every time, and a GET for one of the dashboard's own pages (`/`,
- * `/devices/<id>`, `/apps`, `/lab`) gets `index.html`; any other path stays a 404. Mounted after `/apiv1`, so it
+ * `/devices/<id>`, `/apps`, `/calendar`, `/lab`) gets `index.html`; any other path stays a 404. Mounted after `/apiv1`, so it
  * never answers an API path.
  */
 import { existsSync } from 'node:fs';
@@ -12,7 +12,7 @@ const NOT_BUILT = '<!doctype html><title>DeviceLab</title><p>The dashboard is no
   + '<code>node scripts/bootstrap.mjs</code> (it builds <code>web/dist</code>). The REST API is at <a href="/apiv1/Service">/apiv1</a>.';
 
 /** The client routes of `web/src/app.tsx`. */
-const DASHBOARD_PAGES = /^\/(devices\/[^/]+|apps|lab)?\/?$/;
+const DASHBOARD_PAGES = /^\/(devices\/[^/]+|apps|calendar|lab)?\/?$/;
 
 export function staticWebRouter(distDir: string): Router {
   const router = express.Router();

@@ -159,4 +159,7 @@ it('offers no booking to a user who may not book, and still shows the calendar',
   expect(await page.locator('.timeline-track button.cell').count()).toBe(0);
   // The booking Alice made on the device page is there, hers.
   await page.getByTestId('booking').first().waitFor();
+  // The page's own address, reloaded or pasted, opens the calendar again.
+  await page.reload();
+  await page.getByTestId('lab-calendar').waitFor();
 }, 60_000);
