@@ -10,6 +10,17 @@ export interface SlotChoice {
   end: Date;
 }
 
+/** What a calendar view shows and offers: the bookings drawn, one's own marked, a free slot to book, a booking to open. */
+export interface BookingViewProps {
+  bookings: Reservation[];
+  userId: string;
+  now: number;
+  /** Absent for users who may not book. */
+  onSlot?: (slot: SlotChoice) => void;
+  onSelect(booking: Reservation): void;
+  selectedId?: string;
+}
+
 interface Props {
   slot: SlotChoice;
   /** The devices to choose from; absent on a device's own calendar. */

@@ -6,19 +6,13 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type { Reservation } from '../api/types';
 import { moveFocus, proposedSlot } from './slots';
-import type { SlotChoice } from './booking-form';
+import type { BookingViewProps } from './booking-form';
 import { atHour, dayLabel, daySegment, hourLabel, rangeLabel, timeLabel } from './week';
 
-interface Props {
+interface Props extends BookingViewProps {
   deviceId: string;
   deviceName: string;
   days: Date[];
-  bookings: Reservation[];
-  userId: string;
-  now: number;
-  onSlot?: (slot: SlotChoice) => void;
-  onSelect(booking: Reservation): void;
-  selectedId?: string;
 }
 
 const HOURS = Array.from({ length: 24 }, (_, h) => h);

@@ -7,20 +7,13 @@
 import type { Reservation } from '../api/types';
 import { linkClick } from '../router';
 import { chosenHour, moveFocus, proposedSlot } from './slots';
-import type { SlotChoice } from './booking-form';
+import type { BookingViewProps } from './booking-form';
 import { columnPosition, dayLabel, hourLabel, rangeLabel, timeLabel } from './week';
 
-interface Props {
+interface Props extends BookingViewProps {
   /** The columns' bounds: 8 local midnights (a week) or 25 local hours (a day). */
   bounds: Date[];
   devices: { id: string; name: string }[];
-  bookings: Reservation[];
-  userId: string;
-  now: number;
-  /** Absent for users who may not book. */
-  onSlot?: (slot: SlotChoice) => void;
-  onSelect(booking: Reservation): void;
-  selectedId?: string;
 }
 
 export function LabTimeline({ bounds, devices, bookings, userId, now, onSlot, onSelect, selectedId }: Props) {

@@ -12,7 +12,7 @@ import type { ScreenSink, ScreenSource } from '../../../screen/screen-source';
 import Adb from '@devicefarmer/adbkit';
 import { asCommandError, runShell, withDeviceSlot } from '../shell';
 import { AGENT_DIR, connectAgent, killAgent, pushFile, readGreeting, startAgent } from './device-agent';
-import { pressKey, TextInput } from './keys-and-text';
+import { applyDeviceInput, setUserRotation, TextInput } from './keys-and-text';
 import { type MinicapBanner, MinicapStreamReader, projection } from './minicap-stream';
 import { Minitouch } from './minitouch';
 import { chooseScreenBinaries, type MinicapFiles } from './screen-binaries';
@@ -198,17 +198,11 @@ export class AndroidScreen implements ScreenSource {
 
   async input(input: ScreenInput): Promise<void> {
     if (this.stopped || !this.facts) return;
+    if (await applyDeviceInput({ device: this.device, touch: this.touch, text: this.text }, this.facts.rotation, input)) return;
     switch (input.t) {
-      case 'touch':
-        this.touch?.touch(input.a, input.c ?? 0, input.x, input.y, this.facts.rotation);
-        return;
-      case 'key':
-        return pressKey(this.device, input.key);
-      case 'text':
-        return this.text.type(input.text);
       case 'rotate': {
         if (input.rotation === this.facts.rotation) return;
-        await runShell(this.device, `settings put system accelerometer_rotation 0; settings put system user_rotation ${input.rotation / 90}`, 10_000);
+        await setUserRotation(this.device, input.rotation);
         if (this.rotationWatch) {
           // The display turns on its own time (and not at all under an app fixed to one orientation): the watch
           // restarts the capture once it has.

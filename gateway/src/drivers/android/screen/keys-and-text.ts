@@ -5,9 +5,10 @@
  * and is installed on first use.
  */
 import type { DeviceClient } from '@devicefarmer/adbkit';
-import { shellQuote, type ScreenKey } from '@devicelab/shared';
+import { shellQuote, type ScreenInput, type ScreenKey } from '@devicelab/shared';
 import { DeviceCommandError } from '../../device-driver';
 import { runShell } from '../shell';
+import type { Minitouch } from './minitouch';
 import { appiumSettingsApk } from './screen-binaries';
 
 const KEYCODES: Record<ScreenKey, number> = {
@@ -87,4 +88,33 @@ export class TextInput {
     }
     this.imeReady = true;
   }
+}
+
+/** What every Android screen source does with a finger, a key or text (all enter below UiAutomator, as a finger). */
+export interface DeviceInputs {
+  device: DeviceClient;
+  touch?: Minitouch;
+  text: TextInput;
+}
+
+/** Applies a touch, key or text input; false for an input the source handles itself (rotate). */
+export async function applyDeviceInput(inputs: DeviceInputs, rotation: number, input: ScreenInput): Promise<boolean> {
+  switch (input.t) {
+    case 'touch':
+      inputs.touch?.touch(input.a, input.c ?? 0, input.x, input.y, rotation);
+      return true;
+    case 'key':
+      await pressKey(inputs.device, input.key);
+      return true;
+    case 'text':
+      await inputs.text.type(input.text);
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Turns the display as the Rotate button asks: auto-rotate off, the user's rotation set (quarter turns). */
+export async function setUserRotation(device: DeviceClient, degrees: number): Promise<void> {
+  await runShell(device, `settings put system accelerometer_rotation 0; settings put system user_rotation ${degrees / 90}`, 10_000);
 }

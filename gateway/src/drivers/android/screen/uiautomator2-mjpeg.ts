@@ -17,9 +17,8 @@ import type { Logger, ScreenInput } from '@devicelab/shared';
 import { DeviceCommandError } from '../../device-driver';
 import type { ScreenSink, ScreenSource } from '../../../screen/screen-source';
 import { MjpegResponseReader, mjpegRequest } from '../../../screen/mjpeg-reader';
-import { runShell } from '../shell';
 import { readDisplayFacts, type DisplayFacts } from './android-screen';
-import { pressKey, TextInput } from './keys-and-text';
+import { applyDeviceInput, setUserRotation, TextInput } from './keys-and-text';
 import { Minitouch } from './minitouch';
 import { chooseScreenBinaries } from './screen-binaries';
 
@@ -129,18 +128,12 @@ export class UiAutomator2MjpegScreen implements ScreenSource {
 
   async input(input: ScreenInput): Promise<void> {
     if (this.stopped || !this.facts) return;
+    if (await applyDeviceInput({ device: this.device, touch: this.touch, text: this.text }, this.facts.rotation, input)) return;
     switch (input.t) {
-      case 'touch':
-        this.touch?.touch(input.a, input.c ?? 0, input.x, input.y, this.facts.rotation);
-        return;
-      case 'key':
-        return pressKey(this.device, input.key);
-      case 'text':
-        return this.text.type(input.text);
       case 'rotate':
         // The stream's frames turn with the display by themselves; only the touch mapping and the viewers change.
         if (input.rotation === this.facts.rotation) return;
-        await runShell(this.device, `settings put system accelerometer_rotation 0; settings put system user_rotation ${input.rotation / 90}`, 10_000);
+        await setUserRotation(this.device, input.rotation);
         this.facts = { ...this.facts, rotation: input.rotation };
         if (!this.stopped) this.announce();
         return;
