@@ -14,7 +14,7 @@ import { asCommandError, runShell, withDeviceSlot } from '../shell';
 import { AGENT_DIR, connectAgent, killAgent, pushFile, readGreeting, startAgent } from './device-agent';
 import { applyDeviceInput, setUserRotation, TextInput } from './keys-and-text';
 import { type MinicapBanner, MinicapStreamReader, projection } from './minicap-stream';
-import { Minitouch } from './minitouch';
+import { type Minitouch, startMinitouchIfAble } from './minitouch';
 import { chooseScreenBinaries, type MinicapFiles } from './screen-binaries';
 import { parseInputRotation, readDisplayRotation, ROTATION_COMMAND, RotationWatch } from './display-rotation';
 
@@ -101,13 +101,7 @@ export class AndroidScreen implements ScreenSource {
       await pushFile(this.device, binaries.minicap.apk, `${AGENT_DIR}/minicap.apk`, 0o644);
     }
     await this.startCapture();
-    if (binaries.minitouch) {
-      try {
-        this.touch = await Minitouch.start(this.device, binaries.minitouch.binary);
-      } catch (err) {
-        this.options.logger.warn({ err, device: this.device.serial }, 'minitouch did not start: the screen is view only');
-      }
-    }
+    if (binaries.minitouch) this.touch = await startMinitouchIfAble(this.device, binaries.minitouch.binary, this.options.logger);
     if (this.stopped) {
       // Stopped while starting: what started meanwhile is not the stop's to know of.
       const touch = this.touch;

@@ -6,6 +6,7 @@
  */
 import type { DeviceClient } from '@devicefarmer/adbkit';
 import type { Duplex } from 'node:stream';
+import type { Logger } from '@devicelab/shared';
 import { AGENT_DIR, connectAgent, killAgent, pushFile, readGreeting, startAgent } from './device-agent';
 
 export interface MinitouchRange {
@@ -77,5 +78,15 @@ export class Minitouch {
     this.socket.destroy();
     this.shell.destroy();
     await killAgent(this.device, this.range.pid);
+  }
+}
+
+/** Starts minitouch, or gives none (logged) when it cannot: the screen is then shown without touch. */
+export async function startMinitouchIfAble(device: DeviceClient, binary: string, logger: Logger): Promise<Minitouch | undefined> {
+  try {
+    return await Minitouch.start(device, binary);
+  } catch (err) {
+    logger.warn({ err, device: device.serial }, 'minitouch did not start: the screen is view only');
+    return undefined;
   }
 }

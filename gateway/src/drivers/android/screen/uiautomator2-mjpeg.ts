@@ -19,7 +19,7 @@ import type { ScreenSink, ScreenSource } from '../../../screen/screen-source';
 import { MjpegResponseReader, mjpegRequest } from '../../../screen/mjpeg-reader';
 import { readDisplayFacts, type DisplayFacts } from './android-screen';
 import { applyDeviceInput, setUserRotation, TextInput } from './keys-and-text';
-import { Minitouch } from './minitouch';
+import { type Minitouch, startMinitouchIfAble } from './minitouch';
 import { chooseScreenBinaries } from './screen-binaries';
 
 /** The UiAutomator2 server's MJPEG port on the device (fixed in the server and the driver). */
@@ -52,13 +52,7 @@ export class UiAutomator2MjpegScreen implements ScreenSource {
     this.facts = await readDisplayFacts(this.device);
     const first = await this.openStream();
     const binaries = chooseScreenBinaries(this.facts);
-    if (binaries.minitouch && !this.stopped) {
-      try {
-        this.touch = await Minitouch.start(this.device, binaries.minitouch.binary);
-      } catch (err) {
-        this.options.logger.warn({ err, device: this.device.serial }, 'minitouch did not start: the screen is view only');
-      }
-    }
+    if (binaries.minitouch && !this.stopped) this.touch = await startMinitouchIfAble(this.device, binaries.minitouch.binary, this.options.logger);
     if (this.stopped) {
       const touch = this.touch;
       this.touch = undefined;
