@@ -32,10 +32,15 @@ export async function launchBrowser(viewport = { width: 1280, height: 800 }): Pr
   };
 }
 
-/** Opens the dashboard at `hubUrl` and submits its sign-in form with a login and API token. */
+/**
+ * Opens the dashboard at `hubUrl`, submits its sign-in form with a login and API token and waits for the answer:
+ * signed in (the Sign out button) or refused (the form's alert). A navigation before then would abort the sign-in
+ * request and leave the page signed out.
+ */
 export async function signIn(page: Page, hubUrl: string, login: string, token: string): Promise<void> {
   await page.goto(hubUrl);
   await page.fill('input[name="login"]', login);
   await page.fill('input[name="token"]', token);
   await page.click('button[type="submit"]');
+  await page.locator('header.topbar button:text-is("Sign out"), form.signin [role="alert"]').first().waitFor({ timeout: 30_000 });
 }
