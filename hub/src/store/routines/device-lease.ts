@@ -11,24 +11,29 @@
 import { sql } from 'kysely';
 
 export const deviceLeaseRoutines = sql`
-  -- A lab lease setting in minutes; fallback when unset or unreadable.
-  CREATE OR REPLACE FUNCTION lease_setting(name text, fallback int) RETURNS int LANGUAGE sql STABLE AS $$
-    SELECT coalesce((SELECT CASE WHEN value ~ '^[0-9]{1,6}$' THEN value::int END FROM hub_settings WHERE key = name), fallback)
-  $$;
+  -- A lab lease setting in minutes; fallback when unset or unreadable. PL/pgSQL, as lease_max_minutes below: a SQL
+  -- function with a subquery is not inlined, so it would be planned again at every call of every retain.
+  CREATE OR REPLACE FUNCTION lease_setting(name text, fallback int) RETURNS int LANGUAGE plpgsql STABLE AS $$
+  BEGIN
+    RETURN coalesce((SELECT CASE WHEN s.value ~ '^[0-9]{1,6}$' THEN s.value::int END FROM hub_settings s
+      WHERE s.key = lease_setting.name), fallback);
+  END $$;
 
   -- The longest lease the user may hold, in minutes; NULL: no maximum.
-  CREATE OR REPLACE FUNCTION lease_max_minutes(retainer uuid) RETURNS int LANGUAGE sql STABLE AS $$
-    WITH lab AS (SELECT nullif(lease_setting('lease.maxLeaseMinutes', 0), 0) AS minutes),
-    per_role AS (
-      SELECT CASE WHEN r.max_lease_minutes IS NULL THEN (SELECT minutes FROM lab) ELSE nullif(r.max_lease_minutes, 0) END AS minutes
-      FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = retainer
-    )
-    SELECT CASE
-      WHEN NOT EXISTS (SELECT 1 FROM per_role) THEN (SELECT minutes FROM lab)
-      WHEN bool_or(minutes IS NULL) THEN NULL
-      ELSE max(minutes)
-    END FROM per_role
-  $$;
+  CREATE OR REPLACE FUNCTION lease_max_minutes(retainer uuid) RETURNS int LANGUAGE plpgsql STABLE AS $$
+  DECLARE
+    lab int := nullif(lease_setting('lease.maxLeaseMinutes', 0), 0);
+    roles_count int;
+    any_unlimited boolean;
+    longest int;
+  BEGIN
+    SELECT count(*), bool_or(p.minutes IS NULL), max(p.minutes) INTO roles_count, any_unlimited, longest
+    FROM (SELECT CASE WHEN r.max_lease_minutes IS NULL THEN lab ELSE nullif(r.max_lease_minutes, 0) END AS minutes
+      FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = retainer) p;
+    IF roles_count = 0 THEN RETURN lab; END IF;
+    IF any_unlimited THEN RETURN NULL; END IF;
+    RETURN longest;
+  END $$;
 
   CREATE OR REPLACE FUNCTION retain_lease(identifier text, guid uuid, retainer uuid, retainer_name text,
     at timestamptz, relay_from text, lease text, idle int)
