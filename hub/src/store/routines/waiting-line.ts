@@ -110,14 +110,26 @@ export const waitingLineRoutines = sql`
   LANGUAGE plpgsql AS $$
   DECLARE
     booker uuid;
+    candidate device_waiters;
+    passed bigint := 0;
     waiter device_waiters;
   BEGIN
     IF NOT device_is_free(device) THEN RETURN device; END IF;
     booker := device_booker(device.id, at);
-    -- Only the waiter taken is locked: the rows a filter leaves out are never touched.
-    SELECT * INTO waiter FROM device_waiters w
-      WHERE w.assigned_device IS NULL AND waiter_takes(device, w, booker)
-      ORDER BY w.place LIMIT 1 FOR UPDATE SKIP LOCKED;
+    -- The line in order, one waiter at a time from the index on place, stopping at the first the device suits (a
+    -- single statement with the filter in its WHERE was planned to test every waiter and sort them); only the
+    -- waiter taken is locked, and one another transaction holds is skipped, never waited for.
+    LOOP
+      SELECT * INTO candidate FROM device_waiters w WHERE w.assigned_device IS NULL AND w.place > passed
+        ORDER BY w.place LIMIT 1;
+      EXIT WHEN NOT FOUND;
+      passed := candidate.place;
+      CONTINUE WHEN NOT waiter_takes(device, candidate, booker);
+      SELECT * INTO waiter FROM device_waiters w
+        WHERE w.id = candidate.id AND w.assigned_device IS NULL AND waiter_takes(device, w, booker)
+        FOR UPDATE SKIP LOCKED;
+      EXIT WHEN waiter.id IS NOT NULL;
+    END LOOP;
     IF waiter.id IS NULL OR NOT line_retain_for(waiter, device.id, at, relay_from) THEN RETURN device; END IF;
     SELECT * INTO device FROM devices d WHERE d.id = device.id;
     RETURN device;
