@@ -22,11 +22,17 @@ export interface AccessSocket extends Duplex {
   setNoDelay(noDelay?: boolean): unknown;
 }
 
+/**
+ * Tunnel bytes read ahead of the bridge (one adb packet of the largest size offered): past it the call is paused.
+ * The default 16 KiB paused and resumed the call at every frame.
+ */
+const READ_AHEAD_BYTES = 1024 * 1024;
+
 export class TunnelSocket extends Duplex implements AccessSocket {
   bytesRead = 0;
 
   constructor(private readonly call: TunnelCall, readonly tunnelPeer: string) {
-    super({ allowHalfOpen: true });
+    super({ allowHalfOpen: true, readableHighWaterMark: READ_AHEAD_BYTES });
     call.pause();
     call.on('data', (frame: { data?: Buffer }) => {
       const data = frame.data;
