@@ -20,6 +20,7 @@ import type { Client } from '@devicefarmer/adbkit';
 import type { AccessEndpoint, DeviceAccessEvent, Retention } from '@devicelab/proto';
 import { OncePerInterval, parseAdbPublicKey, readAdbPublicKeyStruct, type Logger } from '@devicelab/shared';
 import { AdbBridge } from './adb-bridge';
+import type { AccessSocket } from './tunnel-socket';
 
 export interface PortRange {
   first: number;
@@ -88,7 +89,7 @@ interface Endpoint {
   port: number;
   /** Who may open it; none between a release and the next retain. */
   grant: Grant | undefined;
-  connections: Set<net.Socket>;
+  connections: Set<AccessSocket>;
   /** The device's CNXN banner, read once while the device is here. */
   banner?: Promise<string>;
   /** The device left this host (port Off, unplugged, not Ready): connections are refused until it is back. */
@@ -99,8 +100,6 @@ export class AdbAccessEndpoints {
   private readonly endpoints = new Map<string, Endpoint>();
   /** The port each device's endpoint had: a device that comes back gets it again when it is free (the hub may name it). */
   private readonly lastPorts = new Map<string, number>();
-  /** `address:port` of local sockets the hub tunnel opened -> who is behind them (for access events). */
-  private readonly tunnelPeers = new Map<string, string>();
   /** Refusals told, by `device key host` (see REFUSAL_REPORT_INTERVAL_MS). */
   private readonly refusalsReported = new OncePerInterval(REFUSAL_REPORT_INTERVAL_MS);
   private stopped = false;
@@ -186,11 +185,16 @@ export class AdbAccessEndpoints {
     return endpoint?.grant ? endpoint.port : undefined;
   }
 
-  /** Remembers that a local connection from `address:port` carries a hub tunnel for `peer` (its access events say so). */
-  markTunnelPeer(localAddress: string, localPort: number, peer: string): () => void {
-    const key = `${localAddress}:${localPort}`;
-    this.tunnelPeers.set(key, peer);
-    return () => this.tunnelPeers.delete(key);
+  /**
+   * Serves a hub tunnel (tunnel-socket.ts) as a connection to the device's endpoint, in process: admitted exactly as
+   * a TCP client (AccessSync wait, AUTH by the retainer's keys, dropped at release). False when the device is not
+   * retained and served here.
+   */
+  serveTunnel(vendorUniqueIdentifier: string, socket: AccessSocket): boolean {
+    const endpoint = this.endpoints.get(vendorUniqueIdentifier);
+    if (!endpoint?.grant) return false;
+    this.accept(endpoint, socket);
+    return true;
   }
 
   /** Resolves once the Retentions applied so far (apply, replaceAll) are in effect. */
@@ -236,7 +240,7 @@ export class AdbAccessEndpoints {
     return undefined;
   }
 
-  private accept(endpoint: Endpoint, socket: net.Socket): void {
+  private accept(endpoint: Endpoint, socket: AccessSocket): void {
     if (endpoint.absent) return void socket.destroy();
     socket.on('error', () => socket.destroy());
     if (!this.options.sync) return this.bridge(endpoint, socket);
@@ -258,12 +262,11 @@ export class AdbAccessEndpoints {
     socket.once('close', () => clearTimeout(timer));
   }
 
-  private bridge(endpoint: Endpoint, socket: net.Socket): void {
+  private bridge(endpoint: Endpoint, socket: AccessSocket): void {
     // Closed or away meanwhile: nothing to open.
     if (endpoint.absent || this.endpoints.get(endpoint.vendorUniqueIdentifier) !== endpoint) return void socket.destroy();
     endpoint.connections.add(socket);
     socket.on('close', () => endpoint.connections.delete(socket));
-    // Read when reported: a hub tunnel's socket is marked once its own 'connect' fired, which may follow ours.
     const from = () => this.describePeer(socket);
     // After a stream that may change packages, they are read again once the connection has been quiet a while.
     let packagesTimer: NodeJS.Timeout | undefined;
@@ -345,7 +348,7 @@ export class AdbAccessEndpoints {
    * Until the client has proven its key, it may send only a little, and only for a while, or the connection is
    * dropped.
    */
-  private guardUnauthenticated(socket: net.Socket, authenticated: () => boolean): void {
+  private guardUnauthenticated(socket: AccessSocket, authenticated: () => boolean): void {
     const started = Date.now();
     const timer = setInterval(() => {
       if (authenticated() || socket.destroyed) {
@@ -394,9 +397,8 @@ export class AdbAccessEndpoints {
     });
   }
 
-  private describePeer(socket: net.Socket): string {
-    const direct = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
-    return this.tunnelPeers.get(direct) ?? direct;
+  private describePeer(socket: AccessSocket): string {
+    return socket.tunnelPeer ?? `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
   }
 
   /** Nobody's keys open it any more, and every open connection drops at once (the release "within 1 s" rule). */

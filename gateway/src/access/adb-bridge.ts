@@ -21,6 +21,7 @@ import {
   A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_VERSION_SKIP_CHECKSUM, A_WRTE, AUTH_RSAPUBLICKEY, AUTH_SIGNATURE,
   AUTH_TOKEN, AdbPacketReader, ByteQueue, adbPacketHeader, type AdbPacket,
 } from '@devicelab/shared';
+import type { AccessSocket } from './tunnel-socket';
 
 /** CNXN, AUTH signatures (256 bytes) and public keys (about 720) are small; nothing larger before AUTH. */
 const UNAUTHENTICATED_MAX_PAYLOAD = 8 * 1024;
@@ -70,7 +71,7 @@ export class AdbBridge {
   private nextLocalId = 1;
   private closed = false;
 
-  constructor(private readonly socket: net.Socket, readonly options: AdbBridgeOptions) {
+  constructor(private readonly socket: AccessSocket, readonly options: AdbBridgeOptions) {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.received(chunk));
     socket.on('end', () => this.close());

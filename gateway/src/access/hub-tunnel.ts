@@ -1,17 +1,17 @@
 /**
  * The gateway end of a hub-relayed device connection: the hub asked for it with OpenTunnel;
- * this calls `GatewayLink.Tunnel`, names the tunnel in the first frame, and joins the call (with the shared byte
- * pump, backpressure both ways) to the device's access endpoint: for Android a local TCP connection into its
- * adb endpoint, which authenticates the client exactly as a direct connection; for iOS one usbmux client
- * connection to the filtering proxy (usbmux-filter.ts). Refusals here become access events, and so do iOS
- * client sessions (usbmux has no key of its own to report; usbmux-sessions.ts).
+ * this calls `GatewayLink.Tunnel`, names the tunnel in the first frame, and hands the call to the device's access
+ * endpoint: for Android its adb endpoint serves the call in process (tunnel-socket.ts) and authenticates the client
+ * exactly as a direct connection; for iOS the call is one usbmux client connection to the filtering proxy
+ * (usbmux-filter.ts). Refusals here become access events, and so do iOS client sessions (usbmux has no key of its
+ * own to report; usbmux-sessions.ts).
  */
-import net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import type { DeviceAccessEvent, OpenTunnel, TunnelFrame } from '@devicelab/proto';
-import { frameStreamEnd, pumpBytes, socketEnd, type Logger } from '@devicelab/shared';
+import { frameStreamEnd, type Logger } from '@devicelab/shared';
 import type { TicketVerifier } from '../tickets/ticket-verifier';
 import type { AdbAccessEndpoints } from './adb-access-endpoints';
+import { TunnelSocket } from './tunnel-socket';
 import type { UsbmuxAccess } from './usbmux-filter';
 
 /** iOS devices: a tunnel is one usbmux client connection to the filtering proxy (usbmux-filter.ts). */
@@ -73,23 +73,10 @@ export function relayTunnel(request: OpenTunnel, options: TunnelRelayOptions): v
     }, { userLogin: request.userLogin, remoteAddress: request.remoteAddress, who });
     return;
   }
-  const port = endpoints?.portOf(vuid);
-  if (!endpoints || port === undefined) return refuse('the device has no adb endpoint on its gateway (not retained, or not served)');
+  if (!endpoints || endpoints.portOf(vuid) === undefined) {
+    return refuse('the device has no adb endpoint on its gateway (not retained, or not served)');
+  }
   call.write({ tunnelId: request.tunnelId });
-  const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
-  socket.setNoDelay(true);
-  let forget = (): void => undefined;
-  socket.once('connect', () => {
-    // The endpoint reports the connection (opened or refused at AUTH) as coming from the hub's client.
-    forget = endpoints.markTunnelPeer(socket.localAddress ?? '127.0.0.1', socket.localPort ?? 0,
-      `${request.remoteAddress} (${request.userLogin}, through the hub)`);
-  });
-  socket.on('error', (err) => {
-    options.logger.debug({ err, tunnel: request.tunnelId }, 'tunnel socket failed');
-    forget();
-    socket.destroy();
-    call.cancel();
-  });
-  socket.on('close', () => forget());
-  pumpBytes(socketEnd(socket), frameStreamEnd(call, () => call.cancel()));
+  // The endpoint reports the connection (opened or refused at AUTH) as coming from the hub's client.
+  endpoints.serveTunnel(vuid, new TunnelSocket(call, `${request.remoteAddress} (${request.userLogin}, through the hub)`));
 }
