@@ -85,6 +85,7 @@ export class TunnelSocket extends Duplex {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    if (chunk.length === 0) return done(); // the HTTP client's end of a body: nothing to carry
     this.touched();
     if (this.tunnel.write({ data: chunk })) done();
     else this.tunnel.once('drain', () => done());
