@@ -156,7 +156,10 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
       const sessionId = String(req.params.sessionId);
       // Both reads at once, after one sync: a session (and credentials) kept since the last write need no round trip.
       const heard = deps.kept.sync();
-      const [caller, found] = await Promise.all([basicCaller(req, res, heard), heard.then((h) => automation.sessions.find(sessionId, h))]);
+      // Commands carry no credentials as clients send them: then the session's read is the only wait.
+      const [caller, found] = req.headers.authorization === undefined
+        ? [null, await automation.sessions.find(sessionId, await heard)]
+        : await Promise.all([basicCaller(req, res, heard), heard.then((h) => automation.sessions.find(sessionId, h))]);
       let session = found;
       if (caller === undefined) return;
       if (!session) {
@@ -169,9 +172,11 @@ export function appiumRouter(deps: AppiumRouteDependencies): Router {
       if (caller && caller.id !== session.user_id && !hasEntitlement(caller, 'DeviceReleaseAny')) {
         return writeW3cError(res, 'invalid session id', `The session ${sessionId.slice(0, 64)} is not yours.`, { status: 403 });
       }
-      const standing = await untilDeviceBack(session, res);
-      if (!standing) return; // the client went away meanwhile
-      session = standing;
+      if (offlineSince(session) !== undefined) {
+        const standing = await untilDeviceBack(session, res);
+        if (!standing) return; // the client went away meanwhile
+        session = standing;
+      }
       const ended = whySessionEnded(session, automation.clock().getTime());
       if (ended) {
         await endAutomationSession(automation, session, ended, { deleteOnGateway: session.device_availability === 'Online' });

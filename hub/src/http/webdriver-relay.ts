@@ -32,12 +32,15 @@ export interface RelayOutcome {
 /**
  * Sends `req` to `path` through `agent` and streams the answer into `res`. Resolves when both directions are done;
  * a transport failure before the answer started is left to the caller (`error`) to answer in W3C form.
+ * The answer is pumped by hand rather than with `stream.pipeline`: a command's answer is one or two chunks, and
+ * pipeline's per-call machinery (an AbortController, end-of-stream watchers on both streams) cost more CPU than
+ * the relaying itself.
  */
 export function relayWebDriver(req: Request, res: Response, agent: http.Agent, path: string, timeoutMs: number): Promise<RelayOutcome> {
   return new Promise((resolve) => {
-    const upstream = http.request({
-      agent, host: APPIUM_HOST, method: req.method, path, headers: { ...relayedHeaders(req.headers), host: APPIUM_HOST },
-    });
+    const headers = relayedHeaders(req.headers);
+    headers.host = APPIUM_HOST;
+    const upstream = http.request({ agent, host: APPIUM_HOST, method: req.method, path, headers });
     let settled = false;
     const settle = (outcome: RelayOutcome) => {
       if (settled) return;
@@ -48,19 +51,34 @@ export function relayWebDriver(req: Request, res: Response, agent: http.Agent, p
     const timer = setTimeout(() => upstream.destroy(new Error(`the device's Appium server did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
     upstream.on('response', (answer) => {
       clearTimeout(timer);
-      res.status(answer.statusCode ?? 502);
-      for (const [name, value] of Object.entries(relayedHeaders(answer.headers))) if (value !== undefined) res.setHeader(name, value);
-      pipeline(answer, res).then(() => settle({ status: answer.statusCode }), (error: Error) => {
-        res.destroy();
-        settle({ status: answer.statusCode, error });
+      const status = answer.statusCode ?? 502;
+      res.writeHead(status, relayedHeaders(answer.headers));
+      answer.on('data', (chunk: Buffer) => {
+        if (!res.write(chunk)) answer.pause();
       });
+      res.on('drain', () => answer.resume());
+      answer.on('end', () => res.end(() => settle({ status })));
+      // Closed before its end (the tunnel or Appium went away mid-answer): the client must not take it for whole.
+      answer.on('close', () => {
+        if (answer.complete) return;
+        res.destroy();
+        settle({ status, error: new Error('the answer of the device\'s Appium server was cut off') });
+      });
+      answer.on('error', () => undefined); // reported by 'close' above
     });
     upstream.on('error', (error) => {
       if (!res.headersSent) settle({ error });
-      else res.destroy();
+      else {
+        res.destroy();
+        settle({ error });
+      }
     });
     // The client leaving mid-request ends the relayed request too.
-    res.on('close', () => { if (!res.writableFinished) upstream.destroy(); });
+    res.on('close', () => {
+      if (res.writableFinished) return;
+      upstream.destroy();
+      settle({ error: new Error('the client went away') });
+    });
     // Most commands are GETs without a body: sent at once rather than after the body stream's end event.
     const length = req.headers['content-length'];
     if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {

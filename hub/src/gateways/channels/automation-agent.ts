@@ -57,10 +57,15 @@ export class AutomationAgent extends http.Agent {
   }
 }
 
-/** One tunnel as the stream socket an HTTP client expects. */
+/**
+ * One tunnel as the stream socket an HTTP client expects. What the client writes in one go (a request's head and
+ * body, corked by the HTTP client) leaves as one tunnel frame (`_writev`).
+ */
 export class TunnelSocket extends Duplex {
   timeout = 0;
   private idleTimer?: NodeJS.Timeout;
+  /** When bytes last went either way (ms, monotonic): the idle timer looks at it when it fires rather than being reset per chunk. */
+  private lastActive = 0;
 
   constructor(private readonly tunnel: DeviceTunnel) {
     super({ allowHalfOpen: false });
@@ -80,9 +85,14 @@ export class TunnelSocket extends Duplex {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    if (chunk.length === 0) return done(); // the HTTP client's end of a body: nothing to carry
     this.touched();
     if (this.tunnel.write({ data: chunk })) done();
     else this.tunnel.once('drain', () => done());
+  }
+
+  override _writev(chunks: Array<{ chunk: Buffer; encoding: BufferEncoding }>, done: (err?: Error | null) => void): void {
+    this._write(chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map(({ chunk }) => chunk)), chunks[0].encoding, done);
   }
 
   override _final(done: (err?: Error | null) => void): void {
@@ -107,6 +117,8 @@ export class TunnelSocket extends Duplex {
       if (ms === 0) this.removeListener('timeout', listener);
       else this.once('timeout', listener);
     }
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     this.touched();
     return this;
   }
@@ -128,10 +140,20 @@ export class TunnelSocket extends Duplex {
   }
 
   private touched(): void {
-    clearTimeout(this.idleTimer);
-    if (this.timeout > 0 && !this.destroyed) {
-      this.idleTimer = setTimeout(() => this.emit('timeout'), this.timeout);
-      this.idleTimer.unref();
-    }
+    this.lastActive = performance.now();
+    if (this.idleTimer === undefined && this.timeout > 0 && !this.destroyed) this.armIdleTimer(this.timeout);
+  }
+
+  /** Fires when nothing went either way for `timeout`; bytes meanwhile put it off by what is left. */
+  private armIdleTimer(ms: number): void {
+    const timeout = this.timeout;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.destroyed || this.timeout !== timeout || timeout === 0) return;
+      const left = this.lastActive + timeout - performance.now();
+      if (left > 1) this.armIdleTimer(left);
+      else this.emit('timeout');
+    }, ms);
+    this.idleTimer.unref();
   }
 }
