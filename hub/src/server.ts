@@ -183,13 +183,15 @@ export async function startHub(
     // The lab leader's tick keeps isLeader current; each replica sweeps the sessions of devices its links hold.
     cleanups.push(startSessionSweeper(automation, commandTimes, async () => registry.isLeader, undefined,
       (device) => directory.linkPlace(device)));
+    const authenticate = sessionOrBasicAuth(db, { logger, throttle, kept });
     const app = createApiApp({
       screen,
       db,
       clock: options.clock,
       blobs,
       gateways,
-      authenticate: sessionOrBasicAuth(db, { logger, throttle, kept }),
+      authenticate,
+      authenticateNow: authenticate.now,
       kept,
       signIn: webSessionRouter(db, { logger, throttle }),
       events,

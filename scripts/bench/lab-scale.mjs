@@ -29,6 +29,9 @@ const raceUsers = Number(process.env.BENCH_RACE_USERS || 200);
 const raceDevices = Number(process.env.BENCH_RACE_DEVICES || 50);
 /** BENCH_ROWS=reads,race picks rows (default reads). */
 const wanted = new Set((process.env.BENCH_ROWS || 'reads').split(','));
+/** BENCH_READ_ROWS=device,device-1,service,service-401,application,available picks rows of `reads` (default all). */
+const readRows = process.env.BENCH_READ_ROWS ? new Set(process.env.BENCH_READ_ROWS.split(',')) : undefined;
+const readRow = (name) => readRows === undefined || readRows.has(name);
 
 requireWrk();
 
@@ -145,20 +148,32 @@ try {
       await gateway.waitForLine(/synthetic gateway: connected/, 60_000);
       await waitOnline(count);
       const list = await save('/Device', `device-list-${count}.json`);
-      await row(`GET /Device (${count} devices, ${kb(list.bytes)}), 50 clients`, '/Device', list,
-        { connections: 50, goal: count === 100 ? '>= 0.5x Express, >= 0.3x bare' : '>= 0.5x Express' });
-      await row(`GET /Device (${count} devices), 1 client`, '/Device', list, { connections: 1, oneClient: true, goal: 'p50 within 1 ms of Express' });
+      if (readRow('device')) {
+        await row(`GET /Device (${count} devices, ${kb(list.bytes)}), 50 clients`, '/Device', list,
+          { connections: 50, goal: count === 100 ? '>= 0.5x Express, >= 0.3x bare' : '>= 0.5x Express' });
+      }
+      if (readRow('device-1')) {
+        await row(`GET /Device (${count} devices), 1 client`, '/Device', list, { connections: 1, oneClient: true, goal: 'p50 within 1 ms of Express' });
+      }
       if (count !== deviceCounts[0]) continue;
-      const service = await save('/Service', 'service.json');
-      await row(`GET /Service (${kb(service.bytes)}), 20 clients`, '/Service', service, { connections: 20, goal: '>= 0.5x Express' });
-      const refused = await save('/Service', 'service-401.json', {});
-      await row('GET /Service without credentials (401), 20 clients', '/Service', refused,
-        { connections: 20, headers: {}, goal: '>= 0.5x Express, not slower than the 200' });
-      const library = await save('/Application', 'application.json');
-      await row(`GET /Application (${kb(library.bytes)}), 50 clients`, '/Application', library, { connections: 50, goal: '>= 0.5x Express' });
-      const available = await save('/Device/Available', 'available.json');
-      await row(`GET /Device/Available (${kb(available.bytes)}), 50 clients`, '/Device/Available', available,
-        { connections: 50, goal: '>= 0.5x Express' });
+      if (readRow('service')) {
+        const service = await save('/Service', 'service.json');
+        await row(`GET /Service (${kb(service.bytes)}), 20 clients`, '/Service', service, { connections: 20, goal: '>= 0.5x Express' });
+      }
+      if (readRow('service-401')) {
+        const refused = await save('/Service', 'service-401.json', {});
+        await row('GET /Service without credentials (401), 20 clients', '/Service', refused,
+          { connections: 20, headers: {}, goal: '>= 0.5x Express, not slower than the 200' });
+      }
+      if (readRow('application')) {
+        const library = await save('/Application', 'application.json');
+        await row(`GET /Application (${kb(library.bytes)}), 50 clients`, '/Application', library, { connections: 50, goal: '>= 0.5x Express' });
+      }
+      if (readRow('available')) {
+        const available = await save('/Device/Available', 'available.json');
+        await row(`GET /Device/Available (${kb(available.bytes)}), 50 clients`, '/Device/Available', available,
+          { connections: 50, goal: '>= 0.5x Express' });
+      }
     }
   }
   if (wanted.has('race')) await retainRace();

@@ -22,7 +22,8 @@ import { eventStreamRouter } from '../http/event-stream';
 import { errorHandler, notFound, rejectUnknownParameters } from '../http/handler';
 import { metricsEndpoint, requestTiming } from '../http/metrics-endpoint';
 import { staticWebRouter } from '../http/static-web';
-import { currentSessionRouter } from '../http/web-session';
+import { currentSessionRouter, type AuthenticationNow } from '../http/web-session';
+import { FirstReads } from '../http/first-reads';
 import type { EventPublisher } from '../events/event-publisher';
 import type { Db } from '../store/database';
 import { applicationRouter } from './application-routes';
@@ -55,6 +56,8 @@ interface ApiAppOptions {
   gateways: GatewayDirectory;
   /** Sets `req.user` (AuthenticatedUser) or answers 401 itself; runs for every /apiv1 path. */
   authenticate: RequestHandler;
+  /** What `authenticate` decides without waiting (http/web-session.ts); absent: the polled reads take the full way too. */
+  authenticateNow?: AuthenticationNow;
   logger: Logger;
   /** Largest accepted application upload; default 2 GiB. */
   uploadLimitBytes?: number;
@@ -126,6 +129,8 @@ export function createApiApp(options: ApiAppOptions): Express {
   app.disable('x-powered-by');
   app.set('query parser', false); // parameters are read by http/params from the raw URL
   app.set('trust proxy', options.trustProxy ?? false); // req.ip: the client address failed logins are throttled by
+  const firstReads = new FirstReads();
+  if (options.authenticateNow) app.use(firstReads.middleware('/apiv1', options.authenticateNow, deps.kept));
   app.use(requestTiming());
   // WebDriver clients speak their own protocol (W3C errors, credentials in the capabilities): their own router, before
   // `localWrites`, which would drop every kept read for each relayed POST (a click writes nothing to the records);
@@ -146,12 +151,12 @@ export function createApiApp(options: ApiAppOptions): Express {
   api.use(textBody());
   api.use(refuseUnknownParameters);
   api.use(deviceUseByHolder(deps.deviceUse));
-  api.use(deviceRouter(deps));
+  api.use(deviceRouter(deps, firstReads));
   api.use(gatewayRouter(deps));
   api.use(metricsRouter(deps));
-  api.use(applicationRouter(deps));
+  api.use(applicationRouter(deps, firstReads));
   api.use(asyncRouter(deps));
-  api.use(serviceRouter(deps));
+  api.use(serviceRouter(deps, firstReads));
   api.use(reportRouter(deps));
   api.use(settingsRouter(deps));
   api.use(userRouter(deps));

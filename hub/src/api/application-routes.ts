@@ -7,6 +7,7 @@ import { listApplications, uploadApplication } from '../domain/applications';
 import { requireEntitlement } from '../auth/entitlements';
 import { COMMAND_TIMEOUTS_MS } from '../domain/gateway-commands';
 import { handle, NO_REPLY, type RequestContext } from '../http/handler';
+import type { FirstReads } from '../http/first-reads';
 import { writeKeptJson } from '../http/kept-json';
 import type { RequestParams } from '../http/params';
 import { createUploadMiddleware, discardUploads, takeUploadedFile, type UploadedFile } from '../http/upload';
@@ -15,7 +16,7 @@ import { asyncReply } from './async-reply';
 import { keepRead, type ApiDependencies } from './context';
 import { applicationFilters, operationName, postOperation, requireGuid, requireString, unknownAction } from './params';
 
-export function applicationRouter(deps: ApiDependencies): Router {
+export function applicationRouter(deps: ApiDependencies, firstReads?: FirstReads): Router {
   const { db, gateways, blobs, packages } = deps;
   const router = Router();
   // The upload's entitlement is checked here, before the body is read (an async upload must be refused before it
@@ -31,11 +32,13 @@ export function applicationRouter(deps: ApiDependencies): Router {
   });
 
   // The kept library is the same array until it changes, so its bytes (and ETag) are made once (http/kept-json.ts).
-  router.get('/Application', handle(async ({ req, res, params, user }) => {
+  // Polled: also answered before the generic middleware when it can be (http/first-reads.ts).
+  const list = handle(async ({ req, res, params, user }) => {
     const applications = await listApplications(db, user, () => applicationFilters(params), keepRead(deps, req));
     await writeKeptJson(req, res, applications, params.pretty());
     return NO_REPLY;
-  }));
+  });
+  router.get('/Application', firstReads?.add('/Application', list) ?? list);
 
   router.post('/Application', upload, handle(async (ctx) => {
     const { params, user } = ctx;

@@ -1,5 +1,5 @@
 /** /Device, /Device/Available, /Device/Log, /Device/AppiumLog (spec 4.2). */
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { ApiFailure, success, successWith } from '@devicelab/shared';
 import { readDeviceLog, rebootDevice, releaseDevice } from '../domain/device-actions';
 import { readAutomationLog, readAutomationSession } from '../domain/device-automation-log';
@@ -9,28 +9,31 @@ import { listAvailableDevices, listDevices } from '../domain/devices';
 import { listWaitingFor } from '../domain/waiting-line';
 import { renewLease } from '../domain/lease-renewal';
 import { handle, NO_REPLY } from '../http/handler';
+import type { FirstReads } from '../http/first-reads';
 import { writeKeptJson } from '../http/kept-json';
 import type { ApiDependencies } from './context';
 import { deviceChangeRequest } from './device-body';
 import { deviceDetailOptions, deviceFilters, operationName, postOperation, requireString, unknownAction } from './params';
 import { retainRequest } from './retain-request';
 
-export function deviceRouter(deps: ApiDependencies): Router {
+export function deviceRouter(deps: ApiDependencies, firstReads?: FirstReads): Router {
   const { db, gateways } = deps;
   const router = Router();
 
   // Filters are read only once DeviceList is checked: a lister without it gets [] whatever it sent.
-  router.get('/Device', handle(async ({ req, res, params, user, listStamps }) => {
+  // Polled: also answered before the generic middleware when they can be (http/first-reads.ts).
+  const first = (path: string, handler: RequestHandler) => firstReads?.add(path, handler) ?? handler;
+  router.get('/Device', first('/Device', handle(async ({ req, res, params, user, listStamps }) => {
     const devices = await listDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params), listStamps);
     await writeKeptJson(req, res, devices, params.pretty());
     return NO_REPLY;
-  }));
+  })));
 
-  router.get('/Device/Available', handle(async ({ req, res, params, user, listStamps }) => {
+  router.get('/Device/Available', first('/Device/Available', handle(async ({ req, res, params, user, listStamps }) => {
     const devices = await listAvailableDevices(db, user, () => deviceFilters(params), () => deviceDetailOptions(params), listStamps);
     await writeKeptJson(req, res, devices, params.pretty());
     return NO_REPLY;
-  }));
+  })));
 
   router.get('/Device/WaitingLine', handle(async ({ user }) => successWith(await listWaitingFor(deps, user))));
 

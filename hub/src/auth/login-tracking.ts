@@ -20,8 +20,13 @@ const SEEN_RESOLUTION_MS = 60_000;
  */
 const notingNow = new Set<string>();
 
+/** Whether an authentication of `row` now needs no note (its last_seen_at is recent): noteAuthentication does nothing. */
+export function seenRecently(row: CheckedUserRow): boolean {
+  return !!row.last_seen_at && Date.now() - new Date(row.last_seen_at).getTime() < SEEN_RESOLUTION_MS;
+}
+
 export async function noteAuthentication(db: Db, row: CheckedUserRow): Promise<void> {
-  if (row.last_seen_at && Date.now() - new Date(row.last_seen_at).getTime() < SEEN_RESOLUTION_MS) return;
+  if (seenRecently(row)) return;
   if (notingNow.has(row.id)) return;
   notingNow.add(row.id);
   try {

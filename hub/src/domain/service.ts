@@ -1,6 +1,7 @@
 /** GET /Service: HubInformation (spec 2.3, 4.6). */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { formatWireDate, type BuildToolInformation, type DeviceGatewayInformation, type HubInformation } from '@devicelab/shared';
 import type { GatewayDirectory } from '../gateways/gateway-directory';
 
@@ -63,6 +64,20 @@ export function describeService(
     hubReplicas: replicas.map((replica) => ({
       id: replica.id, hostname: replica.hostname, version: replica.version, startedAt: formatWireDate(replica.startedAt),
     })),
+  };
+}
+
+/**
+ * describeService that answers the same object for as long as what it describes is the same (within one second of
+ * the clock, the same gateways and replicas): its serialised bytes are then made once, not per request
+ * (http/kept-json.ts keeps them per object).
+ */
+export function sameServiceDescription(): typeof describeService {
+  let last: ReturnType<typeof describeService> | undefined;
+  return (...args) => {
+    const description = describeService(...args);
+    if (last === undefined || !isDeepStrictEqual(last, description)) last = description;
+    return last;
   };
 }
 

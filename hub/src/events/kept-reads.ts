@@ -95,6 +95,14 @@ export class KeptReads {
   }
 
   /**
+   * Whether every write committed before now has been heard already, known without waiting (a recent answered ping):
+   * what `sync()` resolves at once with true. False: ask `sync()`.
+   */
+  provenNow(): boolean {
+    return this.listening && this.proof?.proven() === true;
+  }
+
+  /**
    * Resolves true once every write committed before this call has been heard, false when kept reads may not be
    * used (not listening, or the sync failed): the caller then reads the records as if nothing were kept.
    */

@@ -11,6 +11,7 @@ import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { parseBasicCredentials } from '../auth/basic-credentials';
 import { LoginThrottle } from '../auth/login-throttle';
 import { checkCredentials } from '../auth/users';
+import { seenRecently } from '../auth/login-tracking';
 import { VerifiedCredentials } from '../auth/verified-credentials';
 import { CredentialReads } from '../auth/credential-reads';
 import { CredentialCache } from '../auth/credential-cache';
@@ -54,9 +55,9 @@ export interface BasicAuthOptions {
  * stamps when the request lists devices, so that such a request makes one round trip to PostgreSQL in all; with
  * kept reads (events/kept-reads.ts) live, credentials verified before and unchanged since need none.
  */
-export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): RequestHandler {
+export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): RequestHandler & { knownNow: KnownNow } {
   const check = credentialChecker(db, options);
-  return (req: Request, res: Response, next: NextFunction) => {
+  const middleware = (req: Request, res: Response, next: NextFunction) => {
     const header = req.headers.authorization;
     if (header === undefined) return sendAuthenticationRequired(res, prettyRequested(req));
     const clientAddress = req.ip ?? req.socket.remoteAddress ?? 'unknown';
@@ -69,7 +70,21 @@ export function basicAuthMiddleware(db: Db, options: BasicAuthOptions = {}): Req
       next();
     }, next);
   };
+  return Object.assign(middleware, {
+    knownNow: (req: Request, heard: boolean) => {
+      const header = req.headers.authorization;
+      return header === undefined ? undefined : check.knownNow(req.ip ?? req.socket.remoteAddress ?? 'unknown', header, heard);
+    },
+  });
 }
+
+/**
+ * The user of a request's credentials when the full check would accept them with no throttle, read or write on the
+ * way: verified for this client a moment ago and unchanged since (kept: no write to the credential tables heard),
+ * with nothing to note about the login. `heard`: every write committed before the request has been heard
+ * (KeptReads.provenNow or sync); without it, `unheard` stands for "ask again once heard". Undefined: check the full way.
+ */
+export type KnownNow = (req: Request, heard: boolean) => AuthenticatedUser | 'unheard' | undefined;
 
 /** What a credential check decides; `throttled`: refused before looking, the client is over its failure budget. */
 export type CredentialOutcome =
@@ -90,7 +105,7 @@ export function credentialChecker(db: Db, options: BasicAuthOptions = {}) {
   const cache = options.kept ? new CredentialCache(options.kept) : undefined;
 
   /** `heard`: the request's sync when it started one already (a second would wait for another round trip). */
-  return async (
+  const check = async (
     clientAddress: string, credentials: ReturnType<typeof parseBasicCredentials>, withListStamps = false, heard?: Promise<boolean>,
   ): Promise<CredentialOutcome> => {
     const login = credentials.login;
@@ -134,6 +149,16 @@ export function credentialChecker(db: Db, options: BasicAuthOptions = {}) {
     verified.remember(clientAddress, credentials.login, credentials.token);
     return { kind: 'accepted', user: check.user, listStamps: keptStamps ?? check.listStamps, keptReads };
   };
+  /** What `check` would accept at once (see KnownNow). */
+  const knownNow = (clientAddress: string, header: string, heard: boolean): AuthenticatedUser | 'unheard' | undefined => {
+    if (!cache) return undefined;
+    const credentials = parseBasicCredentials(header);
+    if (credentials.kind !== 'credentials' || !verified.has(clientAddress, credentials.login, credentials.token)) return undefined;
+    if (!heard) return 'unheard';
+    const found = cache.find(credentials.login, credentials.token);
+    return found && seenRecently(found.row) ? found.user : undefined;
+  };
+  return Object.assign(check, { knownNow });
 }
 
 /** GET /Device and /Device/Available (the lists pollers ask for): their change stamps are read with the credentials. */

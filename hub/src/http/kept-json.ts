@@ -19,15 +19,13 @@ interface KeptBody {
   json: Buffer;
   etag: string;
   gzipped?: Promise<Buffer>;
+  /** The gzip form once made. */
+  gzippedBytes?: Buffer;
 }
 
 const bodies = new WeakMap<object, KeptBody>();
 
-export async function writeKeptJson(req: Request, res: Response, value: object, pretty: boolean): Promise<void> {
-  if (pretty) {
-    writeJson(res, 200, value, true);
-    return;
-  }
+function keptBody(value: object): KeptBody {
   let body = bodies.get(value);
   if (!body) {
     const json = Buffer.from(serialize(value, false));
@@ -35,21 +33,41 @@ export async function writeKeptJson(req: Request, res: Response, value: object, 
     body = { json, etag: `W/"${createHash('sha1').update(json).digest('base64url')}"` };
     bodies.set(value, body);
   }
-  res.setHeader('ETag', body.etag);
-  res.setHeader('Vary', 'Accept-Encoding');
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  if (matchesIfNoneMatch(req.headers['if-none-match'], body.etag)) {
-    res.status(304).end();
+  return body;
+}
+
+export async function writeKeptJson(req: Request, res: Response, value: object, pretty: boolean): Promise<void> {
+  if (pretty) {
+    writeJson(res, 200, value, true);
     return;
   }
-  let bytes = body.json;
-  if (bytes.length >= GZIP_MIN_BYTES && req.acceptsEncodings('gzip', 'identity') === 'gzip') {
-    body.gzipped ??= gzipAsync(body.json);
-    bytes = await body.gzipped;
-    res.setHeader('Content-Encoding', 'gzip');
+  if (writeKeptJsonNow(req, res, value)) return;
+  const body = keptBody(value);
+  body.gzipped ??= gzipAsync(body.json).then((bytes) => (body.gzippedBytes = bytes));
+  await body.gzipped;
+  writeKeptJsonNow(req, res, value);
+}
+
+/** Writes the compact answer when it is at hand (false: its gzip form, asked for, is not made yet). */
+export function writeKeptJsonNow(req: Request, res: Response, value: object): boolean {
+  const body = keptBody(value);
+  const headers: Record<string, string | number> = {
+    ETag: body.etag, Vary: 'Accept-Encoding', 'Content-Type': 'application/json; charset=utf-8',
+  };
+  if (matchesIfNoneMatch(req.headers['if-none-match'], body.etag)) {
+    res.writeHead(304, headers).end();
+    return true;
   }
-  res.status(200).setHeader('Content-Length', bytes.length);
-  res.end(bytes);
+  let bytes = body.json;
+  if (bytes.length >= GZIP_MIN_BYTES && req.headers['accept-encoding'] !== undefined
+    && req.acceptsEncodings('gzip', 'identity') === 'gzip') {
+    if (body.gzippedBytes === undefined) return false;
+    bytes = body.gzippedBytes;
+    headers['Content-Encoding'] = 'gzip';
+  }
+  headers['Content-Length'] = bytes.length;
+  res.writeHead(200, headers).end(bytes);
+  return true;
 }
 
 /** RFC 9110 13.1.2: weak comparison against each listed tag, or `*`. */

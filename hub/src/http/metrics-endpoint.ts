@@ -3,7 +3,7 @@
  * that presents the configured bearer token (no token configured: `/metrics` does not exist).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '@devicelab/shared';
 import { httpRequestDuration } from '../observability/hub-metrics';
@@ -22,6 +22,17 @@ export function requestTiming(): RequestHandler {
       end({ method: req.method, route, status: String(res.statusCode) });
     });
     next();
+  };
+}
+
+/**
+ * Times a request answered before any router ran (http/first-reads.ts), from now, as requestTiming would; the
+ * returned function names its route once it is known.
+ */
+export function startTiming(method: string, res: Response): (route: string) => void {
+  const end = httpRequestDuration.startTimer();
+  return (route) => {
+    res.once('finish', () => end({ method, route, status: String(res.statusCode) }));
   };
 }
 

@@ -84,10 +84,10 @@ function cookieAttributes(req: Request, maxAgeSeconds: number): string {
  * dashboard (it sends the CSRF header) gets its 401 without the Basic challenge, so the browser shows no password
  * dialog of its own.
  */
-export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestHandler {
+export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestHandler & { now: AuthenticationNow } {
   const basic = basicAuthMiddleware(db, { logger: options.logger, throttle: options.throttle, kept: options.kept });
   const sessions = keptSessions(db, options.kept);
-  return (req, res, next) => {
+  const middleware: RequestHandler = (req, res, next) => {
     const fromDashboard = hasCsrfHeader(req);
     const cookie = req.headers.authorization === undefined ? sessionCookieOf(req) : undefined;
     if (cookie === undefined) {
@@ -109,7 +109,20 @@ export function sessionOrBasicAuth(db: Db, options: WebSessionOptions): RequestH
       next();
     }, next);
   };
+  const now: AuthenticationNow = (req, heard) => {
+    if (req.headers.authorization !== undefined) return basic.knownNow(req, heard);
+    // Neither credentials nor a session cookie, and not the dashboard: the Basic challenge, as `basic` answers it.
+    return sessionCookieOf(req) === undefined && !hasCsrfHeader(req) ? 'refused' : undefined;
+  };
+  return Object.assign(middleware, { now });
 }
+
+/**
+ * What the authentication middleware decides for a request without reading anything: its user (credentials verified
+ * and kept, http/basic-auth.ts KnownNow, which says when it needs every earlier write `heard` first: `unheard`),
+ * `refused` (no credentials of any kind: answer the Basic challenge), or undefined: run the middleware.
+ */
+export type AuthenticationNow = (req: Request, heard: boolean) => AuthenticatedUser | 'refused' | 'unheard' | undefined;
 
 /**
  * The user of a session cookie, from memory when kept reads may be used (every write committed before this

@@ -119,3 +119,26 @@ test('with the listening connection cut, the same reads go to the records and an
     await cutter;
   }
 }, 60_000);
+
+test('a poll answered from memory refuses a rotated token at once, and one without credentials gets the challenge', async () => {
+  const post = (pathAndQuery: string, body?: unknown) => fetch(`${hub.url}/apiv1${pathAndQuery}`, {
+    method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  }).then((res) => res.json() as Promise<{ isSuccess: boolean; data?: { apiToken?: string } }>);
+  expect((await post('/User?verb=add', { UserName: 'poller@kept.example', roles: ['Tester'] })).isSuccess).toBe(true);
+  const users = JSON.parse((await read('/User')).text) as { id: string; email: string }[];
+  const id = users.find((user) => user.email === 'poller@kept.example')!.id;
+  const token = (await post(`/User?action=generateToken&id=${id}`)).data!.apiToken!;
+  const poll = (pollerToken: string) => fetch(`${hub.url}/apiv1/Device`, {
+    headers: { authorization: `Basic ${Buffer.from(`poller@kept.example:${pollerToken}`).toString('base64')}` },
+  });
+  // Verified, then kept: the later polls are answered without reading the credentials.
+  for (let i = 0; i < 5; i++) expect((await poll(token)).status).toBe(200);
+  const rotated = (await post(`/User?action=generateToken&id=${id}`)).data!.apiToken!;
+  expect((await poll(token)).status).toBe(401);
+  expect((await poll(rotated)).status).toBe(200);
+
+  const refused = await fetch(`${hub.url}/apiv1/Service`);
+  expect(refused.status).toBe(401);
+  expect(refused.headers.get('www-authenticate')).toBe('Basic realm="DeviceLab"');
+  expect(await refused.text()).toBe('{"isSuccess":false,"errorMessage":"Authentication required."}');
+});
