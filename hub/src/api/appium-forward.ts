@@ -30,6 +30,7 @@ import type { LiveSession } from '../domain/automation/session-map';
 import { thisReplica } from '../fleet/replica';
 import { FORWARDED_BY_HEADER } from '../http/websocket-upgrade';
 import { writeW3cError } from '../http/webdriver';
+import { endToEndHeaders, HOP_BY_HOP_HEADERS } from '../http/webdriver-relay';
 
 export const FORWARDED_RETAIN_HEADER = 'DeviceLab-Forwarded-Retain';
 
@@ -61,19 +62,9 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, maxSockets: FORWARD_SOCKETS_PER_REPLICA, maxFreeSockets: 8 }),
 };
 
-/** RFC 9110 7.6.1 hop-by-hop fields, what the owner does not need (cookies), and our own headers, set only here. */
-const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
-  'transfer-encoding', 'upgrade', 'host', 'cookie', 'proxy-connection',
-  FORWARDED_BY_HEADER.toLowerCase(), FORWARDED_RETAIN_HEADER.toLowerCase()]);
-
-function forwardedHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
-  const named = new Set((typeof headers.connection === 'string' ? headers.connection : '').split(',').map((n) => n.trim().toLowerCase()));
-  const out: http.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !NOT_FORWARDED.has(name) && !named.has(name)) out[name] = value;
-  }
-  return out;
-}
+/** What does not go on to the owner: the hop-by-hop fields, cookies (not needed), and our own headers, set only here. */
+const NOT_FORWARDED = new Set([...HOP_BY_HOP_HEADERS, 'cookie', FORWARDED_BY_HEADER.toLowerCase(), FORWARDED_RETAIN_HEADER.toLowerCase()]);
+const forwardedHeaders = (headers: http.IncomingHttpHeaders) => endToEndHeaders(headers, NOT_FORWARDED);
 
 export function appiumForwarding(deps: AppiumForwardDependencies) {
   /**

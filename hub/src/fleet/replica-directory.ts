@@ -54,7 +54,7 @@ export class ReplicaDirectory implements GatewayDirectory {
       return this.link.directory.sendCommand(vendorUniqueIdentifier, action, timeoutMs, onProgress);
     }
     const owner = await this.deviceOwner(vendorUniqueIdentifier);
-    return await this.relay.request(owner, 'command', vendorUniqueIdentifier, action, timeoutMs) as CommandResult;
+    return await this.relay.request(owner.replicaId, 'command', vendorUniqueIdentifier, action, timeoutMs) as CommandResult;
   }
 
   connectedGateways(): ConnectedGateway[] {
@@ -85,7 +85,7 @@ export class ReplicaDirectory implements GatewayDirectory {
     if (this.link.holdsDevice(vendorUniqueIdentifier)) return this.link.directory.accessPort(vendorUniqueIdentifier, retainId, timeoutMs);
     try {
       const owner = await this.deviceOwner(vendorUniqueIdentifier);
-      return (await this.relay.request(owner, 'accessPort', vendorUniqueIdentifier, { retainId }, timeoutMs) as number | null) ?? undefined;
+      return (await this.relay.request(owner.replicaId, 'accessPort', vendorUniqueIdentifier, { retainId }, timeoutMs) as number | null) ?? undefined;
     } catch (err) {
       if (err instanceof GatewayUnavailableError) return undefined; // as locally: no endpoint known
       throw err;
@@ -96,11 +96,9 @@ export class ReplicaDirectory implements GatewayDirectory {
     const [request] = args;
     if (this.link.holdsDevice(request.vendorUniqueIdentifier)) return this.link.directory.openTunnel(...args);
     const owner = await this.deviceOwner(request.vendorUniqueIdentifier);
-    const replica = await this.db.selectFrom('hub_replicas').select(['hostname', 'api_address'])
-      .where('id', '=', owner).executeTakeFirst();
-    throw new DeviceOnOtherReplicaError(owner, replica?.api_address ?? undefined,
-      `Device ${request.vendorUniqueIdentifier} is linked through hub replica ${owner}`
-      + ` (${replica?.hostname ?? 'unknown host'}${replica?.api_address ? `, ${replica.api_address}` : ''}).`);
+    throw new DeviceOnOtherReplicaError(owner.replicaId, owner.apiAddress,
+      `Device ${request.vendorUniqueIdentifier} is linked through hub replica ${owner.replicaId}`
+      + ` (${owner.hostname ?? 'unknown host'}${owner.apiAddress ? `, ${owner.apiAddress}` : ''}).`);
   }
 
   /**
@@ -137,16 +135,9 @@ export class ReplicaDirectory implements GatewayDirectory {
    * this replica's link holds it or no connected gateway does (the caller then goes on here and fails as usual).
    * What HTTP forwarding (api/appium-forward.ts) asks before each request of a device's session.
    */
-  async remoteHolder(vendorUniqueIdentifier: string): Promise<{ replicaId: string; apiAddress?: string } | undefined> {
+  async remoteHolder(vendorUniqueIdentifier: string): Promise<ReplicaHolding | undefined> {
     if (this.link.holdsDevice(vendorUniqueIdentifier)) return undefined;
-    const row = await this.db.selectFrom('devices').innerJoin('gateways', 'gateways.id', 'devices.gateway_id')
-      .innerJoin('hub_replicas', 'hub_replicas.id', 'gateways.hub_replica')
-      .select(['hub_replicas.id', 'hub_replicas.api_address'])
-      .where('devices.vendor_unique_identifier', '=', vendorUniqueIdentifier)
-      .where('gateways.connected', '=', true).where('gateways.hub_replica', '<>', thisReplica.id)
-      .where(lockHeldSql(LockKind.replica, sql`gateways.hub_replica`))
-      .executeTakeFirst();
-    return row ? { replicaId: row.id, apiAddress: row.api_address ?? undefined } : undefined;
+    return this.otherReplicaHolding(vendorUniqueIdentifier);
   }
 
   /** Where the device's gateway is linked: this replica, another live one, or none (the session sweeper asks). */
@@ -156,16 +147,31 @@ export class ReplicaDirectory implements GatewayDirectory {
   }
 
   /** The live replica whose link holds the device's gateway, other than this one. */
-  private async deviceOwner(vendorUniqueIdentifier: string): Promise<string> {
+  private async deviceOwner(vendorUniqueIdentifier: string): Promise<ReplicaHolding> {
+    const owner = await this.otherReplicaHolding(vendorUniqueIdentifier);
+    if (!owner) throw new GatewayUnavailableError(`No connected gateway holds device ${vendorUniqueIdentifier}.`);
+    return owner;
+  }
+
+  /** The live replica other than this one whose link holds the device's gateway, with its recorded host and API address. */
+  private async otherReplicaHolding(vendorUniqueIdentifier: string): Promise<ReplicaHolding | undefined> {
     const row = await this.db.selectFrom('devices').innerJoin('gateways', 'gateways.id', 'devices.gateway_id')
-      .select('gateways.hub_replica')
+      .leftJoin('hub_replicas', 'hub_replicas.id', 'gateways.hub_replica')
+      .select(['gateways.hub_replica', 'hub_replicas.api_address', 'hub_replicas.hostname'])
       .where('devices.vendor_unique_identifier', '=', vendorUniqueIdentifier)
       .where('gateways.connected', '=', true).where('gateways.hub_replica', '<>', thisReplica.id)
       .where(lockHeldSql(LockKind.replica, sql`gateways.hub_replica`))
       .executeTakeFirst();
-    if (!row?.hub_replica) throw new GatewayUnavailableError(`No connected gateway holds device ${vendorUniqueIdentifier}.`);
-    return row.hub_replica;
+    return row?.hub_replica
+      ? { replicaId: row.hub_replica, apiAddress: row.api_address ?? undefined, hostname: row.hostname ?? undefined } : undefined;
   }
+}
+
+/** Another live replica whose link holds a device's gateway, as its `hub_replicas` row names it. */
+export interface ReplicaHolding {
+  replicaId: string;
+  apiAddress?: string;
+  hostname?: string;
 }
 
 /**

@@ -1,27 +1,32 @@
 /**
  * Relays one WebDriver request verbatim to a device's Appium server through the gateway link: method, path
  * (without the hub's `/Appium` or `/wd/hub` prefix), headers without the hop-by-hop ones and the client's
- * credentials, and the body streamed both ways with backpressure (`pipeline`): screenshots and page sources are
- * large and are never held whole.
+ * credentials, and the body streamed both ways with backpressure: screenshots and page sources are large and are
+ * never held whole.
  */
 import http from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import { APPIUM_HOST } from '../domain/automation/appium-client';
 
-/** RFC 9110 7.6.1 hop-by-hop fields, plus what must not leave the hub (credentials, cookies). */
-const NOT_RELAYED = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
-  'transfer-encoding', 'upgrade', 'authorization', 'cookie', 'host', 'proxy-connection']);
+/** RFC 9110 7.6.1 hop-by-hop fields (and the Host, which names this hop's target): never passed on by a relay. */
+export const HOP_BY_HOP_HEADERS = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
+  'transfer-encoding', 'upgrade', 'host', 'proxy-connection'];
 
-function relayedHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+/** `headers` without the hop-by-hop fields, those the Connection header names, and those in `dropped` (lower case). */
+export function endToEndHeaders(headers: http.IncomingHttpHeaders, dropped: ReadonlySet<string>): http.OutgoingHttpHeaders {
   const out: http.OutgoingHttpHeaders = {};
   const named = new Set((headers.connection ?? '').split(',').map((name) => name.trim().toLowerCase()));
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || NOT_RELAYED.has(name) || named.has(name)) continue;
+    if (value === undefined || dropped.has(name) || named.has(name)) continue;
     out[name] = value;
   }
   return out;
 }
+
+/** What does not go on to Appium: the hop-by-hop fields, and what must not leave the hub (credentials, cookies). */
+const NOT_RELAYED = new Set([...HOP_BY_HOP_HEADERS, 'authorization', 'cookie']);
+const relayedHeaders = (headers: http.IncomingHttpHeaders) => endToEndHeaders(headers, NOT_RELAYED);
 
 export interface RelayOutcome {
   /** The status Appium answered, or undefined when it could not be reached (the client got a W3C error then). */
