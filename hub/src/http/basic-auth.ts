@@ -153,8 +153,10 @@ export function credentialChecker(db: Db, options: BasicAuthOptions = {}) {
   const knownNow = (clientAddress: string, header: string, heard: boolean): AuthenticatedUser | 'unheard' | undefined => {
     if (!cache) return undefined;
     const credentials = parseBasicCredentials(header);
-    if (credentials.kind !== 'credentials' || !verified.has(clientAddress, credentials.login, credentials.token)) return undefined;
+    if (credentials.kind !== 'credentials') return undefined;
+    // Decided once heard, then with one digest: a request that waits for its sync is not hashed twice.
     if (!heard) return 'unheard';
+    if (!verified.has(clientAddress, credentials.login, credentials.token)) return undefined;
     const found = cache.find(credentials.login, credentials.token);
     return found && seenRecently(found.row) ? found.user : undefined;
   };
