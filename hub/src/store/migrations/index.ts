@@ -32,9 +32,9 @@ import * as waitingLine from './034_waiting_line';
 import * as deviceLeases from './035_device_leases';
 import * as screenShares from './037_screen_shares';
 import * as tableChangeNotices from './038_table_change_notices';
+import * as lineHandOver from './039_line_hand_over';
 import * as reservationChanges from './040_reservation_changes';
 import * as automationHistory from './041_automation_history';
-import * as lineHandOver from './039_line_hand_over';
 
 const migrations: Record<string, Migration> = {
   '001_records': records,
@@ -69,9 +69,9 @@ const migrations: Record<string, Migration> = {
   '035_device_leases': deviceLeases,
   '037_screen_shares': screenShares,
   '038_table_change_notices': tableChangeNotices,
+  '039_line_hand_over': lineHandOver,
   '040_reservation_changes': reservationChanges,
   '041_automation_history': automationHistory,
-  '039_line_hand_over': lineHandOver,
 };
 
 export const migrationProvider: MigrationProvider = {
