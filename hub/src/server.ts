@@ -151,7 +151,7 @@ export async function startHub(
     cleanups.push(() => feed.stop());
     // Subscribed before anything else hears the feed: a client told of a change reads it.
     const kept = new KeptReads(store.url, logger.child({ component: 'kept-reads' }), config.keptReadsLagMs ?? DEFAULT_KEPT_READS_LAG_MS,
-      livePeersQuery(registry.replica.id));
+      livePeersQuery(db, registry.replica.id));
     await kept.start(feed);
     cleanups.push(() => kept.stop());
     const directory = await replicaDirectory(db, registry, link, feed, logger);

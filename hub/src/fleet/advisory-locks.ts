@@ -30,13 +30,18 @@ export const LockKind = {
 export const lockKeySql = (id: string | RawBuilder<unknown>): RawBuilder<number> => sql<number>`(hashtext((${id})::text) & 2147483647)`;
 
 /**
- * True (as SQL) while some session of this database holds the lock of `kind` on `id`. pg_locks is readable by
- * any role; the database column keeps databases of one server apart (each test file has its own).
+ * The granted locks of `kind` in this database, as a condition on the pg_locks row `l`. pg_locks is readable by any
+ * role; the database column keeps databases of one server apart (each test file has its own).
  */
-export function lockHeldSql(kind: number, id: RawBuilder<unknown> | string): RawBuilder<boolean> {
-  return sql<boolean>`EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+export function grantedLocksSql(kind: number): RawBuilder<boolean> {
+  return sql<boolean>`l.locktype = 'advisory' AND l.granted
     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-    AND l.classid = ${sql.lit(kind)}::oid AND l.objid = ${lockKeySql(id)}::oid AND l.objsubid = 2)`;
+    AND l.classid = ${sql.lit(kind)}::oid AND l.objsubid = 2`;
+}
+
+/** True (as SQL) while some session of this database holds the lock of `kind` on `id`. */
+export function lockHeldSql(kind: number, id: RawBuilder<unknown> | string): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM pg_locks l WHERE ${grantedLocksSql(kind)} AND l.objid = ${lockKeySql(id)}::oid)`;
 }
 
 /** Runs `fn` while holding the lock of `kind` (waiting for it), on a connection of its own. */

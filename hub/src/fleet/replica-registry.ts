@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '@devicelab/shared';
 import type { Db } from '../store/database';
-import { LockKind, lockHeldSql } from './advisory-locks';
+import { grantedLocksSql, LockKind, lockHeldSql, lockKeySql } from './advisory-locks';
 import { thisReplica, type HubReplica } from './replica';
 
 export const RELAY_CHANNEL = 'devicelab_relay';
@@ -31,16 +31,12 @@ export async function isReplicaLive(db: Db, id: string): Promise<boolean> {
 
 /**
  * For kept reads (events/freshness-proof.ts): how many replicas hold their liveness lock now, and whether `id` is one
- * of them. Plain text on the listening connection, asked every 100 ms.
+ * of them. Compiled once to plain text for the listening connection, which asks it every 100 ms.
  */
-export function livePeersQuery(id: string): { text: string; values: unknown[] } {
-  return {
-    text: `SELECT count(*)::int AS live, coalesce(bool_or(l.objid = (hashtext($1::text) & 2147483647)::oid), false) AS me
-      FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
-        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND l.classid = ${LockKind.replica}::oid AND l.objsubid = 2`,
-    values: [id],
-  };
+export function livePeersQuery(db: Db, id: string): { text: string; values: unknown[] } {
+  const query = sql`SELECT count(*)::int AS live, coalesce(bool_or(l.objid = ${lockKeySql(id)}::oid), false) AS me
+    FROM pg_locks l WHERE ${grantedLocksSql(LockKind.replica)}`.compile(db);
+  return { text: query.sql, values: [...query.parameters] };
 }
 
 export class ReplicaRegistry {

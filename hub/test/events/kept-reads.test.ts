@@ -122,7 +122,7 @@ test('writes wait the window while another replica is live, not while this one i
   const lock = 'SELECT pg_advisory_lock($1, hashtext($2) & 2147483647)';
   try {
     await me.query(lock, [LockKind.replica, 'replica-me']);
-    const kept = new KeptReads(t.url, undefined, 50, livePeersQuery('replica-me'));
+    const kept = new KeptReads(t.url, undefined, 50, livePeersQuery(t.db, 'replica-me'));
     started.push(kept);
     await kept.start();
     const startedAt = performance.now();
