@@ -37,6 +37,7 @@ export function DeviceWeek({ deviceId, deviceName, days, bookings, userId, now, 
           {days.slice(0, 7).map((day, col) => {
             const dayEnd = days[col + 1];
             const isToday = day.toDateString() === today;
+            const dayName = dayLabel(day);
             const nowTop = isToday ? daySegment(day, dayEnd, day.getTime(), now)?.height : undefined;
             return (
               <div class={`week-day ${isToday ? 'today' : ''}`} key={day.getTime()}>
@@ -44,7 +45,7 @@ export function DeviceWeek({ deviceId, deviceName, days, bookings, userId, now, 
                   const past = atHour(day, h + 1).getTime() <= now;
                   return onSlot
                     ? <button type="button" key={h} class="cell" data-cell={`${h}:${col}`} tabIndex={h === 9 && col === 0 ? 0 : -1}
-                      aria-label={`Book ${deviceName} from ${dayLabel(day)} ${timeLabel(atHour(day, h))}`} aria-disabled={past}
+                      aria-label={`Book ${deviceName} from ${dayName} ${timeLabel(atHour(day, h))}`} aria-disabled={past}
                       onClick={() => !past && onSlot({ deviceId, ...proposedSlot(day, h, now) })} />
                     : <span key={h} class="cell" />;
                 })}
