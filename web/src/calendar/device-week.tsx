@@ -4,10 +4,10 @@
  * between cells (up and down an hour, left and right a day).
  */
 import { useEffect, useRef } from 'preact/hooks';
-import type { Reservation } from '../api/types';
+import { BookingBlock } from './booking-block';
 import { moveFocus, proposedSlot } from './slots';
 import type { BookingViewProps } from './booking-form';
-import { atHour, dayLabel, daySegment, hourLabel, rangeLabel, timeLabel } from './week';
+import { atHour, dayLabel, daySegment, hourLabel, timeLabel } from './week';
 
 interface Props extends BookingViewProps {
   deviceId: string;
@@ -50,21 +50,9 @@ export function DeviceWeek({ deviceId, deviceName, days, bookings, userId, now, 
                     : <span key={h} class="cell" />;
                 })}
                 {bookings.map((b) => {
-                  const start = Date.parse(b.start);
-                  const end = Date.parse(b.end);
-                  const part = daySegment(day, dayEnd, start, end);
-                  if (!part) return null;
-                  const mine = b.reservedById === userId;
-                  return (
-                    <button type="button" key={b.id} class={`booking ${mine ? 'mine' : ''} ${end <= now ? 'past' : ''} ${b.id === selectedId ? 'selected' : ''}`}
-                      style={{ top: `${part.top * 100}%`, height: `${part.height * 100}%` }} data-testid="booking"
-                      aria-label={`Booked by ${mine ? 'you' : b.reservedByDisplayName}, ${rangeLabel(new Date(start), new Date(end))}`}
-                      title={`${b.reservedByDisplayName}: ${rangeLabel(new Date(start), new Date(end))}${b.note ? ` — ${b.note}` : ''}`}
-                      onClick={() => onSelect(b)}>
-                      <span class="who">{b.reservedByDisplayName}{mine ? ' (you)' : ''}</span>
-                      <small>{timeLabel(new Date(start))}–{timeLabel(new Date(end))}</small>
-                    </button>
-                  );
+                  const part = daySegment(day, dayEnd, Date.parse(b.start), Date.parse(b.end));
+                  return part && <BookingBlock key={b.id} booking={b} userId={userId} now={now} selected={b.id === selectedId}
+                    position={{ top: `${part.top * 100}%`, height: `${part.height * 100}%` }} onSelect={onSelect} />;
                 })}
                 {nowTop !== undefined && <span class="now-line" style={{ top: `${nowTop * 100}%` }} aria-hidden="true" />}
               </div>

@@ -7,9 +7,10 @@
 import { useMemo } from 'preact/hooks';
 import type { Reservation } from '../api/types';
 import { linkClick } from '../router';
+import { BookingBlock } from './booking-block';
 import { chosenHour, moveFocus, proposedSlot } from './slots';
 import type { BookingViewProps } from './booking-form';
-import { columnPosition, dayLabel, hourLabel, rangeLabel, timeLabel } from './week';
+import { columnPosition, dayLabel, hourLabel, timeLabel } from './week';
 
 interface Props extends BookingViewProps {
   /** The columns' bounds: 8 local midnights (a week) or 25 local hours (a day). */
@@ -60,22 +61,10 @@ export function LabTimeline({ bounds, devices, bookings, userId, now, onSlot, on
                   onClick={(e) => !past && onSlot({ deviceId: device.id, ...slotAt(col, e) })} />
                 : <span key={col} class="cell" />)}
               {(byDevice.get(device.id) ?? []).map((b) => {
-                const start = Date.parse(b.start);
-                const end = Date.parse(b.end);
-                const left = columnPosition(bounds, start) / columns;
-                const width = Math.max(columnPosition(bounds, end) / columns - left, 0.004);
-                const mine = b.reservedById === userId;
-                const when = rangeLabel(new Date(start), new Date(end));
-                return (
-                  <button type="button" key={b.id} class={`booking ${mine ? 'mine' : ''} ${end <= now ? 'past' : ''} ${b.id === selectedId ? 'selected' : ''}`}
-                    style={{ left: `${left * 100}%`, width: `${width * 100}%` }} data-testid="booking"
-                    aria-label={`${device.name} booked by ${mine ? 'you' : b.reservedByDisplayName}, ${when}`}
-                    title={`${b.reservedByDisplayName}: ${when}${b.note ? ` — ${b.note}` : ''}`}
-                    onClick={() => onSelect(b)}>
-                    <span class="who">{b.reservedByDisplayName}{mine ? ' (you)' : ''}</span>
-                    <small>{timeLabel(new Date(start))}–{timeLabel(new Date(end))}</small>
-                  </button>
-                );
+                const left = columnPosition(bounds, Date.parse(b.start)) / columns;
+                const width = Math.max(columnPosition(bounds, Date.parse(b.end)) / columns - left, 0.004);
+                return <BookingBlock key={b.id} booking={b} userId={userId} now={now} selected={b.id === selectedId}
+                  position={{ left: `${left * 100}%`, width: `${width * 100}%` }} deviceName={device.name} onSelect={onSelect} />;
               })}
               {nowAt !== undefined && <span class="now-line" style={{ left: `${(nowAt / columns) * 100}%` }} aria-hidden="true" />}
             </div>
