@@ -41,7 +41,7 @@ export function LabTimeline({ bounds, devices, bookings, userId, now, onSlot, on
   }));
   const slotAt = (col: number, e: MouseEvent) => {
     const from = bounds[col];
-    return byDay ? proposedSlot(from, chosenHour(e, from, false, now), now) : proposedSlot(from, from.getHours(), now);
+    return byDay ? proposedSlot(from, chosenHour(e, from, now), now) : proposedSlot(from, from.getHours(), now);
   };
   return (
     <div class="timeline-scroll">
