@@ -73,7 +73,7 @@ const hourFormat = new Intl.DateTimeFormat(undefined, { hour: 'numeric' });
 export const hourLabel = (d: Date): string => hourFormat.format(d);
 export const longDayLabel = (d: Date): string => longDayFormat.format(d);
 export const timeLabel = (d: Date): string => timeFormat.format(d);
-export const dateTimeLabel = (d: Date): string => dateTimeFormat.format(d);
+const dateTimeLabel = (d: Date): string => dateTimeFormat.format(d);
 
 /** "Mon 30 Nov 09:00 – 17:00", or both dates when a booking spans days. */
 export function rangeLabel(start: Date, end: Date): string {
