@@ -91,6 +91,8 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
       env: hubEnv,
       /** The hub process's id (for its memory in /proc). */
       hubPid: hub.pid,
+      /** The hub build started (hub/dist/main.js or BENCH_HUB_MAIN): a second replica runs the same one. */
+      hubMain,
       onStop: (step) => stops.push(step),
       /** GET (or `init.method`, with `init.headers`) `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
       async get(pathAndQuery, init = {}) {
