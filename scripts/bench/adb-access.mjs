@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { progress, sleep, startBenchLab } from './bench-lab.mjs';
+import { cpuMs, progress, sleep, startBenchLab } from './bench-lab.mjs';
 import { waitForAvailability } from './plug-measurement.mjs';
 import { printTable } from './statistics.mjs';
 
@@ -25,11 +25,10 @@ const { defaultAndroidLab } = createRequire(import.meta.url)('../../labsim/dist'
 const megabytes = Number(process.env.BENCH_PUSH_MB || 50);
 // BENCH_CPU=1: also the CPU milliseconds per MB each process spent (where a way's time goes on a shared machine).
 const measureCpu = process.env.BENCH_CPU === '1';
-/** utime + stime of a process, in ms (clock ticks of 10 ms). */
-const cpuMs = (pid) => {
+/** A process's CPU ms so far; 0 for one that cannot be read (an adb server `ss` did not name: pid 0). */
+const cpuMsOrZero = (pid) => {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return cpuMs(pid);
   } catch {
     return 0;
   }
@@ -123,11 +122,11 @@ try {
   const cpu = new Map(ways.map(([name]) => [name, new Map(processes.map(([who]) => [who, 0]))]));
   for (let r = 0; r < repeats; r++) {
     for (const [name, env, target] of ways) {
-      const before = processes.map(([, pid]) => cpuMs(pid));
+      const before = processes.map(([, pid]) => cpuMsOrZero(pid));
       const started = process.hrtime.bigint();
       await run('adb', ['-s', target, 'push', file, `/data/local/tmp/bench-${r}.bin`], { env, maxBuffer: 1 << 20 });
       const s = Number(process.hrtime.bigint() - started) / 1e9;
-      processes.forEach(([who, pid], i) => cpu.get(name).set(who, cpu.get(name).get(who) + cpuMs(pid) - before[i]));
+      processes.forEach(([who, pid], i) => cpu.get(name).set(who, cpu.get(name).get(who) + cpuMsOrZero(pid) - before[i]));
       seconds.get(name).push(s);
       progress(`${name} push ${r + 1}/${repeats}: ${(megabytes / s).toFixed(1)} MB/s`);
     }

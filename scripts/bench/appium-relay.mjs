@@ -19,11 +19,10 @@
 // Goal: overhead <= 2 ms per command at p50, hub/direct <= 1.2x. The load average is printed with the figures.
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { progress, startBenchLab } from './bench-lab.mjs';
+import { cpuMs, progress, startBenchLab } from './bench-lab.mjs';
 import { waitForAvailability } from './plug-measurement.mjs';
 import { ms, printTable, summarize } from './statistics.mjs';
 
@@ -78,11 +77,6 @@ async function timedCommand(base, id) {
   return took;
 }
 
-/** CPU time (user + system, ms) a process has used so far. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100 on Linux)
-}
 const cpuOf = (pids) => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
 
 /** Commands back to back on every session at once for `seconds`; how many in all. */

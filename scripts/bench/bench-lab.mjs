@@ -5,7 +5,7 @@
 // benchmark; the database in the URL is never touched), else the hub's embedded PostgreSQL in a temp dir.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,17 @@ const { dropDatabaseIfExists, quoteIdentifier, withDatabaseName, withServerClien
 export const progress = (text) => process.stderr.write(`[bench] ${text}\n`);
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const logLevel = () => process.env.DEVICELAB_LOG_LEVEL || 'warn';
+
+let clockTicks;
+/** CPU time (user + system, ms) process `pid` has used so far, from /proc/<pid>/stat. */
+export function cpuMs(pid) {
+  // /proc counts in clock ticks (USER_HZ, 100 on most Linux builds): asked of the system once.
+  clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The fields are counted after the command name, which is in parentheses and may itself hold spaces or ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks; // utime, stime (fields 14 and 15)
+}
 
 /**
  * Starts the database and the hub process with one registered gateway. `stop()` ends everything started
@@ -91,6 +102,8 @@ export async function startBenchHub({ gatewayName = 'bench-gateway' } = {}) {
       env: hubEnv,
       /** The hub process's id (for its memory in /proc). */
       hubPid: hub.pid,
+      /** The hub build started (hub/dist/main.js or BENCH_HUB_MAIN): a second replica runs the same one. */
+      hubMain,
       onStop: (step) => stops.push(step),
       /** GET (or `init.method`, with `init.headers`) `/apiv1<pathAndQuery>` as admin; resolves with the HTTP status and the body (parsed when JSON). */
       async get(pathAndQuery, init = {}) {

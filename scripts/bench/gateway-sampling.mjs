@@ -12,12 +12,11 @@
 //
 // Records: DATABASE_URL names a running PostgreSQL server (a scratch database is created and dropped); else the
 // hub's embedded PostgreSQL in a temp dir. Progress on stderr, the table on stdout.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { progress, sleep, startBenchHub } from './bench-lab.mjs';
+import { cpuMs, progress, sleep, startBenchHub } from './bench-lab.mjs';
 import { printTable } from './statistics.mjs';
 
 const require = createRequire(import.meta.url);
@@ -30,14 +29,6 @@ const warmupSeconds = Number(process.env.BENCH_WARMUP_S || 5);
 const intervalSeconds = Number(process.env.BENCH_INTERVAL_S || 1);
 const PHASES = (process.env.BENCH_PHASES || 'off,on,on,off').split(',').map((p) => p.trim());
 if (PHASES.some((p) => p !== 'on' && p !== 'off')) throw new Error('BENCH_PHASES lists on/off phases, e.g. off,on,on,off');
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-/** CPU seconds (user + system) the process has used so far. */
-function cpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime, stime (fields 14 and 15)
-}
 
 /** Resident set size in MiB. */
 function rssMiB(pid) {
@@ -85,14 +76,14 @@ async function main() {
         progress(`  all ${deviceCount} devices Online; warming up ${warmupSeconds} s`);
         await sleep(warmupSeconds * 1000);
         const startedAt = new Date();
-        const cpu0 = cpuSeconds(gateway.pid);
+        const cpu0 = cpuMs(gateway.pid);
         const rss = [];
         for (let s = 1; s <= seconds; s++) {
           await sleep(1000);
           rss.push(rssMiB(gateway.pid));
           if (s % 10 === 0 || s === seconds) progress(`  measuring: ${s}/${seconds} s, RSS ${rss[rss.length - 1].toFixed(1)} MiB`);
         }
-        const cpu = cpuSeconds(gateway.pid) - cpu0;
+        const cpu = (cpuMs(gateway.pid) - cpu0) / 1000; // CPU seconds
         const endedAt = new Date();
         let rowsPerSecond = NaN;
         if (mode === 'on') {

@@ -53,7 +53,7 @@ try {
   for (const spec of defaultAndroidLab(deviceCount)) await lab.world.addAndroidDevice(spec);
   for (const { serial } of lab.world.devices()) await waitForAvailability(lab, serial, 'Online', 100, 120_000);
   progress(`${deviceCount} devices Online through replica A; starting replica B on the same database`);
-  const replicaB = spawnDaemon('hub-b', [path.join(root, 'hub/dist/main.js'), 'serve'],
+  const replicaB = spawnDaemon('hub-b', [lab.hub.hubMain, 'serve'],
     { ...lab.hub.env, DEVICELAB_DATA_DIR: path.join(lab.hub.dir, 'hub-b-data') });
   lab.hub.onStop(() => replicaB.stop());
   const [, urlB] = await replicaB.waitForLine(/DeviceLab hub: (\S+)\/apiv1/, 120_000);

@@ -8,10 +8,9 @@
 //    being fetched (`/Device/Screenshot`, each device every 30 s as the grid asks).
 // Needs `npx tsc -b`. BENCH_SECONDS: length of each measuring window (default 10).
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { progress, sleep, startBenchLab } from './bench-lab.mjs';
+import { cpuMs, progress, sleep, startBenchLab } from './bench-lab.mjs';
 import { waitForAvailability } from './plug-measurement.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -25,11 +24,6 @@ const seconds = Number(process.env.BENCH_SECONDS || 10);
 const thumbDevices = Number(process.env.BENCH_THUMB_DEVICES || 200);
 const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, fatal() {}, child() { return silent; } };
 
-/** utime + stime of a process in ms. */
-const cpuMs = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length ? sorted[Math.floor(sorted.length / 2)] : NaN;

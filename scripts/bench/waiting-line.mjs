@@ -62,7 +62,7 @@ try {
   const bases = [`${lab.url}/apiv1`];
   if (replicas > 1) {
     progress(`${deviceCount} devices Online through replica A; starting replica B on the same database`);
-    const replicaB = spawnDaemon('hub-b', [path.join(root, 'hub/dist/main.js'), 'serve'],
+    const replicaB = spawnDaemon('hub-b', [lab.hub.hubMain, 'serve'],
       { ...lab.hub.env, DEVICELAB_DATA_DIR: path.join(lab.hub.dir, 'hub-b-data') });
     lab.hub.onStop(() => replicaB.stop());
     const [, urlB] = await replicaB.waitForLine(/DeviceLab hub: (\S+)\/apiv1/, 120_000);

@@ -52,8 +52,8 @@ try {
   };
   await sleep(1500);
   await phase('A alone', undefined);
-  const b = spawnDaemon('hub-b', [path.join(root, 'hub/dist/main.js'), 'serve'],
-    { ...a.env, DEVICELAB_DATA_DIR: path.join(a.dir, 'hub-b-data') });
+  const b = spawnDaemon('hub-b', [a.hubMain, 'serve'], { ...a.env, DEVICELAB_DATA_DIR: path.join(a.dir, 'hub-b-data') });
+  a.onStop(() => b.stop()); // a run that fails while B lives must not leave it running
   const [, bUrl] = await b.waitForLine(/DeviceLab hub: (\S+)\/apiv1 \(gateway link on port (\d+)\)/, 120_000);
   await sleep(1500); // A hears of B (every 100 ms), B's proof matures (0.7 s)
   await phase('A with B live', bUrl);

@@ -28,7 +28,7 @@ export function BookingDetails({ booking, user, onCancelled, onClose }: Props) {
       setBusy(false);
     }
   };
-  const ended = Date.parse(booking.end) <= Date.now();
+  const cancellable = mayCancel(booking, user) && Date.parse(booking.end) > Date.now();
   return (
     <section class={`booking-details card ${mine ? 'mine' : ''}`} aria-label="Booking" data-testid="booking-details"
       onKeyDown={(e) => e.key === 'Escape' && onClose()}>
@@ -42,12 +42,12 @@ export function BookingDetails({ booking, user, onCancelled, onClose }: Props) {
       </dl>
       {error && <p class="error" role="alert">{error}</p>}
       <div class="buttons">
-        {mayCancel(booking, user) && !ended && (
+        {cancellable && (
           <button type="button" class="danger" disabled={busy} onClick={() => cancel(false)}>
             {busy ? 'Cancelling…' : mine ? 'Cancel booking' : `Cancel ${booking.reservedByDisplayName}'s booking`}
           </button>
         )}
-        {mayCancel(booking, user) && !ended && booking.seriesId && (
+        {cancellable && booking.seriesId && (
           <button type="button" class="danger" disabled={busy} onClick={() => cancel(true)}>Cancel this and the later weeks</button>
         )}
         <button type="button" onClick={onClose}>Close</button>

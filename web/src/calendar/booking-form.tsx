@@ -46,10 +46,10 @@ export function BookingForm({ slot, devices, onBooked, onClose }: Props) {
     first.current?.focus();
   }, [slot]);
 
+  const from = fromLocalInput(start);
+  const to = fromLocalInput(end);
   const submit = async (e: Event) => {
     e.preventDefault();
-    const from = fromLocalInput(start);
-    const to = fromLocalInput(end);
     if (!deviceId) return setError('Choose a device.');
     if (!from || !to) return setError('Give a start and an end.');
     setBusy(true);
@@ -62,8 +62,6 @@ export function BookingForm({ slot, devices, onBooked, onClose }: Props) {
       setBusy(false);
     }
   };
-  const from = fromLocalInput(start);
-  const to = fromLocalInput(end);
   return (
     <form class="booking-form card" onSubmit={submit} aria-label="New booking"
       onKeyDown={(e) => e.key === 'Escape' && onClose()}>

@@ -5,8 +5,9 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { call, getJson, query } from '../api/client';
-import type { Reservation, Result } from '../api/types';
+import type { Reservation, Result, SessionUser } from '../api/types';
 import { live } from '../live/store';
+import { may } from '../session';
 import { toWire } from './week';
 
 export interface BookingWindow {
@@ -78,5 +79,5 @@ export async function cancelBooking(id: string, series = false): Promise<void> {
 }
 
 /** Whether this user may cancel the booking (the hub's rule: one's own, or anyone's with DeviceReleaseAny). */
-export const mayCancel = (b: Reservation, user: { id: string; entitlements: string[] }) =>
-  user.entitlements.includes('DeviceConnect') && (b.reservedById === user.id || user.entitlements.includes('DeviceReleaseAny'));
+export const mayCancel = (b: Reservation, user: SessionUser) =>
+  may(user, 'DeviceConnect') && (b.reservedById === user.id || may(user, 'DeviceReleaseAny'));

@@ -6,6 +6,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import type { Reservation, SessionUser } from '../api/types';
 import { useLive } from '../live/use-live';
+import { useNow } from '../live/use-now';
 import { may } from '../session';
 import { BookingDetails } from './booking-details';
 import { BookingForm, type SlotChoice } from './booking-form';
@@ -13,7 +14,7 @@ import { useBookings } from './bookings';
 import { DeviceWeek } from './device-week';
 import { LabTimeline } from './lab-timeline';
 import { dayBounds, hourBounds, HOUR_MS, rangeLabel } from './week';
-import { rangeStart, RangeNav, useNow, type Zoom } from './week-nav';
+import { rangeStart, RangeNav, type Zoom } from './week-nav';
 
 interface Props {
   user: SessionUser;
@@ -27,7 +28,8 @@ export function Calendar({ user, device }: Props) {
   const [start, setStart] = useState(() => rangeStart('week', new Date()));
   const bounds = useMemo(() => (zoom === 'week' ? dayBounds(start) : hourBounds(start)), [zoom, start]);
   const bookings = useBookings({ from: bounds[0], to: bounds[bounds.length - 1], deviceId: device?.id });
-  const now = useNow();
+  // The "now" line moves on every minute.
+  const now = useNow(60_000);
   const [slot, setSlot] = useState<SlotChoice | undefined>();
   const [selected, setSelected] = useState<Reservation | undefined>();
   const [notice, setNotice] = useState('');

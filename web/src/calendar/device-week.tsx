@@ -4,10 +4,10 @@
  * between cells (up and down an hour, left and right a day).
  */
 import { useEffect, useRef } from 'preact/hooks';
-import type { Reservation } from '../api/types';
+import { BookingBlock } from './booking-block';
 import { moveFocus, proposedSlot } from './slots';
 import type { BookingViewProps } from './booking-form';
-import { atHour, dayLabel, daySegment, hourLabel, rangeLabel, timeLabel } from './week';
+import { atHour, dayLabel, daySegment, hourLabel, timeLabel } from './week';
 
 interface Props extends BookingViewProps {
   deviceId: string;
@@ -37,6 +37,7 @@ export function DeviceWeek({ deviceId, deviceName, days, bookings, userId, now, 
           {days.slice(0, 7).map((day, col) => {
             const dayEnd = days[col + 1];
             const isToday = day.toDateString() === today;
+            const dayName = dayLabel(day);
             const nowTop = isToday ? daySegment(day, dayEnd, day.getTime(), now)?.height : undefined;
             return (
               <div class={`week-day ${isToday ? 'today' : ''}`} key={day.getTime()}>
@@ -44,26 +45,14 @@ export function DeviceWeek({ deviceId, deviceName, days, bookings, userId, now, 
                   const past = atHour(day, h + 1).getTime() <= now;
                   return onSlot
                     ? <button type="button" key={h} class="cell" data-cell={`${h}:${col}`} tabIndex={h === 9 && col === 0 ? 0 : -1}
-                      aria-label={`Book ${deviceName} from ${dayLabel(day)} ${timeLabel(atHour(day, h))}`} aria-disabled={past}
+                      aria-label={`Book ${deviceName} from ${dayName} ${timeLabel(atHour(day, h))}`} aria-disabled={past}
                       onClick={() => !past && onSlot({ deviceId, ...proposedSlot(day, h, now) })} />
                     : <span key={h} class="cell" />;
                 })}
                 {bookings.map((b) => {
-                  const start = Date.parse(b.start);
-                  const end = Date.parse(b.end);
-                  const part = daySegment(day, dayEnd, start, end);
-                  if (!part) return null;
-                  const mine = b.reservedById === userId;
-                  return (
-                    <button type="button" key={b.id} class={`booking ${mine ? 'mine' : ''} ${end <= now ? 'past' : ''} ${b.id === selectedId ? 'selected' : ''}`}
-                      style={{ top: `${part.top * 100}%`, height: `${part.height * 100}%` }} data-testid="booking"
-                      aria-label={`Booked by ${mine ? 'you' : b.reservedByDisplayName}, ${rangeLabel(new Date(start), new Date(end))}`}
-                      title={`${b.reservedByDisplayName}: ${rangeLabel(new Date(start), new Date(end))}${b.note ? ` — ${b.note}` : ''}`}
-                      onClick={() => onSelect(b)}>
-                      <span class="who">{b.reservedByDisplayName}{mine ? ' (you)' : ''}</span>
-                      <small>{timeLabel(new Date(start))}–{timeLabel(new Date(end))}</small>
-                    </button>
-                  );
+                  const part = daySegment(day, dayEnd, Date.parse(b.start), Date.parse(b.end));
+                  return part && <BookingBlock key={b.id} booking={b} userId={userId} now={now} selected={b.id === selectedId}
+                    position={{ top: `${part.top * 100}%`, height: `${part.height * 100}%` }} onSelect={onSelect} />;
                 })}
                 {nowTop !== undefined && <span class="now-line" style={{ top: `${nowTop * 100}%` }} aria-hidden="true" />}
               </div>

@@ -2,7 +2,7 @@
 import { atHour, HOUR_MS } from './week';
 
 /** A booking proposed for the hour `hour` of `day`: from then (or now, if that hour has begun) for about an hour. */
-export function proposedSlot(day: Date, hour: number, now = Date.now()): { start: Date; end: Date } {
+export function proposedSlot(day: Date, hour: number, now: number): { start: Date; end: Date } {
   const hourStart = atHour(day, hour).getTime();
   const start = Math.max(hourStart, Math.floor(now / 60_000) * 60_000);
   let end = hourStart + HOUR_MS;
@@ -10,8 +10,8 @@ export function proposedSlot(day: Date, hour: number, now = Date.now()): { start
   return { start: new Date(start), end: new Date(end) };
 }
 
-/** The hour a pointer chose on a day cell (its x or y across the cell), or a working hour for a key press. */
-export function chosenHour(e: MouseEvent, day: Date, vertical: boolean, now = Date.now()): number {
+/** The hour a pointer chose on a day cell (its x across the cell), or a working hour for a key press. */
+export function chosenHour(e: MouseEvent, day: Date, now: number): number {
   const cell = e.currentTarget as HTMLElement;
   if (e.detail === 0) {
     // Keyboard: 09:00, or the next hour on the current day.
@@ -19,8 +19,7 @@ export function chosenHour(e: MouseEvent, day: Date, vertical: boolean, now = Da
     return today ? Math.min(23, new Date(now).getHours() + (new Date(now).getMinutes() > 0 ? 1 : 0)) : 9;
   }
   const rect = cell.getBoundingClientRect();
-  const fraction = vertical ? (e.clientY - rect.top) / rect.height : (e.clientX - rect.left) / rect.width;
-  return Math.max(0, Math.min(23, Math.floor(fraction * 24)));
+  return Math.max(0, Math.min(23, Math.floor(((e.clientX - rect.left) / rect.width) * 24)));
 }
 
 /**

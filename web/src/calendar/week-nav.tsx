@@ -1,5 +1,4 @@
 /** Back, today, forward (by a week, or by a day on the lab's day view); the range shown and the time zone of its hours. */
-import { useEffect, useState } from 'preact/hooks';
 import { addDays, addWeeks, longDayLabel, startOfDay, timeZoneName, weekLabel, weekStart } from './week';
 
 export type Zoom = 'week' | 'day';
@@ -19,14 +18,4 @@ export function RangeNav({ zoom, start, onChange }: { zoom: Zoom; start: Date; o
       <span class="muted" title="Times are shown in this time zone">{timeZoneName()}</span>
     </div>
   );
-}
-
-/** The current time, moved on every minute (the calendars' "now" line). */
-export function useNow(): number {
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 60_000);
-    return () => clearInterval(timer);
-  }, []);
-  return now;
 }

@@ -73,7 +73,7 @@ const hourFormat = new Intl.DateTimeFormat(undefined, { hour: 'numeric' });
 export const hourLabel = (d: Date): string => hourFormat.format(d);
 export const longDayLabel = (d: Date): string => longDayFormat.format(d);
 export const timeLabel = (d: Date): string => timeFormat.format(d);
-export const dateTimeLabel = (d: Date): string => dateTimeFormat.format(d);
+const dateTimeLabel = (d: Date): string => dateTimeFormat.format(d);
 
 /** "Mon 30 Nov 09:00 – 17:00", or both dates when a booking spans days. */
 export function rangeLabel(start: Date, end: Date): string {
@@ -81,15 +81,18 @@ export function rangeLabel(start: Date, end: Date): string {
   return `${dateTimeLabel(start)} – ${sameDay ? timeLabel(end) : dateTimeLabel(end)}`;
 }
 
+const shortDayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+
 /** "30 Nov – 6 Dec 2026" for the week starting at `start`. */
 export function weekLabel(start: Date): string {
   const last = new Date(start.getFullYear(), start.getMonth(), start.getDate() + 6);
-  const short = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
-  return `${short.format(start)} – ${short.format(last)} ${last.getFullYear()}`;
+  return `${shortDayFormat.format(start)} – ${shortDayFormat.format(last)} ${last.getFullYear()}`;
 }
 
+// Read once, like the formatters above, which keep the time zone of the moment they were made.
+const zoneName = new Intl.DateTimeFormat().resolvedOptions().timeZone;
 /** The browser's time zone name, shown beside the calendars so nobody wonders whose hours these are. */
-export const timeZoneName = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone;
+export const timeZoneName = (): string => zoneName;
 
 /** The value of an `<input type="datetime-local">` for a local time (minutes). */
 export function toLocalInput(d: Date): string {

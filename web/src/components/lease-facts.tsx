@@ -1,6 +1,6 @@
 /** The lease of a retained device as its facts: when it ends and when it goes idle, counting down each 15 s. */
-import { useEffect, useState } from 'preact/hooks';
 import type { Device } from '../api/types';
+import { useNow } from '../live/use-now';
 
 function countdown(wire: string | undefined, now: number): string | undefined {
   if (!wire) return undefined;
@@ -11,11 +11,7 @@ function countdown(wire: string | undefined, now: number): string | undefined {
 }
 
 export function LeaseFacts({ device }: { device: Device }) {
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 15_000);
-    return () => clearInterval(timer);
-  }, []);
+  const now = useNow(15_000);
   if (!device.retainedById) return null;
   const ends = countdown(device.leaseEndTime, now);
   const idle = countdown(device.idleReleaseTime, now);

@@ -28,7 +28,7 @@ const SOURCE_LABELS: Record<string, string> = {
   screenshotr: 'screenshots (screenshotr)',
 };
 
-export function sourceLabel(source: string): string {
+function sourceLabel(source: string): string {
   return SOURCE_LABELS[source] ?? source;
 }
 
