@@ -114,7 +114,7 @@ function headerLines(head: string): Map<string, string> {
 type PartState = { t: 'delimiter' } | { t: 'headers' } | { t: 'body'; length?: number; scanFrom: number };
 
 /** The parts of a multipart body with a known boundary (the HTTP head already read). */
-export class MultipartJpegReader {
+class MultipartJpegReader {
   private readonly pending = new Pending();
   private readonly boundary: Buffer;
   private readonly maxPart: number;

@@ -23,8 +23,8 @@ import { type Minitouch, startMinitouchIfAble } from './minitouch';
 import { chooseScreenBinaries } from './screen-binaries';
 
 /** The UiAutomator2 server's MJPEG port on the device (fixed in the server and the driver). */
-export const UIA2_MJPEG_DEVICE_PORT = 7810;
-export const UIA2_MJPEG_SOURCE = 'uiautomator2-mjpeg';
+const UIA2_MJPEG_DEVICE_PORT = 7810;
+const UIA2_MJPEG_SOURCE = 'uiautomator2-mjpeg';
 /** The server loops every 500 ms while it has no client; its first frame comes well within this. */
 const FIRST_FRAME_MS = 10_000;
 
