@@ -186,15 +186,14 @@ export class AdbAccessEndpoints {
   }
 
   /**
-   * Serves a hub tunnel (tunnel-socket.ts) as a connection to the device's endpoint, in process: admitted exactly as
-   * a TCP client (AccessSync wait, AUTH by the retainer's keys, dropped at release). False when the device is not
-   * retained and served here.
+   * What serves a hub tunnel (tunnel-socket.ts) as a connection to the device's endpoint, in process: admitted exactly
+   * as a TCP client (AccessSync wait, AUTH by the retainer's keys, dropped at release). Undefined when the device is
+   * not retained and served here, so the caller can refuse before it acknowledges the tunnel; call it at once.
    */
-  serveTunnel(vendorUniqueIdentifier: string, socket: AccessSocket): boolean {
+  tunnelServer(vendorUniqueIdentifier: string): ((socket: AccessSocket) => void) | undefined {
     const endpoint = this.endpoints.get(vendorUniqueIdentifier);
-    if (!endpoint?.grant) return false;
-    this.accept(endpoint, socket);
-    return true;
+    if (!endpoint?.grant) return undefined;
+    return (socket) => this.accept(endpoint, socket);
   }
 
   /** Resolves once the Retentions applied so far (apply, replaceAll) are in effect. */

@@ -73,10 +73,9 @@ export function relayTunnel(request: OpenTunnel, options: TunnelRelayOptions): v
     }, { userLogin: request.userLogin, remoteAddress: request.remoteAddress, who });
     return;
   }
-  if (!endpoints || endpoints.portOf(vuid) === undefined) {
-    return refuse('the device has no adb endpoint on its gateway (not retained, or not served)');
-  }
+  const serveTunnel = endpoints?.tunnelServer(vuid);
+  if (!serveTunnel) return refuse('the device has no adb endpoint on its gateway (not retained, or not served)');
   call.write({ tunnelId: request.tunnelId });
   // The endpoint reports the connection (opened or refused at AUTH) as coming from the hub's client.
-  endpoints.serveTunnel(vuid, new TunnelSocket(call, `${request.remoteAddress} (${request.userLogin}, through the hub)`));
+  serveTunnel(new TunnelSocket(call, `${request.remoteAddress} (${request.userLogin}, through the hub)`));
 }

@@ -177,11 +177,6 @@ export class AppiumServer {
     this.healthTimer.unref();
   }
 
-  /** Whether a session runs on the server now. */
-  get sessionRunning(): boolean {
-    return this.sessions.size > 0;
-  }
-
   private noteSessionLine(line: string): void {
     const added = SESSION_ADDED.exec(line)?.[1];
     const removed = SESSION_REMOVED.exec(line)?.[1];

@@ -68,7 +68,7 @@ export class AutomationServers {
   private readonly appiumPackageDir: string;
   private report?: Promise<AutomationReport>;
   private stopped = false;
-  private sessionListeners: Array<(id: string, running: boolean) => void> = [];
+  private readonly sessionListeners: Array<(id: string, running: boolean) => void> = [];
 
   constructor(private readonly source: AutomationSource, private readonly options: AutomationOptions, private readonly logger: Logger) {
     this.blocks = new PortBlocks(options.ports);

@@ -80,25 +80,21 @@ export class DeviceScreens {
         viewer.end('This device has no live screen on its gateway.');
         return () => undefined;
       }
-      let source: ScreenSource;
-      const automation = this.automationSessions.has(vendorUniqueIdentifier);
+      let opened: Pick<Capture, 'source' | 'automation'>;
       try {
-        source = capability.open(vendorUniqueIdentifier, { automationSession: automation });
+        opened = this.openSource(vendorUniqueIdentifier, capability, false);
       } catch (err) {
         viewer.end(`The screen capture did not start: ${err instanceof Error ? err.message : String(err)}`);
         return () => undefined;
       }
-      capture = { source, automation, viewers: new Set() };
+      capture = { ...opened, viewers: new Set() };
       this.captures.set(vendorUniqueIdentifier, capture);
       this.start(vendorUniqueIdentifier, capture);
     }
     if (capture.linger) clearTimeout(capture.linger);
     capture.linger = undefined;
     capture.viewers.add(viewer);
-    if (capture.info) {
-      viewer.control(startMessage(capture.info, viewer.viewOnly));
-      if (capture.lastFrame) viewer.frame(capture.lastFrame);
-    }
+    greet(viewer, capture);
     const joined = capture;
     return () => this.detach(vendorUniqueIdentifier, joined, viewer);
   }
@@ -168,10 +164,7 @@ export class DeviceScreens {
       started: (info) => {
         if (!current()) return;
         capture.info = info;
-        for (const viewer of capture.viewers) {
-          viewer.control(startMessage(info, viewer.viewOnly));
-          if (capture.lastFrame) viewer.frame(capture.lastFrame);
-        }
+        for (const viewer of capture.viewers) greet(viewer, capture);
       },
       frame: (image) => {
         if (!current()) return;
@@ -242,14 +235,18 @@ export class DeviceScreens {
     try {
       const capability = this.capabilityOf(vendorUniqueIdentifier);
       if (!capability) throw new Error('This device has no live screen on its gateway.');
-      const automation = this.automationSessions.has(vendorUniqueIdentifier) && !capture.automationFailed;
-      capture.source = capability.open(vendorUniqueIdentifier, { automationSession: automation });
-      capture.automation = automation;
+      Object.assign(capture, this.openSource(vendorUniqueIdentifier, capability, capture.automationFailed === true));
     } catch (err) {
       this.end(vendorUniqueIdentifier, capture, `The screen capture did not restart: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
     this.start(vendorUniqueIdentifier, capture);
+  }
+
+  /** Opens the device's source: the automation session's while one runs and its source has not failed. */
+  private openSource(vendorUniqueIdentifier: string, capability: ScreenCapability, automationFailed: boolean): Pick<Capture, 'source' | 'automation'> {
+    const automation = this.automationSessions.has(vendorUniqueIdentifier) && !automationFailed;
+    return { source: capability.open(vendorUniqueIdentifier, { automationSession: automation }), automation };
   }
 
   private detach(vendorUniqueIdentifier: string, capture: Capture, viewer: ScreenViewer): void {
@@ -279,6 +276,13 @@ export class DeviceScreens {
       if (this.stopping.get(vendorUniqueIdentifier) === stopped) this.stopping.delete(vendorUniqueIdentifier);
     });
   }
+}
+
+/** A viewer of a started capture learns its size and rotation first, then gets the newest frame; before, nothing. */
+function greet(viewer: ScreenViewer, capture: Capture): void {
+  if (!capture.info) return;
+  viewer.control(startMessage(capture.info, viewer.viewOnly));
+  if (capture.lastFrame) viewer.frame(capture.lastFrame);
 }
 
 function startMessage(info: ScreenSourceInfo, viewOnly: boolean): ScreenControl {

@@ -59,9 +59,23 @@ class Pending {
 
   /** Removes and returns the first `n` bytes (a copy, so the rest of a large chunk is not held by it). */
   take(n: number): Buffer {
-    const whole = this.all();
-    const taken = Buffer.from(whole.subarray(0, n));
-    this.drop(n);
+    // Copied straight from the chunks (one copy, not a join and then a copy); whole chunks leave the list.
+    const taken = Buffer.allocUnsafe(n);
+    let filled = 0;
+    while (filled < n) {
+      const chunk = this.chunks[0];
+      const wanted = n - filled;
+      if (chunk.length <= wanted) {
+        chunk.copy(taken, filled);
+        filled += chunk.length;
+        this.chunks.shift();
+      } else {
+        chunk.copy(taken, filled, 0, wanted);
+        filled = n;
+        this.chunks[0] = chunk.subarray(wanted);
+      }
+    }
+    this.size -= n;
     return taken;
   }
 
@@ -100,7 +114,7 @@ function headerLines(head: string): Map<string, string> {
 type PartState = { t: 'delimiter' } | { t: 'headers' } | { t: 'body'; length?: number; scanFrom: number };
 
 /** The parts of a multipart body with a known boundary (the HTTP head already read). */
-export class MultipartJpegReader {
+class MultipartJpegReader {
   private readonly pending = new Pending();
   private readonly boundary: Buffer;
   private readonly maxPart: number;

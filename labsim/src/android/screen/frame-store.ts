@@ -35,7 +35,7 @@ export class FrameStore {
 
   /** The picture scaled to fit width x height once turned clockwise by `turn` quarter turns, as a JPEG. */
   jpeg(quality: number, width: number, height: number, turn = 0): Buffer {
-    const key = `${this.drawn}:${quality}:${width}x${height}:${turn}`;
+    const key = jpegKey(this.drawn, quality, width, height, turn);
     if (this.jpegCache?.key !== key) {
       const [w, h] = turn % 2 === 1 ? [height, width] : [width, height];
       this.jpegCache = { key, data: encodeJpeg(turnClockwise(this.canvas.scaled(w, h), w, h, turn), width, height, quality) };
@@ -45,14 +45,15 @@ export class FrameStore {
 
   /** As `jpeg`, encoded on libuv's thread pool where it can be: the picture is copied, the event loop goes on. */
   jpegAsync(quality: number, width: number, height: number, turn = 0): Promise<Buffer> {
-    const key = `${this.drawn}:${quality}:${width}x${height}:${turn}`;
+    const drawn = this.drawn;
+    const key = jpegKey(drawn, quality, width, height, turn);
     if (this.jpegCache?.key === key) return Promise.resolve(this.jpegCache.data);
     if (this.pendingJpeg?.key === key) return this.pendingJpeg.data;
     if (!nativeJpegAvailable()) return Promise.resolve(this.jpeg(quality, width, height, turn));
     const data = encodeJpegNative(Buffer.from(this.canvas.data), this.canvas.width, this.canvas.height, width, height, turn, quality)
       .then((jpeg) => {
         if (this.pendingJpeg?.key === key) this.pendingJpeg = undefined;
-        if (this.drawn === Number(key.split(':')[0])) this.jpegCache = { key, data: jpeg };
+        if (this.drawn === drawn) this.jpegCache = { key, data: jpeg };
         return jpeg;
       }, (err: unknown) => {
         if (this.pendingJpeg?.key === key) this.pendingJpeg = undefined;
@@ -61,6 +62,11 @@ export class FrameStore {
     this.pendingJpeg = { key, data };
     return data;
   }
+}
+
+/** What a cached JPEG was made from: the frame drawn and how it was encoded. */
+function jpegKey(frame: number, quality: number, width: number, height: number, turn: number): string {
+  return `${frame}:${quality}:${width}x${height}:${turn}`;
 }
 
 /**

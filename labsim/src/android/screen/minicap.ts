@@ -50,12 +50,17 @@ export function frameSize(p: Projection): [number, number] {
  * of the old shape until minicap is started again with the new rotation.
  */
 export function projectedJpeg(screen: DeviceScreen, p: Projection, quality: number): Buffer {
-  return screen.jpeg(quality, ...frameSize(p), (screen.rotation - p.orientation + 4) % 4);
+  return screen.jpeg(quality, ...frameSize(p), pictureTurn(screen, p));
 }
 
 /** As `projectedJpeg`, encoded off the event loop where it can be (the stream's frames). */
 export function projectedJpegAsync(screen: DeviceScreen, p: Projection, quality: number): Promise<Buffer> {
-  return screen.jpegAsync(quality, ...frameSize(p), (screen.rotation - p.orientation + 4) % 4);
+  return screen.jpegAsync(quality, ...frameSize(p), pictureTurn(screen, p));
+}
+
+/** Quarter turns clockwise the picture is turned: the display's rotation now against the one minicap started with. */
+function pictureTurn(screen: DeviceScreen, p: Projection): number {
+  return (screen.rotation - p.orientation + 4) % 4;
 }
 
 /** Frames show the display as its user sees it, whatever the rotation: clients do not turn them. */

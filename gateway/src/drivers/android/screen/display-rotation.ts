@@ -26,7 +26,7 @@ export async function readDisplayRotation(device: DeviceClient): Promise<number 
 }
 
 /** How often a running capture asks for the rotation. */
-export const ROTATION_POLL_MS = 1_000;
+const ROTATION_POLL_MS = 1_000;
 
 /**
  * Asks for the rotation every `intervalMs` until stopped and calls `turned` once it differs from `current`. A

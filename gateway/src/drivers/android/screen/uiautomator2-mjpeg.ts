@@ -23,8 +23,8 @@ import { type Minitouch, startMinitouchIfAble } from './minitouch';
 import { chooseScreenBinaries } from './screen-binaries';
 
 /** The UiAutomator2 server's MJPEG port on the device (fixed in the server and the driver). */
-export const UIA2_MJPEG_DEVICE_PORT = 7810;
-export const UIA2_MJPEG_SOURCE = 'uiautomator2-mjpeg';
+const UIA2_MJPEG_DEVICE_PORT = 7810;
+const UIA2_MJPEG_SOURCE = 'uiautomator2-mjpeg';
 /** The server loops every 500 ms while it has no client; its first frame comes well within this. */
 const FIRST_FRAME_MS = 10_000;
 
@@ -40,7 +40,6 @@ export class UiAutomator2MjpegScreen implements ScreenSource {
   private stream: Duplex | undefined;
   private touch: Minitouch | undefined;
   private readonly text: TextInput;
-  private announced = false;
   private stopped = false;
 
   constructor(private readonly device: DeviceClient, private readonly options: Uia2MjpegOptions) {
@@ -50,7 +49,7 @@ export class UiAutomator2MjpegScreen implements ScreenSource {
   async start(sink: ScreenSink): Promise<void> {
     this.sink = sink;
     this.facts = await readDisplayFacts(this.device);
-    const first = await this.openStream();
+    await this.openStream();
     const binaries = chooseScreenBinaries(this.facts);
     if (binaries.minitouch && !this.stopped) this.touch = await startMinitouchIfAble(this.device, binaries.minitouch.binary, this.options.logger);
     if (this.stopped) {
@@ -60,12 +59,12 @@ export class UiAutomator2MjpegScreen implements ScreenSource {
       await touch?.stop();
       return;
     }
+    // The frames so far went to the sink, which holds the newest for the viewers until this start message.
     this.announce();
-    this.sink.frame(first.newest());
   }
 
-  /** Connects to the stream; resolves at its first frame, with the newest frame until the source is announced. */
-  private async openStream(): Promise<{ newest(): Buffer }> {
+  /** Connects to the stream; resolves at its first frame. */
+  private async openStream(): Promise<void> {
     const serial = this.device.serial;
     let socket: Duplex;
     try {
@@ -75,7 +74,7 @@ export class UiAutomator2MjpegScreen implements ScreenSource {
         'SCREEN_UNAVAILABLE');
     }
     this.stream = socket;
-    let newest: Buffer | undefined;
+    let framed = false;
     return new Promise((resolve, reject) => {
       const fail = (reason: string): void => {
         clearTimeout(timer);
@@ -85,21 +84,19 @@ export class UiAutomator2MjpegScreen implements ScreenSource {
       const timer = setTimeout(() => fail(`gave no frame within ${FIRST_FRAME_MS / 1000} s`), FIRST_FRAME_MS);
       const reader = new MjpegResponseReader({
         frame: (jpeg) => {
-          if (this.announced) return this.sink?.frame(jpeg);
-          const firstFrame = newest === undefined;
-          newest = jpeg;
-          if (firstFrame) {
-            clearTimeout(timer);
-            resolve({ newest: () => newest! });
-          }
+          this.sink?.frame(jpeg);
+          if (framed) return;
+          framed = true;
+          clearTimeout(timer);
+          resolve();
         },
-        invalid: (reason) => (newest === undefined ? fail(`sent ${reason}`) : socket.destroy(new Error(`the MJPEG stream sent ${reason}`))),
+        invalid: (reason) => (!framed ? fail(`sent ${reason}`) : socket.destroy(new Error(`the MJPEG stream sent ${reason}`))),
         closed: () => socket.end(),
       }, { maxPartBytes: this.options.maxFrameBytes });
       socket.on('data', (chunk: Buffer) => reader.push(chunk));
       socket.on('error', () => undefined);
       socket.once('close', () => {
-        if (newest === undefined) return fail('closed before its first frame');
+        if (!framed) return fail('closed before its first frame');
         if (this.stopped || this.stream !== socket) return;
         this.options.logger.info({ device: serial }, 'the UiAutomator2 MJPEG stream ended');
         void this.stop().then(() => this.sink?.ended(new Error('the UiAutomator2 MJPEG stream ended')));
@@ -110,7 +107,6 @@ export class UiAutomator2MjpegScreen implements ScreenSource {
 
   private announce(): void {
     const facts = this.facts!;
-    this.announced = true;
     this.sink?.started({
       width: facts.width, height: facts.height, rotation: facts.rotation,
       controls: { touch: this.touch !== undefined, keys: true, text: true, rotate: true },
