@@ -49,6 +49,7 @@ export const FAILURE_CODES = {
   LEASE_CONFLICT: { from: 'hub', meaning: 'The caller holds the device under another lease name (another job of the same login).' },
   LEASE_LIMIT: { from: 'hub', meaning: "The lease would end later than the lab's or the role's maximum lease length allows." },
   GATEWAY_OFFLINE: { from: 'hub', meaning: 'No connected gateway holds the device (or USB hub), or its gateway went away.' },
+  RECORD_FAILED: { from: 'hub', meaning: "The device carried the command out, but the hub could not record the device's new state; read the device again before relying on it." },
   APP_NOT_PROVISIONED: { from: 'hub', meaning: "The iOS app's provisioning profile does not allow this device (UDID, expiry, iOS version)." },
   APP_WRONG_PLATFORM: { from: 'hub', meaning: 'The iOS build is for the other kind of device (phone build on a simulator, or the reverse).' },
   ADB_KEY_EXISTS: { from: 'hub', meaning: 'The user has this adb key registered already.' },

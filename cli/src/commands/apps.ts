@@ -89,6 +89,8 @@ export function installFailureHint(code: FailureCode | undefined): string {
     case 'INSTALL_FAILED_UPDATE_INCOMPATIBLE':
     case 'INSTALL_FAILED_VERSION_DOWNGRADE':
       return 'The device has another build of this app: install with --force (removes the old copy and its data).';
+    case 'RECORD_FAILED':
+      return 'The app is on the device, but the lab\'s record of it lagged: install again (same app, same device), or tell your lab admin if it repeats.';
     default:
       return 'If the device says the signature changed, install with --force (removes the old copy and its data).';
   }

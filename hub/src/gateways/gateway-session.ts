@@ -146,8 +146,11 @@ export class GatewaySession {
     this.ctx.onEnded(this); // behind the Offline write: the link lock is freed only once it has landed
   }
 
-  /** Queues a write of this gateway's records behind its earlier ones; a failed write is logged, the session goes on. */
-  recordWrite(write: () => Promise<unknown>): Promise<void> {
+  /**
+   * Queues a write of this gateway's records behind its earlier ones; resolves with whether it landed (a failed
+   * write is logged, the session goes on).
+   */
+  recordWrite(write: () => Promise<unknown>): Promise<boolean> {
     return this.ctx.writes.enqueue(this.gatewayId, write);
   }
 

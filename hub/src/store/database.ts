@@ -170,6 +170,8 @@ const SqlState = {
   adminShutdown: '57P01', // the server terminated our session (fast shutdown)
   crashShutdown: '57P02', // another server process crashed; every session is ended
   cannotConnectNow: '57P03', // server starting up, recovering or shutting down
+  serializationFailure: '40001',
+  deadlockDetected: '40P01',
 } as const;
 
 /** Node socket errors meaning the server cannot be reached (the server never answered, so no SQLSTATE). */
@@ -191,6 +193,11 @@ export const isExclusionViolation = (err: unknown): boolean => sqlStateOf(err) =
 export const isMissingDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.invalidCatalogName;
 export const isDuplicateDatabase = (err: unknown): boolean => sqlStateOf(err) === SqlState.duplicateDatabase;
 export const isObjectInUse = (err: unknown): boolean => sqlStateOf(err) === SqlState.objectInUse;
+/** PostgreSQL rolled the transaction back to break a conflict with another one: the same work may simply run again. */
+export const isTransientConflict = (err: unknown): boolean => {
+  const state = sqlStateOf(err);
+  return state === SqlState.deadlockDetected || state === SqlState.serializationFailure;
+};
 /**
  * The database went away under us (shut down, crashed, restarting, unreachable): not a bug of the query. Decided
  * by SQLSTATE (class 08, 57P01-57P03) and by socket error codes, never by message text.

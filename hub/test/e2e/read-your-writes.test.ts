@@ -3,6 +3,7 @@
  * or reset is what the device has, every time, without waiting.
  */
 import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
 import { fixture } from '../../../scripts/jest/shared-files';
 import { startTestLab, type TestLab } from '../support/lab';
 
@@ -126,4 +127,56 @@ test('a device failure keeps its code and reads the same on the direct and the a
   });
   expect(polled.data).toEqual(direct);
   expect(await listedApplications()).not.toContain(app.applicationIdentifier);
+}, 60_000);
+
+/**
+ * Makes PostgreSQL refuse the next `refusals` writes of the device's installed packages with SQLSTATE `code`, as a
+ * trigger raising it would (40P01: rolled back to break a deadlock); returns how to lift it.
+ */
+async function refusePackageWrites(code: string, refusals: number): Promise<() => Promise<void>> {
+  // A sequence counts the refusals: it is not rolled back with the refused write.
+  await sql`CREATE SEQUENCE package_write_refusals`.execute(lab.hub.db);
+  await sql.raw(`CREATE FUNCTION refuse_package_write() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF nextval('package_write_refusals') <= ${refusals} THEN RAISE EXCEPTION 'refused for the test' USING ERRCODE = '${code}'; END IF;
+      RETURN NEW;
+    END $$`).execute(lab.hub.db);
+  await sql`CREATE TRIGGER refuse_package_write BEFORE UPDATE OF installed_packages ON devices
+    FOR EACH ROW WHEN (OLD.installed_packages IS DISTINCT FROM NEW.installed_packages) EXECUTE FUNCTION refuse_package_write()`.execute(lab.hub.db);
+  return async () => {
+    await sql`DROP TRIGGER refuse_package_write ON devices`.execute(lab.hub.db);
+    await sql`DROP FUNCTION refuse_package_write()`.execute(lab.hub.db);
+    await sql`DROP SEQUENCE package_write_refusals`.execute(lab.hub.db);
+  };
+}
+
+test('an install whose new state PostgreSQL rolls back for a deadlock is recorded all the same: the next read shows it', async () => {
+  const app = await upload('ContactManager.apk');
+  await post(`/Application?action=uninstallBundle&bundleId=${app.applicationIdentifier}&deviceId=${device.id}`);
+  const lift = await refusePackageWrites('40P01', 1);
+  try {
+    expect(await post(`/Application?action=install&id=${app.id}&deviceId=${device.id}&wait=true`)).toEqual({ isSuccess: true });
+    expect(await listedApplications()).toContain(app.applicationIdentifier);
+  } finally {
+    await lift();
+  }
+}, 60_000);
+
+test('an install whose new state the records do not take fails with RECORD_FAILED, not a success the next read belies', async () => {
+  const app = await upload('ContactManager.apk');
+  await post(`/Application?action=uninstallBundle&bundleId=${app.applicationIdentifier}&deviceId=${device.id}`);
+  const lift = await refusePackageWrites('P0001', 100);
+  try {
+    const install = await post(`/Application?action=install&id=${app.id}&deviceId=${device.id}&wait=true`);
+    expect(install).toEqual({
+      isSuccess: false,
+      errorMessage: expect.stringMatching(/^Installing the application on device '.+' failed: the device carried it out, but the hub could not record/),
+      errorCode: 'RECORD_FAILED',
+    });
+  } finally {
+    await lift();
+  }
+  // Once the records take writes again, the same install succeeds and reads back.
+  expect(await post(`/Application?action=install&id=${app.id}&deviceId=${device.id}&wait=true`)).toEqual({ isSuccess: true });
+  expect(await listedApplications()).toContain(app.applicationIdentifier);
 }, 60_000);

@@ -89,7 +89,8 @@ class SessionCommands implements SessionChannel {
   /**
    * A command's result. When it carries the device's new state (install, uninstall, readPackages), the state is
    * recorded first, behind this gateway's earlier reports, and only then is the command answered: whoever reads
-   * the device after the call returns reads the change.
+   * the device after the call returns reads the change. A state the records did not take fails the command, so
+   * no caller is told of a change its next read would not show.
    */
   private onResult(result: CommandResult): void {
     const state = result.device;
@@ -99,7 +100,11 @@ class SessionCommands implements SessionChannel {
     }
     this.session.devices.add(state.vendorUniqueIdentifier);
     void this.session.recordWrite(() => applyDeviceState(this.ctx.db, this.session.gatewayId, state))
-      .then(() => this.answer(result));
+      .then((landed) => this.answer(landed ? result : {
+        ...result, ok: false, errorCode: 'RECORD_FAILED',
+        errorMessage: 'the device carried it out, but the hub could not record the device\'s new state (the hub\'s log says why); '
+          + 'read the device again before relying on it',
+      }));
   }
 
   private answer(result: CommandResult): void {
