@@ -41,3 +41,9 @@ test('a device in use: retain it first; the device out of storage: free space; a
   expect(installFailureHint('INSTALL_FAILED_INSUFFICIENT_STORAGE')).toMatch(/out of storage/);
   expect(installFailureHint('INSTALL_FAILED_UPDATE_INCOMPATIBLE')).toMatch(/--force/);
 });
+
+test('an install the lab could not record: the app is on the device, install again; not --force', () => {
+  const hint = installFailureHint('RECORD_FAILED');
+  expect(hint).toMatch(/^The app is on the device, but the lab's record of it lagged: install again/);
+  expect(hint).not.toMatch(/--force/);
+});
