@@ -2,8 +2,8 @@
  * The order in which a gateway's reports reach the records: one queue per gateway, across its successive
  * sessions, so an old session's Offline lands before a new session's Online. Metrics batches have a lane of their
  * own: each waits for the record writes queued before it (its devices' rows exist) but none holds up a device's
- * state behind it. A write PostgreSQL rolled back to break a conflict (a deadlock) runs again: a write here
- * records a report as it stands, so running it twice records the same.
+ * state behind it. A record write PostgreSQL rolled back to break a conflict (a deadlock) runs again: it records a
+ * report as it stands, so running it twice records the same (a metrics batch is not run twice: its samples would be).
  */
 import { isTransientConflict } from '../../store/database';
 
@@ -29,7 +29,7 @@ export class GatewayWriteQueue {
     const before = lane === 'records' ? this.tails.get(key)
       : Promise.all([this.tails.get(key), this.tails.get(`records/${gatewayId}`)]);
     const next = (before ?? Promise.resolve())
-      .then(() => runThroughConflicts(write))
+      .then(() => (lane === 'records' ? runThroughConflicts(write) : write()))
       .then(() => true, (err: unknown) => {
         this.failed(gatewayId, err);
         return false;
