@@ -14,6 +14,10 @@
  * live, every PEERS_EVERY_MS the ping asks which replicas hold their liveness lock (`peers`). A replica that others
  * may not know of yet (just started, or seen not live) uses no proof until it has been seen live for
  * PEER_GRACE_MS: every writer has asked again by then and waits for it.
+ *
+ * Pings are for requests: when none has asked for the proof for IDLE_AFTER_MS, only the peers question goes on
+ * (an idle hub sends PostgreSQL a few queries a second, not a hundred); the next request then syncs once, and
+ * pinging resumes.
  */
 import type pg from 'pg';
 
@@ -30,6 +34,8 @@ const PING_DEADLINE_MS = 1000;
 const PEERS_EVERY_MS = 100;
 /** A writer's knowledge of the live replicas counts this long after its question was sent; older, it waits. */
 const PEERS_KNOWLEDGE_MS = 500;
+/** No request has asked for the proof this long: pings pause (the peers question does not). */
+const IDLE_AFTER_MS = 5_000;
 /** Knowledge horizon plus the largest window (100 ms) plus a margin: see the file comment. */
 const PEER_GRACE_MS = PEERS_KNOWLEDGE_MS + 100 + 100;
 
@@ -57,6 +63,8 @@ export class FreshnessProof {
   private othersLive = true;
   /** Since when (a question's sending) this replica has been seen live without a break. */
   private selfLiveSince: number | undefined;
+  /** When a request last asked whether the proof holds. */
+  private askedAt = -Infinity;
 
   constructor(
     readonly windowMs: number, private readonly peers: PeersQuery | undefined,
@@ -69,6 +77,7 @@ export class FreshnessProof {
     this.detach();
     this.client = client;
     this.attachedAt = this.now();
+    this.askedAt = this.attachedAt;
     const every = Math.max(2, Math.floor(this.windowMs / 5));
     this.timer = setInterval(() => this.ping(), every);
     this.timer.unref();
@@ -88,6 +97,7 @@ export class FreshnessProof {
   /** Whether a request now may use kept reads without a sync of its own. */
   proven(): boolean {
     const now = this.now();
+    this.askedAt = now;
     if (now - this.provenAt >= this.windowMs) return false;
     if (!this.peers) return true;
     return this.selfLiveSince !== undefined && now - this.selfLiveSince >= PEER_GRACE_MS;
@@ -123,6 +133,7 @@ export class FreshnessProof {
     }
     const sentAt = this.now();
     const askPeers = this.peers !== undefined && sentAt - this.lastPeersAt >= PEERS_EVERY_MS;
+    if (!askPeers && sentAt - this.askedAt >= IDLE_AFTER_MS) return;
     if (askPeers) this.lastPeersAt = sentAt;
     this.pingSentAt = sentAt;
     const answered = askPeers ? client.query<PeersRow>(this.peers!.text, this.peers!.values) : client.query(PING_QUERY);

@@ -158,3 +158,45 @@ test('a cut listening connection: sync() answers false and nothing is kept, unti
     await admin.end();
   }
 });
+
+test('pings go out while requests ask for the proof: an idle hub stops, its next request syncs once and they resume', async () => {
+  for (const earlier of started.splice(0)) await earlier.stop(); // only this one's pings are counted
+  let skipped = 0; // ms the test moves the clock forward instead of sleeping
+  const kept = new KeptReads(t.url, undefined, 50, undefined, () => performance.now() + skipped);
+  started.push(kept);
+  await kept.start();
+  expect(await kept.sync()).toBe(true);
+  const query = pg.Client.prototype.query;
+  const sent: string[] = [];
+  // The clock moves as a ping is answered, so that none is on the wire (it would look six seconds late: lost).
+  let skipAtNextAnswer = 0;
+  pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : '?';
+    sent.push(text);
+    const result = (query as (...a: unknown[]) => unknown).apply(this, args);
+    if (text !== PING_QUERY) return result;
+    return (result as Promise<unknown>).then((answer) => {
+      skipped += skipAtNextAnswer;
+      skipAtNextAnswer = 0;
+      return answer;
+    });
+  } as typeof query;
+  const pingsDuring = async (ms: number) => {
+    sent.length = 0;
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return sent.filter((text) => text === PING_QUERY).length;
+  };
+  try {
+    expect(await pingsDuring(200)).toBeGreaterThan(3); // asked just now: pings every 10 ms
+    skipAtNextAnswer = 6_000; // nobody asked for six seconds
+    await waitFor(async () => skipAtNextAnswer === 0, 5_000, 'a ping answered');
+    expect(await pingsDuring(200)).toBe(0);
+    sent.length = 0;
+    expect(await kept.sync()).toBe(true); // the proof has lapsed: one sync of its own
+    expect(sent.filter((text) => text !== PING_QUERY)).toEqual(['']); // pings may resume while it is answered
+    expect(await pingsDuring(200)).toBeGreaterThan(3);
+    expect(kept.provenNow()).toBe(true);
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+});
