@@ -9,6 +9,7 @@ module.exports = {
   },
   moduleNameMapper: { '^@devicelab/(shared|proto|hub|gateway|labsim)$': '<rootDir>/$1/src' },
   globalSetup: '<rootDir>/scripts/jest/global-setup.ts',
+  setupFiles: ['<rootDir>/scripts/jest/transaction-guard.ts'],
   globalTeardown: '<rootDir>/scripts/jest/global-teardown.ts',
   testTimeout: 60_000,
   maxWorkers: 2,

@@ -12,8 +12,6 @@ export default async function globalSetup(): Promise<void> {
   if (fixturesProblem) throw new Error(fixturesProblem);
   const server = await prepareTestDatabaseServer();
   exportToWorkers(server);
-  // Every hub the tests start (in a worker or as a process) fails a root-handle query inside withTx (store/database.ts).
-  process.env.DEVICELAB_TRANSACTION_GUARD = '1';
   // globalTeardown runs in this same process and context.
   (globalThis as { __devicelabStopTestDatabase?: () => Promise<void> }).__devicelabStopTestDatabase = () =>
     server.shutdown();

@@ -10,11 +10,16 @@ import type { Database } from './schema';
 
 /**
  * Set while a `withTx` callback runs, so a stray use of the root handle inside it fails loudly. It is a check for
- * the test suite (whose setup sets DEVICELAB_TRANSACTION_GUARD=1), not for service: an AsyncLocalStorage installs
+ * the test suite (scripts/jest/transaction-guard.ts turns it on), not for service: an AsyncLocalStorage installs
  * promise hooks that make every promise of the process dearer (measured: about 15 % of the CPU of a kept read and of
  * a relayed WebDriver command).
  */
-const insideTransaction = process.env.DEVICELAB_TRANSACTION_GUARD === '1' ? new AsyncLocalStorage<true>() : undefined;
+let insideTransaction: AsyncLocalStorage<true> | undefined;
+
+/** Turns the guard above on for this process. */
+export function guardTransactions(): void {
+  insideTransaction ??= new AsyncLocalStorage<true>();
+}
 
 /**
  * A pool that refuses to hand out a second connection from inside a transaction callback. Using `db` instead of
