@@ -135,11 +135,15 @@ it('on the device page: retain, install from the library, switch the USB port, s
   await page.click('button:has-text("Install")');
   const bar = page.locator('.progress[role="status"][data-percent]');
   await bar.waitFor({ timeout: 30_000 });
-  const percent = Number(await bar.getAttribute('data-percent'));
+  // One look at the bar (it moves on between separate reads): its percent, the progress element and the text agree.
+  const shown = await bar.evaluate((element) => ({
+    percent: element.getAttribute('data-percent'), value: element.querySelector('progress')?.getAttribute('value'), text: element.textContent,
+  }));
+  const percent = Number(shown.percent);
   expect(percent).toBeGreaterThanOrEqual(0);
   expect(percent).toBeLessThan(100);
-  expect(await bar.locator('progress').getAttribute('value')).toBe(String(percent));
-  expect(await bar.textContent()).toContain(`Install in progress: ${percent}%`);
+  expect(shown.value).toBe(String(percent));
+  expect(shown.text).toContain(`Install in progress: ${percent}%`);
   // The outcome: "Install: done." or "Install failed: <why>" (the assertion then shows why).
   const outcome = page.locator('p[role="status"]').filter({ hasText: /^Install(:| failed)/ });
   await outcome.waitFor({ timeout: 60_000 });
