@@ -54,20 +54,27 @@ test('strict: a write committed before sync() is heard once it resolves, every t
   expect(await kept.kept('k2', load)).toBe(3);
 });
 
-/** The statements this process sends while `during` runs, pings left out. */
-async function statementsDuring(during: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
+/** Runs `during` while every query this process sends passes `watch`: its text and its answer, which `watch` hands on. */
+async function watchingQueries(watch: (text: string, answer: unknown) => unknown, during: () => Promise<unknown>): Promise<void> {
   const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+  pg.Client.prototype.query = function watched(this: pg.Client, ...args: unknown[]) {
     const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text ?? '?';
-    if (text !== PING_QUERY && !text.includes('pg_locks')) sent.push(text);
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
+    return watch(text, (query as (...a: unknown[]) => unknown).apply(this, args));
   } as typeof query;
   try {
     await during();
   } finally {
     pg.Client.prototype.query = query;
   }
+}
+
+/** The statements this process sends while `during` runs, pings left out. */
+async function statementsDuring(during: () => Promise<unknown>): Promise<string[]> {
+  const sent: string[] = [];
+  await watchingQueries((text, answer) => {
+    if (text !== PING_QUERY && !text.includes('pg_locks')) sent.push(text);
+    return answer;
+  }, during);
   return sent;
 }
 
@@ -172,27 +179,24 @@ test('pings go out while requests ask for the proof: an idle hub stops, its next
   started.push(kept);
   await kept.start();
   expect(await kept.sync()).toBe(true);
-  const query = pg.Client.prototype.query;
   const sent: string[] = [];
   // The clock moves as a ping is answered, so that none is on the wire (it would look six seconds late: lost).
   let skipAtNextAnswer = 0;
-  pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : '?';
+  const watch = (text: string, answer: unknown) => {
     sent.push(text);
-    const result = (query as (...a: unknown[]) => unknown).apply(this, args);
-    if (text !== PING_QUERY) return result;
-    return (result as Promise<unknown>).then((answer) => {
+    if (text !== PING_QUERY) return answer;
+    return (answer as Promise<unknown>).then((result) => {
       skipped += skipAtNextAnswer;
       skipAtNextAnswer = 0;
-      return answer;
+      return result;
     });
-  } as typeof query;
+  };
   const pingsDuring = async (ms: number) => {
     sent.length = 0;
     await new Promise((resolve) => setTimeout(resolve, ms));
     return sent.filter((text) => text === PING_QUERY).length;
   };
-  try {
+  await watchingQueries(watch, async () => {
     expect(await pingsDuring(200)).toBeGreaterThan(3); // asked just now: pings every 10 ms
     skipAtNextAnswer = 6_000; // nobody asked for six seconds
     await waitFor(async () => skipAtNextAnswer === 0, 5_000, 'a ping answered');
@@ -202,7 +206,5 @@ test('pings go out while requests ask for the proof: an idle hub stops, its next
     expect(sent.filter((text) => text !== PING_QUERY)).toEqual(['']); // pings may resume while it is answered
     expect(await pingsDuring(200)).toBeGreaterThan(3);
     expect(kept.provenNow()).toBe(true);
-  } finally {
-    pg.Client.prototype.query = query;
-  }
+  });
 });
