@@ -10,6 +10,7 @@ import https from 'node:https';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import type { Express } from 'express';
 import { createLogger, type Logger } from '@devicelab/shared';
 import { BlobDiskCache } from './apps/blob-disk-cache';
 import { BlobStore } from './apps/blob-store';
@@ -63,6 +64,7 @@ import { DEFAULT_RETENTION_DAYS, PostgresMetricsStore } from './metrics/postgres
 import type { Db } from './store/database';
 import { openRecordsStore } from './store/open-records-store';
 import { settingOrCreate } from './store/settings';
+import { appMessageClasses } from './http/app-messages';
 import { DEFAULT_REQUEST_DEADLINES, deadlineServerOptions, watchBodyPace } from './http/request-deadlines';
 
 export interface RunningHub {
@@ -273,9 +275,9 @@ async function replicaDirectory(
   });
 }
 
-async function listen(app: http.RequestListener, config: HubConfig): Promise<http.Server> {
+async function listen(app: Express, config: HubConfig): Promise<http.Server> {
   const deadlines = config.requestDeadlines ?? DEFAULT_REQUEST_DEADLINES;
-  const options = deadlineServerOptions(deadlines);
+  const options = { ...deadlineServerOptions(deadlines), ...appMessageClasses(app) };
   const server = config.tlsCertFile && config.tlsKeyFile
     ? https.createServer({ ...options, cert: await fs.readFile(config.tlsCertFile), key: await fs.readFile(config.tlsKeyFile) }, app)
     : http.createServer(options, app);
