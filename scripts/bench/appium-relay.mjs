@@ -9,6 +9,9 @@
 //                     command direct), alternated command by command (which goes first alternates too): both ways
 //                     meet the same load of the machine. p50, p95; overhead = hub p50 - direct p50, and the median
 //                     of the paired differences. Commands carry no credentials, as webdriverio sends them.
+//                     A third way, alternated with them: two byte pumps (byte-pump.mjs, one process each) chained in
+//                     front of the same Appium server, where the hub and the gateway stand. It parses nothing, so its
+//                     cost over direct is the floor that two more processes on the path set on this machine.
 //   CPU per command:  BENCH_CPU_COMMANDS (default 300) commands direct, then as many through the hub; the hub's and
 //                     the gateway's CPU time (/proc) of the second block less the first's (their background work),
 //                     per command: what a relayed command costs the two processes, whatever the machine's load.
@@ -22,7 +25,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { cpuMs, progress, startBenchLab } from './bench-lab.mjs';
+import { cpuMs, progress, spawnDaemon, startBenchLab } from './bench-lab.mjs';
 import { waitForAvailability } from './plug-measurement.mjs';
 import { ms, printTable, summarize } from './statistics.mjs';
 
@@ -75,6 +78,18 @@ async function timedCommand(base, id) {
   const took = performance.now() - started;
   if (answer.status !== 200) throw new Error(`command failed: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
   return took;
+}
+
+/** Two byte pumps chained in front of 127.0.0.1:`port`, each its own process. */
+async function pumpsTo(port) {
+  const started = [];
+  let next = port;
+  for (const name of ['gateway-side byte pump', 'hub-side byte pump']) {
+    const pump = spawnDaemon(name, [new URL('./byte-pump.mjs', import.meta.url).pathname, String(next)], process.env);
+    started.push(pump);
+    next = Number((await pump.waitForLine(/byte pump on port (\d+)/, 30_000))[1]);
+  }
+  return { base: `http://127.0.0.1:${next}/`, stop: () => Promise.all(started.map((pump) => pump.stop())) };
 }
 
 const cpuOf = (pids) => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
@@ -155,19 +170,20 @@ try {
   }
 
   progress('command latency, alternated');
-  const latency = { hub: [], direct: [] };
+  const latency = { hub: [], direct: [], pumps: [] };
   const differences = [];
   const session = await createSession(hub, caps(first), auth);
-  const ways = { hub: hub, direct: directOf.get(first) };
-  for (let i = 0; i < 20; i++) for (const via of ['hub', 'direct']) await timedCommand(ways[via], session.id); // warm both ways
+  const pumps = await pumpsTo(Number(new URL(directOf.get(first)).port));
+  const ways = { hub: hub, direct: directOf.get(first), pumps: pumps.base };
+  for (let i = 0; i < 20; i++) for (const via of Object.keys(ways)) await timedCommand(ways[via], session.id); // warm every way
+  const orders = [['hub', 'direct', 'pumps'], ['direct', 'pumps', 'hub'], ['pumps', 'hub', 'direct']];
   for (let i = 0; i < commands; i++) {
-    const order = i % 2 === 0 ? ['hub', 'direct'] : ['direct', 'hub'];
     const took = {};
-    for (const via of order) took[via] = await timedCommand(ways[via], session.id);
-    latency.hub.push(took.hub);
-    latency.direct.push(took.direct);
+    for (const via of orders[i % orders.length]) took[via] = await timedCommand(ways[via], session.id);
+    for (const via of Object.keys(ways)) latency[via].push(took[via]);
     differences.push(took.hub - took.direct);
   }
+  await pumps.stop();
 
   progress(`command p50: hub ${ms(summarize(latency.hub).median)}, direct ${ms(summarize(latency.direct).median)}, `
     + `paired difference ${ms(summarize(differences).median)}`);
@@ -195,12 +211,15 @@ try {
 
   const hubLatency = summarize(latency.hub);
   const directLatency = summarize(latency.direct);
+  const pumpsLatency = summarize(latency.pumps);
   const hubCreate = summarize(created.hub);
   const directCreate = summarize(created.direct);
   printTable(['measure', 'through the hub', 'direct to Appium', 'hub - direct', 'hub cost (x)'], [
     ['command p50', ms(hubLatency.median), ms(directLatency.median), ms(hubLatency.median - directLatency.median), (hubLatency.median / directLatency.median).toFixed(2)],
     ['command p95', ms(hubLatency.p95), ms(directLatency.p95), ms(hubLatency.p95 - directLatency.p95), (hubLatency.p95 / directLatency.p95).toFixed(2)],
     ['command, paired difference p50', '', '', ms(summarize(differences).median), ''],
+    ['floor: two byte pumps for hub and gateway, p50', ms(pumpsLatency.median), ms(directLatency.median),
+      ms(pumpsLatency.median - directLatency.median), (pumpsLatency.median / directLatency.median).toFixed(2)],
     [`throughput, ${serials.length} sessions`, `${rates.hub.toFixed(0)}/s`, `${rates.direct.toFixed(0)}/s`, '', (rates.direct / rates.hub).toFixed(2)],
     ['session create+delete p50', ms(hubCreate.median), ms(directCreate.median), ms(hubCreate.median - directCreate.median), (hubCreate.median / directCreate.median).toFixed(2)],
   ]);

@@ -106,7 +106,7 @@ async function row(label, pathAndQuery, saved, { connections, goal, headers = au
   const unexpected = results.DeviceLab.reduce((sum, r) => sum + (saved.status === 200 ? r.non2xx : 0) + r.errors, 0);
   if (unexpected > 0) progress(`${label}: ${unexpected} unexpected answers or socket errors`);
   const ratio = oneClient
-    ? `p50 +${(ours.p50 - express.p50).toFixed(2)} ms vs Express`
+    ? `p50 ${ours.p50 >= express.p50 ? '+' : '-'}${Math.abs(ours.p50 - express.p50).toFixed(2)} ms vs Express`
     : `${(ours.rate / express.rate).toFixed(2)}x Express, ${(ours.rate / bare.rate).toFixed(2)}x bare`;
   rows.push([label, fmt(ours), fmt(express), fmt(bare), ratio, goal]);
 }
