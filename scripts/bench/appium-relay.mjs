@@ -157,13 +157,21 @@ try {
   const [first] = serials;
 
   progress('session creation');
+  // Direct sessions ask for what the gateway adds to a session's capabilities (the device, its adb server and its
+  // block of ports, read back from a session made through the hub), so both ways create the same session.
+  const throughHub = await createSession(hub, caps(first), auth);
+  await deleteSession(hub, throughHub.id, auth);
+  const directCaps = { platformName: 'Android', 'appium:automationName': 'UiAutomator2' };
+  for (const name of ['udid', 'adbPort', 'suppressKillServer', 'systemPort', 'mjpegServerPort', 'chromedriverPort']) {
+    if (throughHub.capabilities[name] !== undefined) directCaps[`appium:${name}`] = throughHub.capabilities[name];
+  }
   const created = { hub: [], direct: [] };
   for (let i = 0; i < sessions; i++) {
     for (const via of ['direct', 'hub']) {
       const base = via === 'hub' ? hub : directOf.get(first);
       const headers = via === 'hub' ? auth : {};
       const started = performance.now();
-      const session = await createSession(base, via === 'hub' ? caps(first) : { platformName: 'Android', 'appium:automationName': 'UiAutomator2' }, headers);
+      const session = await createSession(base, via === 'hub' ? caps(first) : directCaps, headers);
       created[via].push(performance.now() - started);
       await deleteSession(base, session.id, headers);
     }
