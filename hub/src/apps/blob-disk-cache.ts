@@ -50,6 +50,10 @@ export class BlobDiskCache {
         await copyFile(file, temp);
       });
       await rename(temp, target);
+      // A new copy counts as just served: the upload's file keeps the time it was written, which may be older than
+      // copies served since, and would make it the first to go.
+      const now = new Date();
+      await utimes(target, now, now);
       await this.evict();
     } catch {
       await rm(temp, { force: true });

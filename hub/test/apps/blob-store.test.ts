@@ -226,6 +226,9 @@ describe("a hub's disk copies in front of PostgreSQL", () => {
     // Serving the first makes it the most recent: the second goes when the third arrives.
     await new Promise((r) => setTimeout(r, 20));
     await readFrom(store, (await store.stat(blobsOf[0].sha256))!);
+    // The third upload's file was written long before (a slow upload): its copy still counts as the newest.
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    await fs.utimes(blobsOf[2].file, anHourAgo, anHourAgo);
     await store.putFile(blobsOf[2].file);
     await store.keepCopyOf(blobsOf[2].file, blobsOf[2].sha256);
     expect(blobsOf.map(({ sha256 }) => copied(sha256))).toEqual([true, false, true]);
