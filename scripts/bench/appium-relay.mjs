@@ -80,13 +80,14 @@ async function timedCommand(base, id) {
   return took;
 }
 
-/** Two byte pumps chained in front of 127.0.0.1:`port`, each its own process. */
-async function pumpsTo(port) {
+/** Two byte pumps chained in front of 127.0.0.1:`port`, each its own process (also stopped with the lab). */
+async function pumpsTo(port, lab) {
   const started = [];
   let next = port;
   for (const name of ['gateway-side byte pump', 'hub-side byte pump']) {
     const pump = spawnDaemon(name, [new URL('./byte-pump.mjs', import.meta.url).pathname, String(next)], process.env);
     started.push(pump);
+    lab.hub.onStop(() => pump.stop());
     next = Number((await pump.waitForLine(/byte pump on port (\d+)/, 30_000))[1]);
   }
   return { base: `http://127.0.0.1:${next}/`, stop: () => Promise.all(started.map((pump) => pump.stop())) };
@@ -181,7 +182,7 @@ try {
   const latency = { hub: [], direct: [], pumps: [] };
   const differences = [];
   const session = await createSession(hub, caps(first), auth);
-  const pumps = await pumpsTo(Number(new URL(directOf.get(first)).port));
+  const pumps = await pumpsTo(Number(new URL(directOf.get(first)).port), lab);
   const ways = { hub: hub, direct: directOf.get(first), pumps: pumps.base };
   for (let i = 0; i < 20; i++) for (const via of Object.keys(ways)) await timedCommand(ways[via], session.id); // warm every way
   const orders = [['hub', 'direct', 'pumps'], ['direct', 'pumps', 'hub'], ['pumps', 'hub', 'direct']];
