@@ -11,7 +11,8 @@
 //                     of the paired differences. Commands carry no credentials, as webdriverio sends them.
 //                     A third way, alternated with them: two byte pumps (byte-pump.mjs, one process each) chained in
 //                     front of the same Appium server, where the hub and the gateway stand. It parses nothing, so its
-//                     cost over direct is the floor that two more processes on the path set on this machine.
+//                     cost over direct is the floor that two more processes on the path set on this machine
+//                     (BENCH_FLOOR_PUMP=socat: Debian's socat instead, the floor of a relay written in C).
 //   CPU per command:  BENCH_CPU_COMMANDS (default 300) commands direct, then as many through the hub; the hub's and
 //                     the gateway's CPU time (/proc) of the second block less the first's (their background work),
 //                     per command: what a relayed command costs the two processes, whatever the machine's load.
@@ -21,7 +22,8 @@
 //   memory:           RSS of each device's Appium server process on the gateway (its process group), mean and max.
 // Goal: overhead <= 2 ms per command at p50, hub/direct <= 1.2x. The load average is printed with the figures.
 import http from 'node:http';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import net from 'node:net';
 import os from 'node:os';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
@@ -80,17 +82,50 @@ async function timedCommand(base, id) {
   return took;
 }
 
-/** Two byte pumps chained in front of 127.0.0.1:`port`, each its own process (also stopped with the lab). */
+/**
+ * Two byte pumps chained in front of 127.0.0.1:`port`, each its own process (also stopped with the lab): Node's
+ * (byte-pump.mjs, what a relay written as the hub and the gateway are costs at the least), or with
+ * BENCH_FLOOR_PUMP=socat Debian's socat (a relay in C).
+ */
 async function pumpsTo(port, lab) {
   const started = [];
   let next = port;
   for (const name of ['gateway-side byte pump', 'hub-side byte pump']) {
+    if (process.env.BENCH_FLOOR_PUMP === 'socat') {
+      const listen = await freePort();
+      const socat = spawn('socat', [`TCP-LISTEN:${listen},bind=127.0.0.1,reuseaddr,fork,nodelay`, `TCP:127.0.0.1:${next},nodelay`],
+        { stdio: 'ignore', detached: true });
+      const stop = async () => { try { process.kill(-socat.pid); } catch { /* gone */ } }; // with its forked children
+      started.push({ stop });
+      lab.hub.onStop(stop);
+      next = listen;
+      await waitForListener(listen);
+      continue;
+    }
     const pump = spawnDaemon(name, [new URL('./byte-pump.mjs', import.meta.url).pathname, String(next)], process.env);
     started.push(pump);
     lab.hub.onStop(() => pump.stop());
     next = Number((await pump.waitForLine(/byte pump on port (\d+)/, 30_000))[1]);
   }
   return { base: `http://127.0.0.1:${next}/`, stop: () => Promise.all(started.map((pump) => pump.stop())) };
+}
+
+const freePort = () => new Promise((resolve) => {
+  const server = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = server.address();
+    server.close(() => resolve(port));
+  });
+});
+
+/** Resolves once 127.0.0.1:`port` accepts a connection (10 s at most). */
+async function waitForListener(port) {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    const open = await new Promise((resolve) => {
+      const probe = net.connect(port, '127.0.0.1', () => { probe.destroy(); resolve(true); }).on('error', () => resolve(false));
+    });
+    if (open) return;
+  }
+  throw new Error(`nothing listens on port ${port}`);
 }
 
 const cpuOf = (pids) => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
