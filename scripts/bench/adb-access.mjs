@@ -10,12 +10,11 @@ import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { cpuMs, progress, sleep, startBenchLab } from './bench-lab.mjs';
+import { cpuMs, freePort, progress, sleep, startBenchLab } from './bench-lab.mjs';
 import { waitForAvailability } from './plug-measurement.mjs';
 import { printTable } from './statistics.mjs';
 
@@ -39,13 +38,6 @@ const listenerPid = async (port) => {
   return Number(/pid=(\d+)/.exec(stdout)?.[1] ?? 0);
 };
 const repeats = Number(process.env.BENCH_REPEATS || 3);
-
-const freePort = () => new Promise((resolve) => {
-  const server = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port } = server.address();
-    server.close(() => resolve(port));
-  });
-});
 
 const lab = await startBenchLab();
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'devicelab-bench-adb-'));

@@ -27,7 +27,7 @@ import net from 'node:net';
 import os from 'node:os';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { cpuMs, progress, spawnDaemon, startBenchLab } from './bench-lab.mjs';
+import { cpuMs, freePort, progress, sleep, spawnDaemon, startBenchLab } from './bench-lab.mjs';
 import { waitForAvailability } from './plug-measurement.mjs';
 import { ms, printTable, summarize } from './statistics.mjs';
 
@@ -88,45 +88,40 @@ async function timedCommand(base, id) {
  * BENCH_FLOOR_PUMP=socat Debian's socat (a relay in C).
  */
 async function pumpsTo(port, lab) {
-  const started = [];
+  const pumps = [];
   let next = port;
-  for (const name of ['gateway-side byte pump', 'hub-side byte pump']) {
-    if (process.env.BENCH_FLOOR_PUMP === 'socat') {
-      const listen = await freePort();
-      const socat = spawn('socat', [`TCP-LISTEN:${listen},bind=127.0.0.1,reuseaddr,fork,nodelay`, `TCP:127.0.0.1:${next},nodelay`],
-        { stdio: 'ignore', detached: true });
-      const stop = async () => { try { process.kill(-socat.pid); } catch { /* gone */ } }; // with its forked children
-      started.push({ stop });
-      lab.hub.onStop(stop);
-      next = listen;
-      await waitForListener(listen);
-      continue;
-    }
-    const pump = spawnDaemon(name, [new URL('./byte-pump.mjs', import.meta.url).pathname, String(next)], process.env);
-    started.push(pump);
-    lab.hub.onStop(() => pump.stop());
-    next = Number((await pump.waitForLine(/byte pump on port (\d+)/, 30_000))[1]);
+  for (const side of ['gateway-side', 'hub-side']) {
+    const pump = process.env.BENCH_FLOOR_PUMP === 'socat' ? await socatPump(next, lab) : await nodePump(`${side} byte pump`, next, lab);
+    pumps.push(pump);
+    next = pump.port;
   }
-  return { base: `http://127.0.0.1:${next}/`, stop: () => Promise.all(started.map((pump) => pump.stop())) };
+  return { base: `http://127.0.0.1:${next}/`, stop: () => Promise.all(pumps.map((pump) => pump.stop())) };
 }
 
-const freePort = () => new Promise((resolve) => {
-  const server = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port } = server.address();
-    server.close(() => resolve(port));
-  });
+async function nodePump(name, target, lab) {
+  const daemon = spawnDaemon(name, [new URL('./byte-pump.mjs', import.meta.url).pathname, String(target)], process.env);
+  const stop = () => daemon.stop();
+  lab.hub.onStop(stop);
+  const [, port] = await daemon.waitForLine(/byte pump on port (\d+)/, 30_000);
+  return { port: Number(port), stop };
+}
+
+async function socatPump(target, lab) {
+  const port = await freePort();
+  const socat = spawn('socat', [`TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork,nodelay`, `TCP:127.0.0.1:${target},nodelay`],
+    { stdio: 'ignore', detached: true });
+  const stop = async () => { try { process.kill(-socat.pid); } catch { /* gone */ } }; // with its forked children
+  lab.hub.onStop(stop);
+  for (let tries = 0; !(await accepts(port)); tries++) {
+    if (tries === 200) throw new Error(`socat never listened on port ${port}`);
+    await sleep(50);
+  }
+  return { port, stop };
+}
+
+const accepts = (port) => new Promise((resolve) => {
+  const probe = net.connect(port, '127.0.0.1', () => { probe.destroy(); resolve(true); }).on('error', () => resolve(false));
 });
-
-/** Resolves once 127.0.0.1:`port` accepts a connection (10 s at most). */
-async function waitForListener(port) {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-    const open = await new Promise((resolve) => {
-      const probe = net.connect(port, '127.0.0.1', () => { probe.destroy(); resolve(true); }).on('error', () => resolve(false));
-    });
-    if (open) return;
-  }
-  throw new Error(`nothing listens on port ${port}`);
-}
 
 const cpuOf = (pids) => Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
 

@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,14 @@ const { dropDatabaseIfExists, quoteIdentifier, withDatabaseName, withServerClien
 
 export const progress = (text) => process.stderr.write(`[bench] ${text}\n`);
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A TCP port on 127.0.0.1 that nothing listens on now. */
+export const freePort = () => new Promise((resolve) => {
+  const server = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = server.address();
+    server.close(() => resolve(port));
+  });
+});
 const logLevel = () => process.env.DEVICELAB_LOG_LEVEL || 'warn';
 
 let clockTicks;

@@ -31,8 +31,7 @@ export class BlobDiskCache {
       await handle.close();
       return undefined;
     }
-    const now = new Date();
-    await utimes(file, now, now).catch(() => undefined); // served: the last to go when space runs out
+    await markServed(file);
     return handle;
   }
 
@@ -52,8 +51,7 @@ export class BlobDiskCache {
       await rename(temp, target);
       // A new copy counts as just served: the upload's file keeps the time it was written, which may be older than
       // copies served since, and would make it the first to go.
-      const now = new Date();
-      await utimes(target, now, now);
+      await markServed(target);
       await this.evict();
     } catch {
       await rm(temp, { force: true });
@@ -123,4 +121,10 @@ export class BlobDiskCache {
       if (total > this.maxBytes) await rm(path.join(this.dir, copy.name), { force: true });
     }
   }
+}
+
+/** A copy's time is when it was last served (or made): the least recent go first when space runs out. */
+async function markServed(file: string): Promise<void> {
+  const now = new Date();
+  await utimes(file, now, now).catch(() => undefined);
 }

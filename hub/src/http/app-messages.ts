@@ -6,13 +6,14 @@
  * 35k with these classes. Express's own call then finds the prototype already set and changes nothing.
  */
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Express } from 'express';
 
 type MessageClasses = Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'>;
 
 export function appMessageClasses(app: Express): MessageClasses {
   // Function constructors, as Node's own are: a class could not take `app.request` itself as its prototype.
-  function AppRequest(this: http.IncomingMessage, socket: import('node:net').Socket) {
+  function AppRequest(this: http.IncomingMessage, socket: Socket) {
     http.IncomingMessage.call(this, socket);
   }
   AppRequest.prototype = app.request;
