@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AuthMode, DropFault } from './adbd/device-port';
 import type { LaunchRecord } from './android/activity';
 import { DeviceTimings, PowerState, SimAndroidDevice } from './android/device';
@@ -33,6 +34,11 @@ export interface LabWorldOptions {
   timings?: Partial<DeviceTimings>;
   /** Also serve the simulated usbmuxd on 127.0.0.1:<port> (0 = any free port); it always listens on a unix socket. */
   usbmuxdTcpPort?: number;
+  /**
+   * How long after a hub port loses its data line the host notices the device gone (a real USB detach takes some
+   * 100-500 ms to reach adb and usbmuxd); default 0.
+   */
+  usbDetachMs?: number;
 }
 
 export interface AddDeviceOptions {
@@ -74,11 +80,13 @@ export class LabWorld {
   private root = '';
   private ownsRoot = false;
   private readonly timings: DeviceTimings;
+  private readonly usbDetachMs: number;
   private readonly hubs: SimCambrionixHub[] = [];
   private ios: IosFleet | null = null;
 
   constructor(private readonly options: LabWorldOptions = {}) {
     this.timings = { rebootMs: 3000, bootCompleteMs: 2000, ...options.timings };
+    this.usbDetachMs = options.usbDetachMs ?? 0;
   }
 
   get adbServerPort(): number {
@@ -297,11 +305,16 @@ export class LabWorld {
       applyPortMode({
         setUsbPower: (s, powered) => void this.setBattery(s, { usbPowered: powered }),
         setDataLink: (s, connected) => {
-          if (this.isIos(s)) return connected ? this.iosFleet.plug(s) : this.iosFleet.unplug(s);
+          const detached = connected ? Promise.resolve() : delay(this.usbDetachMs);
+          if (this.isIos(s)) {
+            if (connected) this.iosFleet.plug(s);
+            else void detached.then(() => this.iosFleet.unplug(s));
+            return;
+          }
           const entry = this.entry(s);
           entry.adbOps = entry.adbOps.then(async () => {
             if (connected) await this.plug(s);
-            else await this.unplug(s);
+            else await detached.then(() => this.unplug(s));
           }).catch(() => undefined);
         },
       }, serial, mode);

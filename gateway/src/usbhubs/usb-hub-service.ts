@@ -16,6 +16,13 @@ interface UsbHubsListener {
 
 /** Events kept while the hub is away; the oldest go first beyond this. */
 const MAX_PENDING_EVENTS = 1_000;
+/**
+ * How long a port switch that takes the data line away (Off, Charge) waits for its devices to leave adb or usbmuxd
+ * (which notice a USB detach within a second or so): their removal reaches the hub ahead of the command's result,
+ * so the hub's records show them Offline when the call returns. A device still there after it is left to the
+ * driver's own report.
+ */
+const DEPARTURE_WAIT_MS = 5_000;
 
 export class UsbHubService {
   private readonly devices = new Map<string, DeviceState>();
@@ -25,6 +32,8 @@ export class UsbHubService {
   private lastReport = '';
   private pendingEvents: UsbHubEvent[] = [];
   private reportTimer: NodeJS.Timeout | undefined;
+  /** Called on every device removal: port switches waiting for their devices to leave. */
+  private readonly removalWaiters = new Set<() => void>();
 
   constructor(
     private readonly controllers: UsbHubController[],
@@ -57,6 +66,7 @@ export class UsbHubService {
   deviceRemoved(vendorUniqueIdentifier: string): void {
     this.devices.delete(vendorUniqueIdentifier);
     this.scheduleReport();
+    for (const waiter of this.removalWaiters) waiter();
   }
 
   device(vendorUniqueIdentifier: string): DeviceState | undefined {
@@ -92,8 +102,11 @@ export class UsbHubService {
     const state = parseEnumValue(UsbHubPortState, command.state, usbHubPortStateAliases);
     if (!state || state === 'Unknown') throw new UsbHubError(`Unknown port state '${command.state}': expected Off, Data or Charge`);
     const controller = this.requireController(command.hubSerialNumber);
-    await controller.setPortMode(command.portNumber > 0 ? command.portNumber : undefined, state as UsbPortMode);
+    const port = command.portNumber > 0 ? command.portNumber : undefined;
+    const leaving = state === 'Off' || state === 'Charge' ? this.devicesOn(command.hubSerialNumber, port) : [];
+    await controller.setPortMode(port, state as UsbPortMode);
     this.reportNow();
+    await this.departure(leaving);
   }
 
   async reboot(command: RebootUsbHub): Promise<void> {
@@ -117,6 +130,31 @@ export class UsbHubService {
     const events = this.pendingEvents;
     this.pendingEvents = [];
     return events;
+  }
+
+  /** The devices present now on the hub's port (every port: undefined). */
+  private devicesOn(hubSerialNumber: string, port: number | undefined): string[] {
+    return [...this.devices.values()]
+      .filter((state) => state.usbHubSerialNumber === hubSerialNumber && (port === undefined || state.usbHubPortNumber === port))
+      .map((state) => state.vendorUniqueIdentifier);
+  }
+
+  /** Resolves once none of these devices is present, or after DEPARTURE_WAIT_MS. */
+  private departure(leaving: string[]): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (leaving.some((id) => this.devices.has(id))) return;
+        finish();
+      };
+      const finish = () => {
+        clearTimeout(timer);
+        this.removalWaiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(finish, DEPARTURE_WAIT_MS);
+      this.removalWaiters.add(check);
+      check();
+    });
   }
 
   private requireController(hubSerialNumber: string): UsbHubController {

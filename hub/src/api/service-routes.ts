@@ -19,6 +19,7 @@ export function serviceRouter(deps: ApiDependencies, firstReads?: FirstReads): R
   // generic middleware when it can be (http/first-reads.ts).
   const describe = sameServiceDescription();
   const service = handle(async ({ req, res, params }) => {
+    await deps.gateways.settled?.();
     await writeKeptJson(req, res, describe(deps.gateways, identity, await replicas(req), deps.clock()), params.pretty());
     return NO_REPLY;
   });

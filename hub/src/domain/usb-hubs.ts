@@ -27,6 +27,7 @@ import { readNow, type KeepRead } from './kept-read';
 export async function listGateways(
   db: Db, gateways: GatewayDirectory, dataPortState: DataPortStateName, keep: KeepRead = readNow,
 ): Promise<FleetGatewayDescription[]> {
+  await gateways.settled?.();
   const connected = new Map(gateways.connectedGateways().map((g) => [g.id, g]));
   const registered = await keep('gateways', () => db.selectFrom('gateways')
     .select(['id', 'name', 'public_address', 'public_port', 'last_seen_at', 'version', 'hub_replica', 'last_usb_hubs'])
@@ -80,7 +81,8 @@ function usbHubModel(hub: UsbHubReport, records: Map<string, DeviceRecord>, data
   };
 }
 
-function assertHubConnected(gateways: GatewayDirectory, hubSerialNumber: string): void {
+async function assertHubConnected(gateways: GatewayDirectory, hubSerialNumber: string): Promise<void> {
+  await gateways.settled?.();
   const known = gateways.connectedGateways().some((g) => (g.usbHubs ?? []).some((hub) => hub.serialNumber === hubSerialNumber));
   if (!known) throw new ApiFailure(`USB hub '${hubSerialNumber}' not found.`);
 }
@@ -119,7 +121,7 @@ export async function setHubPortState(
   state: SwitchablePortState,
 ): Promise<void> {
   if (port !== undefined && port < 1) throw new ApiFailure(`Invalid USB hub port ${port}: ports are numbered from 1.`);
-  assertHubConnected(gateways, hubSerialNumber);
+  await assertHubConnected(gateways, hubSerialNumber);
   let onPorts = db.selectFrom('devices').select('id').where('usb_hub_serial_number', '=', hubSerialNumber).where('deleted', '=', false);
   if (port !== undefined) onPorts = onPorts.where('usb_hub_port_number', '=', port);
   const devices = (await onPorts.execute()).map((row) => row.id);
@@ -136,7 +138,7 @@ export async function setHubPortState(
 }
 
 export async function rebootUsbHub(gateways: GatewayDirectory, hubSerialNumber: string): Promise<void> {
-  assertHubConnected(gateways, hubSerialNumber);
+  await assertHubConnected(gateways, hubSerialNumber);
   await send(gateways, hubSerialNumber, { action: 'rebootUsbHub', rebootUsbHub: { hubSerialNumber } });
 }
 

@@ -21,6 +21,8 @@ export interface RemoteGateway extends ConnectedGateway { hubReplica: string }
 export class RemoteGateways {
   private gateways: RemoteGateway[] = [];
   private running: Promise<void> | undefined;
+  /** The read that follows every change heard so far (refresh's last answer). */
+  private latest: Promise<void> = Promise.resolve();
   private debounce: NodeJS.Timeout | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -43,13 +45,29 @@ export class RemoteGateways {
     return this.gateways;
   }
 
+  /**
+   * Resolves once list() reflects every change notice heard so far: a notice still in its debounce is read now.
+   * A request that follows another replica's write (which answers only once every replica heard it, kept reads)
+   * then sees it.
+   */
+  async settled(): Promise<void> {
+    if (this.debounce) {
+      clearTimeout(this.debounce);
+      this.debounce = undefined;
+      void this.refresh();
+    }
+    await this.latest.catch(() => undefined); // a failed read keeps the last list, as the timers' reads do
+  }
+
   /** Reads the records again; a call during a read waits for it and then reads afresh (it may follow a change). */
   refresh(): Promise<void> {
-    if (this.running) return this.running.then(() => this.refresh(), () => this.refresh());
-    this.running = this.read().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    const next = this.running
+      ? this.running.then(() => this.refresh(), () => this.refresh())
+      : (this.running = this.read().finally(() => {
+        this.running = undefined;
+      }));
+    this.latest = next;
+    return next;
   }
 
   stop(): void {

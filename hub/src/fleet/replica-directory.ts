@@ -26,17 +26,24 @@ export function localExecutor(link: LocalLinks): RelayExecutor {
     switch (kind) {
       case 'command':
         return link.directory.sendCommand(target, request as CommandAction, timeoutMs);
-      case 'usbHubCommand': {
-        const result = await link.directory.sendUsbHubCommand(target, request as CommandAction, timeoutMs);
-        await link.recorded(target); // the port states the gateway reported are recorded before the answer
-        return result;
-      }
+      case 'usbHubCommand':
+        return localUsbHubCommand(link, target, request as CommandAction, timeoutMs);
       case 'accessPort':
         // Confirmed: the requester's retain reaches this replica's gateway through the relay's broadcast, which
         // this answer could overtake; a tunnel the client opens next must find the retain at the gateway.
         return (await link.directory.accessPort(target, (request as { retainId: string }).retainId, timeoutMs, true)) ?? null;
     }
   };
+}
+
+/**
+ * A port switch or hub reboot on this replica's link, answered once what the gateway reported before its result
+ * (the new port states, the devices that left with their port) is recorded: a read after the call shows it.
+ */
+async function localUsbHubCommand(link: LocalLinks, hubSerialNumber: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
+  const result = await link.directory.sendUsbHubCommand(hubSerialNumber, action, timeoutMs);
+  await link.recorded(hubSerialNumber);
+  return result;
 }
 
 export class ReplicaDirectory implements GatewayDirectory {
@@ -61,8 +68,12 @@ export class ReplicaDirectory implements GatewayDirectory {
     return [...this.link.directory.connectedGateways(), ...this.remote.list()];
   }
 
+  settled(): Promise<void> {
+    return this.remote.settled();
+  }
+
   async sendUsbHubCommand(hubSerialNumber: string, action: CommandAction, timeoutMs: number): Promise<CommandResult> {
-    if (this.link.holdsUsbHub(hubSerialNumber)) return this.link.directory.sendUsbHubCommand(hubSerialNumber, action, timeoutMs);
+    if (this.link.holdsUsbHub(hubSerialNumber)) return localUsbHubCommand(this.link, hubSerialNumber, action, timeoutMs);
     const reporting = () => this.remote.list().find((g) => g.usbHubs.some((hub) => hub.serialNumber === hubSerialNumber));
     if (!reporting()) await this.remote.refresh(); // a gateway that linked a moment ago
     const owner = reporting()?.hubReplica;

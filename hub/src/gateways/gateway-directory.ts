@@ -34,6 +34,8 @@ export interface GatewayDirectory {
   sendCommand(vendorUniqueIdentifier: string, action: CommandAction, timeoutMs: number,
     onProgress?: (percent: number) => void): Promise<CommandResult>;
   connectedGateways(): ConnectedGateway[];
+  /** Resolves once connectedGateways() reflects every change heard so far (other replicas' gateways); none: always. */
+  settled?(): Promise<void>;
   /**
    * Tells the connected gateways that the device's current retain or access changed (a retain id with the
    * retainer's adb keys, or '' when released, disabled or deleted), so its gateway accepts only tickets of the

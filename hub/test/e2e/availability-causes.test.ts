@@ -26,7 +26,8 @@ const receiver = http.createServer((req, res) => {
 });
 
 beforeAll(async () => {
-  lab = await startTestLab({ androidCount: 1, usbHub: {}, hubConfig: { webhookDelivery: { pollMs: 50 } } });
+  // The host notices a detach 300 ms after the port switch, as real USB does: the switch's answer waits for it.
+  lab = await startTestLab({ androidCount: 1, usbHub: { detachMs: 300 }, hubConfig: { webhookDelivery: { pollMs: 50 } } });
   operator = await lab.addUser('olga@lab.test', ['Administrator']);
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
@@ -61,9 +62,11 @@ async function flip(id: string, availability: string, act: () => Promise<unknown
   return (await availabilityEvents(id)).filter((e) => !before.has(e.id));
 }
 
+/** Switches the port; a switch that takes the data line away shows the device Offline as soon as it answers. */
 const port = (id: string, state: string) => async () => {
   const answer = await (await lab.api(operator, `/Device/UsbPort?update&id=${id}&usbHubPortState=${state}`, { method: 'POST' })).json();
   expect(answer).toEqual({ isSuccess: true });
+  if (state !== 'Data') expect((await device()).availability).toBe('Offline');
 };
 
 test('port Off, Charge and Data, a reboot and an unplug: each flip says who and why', async () => {

@@ -59,7 +59,7 @@ export interface TestLabOptions {
    * `usbLocation` (`1-1.4`) the hub is configured by its USB location and the iOS devices are found on its ports
    * by theirs (usbmuxd LocationID -> the simulated sysfs), not by the configured port map.
    */
-  usbHub?: { serial?: string; usbLocation?: string; usbHubs?: Partial<UsbHubsConfig> };
+  usbHub?: { serial?: string; usbLocation?: string; usbHubs?: Partial<UsbHubsConfig>; detachMs?: number };
   /** UDIDs for the first iOS devices (e.g. one a provisioning profile lists). */
   iosUdids?: string[];
   /** The gateway's metrics intervals (its defaults otherwise). */
@@ -82,7 +82,9 @@ export async function startTestLab(options: TestLabOptions = {}): Promise<TestLa
     adminToken: ADMIN_TOKEN, uploadLimitBytes: 64 * 1024 * 1024, ...options.hubConfig,
   };
   let hub = await startHub(config, options.logger, { clock: options.clock });
-  const world = new LabWorld({ stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 } });
+  const world = new LabWorld({
+    stateDir: path.join(dataDir, 'labsim'), timings: { rebootMs: 1500, bootCompleteMs: 1000 }, usbDetachMs: options.usbHub?.detachMs,
+  });
   await world.start();
   const devices = options.androidDevices ?? defaultAndroidLab(options.androidCount ?? 2);
   for (const spec of devices) await world.addAndroidDevice(spec);
