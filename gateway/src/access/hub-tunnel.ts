@@ -6,7 +6,7 @@
  * (usbmux-filter.ts). Refusals here become access events, and so do iOS client sessions (usbmux has no key of its
  * own to report; usbmux-sessions.ts).
  */
-import type * as grpc from '@grpc/grpc-js';
+import type { Duplex } from 'node:stream';
 import type { DeviceAccessEvent, OpenTunnel, TunnelFrame } from '@devicelab/proto';
 import { frameStreamEnd, type Logger } from '@devicelab/shared';
 import type { TicketVerifier } from '../tickets/ticket-verifier';
@@ -20,7 +20,8 @@ export interface IosTunnels {
   isIos(vendorUniqueIdentifier: string): boolean;
 }
 
-export type TunnelCall = grpc.ClientDuplexStream<TunnelFrame, TunnelFrame>;
+/** A tunnel's frames both ways (`{ data }`): a tunnel connection (link/tunnel-connection.ts). */
+export type TunnelCall = Duplex & { cancel(): void };
 
 export interface TunnelRelayOptions {
   openCall(): TunnelCall;

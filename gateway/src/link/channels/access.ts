@@ -60,7 +60,7 @@ export class AccessChannel implements GatewayChannel {
         if (done) void (adbAccess?.applied() ?? Promise.resolve()).then(done);
       },
       openTunnel: (request) => {
-        const openCall = () => session.client.Tunnel(this.link.metadata());
+        const openCall = () => session.openTunnel();
         if (request.service) {
           const services = this.options.tunnelServices ?? {};
           const service = Object.hasOwn(services, request.service) ? services[request.service] : undefined;

@@ -4,8 +4,10 @@
  * half is its access channel (gateway/src/link/channels/access.ts): a tunnel is admitted by the same tickets.
  */
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
-import type { TunnelFrame } from '@devicelab/proto';
+import { TunnelFrames, type TunnelFrame, type TunnelHello } from '@devicelab/proto';
+import { authenticateGateway } from '../gateway-tokens';
 import { GatewayUnavailableError, type DeviceTunnel } from '../gateway-directory';
 import type { ChannelContext, HubChannel } from '../link/channel';
 
@@ -16,11 +18,29 @@ interface PendingTunnel {
   timer: NodeJS.Timeout;
 }
 
-export function tunnelsChannel({ sessions, authenticate, logger }: ChannelContext): HubChannel {
+export function tunnelsChannel({ db, sessions, authenticate, logger }: ChannelContext): HubChannel {
   /** Tunnels asked for (OpenTunnel sent), waiting for their gateway's Tunnel call. */
   const pending = new Map<string, PendingTunnel>();
 
-  /** GatewayLink.Tunnel: the gateway's answer to OpenTunnel; its first frame names the tunnel. */
+  /**
+   * The gateway's answer to OpenTunnel, named by its first frame (or hello): the tunnel it names, if that is one
+   * this gateway was asked for, gets `tunnel`, or the gateway's refusal. False when it names no such tunnel.
+   */
+  const answer = (gatewayName: string | undefined, first: TunnelFrame, tunnel: DeviceTunnel): boolean => {
+    const waiting = pending.get(first.tunnelId ?? '');
+    if (!gatewayName || !waiting || waiting.gatewayName !== gatewayName) return false;
+    pending.delete(first.tunnelId ?? '');
+    clearTimeout(waiting.timer);
+    if (first.error) {
+      waiting.reject(new GatewayUnavailableError(first.error));
+      tunnel.end();
+    } else {
+      waiting.resolve(tunnel);
+    }
+    return true;
+  };
+
+  /** GatewayLink.Tunnel (gateways before tunnel connections): its first frame names the tunnel. */
   const tunnel = (call: grpc.ServerDuplexStream<TunnelFrame, TunnelFrame>): void => {
     call.on('error', () => undefined);
     const refuse = (code: grpc.status, details: string) => call.emit('error', { code, details });
@@ -30,27 +50,31 @@ export function tunnelsChannel({ sessions, authenticate, logger }: ChannelContex
       resolve(frame);
     }));
     void Promise.all([authenticate(call.metadata), firstFrame]).then(([gateway, frame]) => {
-      const waiting = pending.get(frame.tunnelId ?? '');
-      if (!gateway || !waiting || waiting.gatewayName !== gateway.name) {
-        refuse(grpc.status.PERMISSION_DENIED, 'no such tunnel for this gateway');
-        return;
-      }
-      pending.delete(frame.tunnelId ?? '');
-      clearTimeout(waiting.timer);
-      if (frame.error) {
-        waiting.reject(new GatewayUnavailableError(frame.error));
-        call.end();
-        return;
-      }
-      waiting.resolve(call as unknown as DeviceTunnel);
+      if (!answer(gateway?.name, frame, call as unknown as DeviceTunnel)) refuse(grpc.status.PERMISSION_DENIED, 'no such tunnel for this gateway');
     }, (err: unknown) => {
       logger.error({ err }, 'tunnel authentication failed');
       refuse(grpc.status.UNAVAILABLE, 'hub could not check credentials');
     });
   };
 
+  /** A tunnel connection (link-listener.ts): its hello names the gateway, proves it and names the tunnel. */
+  const tunnelConnection = (socket: Duplex, hello: TunnelHello): void => {
+    void authenticateGateway(db, hello.gateway, hello.token).then((gateway) => {
+      const frames = new TunnelFrames(socket);
+      frames.on('error', () => undefined);
+      if (!answer(gateway?.name, hello, frames as unknown as DeviceTunnel)) {
+        logger.warn({ gateway: hello.gateway.slice(0, 100) }, 'tunnel connection for no tunnel of this gateway dropped');
+        socket.destroy();
+      }
+    }, (err: unknown) => {
+      logger.error({ err }, 'tunnel authentication failed');
+      socket.destroy();
+    });
+  };
+
   return {
     methods: { Tunnel: tunnel },
+    tunnelConnection,
     directory: {
       openTunnel(request, timeoutMs): Promise<DeviceTunnel> {
         const session = sessions.holding(request.vendorUniqueIdentifier);
