@@ -252,8 +252,8 @@ export class HubLink extends EventEmitter {
     this.startHeartbeats(session, welcome.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS, lost);
     const linkSession = {
       send: (message: GatewayMessage) => this.send(message, session),
-      openTunnel: () => openTunnelConnection({
-        address: session.hub.address, tls: this.options.tls, gatewayName: this.options.name, token: this.options.token,
+      openTunnel: (messages: boolean) => openTunnelConnection({
+        address: session.hub.address, tls: this.options.tls, gatewayName: this.options.name, token: this.options.token, messages,
       }),
     };
     for (const channel of this.channelList) {

@@ -15,6 +15,8 @@ export interface TunnelConnectionOptions {
   tls?: HubLinkTls;
   gatewayName: string;
   token: string;
+  /** The tunnel carries messages (MESSAGE_TUNNEL_SERVICES), not a byte stream. */
+  messages: boolean;
 }
 
 export function openTunnelConnection(options: TunnelConnectionOptions): TunnelFrames {
@@ -27,9 +29,12 @@ export function openTunnelConnection(options: TunnelConnectionOptions): TunnelFr
     : net.connect({ host, port });
   socket.setNoDelay(true);
   socket.write(TUNNEL_MAGIC);
-  return new TunnelFrames(socket, (first) => encodeTunnelHello({
-    gateway: options.gatewayName, token: options.token, tunnelId: first.tunnelId ?? '', ...(first.error ? { error: first.error } : {}),
-  }));
+  return new TunnelFrames(socket, {
+    messages: options.messages,
+    firstFrame: (first) => encodeTunnelHello({
+      gateway: options.gatewayName, token: options.token, tunnelId: first.tunnelId ?? '', ...(first.error ? { error: first.error } : {}),
+    }),
+  });
 }
 
 /** `host:port` as gRPC takes it (an optional `dns:` scheme, brackets around IPv6) to what net.connect takes. */

@@ -34,8 +34,11 @@ export interface HubConnection {
 export interface LinkSession {
   /** Sends on this session; false once it is closed. */
   send(message: GatewayMessage): boolean;
-  /** A tunnel connection to the replica this session dialled (the tunnels it asks for go back to it). */
-  openTunnel(): TunnelCall;
+  /**
+   * A tunnel connection to the replica this session dialled (the tunnels it asks for go back to it); `messages`
+   * for a service in MESSAGE_TUNNEL_SERVICES.
+   */
+  openTunnel(messages: boolean): TunnelCall;
 }
 
 export interface GatewayChannel {

@@ -6,13 +6,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
-import { TunnelFrames, type TunnelFrame, type TunnelHello } from '@devicelab/proto';
+import { MESSAGE_TUNNEL_SERVICES, TunnelFrames, type TunnelFrame, type TunnelHello } from '@devicelab/proto';
 import { authenticateGateway } from '../gateway-tokens';
 import { GatewayUnavailableError, type DeviceTunnel } from '../gateway-directory';
 import type { ChannelContext, HubChannel } from '../link/channel';
 
 interface PendingTunnel {
   gatewayName: string;
+  /** Its connection carries messages (MESSAGE_TUNNEL_SERVICES). */
+  messages: boolean;
   resolve(tunnel: DeviceTunnel): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
@@ -60,7 +62,7 @@ export function tunnelsChannel({ db, sessions, authenticate, logger }: ChannelCo
   /** A tunnel connection (link-listener.ts): its hello names the gateway, proves it and names the tunnel. */
   const tunnelConnection = (socket: Duplex, hello: TunnelHello): void => {
     void authenticateGateway(db, hello.gateway, hello.token).then((gateway) => {
-      const frames = new TunnelFrames(socket);
+      const frames = new TunnelFrames(socket, { messages: pending.get(hello.tunnelId)?.messages ?? false });
       frames.on('error', () => undefined);
       if (!answer(gateway?.name, hello, frames as unknown as DeviceTunnel)) {
         logger.warn({ gateway: hello.gateway.slice(0, 100) }, 'tunnel connection for no tunnel of this gateway dropped');
@@ -87,7 +89,9 @@ export function tunnelsChannel({ db, sessions, authenticate, logger }: ChannelCo
             pending.delete(tunnelId);
             reject(new GatewayUnavailableError(`Gateway ${session.gatewayName} did not open the tunnel within ${timeoutMs} ms.`));
           }, timeoutMs);
-          pending.set(tunnelId, { gatewayName: session.gatewayName, resolve, reject, timer });
+          pending.set(tunnelId, {
+            gatewayName: session.gatewayName, messages: MESSAGE_TUNNEL_SERVICES.has(request.service ?? ''), resolve, reject, timer,
+          });
           session.write({ body: 'openTunnel', openTunnel: { ...request, tunnelId } });
         });
       },
