@@ -57,6 +57,7 @@ export async function listenLink(options: LinkListenerOptions): Promise<LinkList
           socket.destroy();
           return;
         }
+        socket.setNoDelay(true); // a relayed adb packet's header must not wait for the previous packet's ACK
         tunnels.add(socket);
         socket.once('close', () => tunnels.delete(socket));
         options.onTunnel(socket, hello);
