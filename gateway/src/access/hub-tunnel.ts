@@ -1,8 +1,8 @@
 /**
  * The gateway end of a hub-relayed device connection: the hub asked for it with OpenTunnel;
- * this calls `GatewayLink.Tunnel`, names the tunnel in the first frame, and hands the call to the device's access
- * endpoint: for Android its adb endpoint serves the call in process (tunnel-socket.ts) and authenticates the client
- * exactly as a direct connection; for iOS the call is one usbmux client connection to the filtering proxy
+ * this opens a tunnel connection to the hub (link/tunnel-connection.ts), names the tunnel in its first frame, and
+ * hands it to the device's access endpoint: for Android its adb endpoint serves it in process (tunnel-socket.ts) and
+ * authenticates the client exactly as a direct connection; for iOS it is one usbmux client connection to the filtering proxy
  * (usbmux-filter.ts). Refusals here become access events, and so do iOS client sessions (usbmux has no key of its
  * own to report; usbmux-sessions.ts).
  */
@@ -21,10 +21,10 @@ export interface IosTunnels {
 }
 
 /** A tunnel's frames both ways (`{ data }`): a tunnel connection (link/tunnel-connection.ts). */
-export type TunnelCall = Duplex & { cancel(): void };
+export type TunnelConnection = Duplex & { cancel(): void };
 
 export interface TunnelRelayOptions {
-  openCall(): TunnelCall;
+  openCall(): TunnelConnection;
   endpoints?: AdbAccessEndpoints;
   tickets: TicketVerifier;
   ios?: IosTunnels;
@@ -33,8 +33,8 @@ export interface TunnelRelayOptions {
   logger: Logger;
 }
 
-/** Refuses a tunnel: its first frame says why, then the call ends. */
-export function refuseTunnel(call: TunnelCall, tunnelId: string, reason: string): void {
+/** Refuses a tunnel: its first frame says why, then the connection ends. */
+export function refuseTunnel(call: TunnelConnection, tunnelId: string, reason: string): void {
   call.write({ tunnelId, error: `The gateway refuses the connection: ${reason}.` });
   call.end();
 }

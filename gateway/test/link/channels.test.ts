@@ -4,7 +4,7 @@
  */
 import type { GatewayMessage, Welcome } from '@devicelab/proto';
 import { AccessChannel } from '../../src/link/channels/access';
-import type { TunnelCall } from '../../src/access/hub-tunnel';
+import type { TunnelConnection } from '../../src/access/hub-tunnel';
 import type { HubConnection, LinkSession } from '../../src/link/channels/channel';
 import { InventoryChannel } from '../../src/link/channels/inventory';
 import { DriverRegistry } from '../../src/drivers/registry';
@@ -92,7 +92,7 @@ describe('gateway access channel: tunnels by service', () => {
   function tunnelSession() {
     const frames: unknown[] = [];
     const call = { on: () => call, write: (frame: unknown) => frames.push(frame) > 0, end: () => frames.push('end') };
-    const session = { ...recordingSession(), openTunnel: () => call as unknown as TunnelCall };
+    const session = { ...recordingSession(), openTunnel: () => call as unknown as TunnelConnection };
     const link: HubConnection = { ...connection(() => session), metadata: () => undefined as never };
     return { session, link, frames };
   }

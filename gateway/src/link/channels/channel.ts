@@ -5,7 +5,7 @@
  * `channels/index.ts`.
  */
 import type * as grpc from '@grpc/grpc-js';
-import type { TunnelCall } from '../../access/hub-tunnel';
+import type { TunnelConnection } from '../../access/hub-tunnel';
 import type {
   BlobChunk, BlobRequest, GatewayMessage, HubMessage, MessageHandlers, OpenTunnel, Retention, TunnelFrame, Welcome,
 } from '@devicelab/proto';
@@ -38,7 +38,7 @@ export interface LinkSession {
    * A tunnel connection to the replica this session dialled (the tunnels it asks for go back to it); `messages`
    * for a service in MESSAGE_TUNNEL_SERVICES.
    */
-  openTunnel(messages: boolean): TunnelCall;
+  openTunnel(messages: boolean): TunnelConnection;
 }
 
 export interface GatewayChannel {
@@ -52,8 +52,8 @@ export interface GatewayChannel {
 
 /** What a tunnel to a service other than the access endpoint reaches (OpenTunnel's `service`), one per service. */
 export interface TunnelService {
-  /** Answers the hub's OpenTunnel: `openCall` starts the Tunnel call whose first frame names (or refuses) it. */
-  open(request: OpenTunnel, openCall: () => TunnelCall): void;
+  /** Answers the hub's OpenTunnel: `openCall` opens the tunnel connection whose first frame names (or refuses) it. */
+  open(request: OpenTunnel, openCall: () => TunnelConnection): void;
   /** The hub's current retains (Welcome, `complete`) and each change (Retention). */
   retentions?(retentions: readonly Retention[], complete: boolean): void;
 }

@@ -102,7 +102,7 @@ export class TunnelSocket extends Duplex {
 
   override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
     clearTimeout(this.idleTimer);
-    // The hub's end of a Tunnel call is its server side: ending it sends the call's status, which closes it both ways.
+    // Ending the tunnel connection closes it both ways: the gateway ends its side (and the Appium socket) on it.
     this.tunnel.end();
     done(err);
   }

@@ -1,12 +1,12 @@
 /**
- * Tunnels: a relayed byte stream into a device's access endpoint. The hub asks the device's gateway to open one
- * (OpenTunnel on its session) and waits for the gateway's Tunnel call, whose first frame names it. The gateway's
- * half is its access channel (gateway/src/link/channels/access.ts): a tunnel is admitted by the same tickets.
+ * Tunnels: a relayed byte stream into a device's access endpoint (or its automation server, or screen). The hub asks
+ * the device's gateway to open one (OpenTunnel on its session) and waits for the gateway's tunnel connection
+ * (link/link-listener.ts), whose hello names it. The gateway's half is its access channel
+ * (gateway/src/link/channels/access.ts): a tunnel is admitted by the same tickets.
  */
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import * as grpc from '@grpc/grpc-js';
-import { MESSAGE_TUNNEL_SERVICES, TunnelFrames, type TunnelFrame, type TunnelHello } from '@devicelab/proto';
+import { MESSAGE_TUNNEL_SERVICES, TunnelFrames, type TunnelHello } from '@devicelab/proto';
 import { authenticateGateway } from '../gateway-tokens';
 import { GatewayUnavailableError, type DeviceTunnel } from '../gateway-directory';
 import type { ChannelContext, HubChannel } from '../link/channel';
@@ -20,54 +20,32 @@ interface PendingTunnel {
   timer: NodeJS.Timeout;
 }
 
-export function tunnelsChannel({ db, sessions, authenticate, logger }: ChannelContext): HubChannel {
-  /** Tunnels asked for (OpenTunnel sent), waiting for their gateway's Tunnel call. */
+export function tunnelsChannel({ db, sessions, logger }: ChannelContext): HubChannel {
+  /** Tunnels asked for (OpenTunnel sent), waiting for their gateway's connection. */
   const pending = new Map<string, PendingTunnel>();
 
   /**
-   * The gateway's answer to OpenTunnel, named by its first frame (or hello): the tunnel it names, if that is one
-   * this gateway was asked for, gets `tunnel`, or the gateway's refusal. False when it names no such tunnel.
+   * A tunnel connection after its hello: the tunnel it names, if this gateway (proven by its token) was asked for
+   * it, gets the connection, or the gateway's refusal. Any other connection is dropped.
    */
-  const answer = (gatewayName: string | undefined, first: TunnelFrame, tunnel: DeviceTunnel): boolean => {
-    const waiting = pending.get(first.tunnelId ?? '');
-    if (!gatewayName || !waiting || waiting.gatewayName !== gatewayName) return false;
-    pending.delete(first.tunnelId ?? '');
-    clearTimeout(waiting.timer);
-    if (first.error) {
-      waiting.reject(new GatewayUnavailableError(first.error));
-      tunnel.end();
-    } else {
-      waiting.resolve(tunnel);
-    }
-    return true;
-  };
-
-  /** GatewayLink.Tunnel (gateways before tunnel connections): its first frame names the tunnel. */
-  const tunnel = (call: grpc.ServerDuplexStream<TunnelFrame, TunnelFrame>): void => {
-    call.on('error', () => undefined);
-    const refuse = (code: grpc.status, details: string) => call.emit('error', { code, details });
-    // Paused at the first frame; the consumer resumes once it listens, so no frame is lost in between.
-    const firstFrame = new Promise<TunnelFrame>((resolve) => call.once('data', (frame: TunnelFrame) => {
-      call.pause();
-      resolve(frame);
-    }));
-    void Promise.all([authenticate(call.metadata), firstFrame]).then(([gateway, frame]) => {
-      if (!answer(gateway?.name, frame, call as unknown as DeviceTunnel)) refuse(grpc.status.PERMISSION_DENIED, 'no such tunnel for this gateway');
-    }, (err: unknown) => {
-      logger.error({ err }, 'tunnel authentication failed');
-      refuse(grpc.status.UNAVAILABLE, 'hub could not check credentials');
-    });
-  };
-
-  /** A tunnel connection (link-listener.ts): its hello names the gateway, proves it and names the tunnel. */
   const tunnelConnection = (socket: Duplex, hello: TunnelHello): void => {
     void authenticateGateway(db, hello.gateway, hello.token).then((gateway) => {
-      const frames = new TunnelFrames(socket, { messages: pending.get(hello.tunnelId)?.messages ?? false });
-      frames.on('error', () => undefined);
-      if (!answer(gateway?.name, hello, frames as unknown as DeviceTunnel)) {
+      const waiting = pending.get(hello.tunnelId);
+      if (!gateway || !waiting || waiting.gatewayName !== gateway.name) {
         logger.warn({ gateway: hello.gateway.slice(0, 100) }, 'tunnel connection for no tunnel of this gateway dropped');
         socket.destroy();
+        return;
       }
+      pending.delete(hello.tunnelId);
+      clearTimeout(waiting.timer);
+      if (hello.error) {
+        waiting.reject(new GatewayUnavailableError(hello.error));
+        socket.end();
+        return;
+      }
+      const frames = new TunnelFrames(socket, { messages: waiting.messages });
+      frames.on('error', () => undefined);
+      waiting.resolve(frames as unknown as DeviceTunnel);
     }, (err: unknown) => {
       logger.error({ err }, 'tunnel authentication failed');
       socket.destroy();
@@ -75,7 +53,6 @@ export function tunnelsChannel({ db, sessions, authenticate, logger }: ChannelCo
   };
 
   return {
-    methods: { Tunnel: tunnel },
     tunnelConnection,
     directory: {
       openTunnel(request, timeoutMs): Promise<DeviceTunnel> {
