@@ -43,13 +43,13 @@ export async function listenLink(options: LinkListenerOptions): Promise<LinkList
   const route = (socket: net.Socket | tls.TLSSocket) => {
     socket.on('error', () => socket.destroy());
     const timer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS);
-    readOpening(socket).then((opening) => {
-      if (opening === 'grpc') {
+    readHead(socket, opening).then((kind) => {
+      if (kind === 'grpc') {
         clearTimeout(timer);
         injector.injectConnection(socket);
         return;
       }
-      return readHelloLine(socket).then((line) => {
+      return readHead(socket, helloLine).then((line) => {
         clearTimeout(timer);
         const hello = line === undefined ? undefined : parseTunnelHello(line);
         if (!hello) {
@@ -88,50 +88,40 @@ export async function listenLink(options: LinkListenerOptions): Promise<LinkList
   };
 }
 
-/** Reads until the first bytes are (or cannot be) TUNNEL_MAGIC; what is not the magic is put back. */
-function readOpening(socket: Duplex): Promise<'grpc' | 'tunnel'> {
-  return new Promise((resolve, reject) => {
-    let head = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      head = Buffer.concat([head, chunk]);
-      const compared = Math.min(head.length, TUNNEL_MAGIC.length);
-      const matches = head.subarray(0, compared).equals(TUNNEL_MAGIC.subarray(0, compared));
-      if (matches && head.length < TUNNEL_MAGIC.length) return;
-      stop();
-      const rest = matches ? head.subarray(TUNNEL_MAGIC.length) : head;
-      if (rest.length > 0) socket.unshift(rest);
-      resolve(matches ? 'tunnel' : 'grpc');
-    };
-    const onEnd = () => {
-      stop();
-      reject(new Error('closed before its first bytes'));
-    };
-    const stop = () => {
-      socket.off('data', onData);
-      socket.off('end', onEnd);
-      socket.pause();
-    };
-    socket.on('data', onData);
-    socket.on('end', onEnd);
-  });
-}
+/** Whether a connection opens with TUNNEL_MAGIC (which is then read), as soon as its first bytes tell. */
+const opening = (head: Buffer): Decided<'grpc' | 'tunnel'> | undefined => {
+  const compared = Math.min(head.length, TUNNEL_MAGIC.length);
+  if (!head.subarray(0, compared).equals(TUNNEL_MAGIC.subarray(0, compared))) return { answer: 'grpc', used: 0 };
+  return head.length < TUNNEL_MAGIC.length ? undefined : { answer: 'tunnel', used: TUNNEL_MAGIC.length };
+};
 
-/** The hello line (without its newline); undefined past MAX_TUNNEL_HELLO_BYTES. Leaves the rest unread. */
-function readHelloLine(socket: Duplex): Promise<string | undefined> {
+/** The hello line (without its newline); undefined past MAX_TUNNEL_HELLO_BYTES. */
+const helloLine = (head: Buffer): Decided<string | undefined> | undefined => {
+  const newline = head.indexOf(0x0a);
+  if (newline >= 0 && newline <= MAX_TUNNEL_HELLO_BYTES) return { answer: head.subarray(0, newline).toString('utf8'), used: newline + 1 };
+  return head.length > MAX_TUNNEL_HELLO_BYTES ? { answer: undefined, used: head.length } : undefined;
+};
+
+interface Decided<T> { answer: T; used: number }
+
+/**
+ * Reads until `decide` answers from what was read so far; the bytes it did not use are put back and the socket is
+ * left paused. Rejects when the socket ends first.
+ */
+function readHead<T>(socket: Duplex, decide: (head: Buffer) => Decided<T> | undefined): Promise<T> {
   return new Promise((resolve, reject) => {
-    let head = Buffer.alloc(0);
+    let head: Buffer = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
-      head = Buffer.concat([head, chunk]);
-      const newline = head.indexOf(0x0a);
-      if (newline < 0 && head.length <= MAX_TUNNEL_HELLO_BYTES) return;
+      head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+      const decided = decide(head);
+      if (!decided) return;
       stop();
-      if (newline < 0 || newline > MAX_TUNNEL_HELLO_BYTES) return resolve(undefined);
-      if (head.length > newline + 1) socket.unshift(head.subarray(newline + 1));
-      resolve(head.subarray(0, newline).toString('utf8'));
+      if (head.length > decided.used) socket.unshift(head.subarray(decided.used));
+      resolve(decided.answer);
     };
     const onEnd = () => {
       stop();
-      reject(new Error('closed in its hello'));
+      reject(new Error('closed before its first bytes were read'));
     };
     const stop = () => {
       socket.off('data', onData);
