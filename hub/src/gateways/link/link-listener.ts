@@ -42,7 +42,7 @@ export async function listenLink(options: LinkListenerOptions): Promise<LinkList
   const tunnels = new Set<Duplex>();
   const route = (socket: net.Socket | tls.TLSSocket) => {
     socket.on('error', () => socket.destroy());
-    const timer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS);
+    const timer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS).unref();
     readHead(socket, opening).then((kind) => {
       if (kind === 'grpc') {
         clearTimeout(timer);
