@@ -24,4 +24,3 @@ export const gatewayLinkService = GatewayLinkClient.service;
 export * from './messages';
 export * from './device-ticket';
 export * from './message-handlers';
-export * from './tunnel-connection';

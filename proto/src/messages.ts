@@ -25,10 +25,6 @@ export interface OpenTunnel {
 export interface AccessEndpoint { vendorUniqueIdentifier: string; retainId: string; port: number }
 /** Gateway -> hub when a client connects to an adb endpoint; hub -> gateway behind the Retentions sent before it. */
 export interface AccessSync { id: number }
-/**
- * What the ends of a tunnel read and write (tunnel-connection.ts): bytes in `data`; the gateway's first frame names
- * the tunnel, or refuses it with `error`.
- */
 export interface TunnelFrame { tunnelId?: string; data?: Buffer; error?: string }
 export interface Welcome { hubProof: Buffer; heartbeatIntervalMs: number; ticketPublicKey?: Buffer; retentions?: Retention[] }
 export interface Heartbeat { sentAtMs: number }

@@ -1,6 +1,6 @@
 /**
  * Joins two byte streams both ways with backpressure, for every relayed device connection: the hub's
- * WebSocket <-> the gateway's tunnel connection, and on the gateway that connection <-> the device's adb endpoint or
+ * WebSocket <-> gateway link Tunnel call, and on the gateway the Tunnel call <-> the device's adb endpoint or
  * usbmuxd. When one side will not take more, the other is paused until it drains; nothing buffers without bound.
  * Either side ending ends the other.
  */
@@ -34,7 +34,7 @@ export function pumpBytes(a: ByteEnd, b: ByteEnd): void {
   b.resume();
 }
 
-/** What a TCP socket and a tunnel's frame stream have in common (Node streams). */
+/** What a TCP socket and a gRPC duplex call have in common (Node streams). */
 interface DuplexLike<T> {
   write(chunk: T): boolean;
   end(): unknown;
@@ -58,7 +58,7 @@ export function socketEnd(socket: DuplexLike<Buffer> & { destroy(): unknown }): 
   };
 }
 
-/** A stream of frames carrying bytes in `data` (a tunnel's TunnelFrames): `destroy` drops it. */
+/** A stream of frames carrying bytes in `data` (the link's TunnelFrame): `destroy` cancels the call. */
 export function frameStreamEnd(call: DuplexLike<{ data?: Buffer }>, cancel: () => void): ByteEnd {
   return {
     write: (data) => call.write({ data }),

@@ -1,12 +1,12 @@
 /**
  * The gateway end of a hub-relayed device connection: the hub asked for it with OpenTunnel;
- * this opens a tunnel connection to the hub (link/tunnel-connection.ts), names the tunnel in its first frame, and
- * hands it to the device's access endpoint: for Android its adb endpoint serves it in process (tunnel-socket.ts) and
- * authenticates the client exactly as a direct connection; for iOS it is one usbmux client connection to the filtering proxy
+ * this calls `GatewayLink.Tunnel`, names the tunnel in the first frame, and hands the call to the device's access
+ * endpoint: for Android its adb endpoint serves the call in process (tunnel-socket.ts) and authenticates the client
+ * exactly as a direct connection; for iOS the call is one usbmux client connection to the filtering proxy
  * (usbmux-filter.ts). Refusals here become access events, and so do iOS client sessions (usbmux has no key of its
  * own to report; usbmux-sessions.ts).
  */
-import type { Duplex } from 'node:stream';
+import type * as grpc from '@grpc/grpc-js';
 import type { DeviceAccessEvent, OpenTunnel, TunnelFrame } from '@devicelab/proto';
 import { frameStreamEnd, type Logger } from '@devicelab/shared';
 import type { TicketVerifier } from '../tickets/ticket-verifier';
@@ -20,11 +20,10 @@ export interface IosTunnels {
   isIos(vendorUniqueIdentifier: string): boolean;
 }
 
-/** A tunnel's frames both ways (`{ data }`): a tunnel connection (link/tunnel-connection.ts). */
-export type TunnelConnection = Duplex & { cancel(): void };
+export type TunnelCall = grpc.ClientDuplexStream<TunnelFrame, TunnelFrame>;
 
 export interface TunnelRelayOptions {
-  openCall(): TunnelConnection;
+  openCall(): TunnelCall;
   endpoints?: AdbAccessEndpoints;
   tickets: TicketVerifier;
   ios?: IosTunnels;
@@ -33,8 +32,8 @@ export interface TunnelRelayOptions {
   logger: Logger;
 }
 
-/** Refuses a tunnel: its first frame says why, then the connection ends. */
-export function refuseTunnel(call: TunnelConnection, tunnelId: string, reason: string): void {
+/** Refuses a tunnel: its first frame says why, then the call ends. */
+export function refuseTunnel(call: TunnelCall, tunnelId: string, reason: string): void {
   call.write({ tunnelId, error: `The gateway refuses the connection: ${reason}.` });
   call.end();
 }

@@ -1,15 +1,15 @@
 /**
- * A hub tunnel as the byte stream a device's adb endpoint serves (adb-access-endpoints.ts): its tunnel connection
+ * A hub tunnel as the byte stream a device's adb endpoint serves (adb-access-endpoints.ts): the link's Tunnel call
  * read and written as a Duplex, handed to the endpoint in process. It stands for the loopback TCP connection the
  * tunnel used to open to the endpoint's port, which cost every pushed byte a kernel round trip (a socket write, a
  * read into a fresh buffer) on the gateway.
  *
- * Backpressure both ways as a socket: a tunnel frame pushed past the readable buffer pauses the tunnel (TCP's window
- * then holds the hub), and a write completes once the tunnel took it. The tunnel's end ends the readable side;
- * destroying the stream (the bridge closed, a release) ends the tunnel, so the hub closes the client's WebSocket.
+ * Backpressure both ways as a socket: a tunnel frame pushed past the readable buffer pauses the call (the HTTP/2
+ * window then holds the hub), and a write completes once the call took it. The call's end ends the readable side;
+ * destroying the stream (the bridge closed, a release) ends the call, so the hub closes the client's WebSocket.
  */
 import { Duplex } from 'node:stream';
-import type { TunnelConnection } from './hub-tunnel';
+import type { TunnelCall } from './hub-tunnel';
 
 /** What the adb endpoint and its bridge use of a connection: a net.Socket, or a hub tunnel. */
 export interface AccessSocket extends Duplex {
@@ -31,7 +31,7 @@ const READ_AHEAD_BYTES = 1024 * 1024;
 export class TunnelSocket extends Duplex implements AccessSocket {
   bytesRead = 0;
 
-  constructor(private readonly call: TunnelConnection, readonly tunnelPeer: string) {
+  constructor(private readonly call: TunnelCall, readonly tunnelPeer: string) {
     super({ allowHalfOpen: true, readableHighWaterMark: READ_AHEAD_BYTES });
     call.pause();
     call.on('data', (frame: { data?: Buffer }) => {

@@ -26,7 +26,6 @@ import type { DeviceScreens } from '../screen/device-screens';
 import { newNonce, verifyHubProof } from './hub-proof';
 import { HubRotation, parseHubAddresses, type AttemptOutcome } from './hub-rotation';
 import { createLinkClients, type HubLinkTls } from './link-clients';
-import { openTunnelConnection } from './tunnel-connection';
 import type { MetricsUplink } from './metrics-uplink';
 import type { AutomationServers } from '../automation/automation-servers';
 
@@ -250,12 +249,7 @@ export class HubLink extends EventEmitter {
     this.failedAttempts = 0;
     this.rotation.connected();
     this.startHeartbeats(session, welcome.heartbeatIntervalMs || DEFAULT_HEARTBEAT_MS, lost);
-    const linkSession = {
-      send: (message: GatewayMessage) => this.send(message, session),
-      openTunnel: (messages: boolean) => openTunnelConnection({
-        address: session.hub.address, tls: this.options.tls, gatewayName: this.options.name, token: this.options.token, messages,
-      }),
-    };
+    const linkSession = { send: (message: GatewayMessage) => this.send(message, session), client: session.hub.client };
     for (const channel of this.channelList) {
       for (const [body, handle] of Object.entries(channel.open?.(linkSession, welcome) ?? {})) {
         if (body in session.handlers) throw new Error(`two link channels handle '${body}'`);

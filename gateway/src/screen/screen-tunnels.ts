@@ -1,6 +1,6 @@
 /**
  * The gateway end of a screen viewer: an OpenTunnel with service `screen` is one viewer of the device's shared
- * capture (device-screens.ts) over one tunnel connection, one screen message per TunnelFrame. The gateway checks again
+ * capture (device-screens.ts) over one Tunnel call, one screen message per TunnelFrame. The gateway checks again
  * what the hub decided: a tunnel stands on the retain the hub named (`retain_id`, '' for a device nobody retains);
  * it is refused when that is not the device's current retain here, and ended when the retain changes (release,
  * disable, new retainer), as the adb endpoints are. Only the retainer controls: input from a view-only tunnel, or
@@ -11,7 +11,7 @@ import type { OpenTunnel, Retention } from '@devicelab/proto';
 import {
   type Logger, type ScreenControl, encodeScreenControl, encodeScreenFrame, parseScreenInput,
 } from '@devicelab/shared';
-import type { TunnelConnection } from '../access/hub-tunnel';
+import type { TunnelCall } from '../access/hub-tunnel';
 import type { TunnelService } from '../link/channels/channel';
 import type { DeviceScreens, ScreenViewer } from './device-screens';
 
@@ -34,7 +34,7 @@ class TunnelViewer implements ScreenViewer {
   private inFlight = 0;
   private ended = false;
 
-  constructor(private readonly call: TunnelConnection, readonly viewOnly: boolean, private readonly onEnd: () => void) {}
+  constructor(private readonly call: TunnelCall, readonly viewOnly: boolean, private readonly onEnd: () => void) {}
 
   control(message: ScreenControl): void {
     if (!this.ended) this.call.write({ data: encodeScreenControl(message) });

@@ -4,8 +4,7 @@
  */
 import type { GatewayMessage, Welcome } from '@devicelab/proto';
 import { AccessChannel } from '../../src/link/channels/access';
-import type { TunnelConnection } from '../../src/access/hub-tunnel';
-import type { HubConnection, LinkSession } from '../../src/link/channels/channel';
+import type { HubConnection, LinkClient, LinkSession } from '../../src/link/channels/channel';
 import { InventoryChannel } from '../../src/link/channels/inventory';
 import { DriverRegistry } from '../../src/drivers/registry';
 import type { DeviceDriver } from '../../src/drivers/device-driver';
@@ -16,7 +15,7 @@ function recordingSession() {
   const sent: GatewayMessage[] = [];
   const session: LinkSession & { sent: GatewayMessage[] } = {
     sent,
-    openTunnel: () => { throw new Error('no tunnels in this test'); },
+    client: undefined as unknown as LinkClient,
     send: (message) => sent.push(message) > 0,
   };
   return session;
@@ -88,11 +87,11 @@ describe('gateway inventory channel', () => {
 });
 
 describe('gateway access channel: tunnels by service', () => {
-  /** A session whose tunnels record the frames written to them. */
+  /** A session whose Tunnel calls record the frames written to them. */
   function tunnelSession() {
     const frames: unknown[] = [];
     const call = { on: () => call, write: (frame: unknown) => frames.push(frame) > 0, end: () => frames.push('end') };
-    const session = { ...recordingSession(), openTunnel: () => call as unknown as TunnelConnection };
+    const session = { ...recordingSession(), client: { Tunnel: () => call } as unknown as LinkClient };
     const link: HubConnection = { ...connection(() => session), metadata: () => undefined as never };
     return { session, link, frames };
   }

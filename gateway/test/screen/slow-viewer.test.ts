@@ -7,7 +7,7 @@
 import { Duplex } from 'node:stream';
 import { specFromPreset } from '@devicelab/labsim';
 import { createLogger, isScreenFrame } from '@devicelab/shared';
-import type { TunnelConnection } from '../../src/access/hub-tunnel';
+import type { TunnelCall } from '../../src/access/hub-tunnel';
 import { DeviceScreens } from '../../src/screen/device-screens';
 import { screenTunnelCounts, screenTunnels } from '../../src/screen/screen-tunnels';
 import { eventually } from '../support/eventually';
@@ -68,7 +68,7 @@ test('a link that does not take frames gets the newest one, never a backlog', as
   const brisk = new SlowCall();
   for (const [n, call] of [[1, slow], [2, brisk]] as const) {
     service.open({ tunnelId: `t${n}`, vendorUniqueIdentifier: id, remoteAddress: 'test', userLogin: 'viewer', viewOnly: true, retainId: '' },
-      () => call as unknown as TunnelConnection);
+      () => call as unknown as TunnelCall);
   }
   await eventually(() => frames(slow).length > 0 && frames(brisk).length > 0, 30_000);
   slow.slow = true;

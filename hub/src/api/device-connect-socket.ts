@@ -1,7 +1,7 @@
 /**
  * `GET /apiv1/Device/Connect?id=<device>` upgraded to a WebSocket: one WebSocket is one raw
  * TCP byte stream into the device's access endpoint on its gateway (binary messages both ways; closing either
- * end closes the other), relayed over a tunnel connection from its gateway. Authenticated by Basic credentials of the
+ * end closes the other), relayed over the gateway link's Tunnel call. Authenticated by Basic credentials of the
  * retainer or `Authorization: Bearer <DeviceAccessTicket authenticator>` (README "Device connections"). On a hub
  * replica whose link does not hold the device's gateway, it is forwarded to the one that does (device-connect-forward.ts).
  */

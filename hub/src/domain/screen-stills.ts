@@ -8,7 +8,7 @@
 import { ApiFailure, isScreenFrame } from '@devicelab/shared';
 import type { AuthenticatedUser } from '../auth/authenticated-user';
 import { requireEntitlement } from '../auth/entitlements';
-import type { GatewayDirectory } from '../gateways/gateway-directory';
+import { abortTunnel, type GatewayDirectory } from '../gateways/gateway-directory';
 import type { Db } from '../store/database';
 import { resolveDevice } from './device-queries';
 import { authorizeScreen } from './screen-access';
@@ -71,7 +71,7 @@ export class ScreenStills {
         const finish = (result: ScreenStill | Error) => {
           clearTimeout(timer);
           tunnel.end();
-          setTimeout(() => tunnel.cancel(), 250).unref();
+          setTimeout(() => abortTunnel(tunnel), 250).unref();
           if (result instanceof Error) reject(result);
           else resolve(result);
         };

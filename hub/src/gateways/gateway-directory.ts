@@ -93,7 +93,7 @@ export interface AutomationInformation {
   configurationError: string;
 }
 
-/** The hub end of a relayed device connection: its tunnel connection as a stream of TunnelFrames (bytes in `data`). */
+/** The hub end of a relayed device connection: a gRPC duplex stream of TunnelFrames (raw bytes in `data`). */
 export interface DeviceTunnel {
   write(frame: TunnelFrame): boolean;
   end(): void;
@@ -104,4 +104,14 @@ export interface DeviceTunnel {
   once(event: 'drain', listener: () => void): this;
   pause(): this;
   resume(): this;
+}
+
+/**
+ * Drops a tunnel at once: the hub's end is the server side of the gateway's Tunnel call, which has no `cancel` (a
+ * client call's) but is a stream that can be destroyed.
+ */
+export function abortTunnel(tunnel: DeviceTunnel): void {
+  const stream = tunnel as DeviceTunnel & { destroy?: () => void };
+  if (typeof stream.cancel === 'function') stream.cancel();
+  else stream.destroy?.();
 }

@@ -22,7 +22,6 @@ import { refuseSecondLiveLink } from './duplicate-links';
 import { InventoryResync } from './inventory-resync';
 import { authenticateCall } from './link/authenticate';
 import type { ChannelContext, HubChannel } from './link/channel';
-import { listenLink, type LinkTls } from './link/link-listener';
 import { SessionTable } from './link/session-table';
 import { GatewayWriteQueue } from './link/write-queue';
 
@@ -35,6 +34,14 @@ const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
 /** Largest message a gateway may send (inventory snapshots). */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
+interface LinkServerTls {
+  /** PEM certificate chain and private key of the hub. */
+  cert: Buffer;
+  key: Buffer;
+  /** PEM CA bundle; when given, gateways must present client certificates signed by it. */
+  ca?: Buffer;
+}
+
 interface LinkServerOptions {
   db: Db;
   blobs: BlobStore;
@@ -42,7 +49,7 @@ interface LinkServerOptions {
   port: number;
   /** Bind address; default all interfaces. */
   host?: string;
-  tls?: LinkTls;
+  tls?: LinkServerTls;
   heartbeatIntervalMs?: number;
   /** SPKI DER of the key that signs DeviceAccessTicket authenticators; sent in Welcome. */
   ticketPublicKey?: Buffer;
@@ -190,12 +197,18 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
   // dozen devices passes gRPC's 4 MiB default.
   const server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES });
   server.addService(gatewayLinkService, Object.assign({ Connect: connect }, ...channels.map((channel) => channel.methods ?? {})));
-  const tunnelChannel = channels.find((channel) => channel.tunnelConnection);
-  const listener = await listenLink({
-    host: options.host ?? '0.0.0.0', port: options.port, grpcServer: server, tls: options.tls, logger,
-    onTunnel: (socket, hello) => tunnelChannel ? tunnelChannel.tunnelConnection!(socket, hello) : socket.destroy(),
+  const credentials = options.tls
+    ? grpc.ServerCredentials.createSsl(
+        options.tls.ca ?? null,
+        [{ cert_chain: options.tls.cert, private_key: options.tls.key }],
+        options.tls.ca !== undefined,
+      )
+    : grpc.ServerCredentials.createInsecure();
+  const host = options.host ?? '0.0.0.0';
+  const address = `${host.includes(':') ? `[${host}]` : host}:${options.port}`;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, credentials, (err, bound) => (err ? reject(err) : resolve(bound)));
   });
-  const port = listener.port;
 
   const holding = (target: string) => sessions.holding(target) ?? sessions.holdingUsbHub(target);
   return {
@@ -216,7 +229,6 @@ export async function startLinkServer(options: LinkServerOptions): Promise<LinkS
         }
         await writes.drained();
         await ownership?.stop();
-        listener.close();
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {
             server.forceShutdown();

@@ -8,7 +8,7 @@
  */
 import type WebSocket from 'ws';
 import { encodeScreenControl, isControlInput, isScreenFrame, parseScreenInput } from '@devicelab/shared';
-import type { DeviceTunnel } from '../gateways/gateway-directory';
+import { abortTunnel, type DeviceTunnel } from '../gateways/gateway-directory';
 
 /** Frames handed to the socket and not yet written out, beyond which newer frames replace the waiting one. */
 const FRAMES_IN_FLIGHT = 2;
@@ -56,7 +56,7 @@ export function relayScreen(
     closed = true;
     waiting = undefined;
     tunnel.end();
-    setTimeout(() => tunnel.cancel(), CLOSE_GRACE_MS).unref();
+    setTimeout(() => abortTunnel(tunnel), CLOSE_GRACE_MS).unref();
     if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason.slice(0, 120));
     setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
     onClosed();

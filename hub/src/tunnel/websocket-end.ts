@@ -1,6 +1,6 @@
 /**
  * The client's end of a device tunnel on the hub: its WebSocket (binary messages), for `pumpBytes` from
- * `@devicelab/shared` against the gateway's tunnel connection (`frameStreamEnd`).
+ * `@devicelab/shared` against the gateway link's Tunnel call (`frameStreamEnd`).
  */
 import type WebSocket from 'ws';
 import { type ByteEnd, onFirst } from '@devicelab/shared';

@@ -4,7 +4,7 @@
  * connected goes up as access events, an AccessSync tells when every Retention sent before it is applied here,
  * and OpenTunnel relays a hub connection into a device (checked against the same tickets).
  */
-import { MESSAGE_TUNNEL_SERVICES, type AccessEndpoint, type DeviceAccessEvent, type MessageHandlers, type Retention, type Welcome } from '@devicelab/proto';
+import type { AccessEndpoint, DeviceAccessEvent, MessageHandlers, Retention, Welcome } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { AdbAccessEndpoints } from '../../access/adb-access-endpoints';
 import { refuseTunnel, relayTunnel, type IosTunnels } from '../../access/hub-tunnel';
@@ -60,7 +60,7 @@ export class AccessChannel implements GatewayChannel {
         if (done) void (adbAccess?.applied() ?? Promise.resolve()).then(done);
       },
       openTunnel: (request) => {
-        const openCall = () => session.openTunnel(MESSAGE_TUNNEL_SERVICES.has(request.service ?? ''));
+        const openCall = () => session.client.Tunnel(this.link.metadata());
         if (request.service) {
           const services = this.options.tunnelServices ?? {};
           const service = Object.hasOwn(services, request.service) ? services[request.service] : undefined;

@@ -7,7 +7,7 @@
 import net from 'node:net';
 import type { AutomationReport, MessageHandlers, OpenTunnel } from '@devicelab/proto';
 import { frameStreamEnd, pumpBytes, socketEnd, type Logger } from '@devicelab/shared';
-import { refuseTunnel, type TunnelConnection } from '../../access/hub-tunnel';
+import { refuseTunnel, type TunnelCall } from '../../access/hub-tunnel';
 import type { AppiumLogFilter } from '../../automation/appium-log';
 import type { AutomationServers } from '../../automation/automation-servers';
 import type { ChannelHubMessage, GatewayChannel, HubConnection, LinkSession } from './channel';
@@ -30,7 +30,7 @@ export class AutomationChannel implements GatewayChannel {
   }
 
   /** OpenTunnel with service `automation`: a byte stream into the device's Appium server. */
-  tunnel(request: OpenTunnel, openCall: () => TunnelConnection): void {
+  tunnel(request: OpenTunnel, openCall: () => TunnelCall): void {
     const call = openCall();
     call.on('error', () => undefined); // the hub ended it; the far end is closed by the pump
     const refuse = (reason: string) => refuseTunnel(call, request.tunnelId, reason);

@@ -5,7 +5,6 @@
  * `channels/index.ts`.
  */
 import type * as grpc from '@grpc/grpc-js';
-import type { TunnelConnection } from '../../access/hub-tunnel';
 import type {
   BlobChunk, BlobRequest, GatewayMessage, HubMessage, MessageHandlers, OpenTunnel, Retention, TunnelFrame, Welcome,
 } from '@devicelab/proto';
@@ -13,6 +12,7 @@ import type {
 export interface LinkClient extends grpc.Client {
   Connect(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<GatewayMessage, HubMessage>;
   FetchBlob(request: BlobRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<BlobChunk>;
+  Tunnel(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<TunnelFrame, TunnelFrame>;
 }
 
 /** The hub messages after Welcome that a channel may own (heartbeats are the core's). */
@@ -34,11 +34,8 @@ export interface HubConnection {
 export interface LinkSession {
   /** Sends on this session; false once it is closed. */
   send(message: GatewayMessage): boolean;
-  /**
-   * A tunnel connection to the replica this session dialled (the tunnels it asks for go back to it); `messages`
-   * for a service in MESSAGE_TUNNEL_SERVICES.
-   */
-  openTunnel(messages: boolean): TunnelConnection;
+  /** The replica this session dialled (tunnels it asks for go back to it). */
+  readonly client: LinkClient;
 }
 
 export interface GatewayChannel {
@@ -52,8 +49,8 @@ export interface GatewayChannel {
 
 /** What a tunnel to a service other than the access endpoint reaches (OpenTunnel's `service`), one per service. */
 export interface TunnelService {
-  /** Answers the hub's OpenTunnel: `openCall` opens the tunnel connection whose first frame names (or refuses) it. */
-  open(request: OpenTunnel, openCall: () => TunnelConnection): void;
+  /** Answers the hub's OpenTunnel: `openCall` starts the Tunnel call whose first frame names (or refuses) it. */
+  open(request: OpenTunnel, openCall: () => grpc.ClientDuplexStream<TunnelFrame, TunnelFrame>): void;
   /** The hub's current retains (Welcome, `complete`) and each change (Retention). */
   retentions?(retentions: readonly Retention[], complete: boolean): void;
 }

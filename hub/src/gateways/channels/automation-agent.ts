@@ -102,7 +102,7 @@ export class TunnelSocket extends Duplex {
 
   override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
     clearTimeout(this.idleTimer);
-    // Ending the tunnel connection closes it both ways: the gateway ends its side (and the Appium socket) on it.
+    // The hub's end of a Tunnel call is its server side: ending it sends the call's status, which closes it both ways.
     this.tunnel.end();
     done(err);
   }

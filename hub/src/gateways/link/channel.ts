@@ -4,9 +4,8 @@
  * it serves, and the GatewayDirectory operations it answers. The core (link-server.ts, gateway-session.ts) knows
  * none of them by name; they are registered in `channels/index.ts`.
  */
-import type { Duplex } from 'node:stream';
 import type * as grpc from '@grpc/grpc-js';
-import type { GatewayMessage, MessageHandlers, TunnelHello, Welcome } from '@devicelab/proto';
+import type { GatewayMessage, MessageHandlers, Welcome } from '@devicelab/proto';
 import type { Logger } from '@devicelab/shared';
 import type { BlobStore } from '../../apps/blob-store';
 import type { MetricsStore } from '../../metrics/metrics-store';
@@ -44,8 +43,6 @@ export interface HubChannel {
   /** Its part of a session that just started (before Hello). */
   open?(session: GatewaySession): SessionChannel;
   methods?: LinkMethods;
-  /** A tunnel connection (link-listener.ts) after its hello: its socket is paused; the channel checks who sent it. */
-  tunnelConnection?(socket: Duplex, hello: TunnelHello): void;
   directory?: Partial<GatewayDirectory>;
 }
 
