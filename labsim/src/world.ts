@@ -305,16 +305,19 @@ export class LabWorld {
       applyPortMode({
         setUsbPower: (s, powered) => void this.setBattery(s, { usbPowered: powered }),
         setDataLink: (s, connected) => {
-          const detached = connected ? Promise.resolve() : delay(this.usbDetachMs);
+          // The host notices the detach usbDetachMs after the switch (at once without it).
+          const detached = connected || this.usbDetachMs === 0 ? undefined : delay(this.usbDetachMs);
           if (this.isIos(s)) {
             if (connected) this.iosFleet.plug(s);
-            else void detached.then(() => this.iosFleet.unplug(s));
+            else if (detached) void detached.then(() => this.iosFleet.unplug(s));
+            else this.iosFleet.unplug(s);
             return;
           }
           const entry = this.entry(s);
           entry.adbOps = entry.adbOps.then(async () => {
-            if (connected) await this.plug(s);
-            else await detached.then(() => this.unplug(s));
+            if (connected) return this.plug(s);
+            await detached;
+            return this.unplug(s);
           }).catch(() => undefined);
         },
       }, serial, mode);

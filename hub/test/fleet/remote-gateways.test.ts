@@ -15,6 +15,9 @@ let linkConnection: pg.Client;
 let remote: RemoteGateways;
 /** What the change feed would call on each change notice. */
 let notice: () => void = () => undefined;
+/** Another replica links the gateway: its link connection holds the gateway's link lock (link-ownership.ts). */
+const holdLinkLock = (gatewayId: string) =>
+  linkConnection.query('SELECT pg_advisory_lock($1, hashtext($2) & 2147483647)', [LockKind.gatewayLink, gatewayId]);
 
 beforeAll(async () => {
   t = await createTestDatabase();
@@ -32,8 +35,8 @@ afterAll(async () => {
 it('a notice heard before the read is in the list the read gets', async () => {
   await registerGateway(t.db, 'gateway-far');
   const { id } = await t.db.selectFrom('gateways').select('id').where('name', '=', 'gateway-far').executeTakeFirstOrThrow();
-  // Another replica links it: its link connection holds the gateway's lock and the row says connected.
-  await linkConnection.query('SELECT pg_advisory_lock($1, hashtext($2) & 2147483647)', [LockKind.gatewayLink, id]);
+  // Another replica links it: it holds the gateway's link lock and the row says connected.
+  await holdLinkLock(id);
   await t.db.updateTable('gateways').set({ connected: true, hub_replica: 'another-replica', public_address: '10.0.0.9' })
     .where('id', '=', id).execute();
   expect(remote.list()).toEqual([]);
@@ -52,7 +55,7 @@ it('a notice heard before the read is in the list the read gets', async () => {
 it('settled waits for a read that a notice queued behind a running one', async () => {
   const { id } = await t.db.selectFrom('gateways').select('id').where('name', '=', 'gateway-far').executeTakeFirstOrThrow();
   const running = remote.refresh(); // a read under way (the periodic one) that started before the change
-  await linkConnection.query('SELECT pg_advisory_lock($1, hashtext($2) & 2147483647)', [LockKind.gatewayLink, id]);
+  await holdLinkLock(id);
   notice();
   await remote.settled();
   expect(remote.list().map((g) => g.name)).toEqual(['gateway-far']);
